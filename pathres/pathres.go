@@ -1,0 +1,183 @@
+// Package pathres resolves the paths that tool calls name to the files they
+// really reach.
+//
+// A path is judged by where it goes, not by how it is spelled: [Resolve]
+// expands "~", makes the path absolute against a working directory, cleans
+// ".." lexically, and then follows every symbolic link in the deepest part of
+// the path that exists, so a link inside a project that points at ~/.ssh is
+// reported as ~/.ssh. [Within] compares paths by whole components, so
+// "/work/project-old" is never inside "/work/project".
+package pathres
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Path is a resolved path argument.
+type Path struct {
+	// Requested is the path exactly as the call spelled it.
+	Requested string `json:"requested"`
+	// Abs is the lexical absolute form: "~" expanded, joined to the working
+	// directory, cleaned. No symbolic link has been followed.
+	Abs string `json:"abs"`
+	// Real is Abs with every symbolic link followed. For a path that does
+	// not exist yet, the deepest existing ancestor is resolved and the
+	// missing tail appended.
+	Real string `json:"real"`
+	// Symlink reports whether following links changed the path.
+	Symlink bool `json:"symlink,omitempty"`
+	// Exists reports whether the full path exists (after following links).
+	Exists bool `json:"exists"`
+	// Unknown is set when the path cannot be judged statically: it was
+	// relative to an unknown working directory or used an unknown home.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// ErrEmpty is returned by [Resolve] for an empty path.
+var ErrEmpty = errors.New("empty path")
+
+// maxLinks bounds how many symbolic links one resolution follows; a longer
+// chain is reported as an error rather than followed for ever.
+const maxLinks = 255
+
+// Resolve resolves raw, as written in a call made from the working directory
+// cwd by a user whose home is home. cwd and home must be absolute or empty;
+// when raw needs one of them and it is empty, the result has Unknown set and
+// Abs/Real are left empty. A "~user" prefix is not expanded (Unknown).
+// Resolve never fails on a path that does not exist; it reports an error only
+// for an empty path or a symbolic link loop.
+func Resolve(cwd, home, raw string) (Path, error) {
+	p := Path{Requested: raw}
+	if raw == "" {
+		return p, ErrEmpty
+	}
+	abs, ok := Absolute(cwd, home, raw)
+	if !ok {
+		p.Unknown = true
+		return p, nil
+	}
+	p.Abs = abs
+	real, exists, err := realPath(abs)
+	if err != nil {
+		return p, err
+	}
+	p.Real = real
+	p.Exists = exists
+	p.Symlink = real != abs
+	return p, nil
+}
+
+// Absolute returns the lexical absolute form of raw: "~" and "~/x" expanded
+// with home, a relative path joined to cwd, and the result cleaned. It
+// reports false when that needs an unknown cwd or home, or raw starts with
+// "~user".
+func Absolute(cwd, home, raw string) (string, bool) {
+	switch {
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		if home == "" || !filepath.IsAbs(home) {
+			return "", false
+		}
+		return filepath.Join(home, raw[1:]), true
+	case strings.HasPrefix(raw, "~"):
+		return "", false
+	case filepath.IsAbs(raw):
+		return filepath.Clean(raw), true
+	default:
+		if cwd == "" || !filepath.IsAbs(cwd) {
+			return "", false
+		}
+		return filepath.Join(cwd, raw), true
+	}
+}
+
+// realPath follows symbolic links through abs. It resolves the deepest
+// existing ancestor with the operating system's view of links and appends
+// the rest; a dangling link is followed to its target text.
+func realPath(abs string) (string, bool, error) {
+	if r, ok := kernelReal(abs); ok {
+		return r, true, nil
+	}
+	cur := abs
+	var tail []string
+	for hops := 0; ; {
+		fi, err := os.Lstat(cur)
+		switch {
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			// A dangling or live link at the deepest existing level:
+			// read it and continue from its target.
+			if hops++; hops > maxLinks {
+				return "", false, &os.PathError{Op: "resolve", Path: abs, Err: errors.New("too many levels of symbolic links")}
+			}
+			target, err := os.Readlink(cur)
+			if err != nil {
+				return "", false, err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(cur), target)
+			}
+			cur = filepath.Clean(target)
+			continue
+		case err == nil:
+			resolved, ok := kernelReal(cur)
+			if ok {
+				return joinTail(resolved, tail), len(tail) == 0, nil
+			}
+			resolved, err := filepath.EvalSymlinks(cur)
+			if err != nil {
+				// A parent loop or a race: fall back to the lexical path
+				// rather than guessing.
+				return "", false, err
+			}
+			out := joinTail(resolved, tail)
+			return out, len(tail) == 0, nil
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return joinTail(cur, tail), false, nil
+		}
+		tail = append(tail, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+func joinTail(base string, tail []string) string {
+	parts := make([]string, 0, len(tail)+1)
+	parts = append(parts, base)
+	for i := len(tail) - 1; i >= 0; i-- {
+		parts = append(parts, tail[i])
+	}
+	return filepath.Join(parts...)
+}
+
+// Within reports whether path is root or lies below it, comparing whole
+// path components of the two cleaned absolute paths: "/a/b" is within "/a"
+// but "/a-old" is not. Both must be absolute; an empty root contains nothing.
+func Within(root, path string) bool {
+	if root == "" || path == "" {
+		return false
+	}
+	root = filepath.Clean(root)
+	path = filepath.Clean(path)
+	if root == path {
+		return true
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Real returns the real path of dir, an absolute directory, following links;
+// a path that cannot be resolved is returned cleaned.
+func Real(dir string) string {
+	r, _, err := realPath(filepath.Clean(dir))
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	return r
+}

@@ -1,0 +1,152 @@
+package pathres
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tree makes a temp dir with a workspace, a sibling with a prefix name,
+// and links in and out of the workspace.
+func tree(t *testing.T) (root, ws string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = filepath.Join(root, "project")
+	for _, d := range []string{"project/src", "project-old", "home/.ssh", "outside"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"project/src/main.go", "home/.ssh/id_rsa", "outside/notes.txt"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"project/keys":     filepath.Join(root, "home/.ssh"), // escapes
+		"project/inner":    "src",                            // stays inside
+		"project/dangling": filepath.Join(root, "outside/new.txt"),
+		"project/loop1":    "loop2",
+		"project/loop2":    "loop1",
+		"project/up":       "../outside",
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, ws
+}
+
+func TestResolve(t *testing.T) {
+	root, ws := tree(t)
+	home := filepath.Join(root, "home")
+	tests := []struct {
+		name, cwd, raw string
+		real           string // relative to root; "" means unknown
+		exists         bool
+		symlink        bool
+		inside         bool
+	}{
+		{"relative file", ws, "src/main.go", "project/src/main.go", true, false, true},
+		{"dot-dot stays", ws, "src/../src/main.go", "project/src/main.go", true, false, true},
+		{"dot-dot escapes", ws, "../outside/notes.txt", "outside/notes.txt", true, false, false},
+		{"prefix trap", ws, "../project-old", "project-old", true, false, false},
+		{"tilde", ws, "~/.ssh/id_rsa", "home/.ssh/id_rsa", true, false, false},
+		{"symlink escape", ws, "keys/id_rsa", "home/.ssh/id_rsa", true, true, false},
+		{"symlink inside", ws, "inner/main.go", "project/src/main.go", true, true, true},
+		{"new file under escaping link", ws, "keys/new_key", "home/.ssh/new_key", false, true, false},
+		{"dangling link", ws, "dangling", "outside/new.txt", false, true, false},
+		{"relative link", ws, "up/notes.txt", "outside/notes.txt", true, true, false},
+		{"missing file inside", ws, "src/new/deep.go", "project/src/new/deep.go", false, false, true},
+		{"absolute", "/", filepath.Join(ws, "src"), "project/src", true, false, true},
+		{"unknown cwd", "", "src/main.go", "", false, false, false},
+		{"tilde user", ws, "~bob/x", "", false, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Resolve(tc.cwd, home, tc.raw)
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			if tc.real == "" {
+				if !p.Unknown {
+					t.Fatalf("want Unknown, got %+v", p)
+				}
+				return
+			}
+			want := filepath.Join(root, tc.real)
+			if p.Real != want || p.Exists != tc.exists || p.Symlink != tc.symlink {
+				t.Errorf("got real=%s exists=%v symlink=%v, want %s %v %v", p.Real, p.Exists, p.Symlink, want, tc.exists, tc.symlink)
+			}
+			if got := Within(ws, p.Real); got != tc.inside {
+				t.Errorf("Within(%s, %s) = %v, want %v", ws, p.Real, got, tc.inside)
+			}
+		})
+	}
+}
+
+func TestResolveLoop(t *testing.T) {
+	_, ws := tree(t)
+	if _, err := Resolve(ws, "", "loop1/x"); err == nil {
+		t.Fatal("a symlink loop must be an error, not a guess")
+	}
+	if _, err := Resolve(ws, "", ""); err != ErrEmpty {
+		t.Fatalf("empty path: got %v", err)
+	}
+}
+
+func TestWithin(t *testing.T) {
+	tests := []struct {
+		root, path string
+		want       bool
+	}{
+		{"/work/project", "/work/project", true},
+		{"/work/project", "/work/project/a/b", true},
+		{"/work/project", "/work/project-old", false},
+		{"/work/project", "/work/project-old/x", false},
+		{"/work/project", "/work", false},
+		{"/work/project", "/work/project/../other", false},
+		{"/work/project/", "/work/project/x", true},
+		{"/", "/anything", true},
+		{"", "/x", false},
+		{"/a", "", false},
+		{"/a", "/a/..b", true}, // "..b" is a name, not a parent
+	}
+	for _, tc := range tests {
+		if got := Within(tc.root, tc.path); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.root, tc.path, got, tc.want)
+		}
+	}
+}
+
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"a/b", "../x", "~/.ssh", "~bob", "/abs/../x", "./././", "a//b/", "..", "~", "\x00"} {
+		f.Add("/work/p", s)
+	}
+	f.Fuzz(func(t *testing.T, cwd, raw string) {
+		if strings.ContainsRune(raw, 0) || strings.ContainsRune(cwd, 0) {
+			return
+		}
+		abs, ok := Absolute(cwd, "/home/u", raw)
+		if !ok {
+			return
+		}
+		if !filepath.IsAbs(abs) || filepath.Clean(abs) != abs {
+			t.Fatalf("Absolute(%q, %q) = %q: not a clean absolute path", cwd, raw, abs)
+		}
+		if Within(abs, abs) != true {
+			t.Fatalf("a path must be within itself: %q", abs)
+		}
+		if abs != "/" && Within(abs, filepath.Dir(abs)) {
+			t.Fatalf("a parent must not be within its child: %q", abs)
+		}
+		if abs != "/" && Within(abs, abs+"-old") {
+			t.Fatalf("prefix trap: %q-old within %q", abs, abs)
+		}
+	})
+}

@@ -1,0 +1,659 @@
+package risk
+
+import (
+	"net/url"
+	"path"
+	"strings"
+)
+
+// Effect is what one simple command does, as far as its program and words
+// tell. Paths are operand words as written; the caller resolves them.
+type Effect struct {
+	// Level is the command's risk before path and host checks.
+	Level Level
+	// Known reports whether the program is in the knowledge base; an unknown
+	// program may do anything.
+	Known bool
+	// Reads and Writes are the operands the command reads and writes
+	// (deleting is writing).
+	Reads, Writes []string
+	// Unknown is set when an operand that names a file is not known
+	// statically, so the command's effect on files cannot be judged.
+	Unknown bool
+	// Network reports that the command reaches other hosts.
+	Network bool
+	// Hosts are the hosts named in its words (URLs, user@host:path).
+	Hosts []string
+	// Destructive says why the command cannot be undone, "" if it can.
+	Destructive string
+	// Secret says why the command exposes credentials, "" if it does not.
+	Secret string
+	// Navigation marks cd, pushd and popd: no effect beyond the shell.
+	Navigation bool
+}
+
+type kind uint8
+
+const (
+	kReadAll     kind = iota // every operand is read
+	kReadAfter1              // the first operand is a pattern or script, the rest are read
+	kList                    // operands are listed (read)
+	kNone                    // no file operands
+	kWriteAll                // every operand is written
+	kCopy                    // all but the last are read, the last is written
+	kMove                    // all operands are written
+	kWriteAfter1             // the first operand is a mode/owner, the rest are written
+	kExec                    // runs code that may do anything
+)
+
+type cmdInfo struct {
+	level Level
+	kind  kind
+}
+
+// commands is the built-in knowledge of what common programs do.
+var commands = map[string]cmdInfo{}
+
+func init() {
+	add := func(level Level, k kind, names ...string) {
+		for _, n := range names {
+			commands[n] = cmdInfo{level, k}
+		}
+	}
+	add(Read, kReadAll, "cat", "head", "tail", "less", "more", "wc", "nl", "od", "xxd", "hexdump", "strings",
+		"uniq", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "file", "stat", "diff", "cmp",
+		"base64", "tac", "rev", "fold", "fmt", "expand", "unexpand", "column", "paste", "comm", "join", "jq", "yq",
+		"readlink", "realpath", "bat", "zcat", "gunzip", "tokei", "cloc", "cut")
+	add(Read, kReadAfter1, "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk")
+	add(Read, kList, "ls", "tree", "du", "find", "fd", "exa", "eza", "dir")
+	add(Read, kNone, "echo", "printf", "true", "false", "test", "[", "[[", "((", "let", "pwd", "which", "type",
+		"whoami", "id", "uname", "hostname", "date", "cal", "uptime", "basename", "dirname", "seq", "sleep", "wait",
+		"yes", "nproc", "tty", "locale", "command", "hash", "help", "history", "jobs", "getconf", "tr",
+		"sort", "tput", "clear", "man", "whatis", "apropos", "ps", "top", "free", "df", "lsof", "groups", "arch",
+		"shift", "read", "local", "declare", "typeset", "readonly", "unset", "alias", "exit", "return", "trap",
+		"shopt", "set", "umask", "ulimit", "mktemp")
+	add(Credential, kNone, "env", "printenv")
+	add(Write, kWriteAll, "touch", "mkdir", "rmdir", "truncate", "tee", "shred", "rm", "unlink")
+	add(Write, kCopy, "cp", "ln", "install", "rsync")
+	add(Write, kMove, "mv")
+	add(Write, kWriteAfter1, "chmod", "chown", "chgrp", "setfacl")
+	add(Write, kNone, "export", "patch", "git", "tar", "sed", "dd", "unzip")
+	add(Execute, kExec, "python", "python3", "python2", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
+		"lua", "Rscript", "bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "source", ".", "exec", "make",
+		"cmake", "ninja", "npm", "npx", "yarn", "pnpm", "pip", "pip3", "uv", "poetry", "cargo", "go", "rustc",
+		"gcc", "g++", "cc", "clang", "javac", "java", "mvn", "gradle", "dotnet", "docker", "podman", "kubectl",
+		"helm", "terraform", "kill", "pkill", "killall", "crontab", "systemctl", "service", "launchctl", "xdg-open",
+		"open", "vim", "vi", "nvim", "nano", "emacs", "code", "ssh-keygen", "gpg", "sudo", "su", "doas", "sqlite3",
+		"psql", "mysql", "redis-cli", "mongosh", "osascript", "at", "batch", "nohup", "script", "pytest", "jest",
+		"vitest", "tsc", "eslint", "prettier", "ruff", "mypy", "black", "gofmt", "rustfmt")
+	add(Network, kNone, "curl", "wget", "ssh", "scp", "sftp", "ftp", "nc", "ncat", "netcat", "telnet", "socat",
+		"ping", "dig", "nslookup", "host", "traceroute", "http", "https", "aria2c", "rclone", "gh")
+	add(Destructive, kWriteAll, "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "mkswap")
+	add(Destructive, kNone, "shutdown", "reboot", "halt", "poweroff")
+	for _, n := range []string{"cd", "pushd", "popd", "dirs"} {
+		commands[n] = cmdInfo{Read, kNone}
+	}
+}
+
+// Command returns the effect of one simple command. name is the program as
+// the shell analysis names it; dyn marks the words of args whose value is
+// not known statically.
+func Command(name string, args []string, dyn []bool) Effect {
+	base := name
+	if strings.HasPrefix(name, "mkfs.") {
+		base = "mkfs"
+	}
+	info, ok := commands[base]
+	e := Effect{Level: Execute, Known: ok}
+	if !ok {
+		return e
+	}
+	e.Level = info.level
+	if info.level == Destructive {
+		e.Destructive = base + " cannot be undone"
+	}
+	switch base {
+	case "cd", "pushd", "popd", "dirs":
+		e.Navigation = true
+		return e
+	case "env", "printenv":
+		e.Level, e.Secret = Credential, "prints the environment, which holds secrets"
+		return e
+	case "set", "export", "declare", "typeset":
+		if len(args) == 0 || (len(args) == 1 && (args[0] == "-p" || args[0] == "-x")) {
+			e.Level, e.Secret = Credential, "prints the environment, which holds secrets"
+			return e
+		}
+	}
+	ops, flags := operands(base, args, dyn, &e)
+	switch info.kind {
+	case kReadAll, kList:
+		e.Reads = ops
+	case kReadAfter1:
+		if flags["-e"] || flags["-f"] || flags["--regexp"] {
+			e.Reads = ops
+		} else if len(ops) > 1 {
+			e.Reads = ops[1:]
+		}
+	case kWriteAll, kMove:
+		e.Writes = ops
+	case kCopy:
+		if len(ops) > 0 {
+			if t := flagValue(args, "-t", "--target-directory"); t != "" {
+				e.Reads, e.Writes = ops, []string{t}
+			} else {
+				e.Reads, e.Writes = ops[:len(ops)-1], ops[len(ops)-1:]
+			}
+		}
+	case kWriteAfter1:
+		if len(ops) > 1 {
+			e.Writes = ops[1:]
+		}
+	case kExec:
+		// May do anything: the level stays Execute and no file is judged.
+	case kNone:
+		// No file operands: an unknown word is only data.
+		e.Unknown = false
+	}
+	switch base {
+	case "rm":
+		if flags["-r"] || flags["-R"] || flags["--recursive"] || flags["-f"] || flags["--force"] {
+			e.Level, e.Destructive = Destructive, "rm with -r or -f deletes without a way back"
+		}
+	case "shred":
+		e.Level, e.Destructive = Destructive, "shred destroys file contents"
+	case "find":
+		e.Reads = findPaths(args)
+		if flags["-delete"] {
+			e.Level, e.Writes = Destructive, e.Reads
+			e.Destructive = "find -delete removes every file it matches"
+		}
+	case "sort":
+		if o := flagValue(args, "-o", "--output"); o != "" {
+			e.Level, e.Writes = Write, []string{o}
+		}
+		e.Reads = ops
+	case "sed":
+		if script := sedScript(args, ops); !sedSafe(script) || flags["-f"] || flags["--file"] || e.Unknown {
+			// GNU sed's e command and s///e flag run shell commands, w
+			// writes files; a script from a file may do either.
+			e.Level, e.Known = Execute, false
+			return e
+		}
+		if flags["-i"] || flags["--in-place"] || hasPrefixFlag(args, "-i") {
+			e.Level = Write
+			if len(ops) > 1 {
+				e.Writes = ops[1:]
+			}
+		} else {
+			e.Level = Read
+			if len(ops) > 1 {
+				e.Reads = ops[1:]
+			}
+		}
+	case "dd":
+		e.Level = Read
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "if="); ok {
+				e.Reads = append(e.Reads, v)
+			}
+			if v, ok := strings.CutPrefix(a, "of="); ok {
+				e.Writes = append(e.Writes, v)
+				e.Level, e.Destructive = Destructive, "dd of= overwrites its target block by block"
+			}
+		}
+	case "curl", "wget":
+		e.Network = true
+		if o := flagValue(args, "-o", "--output", "-O", "--output-document"); o != "" && o != "-" {
+			e.Writes = []string{o}
+		}
+		// Files sent: -d @file, --data-binary=@file, -F field=@file;type=x,
+		// -T file, wget --post-file=file.
+		for i, a := range args {
+			if i < len(dyn) && dyn[i] {
+				continue
+			}
+			at := strings.Index(a, "@")
+			if at == 0 || at > 0 && (strings.HasPrefix(a, "-") || strings.Contains(a[:at], "=")) && a[at-1] == '=' {
+				v, _, _ := strings.Cut(a[at+1:], ";")
+				if v != "-" && v != "" {
+					e.Reads = append(e.Reads, v)
+				}
+			}
+		}
+		if f := flagValue(args, "-T", "--upload-file", "--post-file", "--body-file"); f != "" && f != "-" {
+			e.Reads = append(e.Reads, f)
+		}
+	case "git":
+		gitEffect(args, dyn, &e)
+	case "awk", "gawk":
+		// awk runs commands through system(), pipes and getline, and
+		// writes files with > and >>; only a literal program without them
+		// is a read.
+		if len(ops) == 0 || flags["-f"] || e.Unknown || strings.ContainsAny(ops[0], "|>") ||
+			strings.Contains(ops[0], "system") || strings.Contains(ops[0], "getline") {
+			e.Level, e.Known, e.Reads = Execute, false, nil
+		}
+	case "grep", "egrep", "fgrep", "rg":
+		if f := flagValue(args, "-f", "--file"); f != "" {
+			e.Reads = append(e.Reads, f)
+		}
+	case "tar":
+		tarEffect(args, &e)
+	case "npm", "yarn", "pnpm", "pip", "pip3", "cargo", "go", "uv", "poetry":
+		if len(ops) > 0 {
+			switch ops[0] {
+			case "install", "i", "add", "ci", "get", "download", "update", "upgrade", "fetch", "publish":
+				e.Network = true
+			}
+		}
+	case "chmod", "chown":
+		// Recursive permission changes over a tree are hard to undo, but
+		// stay writes; the paths decide.
+	}
+	if info.level == Network {
+		e.Network = true
+	}
+	e.Hosts = hostsIn(name, args, dyn)
+	return e
+}
+
+// valueFlags lists, per program, the options that take the next word as
+// their value, so that value is not mistaken for a file operand.
+var valueFlags = map[string]map[string]bool{}
+
+func init() {
+	for prog, fl := range map[string]string{
+		"grep":  "-e -f -m -A -B -C -d -D --regexp --file --max-count --context --include --exclude",
+		"egrep": "-e -f -m -A -B -C", "fgrep": "-e -f -m -A -B -C",
+		"rg": "-e -f -g -t -T -m -A -B -C -j --glob --type --max-count --context",
+		"cp": "-t -S --target-directory --suffix", "mv": "-t -S --target-directory --suffix",
+		"ln": "-t -S --target-directory", "install": "-t -m -o -g -S",
+		"head": "-n -c", "tail": "-n -c -s", "sort": "-o -k -t -T -S --output", "cut": "-d -f -c -b",
+		"sed": "-e -f -l --expression --file", "awk": "-f -v -F", "gawk": "-f -v -F",
+		"find": "", "du": "-d --max-depth", "tree": "-L -I -P", "ls": "-I -w --ignore",
+		"curl": "-d -H -o -O -X -u -A -e -T -F -b -c -x -m -w -K --data --data-raw --data-binary --header --output --request --user --user-agent --upload-file --form --cookie --proxy --max-time --config",
+		"wget": "-O -o -P -U --output-document --user-agent --header",
+		"ssh":  "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w",
+		"scp":  "-P -i -o -F -l -S -J -c", "sftp": "-P -i -o -F -l -S -J -c", "rsync": "-e --rsh --exclude --include",
+		"chmod": "", "chown": "", "tar": "-f -C -T -X --file --directory", "git": "-C -c",
+		"jq": "--arg --argjson --slurpfile --rawfile", "xxd": "-l -s -c", "od": "-j -N -t", "wc": "",
+		"diff": "-x -X -I --exclude", "truncate": "-s -r --size --reference", "mkdir": "-m --mode", "touch": "-d -t -r --date --reference",
+	} {
+		m := map[string]bool{}
+		for _, f := range strings.Fields(fl) {
+			m[f] = true
+		}
+		valueFlags[prog] = m
+	}
+}
+
+// operands returns the words that are not flags (nor values of flags that
+// take one), and the flags present. A dynamic operand sets e.Unknown.
+func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[string]bool) {
+	flags := map[string]bool{}
+	takes := valueFlags[prog]
+	var ops []string
+	end, skip := false, false
+	for i, a := range args {
+		if skip {
+			skip = false
+			continue
+		}
+		if i < len(dyn) && dyn[i] {
+			e.Unknown = true
+			continue
+		}
+		if !end && takes[a] {
+			flags[a] = true
+			skip = true
+			continue
+		}
+		switch {
+		case end || a == "-" || !strings.HasPrefix(a, "-"):
+			ops = append(ops, a)
+		case a == "--":
+			end = true
+		case strings.HasPrefix(a, "--"):
+			n, _, _ := strings.Cut(a, "=")
+			flags[n] = true
+		default:
+			flags[a] = true
+			for _, r := range a[1:] {
+				flags["-"+string(r)] = true
+			}
+		}
+	}
+	return ops, flags
+}
+
+func flagValue(args []string, names ...string) string {
+	for i, a := range args {
+		for _, n := range names {
+			if a == n && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, n+"="); ok && strings.HasPrefix(n, "--") {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func hasPrefixFlag(args []string, p string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, p) && !strings.HasPrefix(a, "--") {
+			return true
+		}
+	}
+	return false
+}
+
+// sedSafe reports whether a sed script only edits text: no e command or
+// s///e flag (they run shell commands), no w/W (they write files), no r/R
+// (they read files). Anything it cannot follow is unsafe.
+func sedSafe(script string) bool {
+	i, n := 0, len(script)
+	delimited := func(d byte) bool { // skips to the unescaped d, past it
+		for i < n {
+			c := script[i]
+			i++
+			if c == '\\' {
+				i++
+			} else if c == d {
+				return true
+			}
+		}
+		return false
+	}
+	for i < n {
+		// Address: numbers, $, ~, ',' and '!', /re/ or \cREc.
+		for i < n {
+			c := script[i]
+			switch {
+			case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == ',' || c == '!' || c == '$' || c == '~' || c == '+' || (c >= '0' && c <= '9'):
+				i++
+				continue
+			case c == '/':
+				i++
+				if !delimited('/') {
+					return false
+				}
+				continue
+			case c == '\\' && i+1 < n:
+				d := script[i+1]
+				i += 2
+				if !delimited(d) {
+					return false
+				}
+				continue
+			}
+			break
+		}
+		if i >= n {
+			return true
+		}
+		c := script[i]
+		i++
+		switch c {
+		case 's', 'y':
+			if i >= n {
+				return false
+			}
+			d := script[i]
+			i++
+			if !delimited(d) || !delimited(d) {
+				return false
+			}
+			for i < n && (script[i] >= 'a' && script[i] <= 'z' || script[i] >= 'A' && script[i] <= 'Z' || script[i] >= '0' && script[i] <= '9') {
+				if script[i] == 'e' || script[i] == 'w' || script[i] == 'W' {
+					return false
+				}
+				i++
+			}
+		case 'e', 'w', 'W', 'r', 'R':
+			return false
+		case 'a', 'i', 'c', 'b', 't', 'T', ':', 'l', 'q', 'Q', 'L':
+			// Text or a label to the end of the line.
+			for i < n && script[i] != '\n' {
+				i++
+			}
+		case '{', '}', 'p', 'P', 'd', 'D', 'n', 'N', 'g', 'G', 'h', 'H', 'x', '=', 'z', 'F', '#':
+			if c == '#' {
+				for i < n && script[i] != '\n' {
+					i++
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// sedScript returns the script: the -e values, or the first operand.
+func sedScript(args, ops []string) string {
+	var parts []string
+	for i, a := range args {
+		if (a == "-e" || a == "--expression") && i+1 < len(args) {
+			parts = append(parts, args[i+1])
+		}
+		if v, ok := strings.CutPrefix(a, "--expression="); ok {
+			parts = append(parts, v)
+		}
+	}
+	if len(parts) == 0 && len(ops) > 0 {
+		return ops[0]
+	}
+	return strings.Join(parts, "\n")
+}
+
+// findPaths returns find's starting points: the words before the first
+// expression.
+func findPaths(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+			break
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		out = []string{"."}
+	}
+	return out
+}
+
+func gitEffect(args []string, dyn []bool, e *Effect) {
+	// Skip global options to find the subcommand.
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" {
+			i += 2
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			i++
+			continue
+		}
+		break
+	}
+	for j := 0; j < i; j++ {
+		if args[j] == "-c" || strings.HasPrefix(args[j], "--exec-path") || strings.HasPrefix(args[j], "--config-env") {
+			// -c core.pager=..., alias.x='!cmd' and friends run commands.
+			e.Level, e.Known = Execute, false
+			return
+		}
+	}
+	if i >= len(args) {
+		e.Level = Read
+		return
+	}
+	sub, rest := args[i], args[i+1:]
+	restDyn := []bool(nil)
+	if len(dyn) > i+1 {
+		restDyn = dyn[i+1:]
+	}
+	var tmp Effect
+	ops, flags := operands("git", rest, restDyn, &tmp)
+	switch sub {
+	case "status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "ls-tree", "grep", "shortlog",
+		"describe", "reflog", "cat-file", "rev-list", "whatchanged", "help", "version", "name-rev", "merge-base":
+		e.Level = Read
+	case "config":
+		e.Level = Read
+		set := len(ops) >= 2 || flags["--unset"] || flags["--unset-all"] || flags["--add"] || flags["--replace-all"] ||
+			flags["--edit"] || flags["-e"] || flags["--remove-section"] || flags["--rename-section"]
+		if flags["--get"] || flags["--get-all"] || flags["--list"] || flags["-l"] || flags["--get-regexp"] {
+			set = false
+		}
+		if set {
+			// Settings such as core.hooksPath, core.pager or
+			// core.sshCommand run code: the file written is protected.
+			e.Level = Write
+			switch {
+			case flags["--global"]:
+				e.Writes = []string{"~/.gitconfig"}
+			case flags["--system"]:
+				e.Writes = []string{"/etc/gitconfig"}
+			default:
+				e.Writes = []string{".git/config"}
+			}
+		}
+	case "branch", "tag", "remote", "stash", "worktree":
+		e.Level = Read
+		if len(ops) > 0 || flags["-d"] || flags["-D"] || flags["-m"] || flags["--delete"] || flags["-f"] {
+			e.Level = Write
+		}
+		if sub == "branch" && (flags["-D"] || (flags["-d"] && flags["-f"])) {
+			e.Level, e.Destructive = Destructive, "git branch -D deletes a branch even if it is not merged"
+		}
+		if sub == "stash" && len(ops) > 0 && (ops[0] == "drop" || ops[0] == "clear") {
+			e.Level, e.Destructive = Destructive, "git stash "+ops[0]+" throws stashed work away"
+		}
+	case "push":
+		e.Level, e.Network = Network, true
+		if flags["-f"] || flags["--force"] || flags["--force-with-lease"] || flags["--mirror"] || flags["--delete"] || flags["-d"] {
+			e.Level, e.Destructive = Destructive, "git push with force or delete rewrites or removes remote history"
+		}
+		for _, o := range ops {
+			if strings.HasPrefix(o, "+") || strings.HasPrefix(o, ":") {
+				e.Level, e.Destructive = Destructive, "git push "+o+" force-updates or deletes a remote ref"
+			}
+		}
+	case "fetch", "pull", "clone", "ls-remote", "submodule":
+		e.Level, e.Network = Network, true
+	case "reset":
+		e.Level = Write
+		if flags["--hard"] || flags["--merge"] || flags["--keep"] {
+			e.Level, e.Destructive = Destructive, "git reset --hard discards uncommitted changes"
+		}
+	case "clean":
+		e.Level = Write
+		if flags["-f"] || flags["--force"] {
+			e.Level, e.Destructive = Destructive, "git clean -f deletes untracked files"
+		}
+	case "checkout", "restore":
+		e.Level = Write
+		for _, o := range ops {
+			if o == "." || o == "--" {
+				e.Level, e.Destructive = Destructive, "git "+sub+" over the tree discards uncommitted changes"
+			}
+		}
+		if flags["-f"] || flags["--force"] {
+			e.Level, e.Destructive = Destructive, "git "+sub+" --force discards uncommitted changes"
+		}
+	case "filter-branch", "filter-repo":
+		e.Level, e.Destructive = Destructive, "git "+sub+" rewrites history"
+	default:
+		e.Level = Write
+	}
+}
+
+func tarEffect(args []string, e *Effect) {
+	extract, create := false, false
+	for i, a := range args {
+		if i == 0 && !strings.HasPrefix(a, "-") {
+			a = "-" + a // tar xzf archive
+		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			extract = extract || strings.Contains(a, "x")
+			create = create || strings.Contains(a, "c")
+		}
+		extract = extract || a == "--extract" || a == "--get"
+		create = create || a == "--create"
+	}
+	file := flagValue(args, "-f", "--file")
+	if file == "" {
+		for i, a := range args {
+			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "f") && i+1 < len(args) {
+				file = args[i+1]
+			}
+		}
+		if len(args) > 1 && !strings.HasPrefix(args[0], "-") && strings.HasSuffix(args[0], "f") {
+			file = args[1]
+		}
+	}
+	switch {
+	case extract:
+		e.Level = Write
+		dir := flagValue(args, "-C", "--directory")
+		if dir == "" {
+			dir = "."
+		}
+		e.Writes = []string{dir}
+		if file != "" {
+			e.Reads = []string{file}
+		}
+	case create:
+		e.Level = Write
+		if file != "" && file != "-" {
+			e.Writes = []string{file}
+		}
+	default:
+		e.Level = Read
+		if file != "" {
+			e.Reads = []string{file}
+		}
+	}
+}
+
+// hostsIn returns the hosts named by URLs and scp/rsync/ssh targets.
+func hostsIn(name string, args []string, dyn []bool) []string {
+	var hosts []string
+	for i, a := range args {
+		if i < len(dyn) && dyn[i] {
+			continue
+		}
+		if strings.Contains(a, "://") {
+			if u, err := url.Parse(a); err == nil && u.Hostname() != "" {
+				hosts = append(hosts, strings.ToLower(u.Hostname()))
+			}
+			continue
+		}
+		switch path.Base(name) {
+		case "ssh", "scp", "sftp", "rsync":
+			if strings.HasPrefix(a, "-") || (i > 0 && valueFlags[name][args[i-1]]) {
+				continue
+			}
+			h := a
+			if at := strings.LastIndexByte(h, '@'); at >= 0 {
+				h = h[at+1:]
+			}
+			if c := strings.IndexByte(h, ':'); c >= 0 {
+				h = h[:c]
+			} else if name != "ssh" {
+				continue
+			}
+			if h != "" && !strings.Contains(h, "/") {
+				hosts = append(hosts, strings.ToLower(h))
+			}
+			if name == "ssh" {
+				return hosts
+			}
+		}
+	}
+	return hosts
+}

@@ -1,0 +1,137 @@
+package risk
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// PathClass says whether a path needs more than ordinary care.
+type PathClass uint8
+
+// The path classes.
+const (
+	// Ordinary paths follow the workspace and rule checks alone.
+	Ordinary PathClass = iota
+	// Protected paths change how code runs or how the agent is governed
+	// (.git/, shell start-up files, editor task files, agent and toolgate
+	// configuration). Writing them always asks, in every mode.
+	Protected
+	// Secret paths hold credentials. Reading or writing them is denied
+	// unless an allow rule names them explicitly.
+	Secret
+)
+
+// String returns "ordinary", "protected" or "credential".
+func (c PathClass) String() string {
+	switch c {
+	case Protected:
+		return "protected"
+	case Secret:
+		return "credential"
+	}
+	return "ordinary"
+}
+
+// homeSecrets are credential locations relative to the home directory; an
+// entry ending in "/" covers the whole directory.
+var homeSecrets = []string{
+	".ssh/", ".aws/", ".config/gcloud/", ".azure/", ".gnupg/", ".kube/config", ".netrc",
+	".npmrc", ".pypirc", ".docker/config.json", ".git-credentials", ".config/gh/hosts.yml",
+	".config/toolgate/approver.token", ".local/state/toolgate/approver.token",
+}
+
+// systemSecrets are credential locations outside the home directory.
+var systemSecrets = []string{"/etc/", "/proc/self/environ", "/root/"}
+
+// secretNames are file names that hold credentials wherever they are.
+var secretNames = []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".git-credentials", ".netrc", ".pgpass"}
+
+// protectedDirs are directory names whose contents are protected at any
+// depth; protectedFiles are protected file names.
+var (
+	protectedDirs  = []string{".git", ".toolgate", ".claude", ".gemini", ".codex", ".cursor", ".vscode", ".idea", ".husky"}
+	protectedFiles = []string{
+		".mcp.json", ".claude.json", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+		".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", ".gitconfig",
+		".gitmodules", ".envrc",
+	}
+	protectedHome = []string{".config/fish/", ".config/toolgate/", ".config/git/"}
+)
+
+// ClassifyPath returns the class of an absolute, resolved path for a user
+// whose home is home.
+func ClassifyPath(abs, home string) PathClass {
+	if abs == "" {
+		return Ordinary
+	}
+	base := filepath.Base(abs)
+	if isEnvFile(base) || strings.HasSuffix(base, ".pem") || strings.HasSuffix(base, ".key") ||
+		contains(secretNames, base) {
+		return Secret
+	}
+	if strings.HasPrefix(abs, "/proc/") && strings.HasSuffix(abs, "/environ") {
+		return Secret
+	}
+	for _, s := range systemSecrets {
+		if under(abs, s) {
+			return Secret
+		}
+	}
+	if rel, ok := strings.CutPrefix(abs, strings.TrimSuffix(home, "/")+"/"); ok && home != "" {
+		for _, s := range homeSecrets {
+			if under(rel, s) {
+				return Secret
+			}
+		}
+		for _, s := range protectedHome {
+			if under(rel, s) {
+				return Protected
+			}
+		}
+	}
+	if contains(protectedFiles, base) {
+		return Protected
+	}
+	for _, seg := range strings.Split(abs, "/") {
+		if contains(protectedDirs, seg) {
+			return Protected
+		}
+	}
+	return Ordinary
+}
+
+// isEnvFile reports whether a file name is a dotenv file holding real
+// values: .env, .env.local, .env.production, but not .env.example,
+// .env.sample or .env.template.
+func isEnvFile(base string) bool {
+	if base == ".env" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(base, ".env.")
+	if !ok {
+		return false
+	}
+	switch rest {
+	case "example", "sample", "template", "dist", "defaults":
+		return false
+	}
+	return true
+}
+
+// under reports whether abs equals prefix (a file entry) or lies below it
+// (an entry ending in "/").
+func under(abs, prefix string) bool {
+	if strings.HasSuffix(prefix, "/") {
+		return abs == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(abs, prefix)
+	}
+	return abs == prefix
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
