@@ -1,0 +1,299 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// File is one parsed policy file (or the flags of one layer). A nil pointer
+// setting means the layer leaves it to the layers below.
+type File struct {
+	// Path is the file the policy came from, "" for flags and sessions.
+	Path  string
+	Layer Layer
+
+	Mode          *Mode
+	Approval      *Approval
+	Sandbox       *Sandbox
+	Network       *bool
+	WritableRoots []string
+	// WritableRootsSet reports whether the layer set writable_roots, even
+	// to an empty list.
+	WritableRootsSet bool
+	// TrustedMCPServers names MCP servers whose tools are not flagged as
+	// untrusted.
+	TrustedMCPServers []string
+
+	// DisableBypass forbids bypassPermissions in every layer. Only
+	// honoured in the managed layer.
+	DisableBypass bool
+	// ManagedRulesOnly makes the engine ignore allow rules of every other
+	// layer. Only honoured in the managed layer.
+	ManagedRulesOnly bool
+
+	// Rules are the file's rules in the order written: deny, ask, allow.
+	Rules []*Rule
+	// Tests are the file's examples: calls and the decision the policy
+	// must give them (toolgate policy test).
+	Tests []Test
+	// Pos records where each setting was written, by key ("mode",
+	// "sandbox", ...).
+	Pos map[string]Position
+}
+
+// fileDoc is the TOML schema of a policy file.
+type fileDoc struct {
+	Mode              *string  `toml:"mode"`
+	Approval          *string  `toml:"approval"`
+	Sandbox           *string  `toml:"sandbox"`
+	Network           *bool    `toml:"network"`
+	WritableRoots     []string `toml:"writable_roots"`
+	TrustedMCPServers []string `toml:"trusted_mcp_servers"`
+	Permissions       struct {
+		Allow []string `toml:"allow"`
+		Ask   []string `toml:"ask"`
+		Deny  []string `toml:"deny"`
+	} `toml:"permissions"`
+	Test []struct {
+		Tool   string         `toml:"tool"`
+		Input  map[string]any `toml:"input"`
+		Cwd    string         `toml:"cwd"`
+		Mode   string         `toml:"mode"`
+		Expect string         `toml:"expect"`
+		Reason string         `toml:"reason"`
+	} `toml:"test"`
+	Managed *struct {
+		DisableBypass    bool `toml:"disable_bypass_mode"`
+		ManagedRulesOnly bool `toml:"allow_managed_rules_only"`
+	} `toml:"managed"`
+}
+
+// ParseFile parses a policy file's contents. filename is used in errors and
+// rule positions. Any problem — bad TOML, an unknown key, a bad value, a
+// rule that does not parse — is an [*Error] naming the file, line and
+// column; a file is never half-read.
+func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
+	var doc fileDoc
+	dec := toml.NewDecoder(bytes.NewReader(src))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, tomlError(filename, err)
+	}
+	pos, err := positions(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Path: filename, Layer: layer, Pos: map[string]Position{}}
+	for k, v := range pos.keys {
+		f.Pos[k] = v
+	}
+	at := func(key string) Position {
+		if p, ok := pos.keys[key]; ok {
+			return p
+		}
+		return Position{File: filename}
+	}
+	if doc.Mode != nil {
+		m, err := ParseMode(*doc.Mode)
+		if err != nil {
+			return nil, &Error{Pos: at("mode"), Msg: err.Error()}
+		}
+		f.Mode = &m
+	}
+	if doc.Approval != nil {
+		a, err := ParseApproval(*doc.Approval)
+		if err != nil {
+			return nil, &Error{Pos: at("approval"), Msg: err.Error()}
+		}
+		f.Approval = &a
+	}
+	if doc.Sandbox != nil {
+		s, err := ParseSandbox(*doc.Sandbox)
+		if err != nil {
+			return nil, &Error{Pos: at("sandbox"), Msg: err.Error()}
+		}
+		f.Sandbox = &s
+	}
+	f.Network = doc.Network
+	if doc.WritableRoots != nil {
+		f.WritableRootsSet = true
+		for i, r := range doc.WritableRoots {
+			if !filepath.IsAbs(r) && !strings.HasPrefix(r, "~/") {
+				return nil, &Error{Pos: pos.elem("writable_roots", i, at("writable_roots")), Msg: fmt.Sprintf("writable root %q must be absolute (or start with ~/)", r)}
+			}
+			f.WritableRoots = append(f.WritableRoots, r)
+		}
+	}
+	f.TrustedMCPServers = doc.TrustedMCPServers
+	if doc.Managed != nil {
+		if layer != LayerManaged {
+			return nil, &Error{Pos: at("managed"), Msg: "a [managed] table is only honoured in the managed policy file; remove it from this " + layer.String() + " policy"}
+		}
+		f.DisableBypass = doc.Managed.DisableBypass
+		f.ManagedRulesOnly = doc.Managed.ManagedRulesOnly
+	}
+	for i, tc := range doc.Test {
+		p := pos.elem("test", i, at("test"))
+		var want Decision
+		if err := want.UnmarshalText([]byte(tc.Expect)); err != nil {
+			return nil, &Error{Pos: p, Msg: fmt.Sprintf("test %d: expect must be allow, ask or deny, got %q", i+1, tc.Expect)}
+		}
+		if tc.Tool == "" {
+			return nil, &Error{Pos: p, Msg: fmt.Sprintf("test %d: tool is required", i+1)}
+		}
+		if tc.Mode != "" {
+			if _, err := ParseMode(tc.Mode); err != nil {
+				return nil, &Error{Pos: p, Msg: fmt.Sprintf("test %d: %v", i+1, err)}
+			}
+		}
+		f.Tests = append(f.Tests, Test{Pos: p, Tool: tc.Tool, Input: tc.Input, Cwd: tc.Cwd, Mode: tc.Mode, Expect: want, Reason: tc.Reason})
+	}
+	for _, list := range []struct {
+		key   string
+		rules []string
+		eff   Decision
+	}{
+		{"permissions.deny", doc.Permissions.Deny, Deny},
+		{"permissions.ask", doc.Permissions.Ask, Ask},
+		{"permissions.allow", doc.Permissions.Allow, Allow},
+	} {
+		for i, text := range list.rules {
+			p := pos.elem(list.key, i, at(list.key))
+			// The column points inside the quotes.
+			if p.Column > 0 {
+				p.Column++
+			}
+			r, err := ParseRule(text, list.eff, p)
+			if err != nil {
+				return nil, err
+			}
+			r.Layer = layer
+			f.Rules = append(f.Rules, r)
+		}
+	}
+	return f, nil
+}
+
+// Test is an example call written in a policy file with the decision the
+// effective policy must give it.
+type Test struct {
+	Pos   Position
+	Tool  string
+	Input map[string]any
+	// Cwd is relative to the project root ("" is the root).
+	Cwd    string
+	Mode   string
+	Expect Decision
+	// Reason, when set, must equal the decision's reason code.
+	Reason string
+}
+
+// LoadFile reads and parses a policy file. A file that does not exist gives
+// (nil, nil): an absent layer is not an error. Any other read error is.
+func LoadFile(filename string, layer Layer) (*File, error) {
+	src, err := os.ReadFile(filename)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy: reading %s layer: %w", layer, err)
+	}
+	return ParseFile(filename, src, layer)
+}
+
+func tomlError(filename string, err error) error {
+	var sm *toml.StrictMissingError
+	if errors.As(err, &sm) && len(sm.Errors) > 0 {
+		e := sm.Errors[0]
+		row, col := e.Position()
+		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, trusted_mcp_servers, [permissions] allow/ask/deny, or [managed] (managed file only)", strings.Join(e.Key(), "."))}
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: strings.TrimPrefix(de.Error(), "toml: ")}
+	}
+	return &Error{Pos: Position{File: filename}, Msg: err.Error()}
+}
+
+// filePositions records where keys and array elements were written.
+type filePositions struct {
+	keys  map[string]Position
+	elems map[string][]Position
+}
+
+func (p *filePositions) elem(key string, i int, fallback Position) Position {
+	if e := p.elems[key]; i < len(e) {
+		return e[i]
+	}
+	return fallback
+}
+
+func positions(filename string, src []byte) (*filePositions, error) {
+	out := &filePositions{keys: map[string]Position{}, elems: map[string][]Position{}}
+	var p unstable.Parser
+	p.Reset(src)
+	var table []string
+	toPos := func(r unstable.Range) Position {
+		s := p.Shape(r)
+		return Position{File: filename, Line: s.Start.Line, Column: s.Start.Column}
+	}
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			it := e.Key()
+			var first *unstable.Node
+			for it.Next() {
+				if first == nil {
+					first = it.Node()
+				}
+				table = append(table, string(it.Node().Data))
+			}
+			if len(table) > 0 && first != nil {
+				key := strings.Join(table, ".")
+				p := toPos(first.Raw)
+				p.Column = 1
+				out.keys[key] = p
+				if e.Kind == unstable.ArrayTable {
+					out.elems[key] = append(out.elems[key], p)
+				}
+			}
+		case unstable.KeyValue:
+			parts := append([]string{}, table...)
+			it := e.Key()
+			var first *unstable.Node
+			for it.Next() {
+				if first == nil {
+					first = it.Node()
+				}
+				parts = append(parts, string(it.Node().Data))
+			}
+			key := strings.Join(parts, ".")
+			switch {
+			case e.Raw.Length > 0:
+				out.keys[key] = toPos(e.Raw)
+			case first != nil:
+				out.keys[key] = toPos(first.Raw)
+			}
+			if v := e.Value(); v.Kind == unstable.Array {
+				ch := v.Children()
+				for ch.Next() {
+					out.elems[key] = append(out.elems[key], toPos(ch.Node().Raw))
+				}
+			}
+		}
+	}
+	if err := p.Error(); err != nil {
+		return nil, &Error{Pos: Position{File: filename}, Msg: err.Error()}
+	}
+	return out, nil
+}

@@ -1,0 +1,97 @@
+package policy
+
+import (
+	"sort"
+	"strings"
+)
+
+// longAliases maps, per program, long option spellings (and upper-case
+// short ones with the same meaning) to one canonical short flag, so that a
+// rule written with one spelling matches every other.
+var longAliases = map[string]map[string]string{
+	"rm":    {"--recursive": "-r", "-R": "-r", "--force": "-f", "--interactive": "-i", "--dir": "-d", "--verbose": "-v"},
+	"cp":    {"--recursive": "-r", "-R": "-r", "--force": "-f", "--archive": "-a", "--verbose": "-v", "--no-clobber": "-n"},
+	"mv":    {"--force": "-f", "--verbose": "-v", "--no-clobber": "-n", "--interactive": "-i"},
+	"chmod": {"--recursive": "-R", "-r": "-R"},
+	"chown": {"--recursive": "-R", "-r": "-R"},
+	"git": {
+		"--force": "-f", "--all": "-a", "--message": "-m", "--delete": "-d",
+		"--quiet": "-q", "--verbose": "-v", "--recursive": "-r",
+	},
+	"ln":    {"--symbolic": "-s", "--force": "-f"},
+	"mkdir": {"--parents": "-p"},
+	"sed":   {"--in-place": "-i", "--expression": "-e"},
+	"curl":  {"--output": "-o", "--data": "-d", "--upload-file": "-T", "--request": "-X", "--location": "-L", "--insecure": "-k"},
+	"wget":  {"--output-document": "-O"},
+	"tar":   {"--extract": "-x", "--create": "-c", "--file": "-f", "--directory": "-C", "--gzip": "-z"},
+	"grep":  {"--recursive": "-r", "-R": "-r", "--ignore-case": "-i"},
+	"npm":   {"--global": "-g", "--force": "-f"},
+}
+
+// noClusters lists programs whose single-dash options are words, not
+// clusters of one-letter flags (find -name, go test -run).
+var noClusters = map[string]bool{
+	"find": true, "java": true, "javac": true, "go": true, "gcc": true, "g++": true, "cc": true,
+	"clang": true, "clang++": true, "ffmpeg": true, "ld": true, "dd": true,
+}
+
+// splitFlags splits a command's words into canonical flags (sorted) and
+// operands, in order. Words marked dynamic are left out of both. "--" ends
+// the flags; "-" alone is an operand. A flag's attached value is kept as
+// "--name=value"; short clusters are split unless the program takes
+// single-dash words.
+func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
+	alias := longAliases[name]
+	if alias == nil && strings.Contains(name, "/") {
+		alias = longAliases[name[strings.LastIndexByte(name, '/')+1:]]
+	}
+	canon := func(f string) string {
+		n, v, hasV := strings.Cut(f, "=")
+		if a, ok := alias[n]; ok {
+			n = a
+		}
+		if hasV {
+			return n + "=" + v
+		}
+		return n
+	}
+	endOfFlags := false
+	for i, a := range args {
+		if i < len(dyn) && dyn[i] {
+			continue
+		}
+		switch {
+		case endOfFlags || a == "-" || !strings.HasPrefix(a, "-"):
+			ops = append(ops, a)
+		case a == "--":
+			endOfFlags = true
+		case strings.HasPrefix(a, "--"):
+			flags = append(flags, canon(a))
+		case noClusters[name] || len(a) == 2 || isNumber(a[1:]):
+			flags = append(flags, canon(a))
+		default:
+			body, val, hasV := strings.Cut(a[1:], "=")
+			for j, r := range body {
+				f := "-" + string(r)
+				if hasV && j == len(body)-1 {
+					f += "=" + val
+				}
+				flags = append(flags, canon(f))
+			}
+		}
+	}
+	sort.Strings(flags)
+	return flags, ops
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

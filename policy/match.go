@@ -1,0 +1,101 @@
+package policy
+
+// AppliesToTool reports whether a bare rule (one without a specifier)
+// covers a call of tool t. A bare rule of a path family covers every tool of
+// the family (a bare Read covers Read, LS, Glob and Grep calls); a bare MCP
+// rule covers the tools its name pattern matches. Rules with a specifier
+// report false: they match on what the call touches, through the other
+// methods.
+func (r *Rule) AppliesToTool(t Tool, mcpName string) bool {
+	if r.Kind != SpecNone {
+		return false
+	}
+	return r.sameTool(t, mcpName)
+}
+
+func (r *Rule) sameTool(t Tool, mcpName string) bool {
+	switch {
+	case r.Tool == ToolMCP:
+		if t != ToolMCP {
+			return false
+		}
+		server, tool := SplitMCPName(mcpName)
+		return r.mcp.match(server, tool)
+	case r.Tool.PathFamily() != "":
+		return r.Tool.PathFamily() == t.PathFamily()
+	default:
+		return r.Tool == t
+	}
+}
+
+// MatchCommand reports whether a shell rule matches one simple command.
+// Bare shell rules match every command. With conservative set (deny and ask
+// rules) a word whose value is unknown may match anything; without it
+// (allow rules) it matches only a trailing wildcard, and a command whose
+// program is unknown matches only a bare rule or Bash(*).
+func (r *Rule) MatchCommand(c *CommandView, ctx *MatchContext, conservative bool) bool {
+	if r.Tool != ToolShell {
+		return false
+	}
+	if r.Kind == SpecNone {
+		return true
+	}
+	return r.cmd.match(c, ctx, conservative)
+}
+
+// MatchPath reports whether a path rule of the given capability family
+// ("read" or "write") matches the absolute path abs. With conservative set,
+// slash-free patterns match a name at any depth anywhere (so Read(.env)
+// denies every .env); otherwise only below the project root.
+func (r *Rule) MatchPath(family, abs string, ctx *MatchContext, conservative bool) bool {
+	if r.Kind != SpecPath || r.Tool.PathFamily() != family {
+		return false
+	}
+	return r.path.match(abs, ctx, conservative)
+}
+
+// MatchHost reports whether a domain rule matches host.
+func (r *Rule) MatchHost(host string) bool {
+	return r.Kind == SpecDomain && matchHost(r.domain, host)
+}
+
+// MatchMCP reports whether an MCP rule matches a call of mcpName with the
+// given arguments. Rules without argument patterns match on the name alone.
+func (r *Rule) MatchMCP(mcpName string, input map[string]any, conservative bool) bool {
+	if r.Tool != ToolMCP || !r.sameTool(ToolMCP, mcpName) {
+		return false
+	}
+	if r.Kind == SpecArgs {
+		return matchArgs(r.args, input, conservative)
+	}
+	return true
+}
+
+// Explicit reports whether the rule names specific paths or hosts rather
+// than a whole tool, a whole command or a ** tree. Only explicit allow rules
+// unlock credential paths and private network targets.
+func (r *Rule) Explicit() bool {
+	switch r.Kind {
+	case SpecPath:
+		return r.path.explicit()
+	case SpecDomain:
+		return r.domain != "*" && r.domain[0] != '*'
+	}
+	return false
+}
+
+// CommandWords returns the literal words (program first) of a shell rule
+// without wildcards, or nil. The engine uses them to tell whether an allow
+// rule itself names a destructive form such as rm -rf.
+func (r *Rule) CommandWords() []string {
+	if r.Kind != SpecCommand || r.cmd == nil || r.cmd.any || r.cmd.isGlob {
+		return nil
+	}
+	return append([]string{r.cmd.name}, r.cmd.words...)
+}
+
+// IsExactCommand reports whether a shell rule names one exact command line,
+// with no wildcard.
+func (r *Rule) IsExactCommand() bool {
+	return r.Kind == SpecCommand && r.cmd != nil && !r.cmd.any && !r.cmd.prefix && !r.cmd.isGlob
+}

@@ -1,0 +1,246 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Set is the effective policy: the layers merged. Rules of every layer are
+// pooled; each setting comes from the highest layer that sets it; the
+// managed layer's locks apply to all others.
+type Set struct {
+	// Files are the layers that were present, highest first.
+	Files []*File
+	// Rules are the pooled rules, deny rules first, then ask, then allow,
+	// each group in layer order (highest first) and written order.
+	Rules []*Rule
+	// Ignored are rules that a managed lock set aside, with the reason.
+	Ignored []IgnoredRule
+
+	Mode Mode
+	// ModeLayer is the layer that set Mode; ModeSet is false when no layer
+	// did and Mode is the default.
+	ModeLayer     Layer
+	ModeSet       bool
+	Approval      Approval
+	Sandbox       Sandbox
+	Network       bool
+	WritableRoots []string
+	// TrustedMCPServers is the union of every layer's trusted servers,
+	// unless the managed layer sets the list, which then stands alone.
+	TrustedMCPServers []string
+	DisableBypass     bool
+	ManagedRulesOnly  bool
+
+	// From says which layer set each setting ("mode", "approval",
+	// "sandbox", "network", "writable_roots"), as file:line or layer name.
+	From map[string]string
+	// Notes record settings that a lock overrode.
+	Notes []string
+
+	idx *Index
+}
+
+// Index returns the set's rule index. Sets made by [Merge] hold one; for a
+// Set built by hand it is built on each call.
+func (s *Set) Index() *Index {
+	if s.idx == nil {
+		return buildIndex(s.Rules)
+	}
+	return s.idx
+}
+
+// IgnoredRule is a rule that a managed lock set aside.
+type IgnoredRule struct {
+	Rule   *Rule
+	Reason string
+}
+
+// Merge combines layers into the effective policy. Nil files are skipped;
+// the order of files does not matter. It fails if two files claim the same
+// layer, or if a layer above the files (the CLI) asks for bypassPermissions
+// while the managed policy forbids it.
+func Merge(files ...*File) (*Set, error) {
+	var fs []*File
+	for _, f := range files {
+		if f != nil {
+			fs = append(fs, f)
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b *File) int { return int(a.Layer) - int(b.Layer) })
+	s := &Set{
+		Files:    fs,
+		Mode:     ModeDefault,
+		Approval: ApprovalOnRequest,
+		Sandbox:  SandboxWorkspaceWrite,
+		From:     map[string]string{},
+	}
+	var managed *File
+	for i, f := range fs {
+		if i > 0 && fs[i-1].Layer == f.Layer && f.Layer != LayerSession {
+			return nil, fmt.Errorf("policy: two %s layers: %s and %s", f.Layer, fs[i-1].Path, f.Path)
+		}
+		if f.Layer == LayerManaged {
+			managed = f
+			s.DisableBypass = f.DisableBypass
+			s.ManagedRulesOnly = f.ManagedRulesOnly
+		}
+	}
+	origin := func(f *File, key string) string {
+		if p, ok := f.Pos[key]; ok && p.Line > 0 {
+			return fmt.Sprintf("%s:%d", p.File, p.Line)
+		}
+		if f.Path != "" {
+			return f.Path
+		}
+		return f.Layer.String()
+	}
+	// Settings: walk from the lowest layer up so the highest wins.
+	for i := len(fs) - 1; i >= 0; i-- {
+		f := fs[i]
+		if f.Mode != nil {
+			if *f.Mode == ModeBypass && s.DisableBypass && f.Layer != LayerManaged {
+				if f.Layer == LayerCLI {
+					return nil, fmt.Errorf("policy: bypassPermissions is disabled by the managed policy %s", managed.Path)
+				}
+				s.Notes = append(s.Notes, fmt.Sprintf("mode bypassPermissions from %s ignored: disabled by the managed policy %s", origin(f, "mode"), managed.Path))
+			} else {
+				s.Mode, s.From["mode"] = *f.Mode, origin(f, "mode")
+				s.ModeLayer, s.ModeSet = f.Layer, true
+			}
+		}
+		if f.Approval != nil {
+			s.Approval, s.From["approval"] = *f.Approval, origin(f, "approval")
+		}
+		if f.Sandbox != nil {
+			s.Sandbox, s.From["sandbox"] = *f.Sandbox, origin(f, "sandbox")
+		}
+		if f.Network != nil {
+			s.Network, s.From["network"] = *f.Network, origin(f, "network")
+		}
+		if f.WritableRootsSet {
+			s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, origin(f, "writable_roots")
+		}
+	}
+	if managed != nil && managed.TrustedMCPServers != nil {
+		s.TrustedMCPServers = managed.TrustedMCPServers
+	} else {
+		for _, f := range fs {
+			s.TrustedMCPServers = append(s.TrustedMCPServers, f.TrustedMCPServers...)
+		}
+	}
+	for _, eff := range []Decision{Deny, Ask, Allow} {
+		for _, f := range fs {
+			for _, r := range f.Rules {
+				if r.Effect != eff {
+					continue
+				}
+				if eff == Allow && s.ManagedRulesOnly && f.Layer != LayerManaged {
+					s.Ignored = append(s.Ignored, IgnoredRule{r, "the managed policy " + managed.Path + " allows only managed allow rules"})
+					continue
+				}
+				s.Rules = append(s.Rules, r)
+			}
+		}
+	}
+	s.idx = buildIndex(s.Rules)
+	return s, nil
+}
+
+// AllowsBypass reports whether bypassPermissions may be used.
+func (s *Set) AllowsBypass() bool { return !s.DisableBypass }
+
+// Locations says where the policy files of each layer live.
+type Locations struct {
+	// Managed is the managed policy file; default /etc/toolgate/managed.toml
+	// or $TOOLGATE_MANAGED_POLICY.
+	Managed string
+	// User is the user's policy file; default
+	// $XDG_CONFIG_HOME/toolgate/policy.toml (~/.config when unset).
+	User string
+	// Project is the project root; its .toolgate/policy.toml and
+	// .toolgate/policy.local.toml are the project and local layers.
+	Project string
+}
+
+// DefaultLocations returns the standard places for a project root.
+func DefaultLocations(projectRoot string) Locations {
+	l := Locations{Managed: os.Getenv("TOOLGATE_MANAGED_POLICY"), Project: projectRoot}
+	if l.Managed == "" {
+		l.Managed = "/etc/toolgate/managed.toml"
+	}
+	cfg := os.Getenv("XDG_CONFIG_HOME")
+	if cfg == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			cfg = filepath.Join(home, ".config")
+		}
+	}
+	if cfg != "" {
+		l.User = filepath.Join(cfg, "toolgate", "policy.toml")
+	}
+	return l
+}
+
+// ProjectFile and LocalFile are the policy files inside a project root.
+const (
+	ProjectFile = ".toolgate/policy.toml"
+	LocalFile   = ".toolgate/policy.local.toml"
+)
+
+// Load reads every file layer that exists at l. It fails on the first file
+// that cannot be read or parsed; a missing file is simply absent.
+func Load(l Locations) ([]*File, error) {
+	type src struct {
+		path  string
+		layer Layer
+	}
+	srcs := []src{{l.Managed, LayerManaged}, {l.User, LayerUser}}
+	if l.Project != "" {
+		srcs = append(srcs, src{filepath.Join(l.Project, LocalFile), LayerLocal}, src{filepath.Join(l.Project, ProjectFile), LayerProject})
+	}
+	var out []*File
+	for _, s := range srcs {
+		if s.path == "" {
+			continue
+		}
+		f, err := LoadFile(s.path, s.layer)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// ParseRules parses rule texts given on a command line or through an API
+// into a file of the given layer (CLI or session). name labels errors,
+// e.g. "--allow".
+func ParseRules(layer Layer, allow, ask, deny []string) (*File, error) {
+	f := &File{Layer: layer}
+	for _, g := range []struct {
+		flag  string
+		rules []string
+		eff   Decision
+	}{{"--deny", deny, Deny}, {"--ask", ask, Ask}, {"--allow", allow, Allow}} {
+		for _, text := range g.rules {
+			r, err := ParseRule(text, g.eff, Position{})
+			if err != nil {
+				return nil, fmt.Errorf("%s %q: %w", g.flag, text, err)
+			}
+			r.Layer = layer
+			f.Rules = append(f.Rules, r)
+		}
+	}
+	return f, nil
+}
+
+// String summarizes the effective settings in one line.
+func (s *Set) String() string {
+	return fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t writable_roots=[%s] rules=%d",
+		s.Mode, s.Approval, s.Sandbox, s.Network, strings.Join(s.WritableRoots, ","), len(s.Rules))
+}
