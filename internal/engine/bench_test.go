@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+// thousandRules is a policy of 1,000 rules of every kind, none of which
+// matches the benchmark requests until the last allow rules.
+func thousandRules(b *testing.B) *policy.Set {
+	b.Helper()
+	var allow, ask, deny []string
+	for i := range 1000 {
+		switch i % 5 {
+		case 0:
+			deny = append(deny, fmt.Sprintf("Bash(tool%d --flag%d:*)", i, i))
+		case 1:
+			ask = append(ask, fmt.Sprintf("Read(secret%d/**)", i))
+		case 2:
+			allow = append(allow, fmt.Sprintf("Bash(prog%d sub%d)", i, i))
+		case 3:
+			allow = append(allow, fmt.Sprintf("Edit(dir%d/*.go)", i))
+		case 4:
+			deny = append(deny, fmt.Sprintf("WebFetch(domain:host%d.example.com)", i))
+		}
+	}
+	allow = append(allow[:len(allow)-3], "Bash(git status:*)", "Bash(npm run test:*)", "Bash(tee:*)")
+	f, err := policy.ParseRules(policy.LayerProject, allow, ask, deny)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := policy.Merge(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(s.Rules) != 1000 {
+		b.Fatalf("%d rules", len(s.Rules))
+	}
+	return s
+}
+
+func benchEngine(b *testing.B) (*Engine, *world) {
+	w := newWorld(b)
+	e, err := New(Options{Policy: Fixed(thousandRules(b)), Home: w.home})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e, w
+}
+
+// BenchmarkCheckRead is a non-shell decision with 1,000 rules loaded.
+func BenchmarkCheckRead(b *testing.B) {
+	e, w := benchEngine(b)
+	req := &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}, Cwd: w.project}
+	ctx := context.Background()
+	if d := e.Check(ctx, req); d.Decision != policy.Allow {
+		b.Fatalf("got %s %s", d.Decision, d.Message)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Check(ctx, req)
+	}
+}
+
+// BenchmarkCheckShell3 is a three-command shell line with 1,000 rules loaded.
+func BenchmarkCheckShell3(b *testing.B) {
+	e, w := benchEngine(b)
+	req := &Request{Tool: "Bash", Input: map[string]any{"command": "git status && npm run test -- --watch | tee test.log"}, Cwd: w.project}
+	ctx := context.Background()
+	if d := e.Check(ctx, req); d.Decision != policy.Allow {
+		b.Fatalf("got %s %s", d.Decision, d.Message)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Check(ctx, req)
+	}
+}
+
+// benchPipeline measures the pipeline stages alone — rule evaluation,
+// sandbox, credentials, safety, mode, default table, aggregation — on a
+// call whose paths were already resolved, which is the part that grows
+// with the number of rules.
+func benchPipeline(b *testing.B, req *Request) {
+	e, w := benchEngine(b)
+	req.Cwd = w.project
+	set := thousandRules(b)
+	d := e.Explain(context.Background(), req)
+	if d.Decision != policy.Allow {
+		b.Fatalf("got %s %s", d.Decision, d.Message)
+	}
+	tool, _ := policy.Canonical(req.Tool)
+	c := &call{req: req, tool: tool, meta: tools[tool], input: req.Input}
+	env := &env{cwd: w.project, root: w.project, home: w.home, match: policy.MatchContext{Root: w.project, Home: w.home}}
+	st := &state{e: e, set: set, idx: set.Index(), call: c, env: env, mode: set.Mode, sandbox: set.Sandbox}
+	units := d.Trace.Units
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, u := range units {
+			st.judge(u)
+		}
+		if st.aggregate(units).Decision != policy.Allow {
+			b.Fatal("decision changed")
+		}
+	}
+}
+
+// BenchmarkPipelineRead is BenchmarkCheckRead without path resolution.
+func BenchmarkPipelineRead(b *testing.B) {
+	benchPipeline(b, &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}})
+}
+
+// BenchmarkPipelineShell3 is BenchmarkCheckShell3 without parsing and path
+// resolution.
+func BenchmarkPipelineShell3(b *testing.B) {
+	benchPipeline(b, &Request{Tool: "Bash", Input: map[string]any{"command": "git status && npm run test -- --watch | tee test.log"}})
+}

@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/toolgate/toolgate/pathres"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+)
+
+// PriorApprovals is the seam for approvals a person already gave: a later
+// stage of the pipeline consults it for calls that would otherwise ask. It is
+// never consulted for destructive calls. Implementations must be safe for
+// use by multiple goroutines.
+type PriorApprovals interface {
+	// Lookup reports whether an earlier approval covers this exact call,
+	// and a short description of it for the decision message.
+	Lookup(ctx context.Context, c *Call) (string, bool)
+}
+
+// Call is the normalized form of a request given to [PriorApprovals].
+type Call struct {
+	Request *Request
+	// Tool is the canonical tool.
+	Tool policy.Tool
+	// Root is the project root the call was judged against.
+	Root string
+	// Units are the parts of the call with their resolved effects.
+	Units []*Unit
+}
+
+// Options configure an [Engine]. The zero value of each field means its
+// default.
+type Options struct {
+	// Policy returns the effective policy for a project root. Required.
+	// It is called once per root and the result cached unless NoCache.
+	Policy func(root string) (*policy.Set, error)
+	// NoCache makes every request load the policy again.
+	NoCache bool
+	// Project, when set, is the project root for every request instead of
+	// the one found from the request's cwd.
+	Project string
+	// Home is the user's home directory; default os.UserHomeDir.
+	Home string
+	// Prior is consulted for calls that would ask; nil means none.
+	Prior PriorApprovals
+}
+
+// Engine decides tool calls. It is safe for use by multiple goroutines.
+type Engine struct {
+	opts  Options
+	mu    sync.Mutex
+	cache map[string]*policy.Set
+}
+
+// New returns an engine. It fails when opts.Policy is nil.
+func New(opts Options) (*Engine, error) {
+	if opts.Policy == nil {
+		return nil, errors.New("engine: Options.Policy is required")
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.Home != "" {
+		opts.Home = pathres.Real(opts.Home)
+	}
+	if opts.Project != "" {
+		opts.Project = pathres.Real(opts.Project)
+	}
+	return &Engine{opts: opts, cache: map[string]*policy.Set{}}, nil
+}
+
+// Fixed returns a Policy function that gives set for every root.
+func Fixed(set *policy.Set) func(string) (*policy.Set, error) {
+	return func(string) (*policy.Set, error) { return set, nil }
+}
+
+// FromFiles returns a Policy function that loads the standard layer files
+// for each root and merges them with extra (CLI or session) layers.
+func FromFiles(managed, user string, extra ...*policy.File) func(string) (*policy.Set, error) {
+	return func(root string) (*policy.Set, error) {
+		l := policy.DefaultLocations(root)
+		if managed != "" {
+			l.Managed = managed
+		}
+		if user != "" {
+			l.User = user
+		}
+		files, err := policy.Load(l)
+		if err != nil {
+			return nil, err
+		}
+		return policy.Merge(append(files, extra...)...)
+	}
+}
+
+func (e *Engine) policyFor(root string) (*policy.Set, error) {
+	if e.opts.NoCache {
+		return e.opts.Policy(root)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.cache[root]; ok {
+		return s, nil
+	}
+	s, err := e.opts.Policy(root)
+	if err != nil {
+		return nil, err
+	}
+	e.cache[root] = s
+	return s, nil
+}
+
+// Check decides a request. It never returns nil and never fails: bad input
+// is a deny with reason invalid_request or invalid_arguments.
+func (e *Engine) Check(ctx context.Context, req *Request) *Decision {
+	d, _ := e.decide(ctx, req, false)
+	return d
+}
+
+// Explain decides a request and returns the decision with its full trace.
+func (e *Engine) Explain(ctx context.Context, req *Request) *Decision {
+	d, t := e.decide(ctx, req, true)
+	d.Trace = t
+	return d
+}
+
+// FindRoot returns the project root for cwd: the nearest directory at or
+// above it holding .toolgate/ or .git, or cwd itself; and what marked it.
+func FindRoot(cwd string) (string, string) {
+	for dir := cwd; ; {
+		for _, m := range []string{".toolgate", ".git"} {
+			if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+				return dir, m
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return cwd, "cwd"
+		}
+		dir = parent
+	}
+}
+
+func deny(reason Reason, msg string) *Decision {
+	return &Decision{Decision: policy.Deny, Reason: reason, Message: msg, Risk: risk.Execute, Source: SourceTool}
+}
+
+func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decision, *Trace) {
+	t := &Trace{}
+	if req == nil {
+		return deny(ReasonInvalidRequest, "no request"), t
+	}
+	t.Tool, t.Cwd = req.Tool, req.Cwd
+	if req.Tool == "" {
+		return deny(ReasonInvalidRequest, `request has no "tool"`), t
+	}
+	if req.Cwd == "" || !filepath.IsAbs(req.Cwd) {
+		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" must be an absolute directory, got %q`, req.Cwd)), t
+	}
+	tool, ok := policy.Canonical(req.Tool)
+	if !ok {
+		return deny(ReasonUnknownTool, fmt.Sprintf("unknown tool %q: toolgate denies tools it does not know", req.Tool)), t
+	}
+	t.Canonical = string(tool)
+	c := &call{req: req, tool: tool, meta: tools[tool], input: req.Input}
+	if tool == policy.ToolMCP {
+		c.mcpName = req.Tool
+	}
+	if req.Input == nil {
+		c.input = map[string]any{}
+	}
+	if err := c.meta.parse(c.input, c); err != nil {
+		return deny(ReasonInvalidArguments, err.Error()), t
+	}
+	cwd := pathres.Real(filepath.Clean(req.Cwd))
+	root, from := e.opts.Project, "--project"
+	if root == "" {
+		root, from = FindRoot(cwd)
+		root = pathres.Real(root)
+	}
+	t.Root, t.RootFrom = root, from
+	set, err := e.policyFor(root)
+	if err != nil {
+		d := deny(ReasonPolicyError, "policy cannot be loaded, so nothing is allowed: "+err.Error())
+		return d, t
+	}
+	st := &state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
+	if err := st.settle(req); err != nil {
+		return deny(ReasonInvalidRequest, err.Error()), t
+	}
+	env := &env{cwd: cwd, root: root, home: e.opts.Home}
+	for _, r := range set.WritableRoots {
+		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
+			env.roots = append(env.roots, pathres.Real(abs))
+		}
+	}
+	env.match = policy.MatchContext{Root: root, Home: e.opts.Home}
+	st.env = env
+	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, set.Approval, st.sandbox, set.Network)
+	for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {
+		if f, ok := set.From[k]; ok {
+			t.From = append(t.From, k+" from "+f)
+		}
+	}
+	t.Notes = append(append([]string{}, set.Notes...), st.notes...)
+
+	var units []*Unit
+	if tool == policy.ToolShell {
+		units, err = env.shellUnits(c)
+		if err != nil {
+			d := &Decision{Decision: policy.Ask, Reason: ReasonUnknownCommand, Risk: risk.Execute, Source: SourceTool,
+				Message: "the command cannot be parsed, so it cannot be judged: " + err.Error()}
+			return st.wrap(ctx, d, t, true), t
+		}
+	} else {
+		units = []*Unit{env.toolUnit(c)}
+	}
+	for _, u := range units {
+		env.escalate(u)
+		st.judge(u)
+	}
+	t.Units = units
+	d := st.aggregate(units)
+	if d.Decision == policy.Ask && e.opts.Prior != nil && d.Risk != risk.Destructive {
+		if desc, ok := e.opts.Prior.Lookup(ctx, &Call{Request: req, Tool: tool, Root: root, Units: units}); ok && !anyHard(units) {
+			d = &Decision{Decision: policy.Allow, Reason: ReasonPriorApproval, Risk: d.Risk, Source: SourcePrior, Message: desc}
+			t.Steps = append(t.Steps, Step{"prior approval", "allow", desc})
+		}
+	}
+	return st.wrap(ctx, d, t, anyHard(units)), t
+}
+
+func anyHard(units []*Unit) bool {
+	for _, u := range units {
+		if u.hard && u.Decision == policy.Ask {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,533 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+)
+
+// state is one request's pass through the pipeline.
+type state struct {
+	e       *Engine
+	set     *policy.Set
+	idx     *policy.Index
+	call    *call
+	env     *env
+	mode    policy.Mode
+	sandbox policy.Sandbox
+	notes   []string
+	explain bool
+}
+
+// settle fixes the mode and sandbox for this request.
+func (st *state) settle(req *Request) error {
+	st.mode, st.sandbox = st.set.Mode, st.set.Sandbox
+	if req.Mode != "" {
+		m, err := policy.ParseMode(req.Mode)
+		if err != nil {
+			return fmt.Errorf(`request "mode": %v`, err)
+		}
+		switch {
+		case st.set.ModeSet && (st.set.ModeLayer == policy.LayerManaged || st.set.ModeLayer == policy.LayerCLI):
+			if m != st.mode {
+				st.notes = append(st.notes, fmt.Sprintf("request mode %s ignored: mode %s is set by %s", m, st.mode, st.set.From["mode"]))
+			}
+		case m == policy.ModeBypass && !st.set.AllowsBypass():
+			st.notes = append(st.notes, "request mode bypassPermissions ignored: disabled by the managed policy")
+		default:
+			st.mode = m
+		}
+	}
+	if st.mode == policy.ModePlan {
+		st.sandbox = policy.SandboxReadOnly
+	}
+	return nil
+}
+
+func (st *state) step(u *Unit, stage, result, detail string) {
+	if st.explain {
+		u.Steps = append(u.Steps, Step{stage, result, detail})
+	}
+}
+
+// decide records the unit's outcome.
+func (st *state) decide(u *Unit, d policy.Decision, reason Reason, src Source, r *policy.Rule, msg string) {
+	u.Decision, u.Reason, u.Source, u.Rule, u.Message = d, reason, src, r, msg
+}
+
+func ruleRef(r *policy.Rule) string {
+	return fmt.Sprintf("%s (%s)", r.Text, r.Origin())
+}
+
+// judge runs one unit through the stages in order.
+func (st *state) judge(u *Unit) {
+	c := st.call
+	// 1. Deny rules: any aspect of the unit matching is enough.
+	if r := st.matchRule(u, policy.Deny); r != nil {
+		st.step(u, "deny rules", "deny", ruleRef(r))
+		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ruleRef(r))
+		return
+	}
+	st.step(u, "deny rules", "pass", "")
+
+	// 2. Sandbox: structural, no approval or mode overrides it.
+	if reason, src, msg := st.sandboxCheck(u); msg != "" {
+		st.step(u, "sandbox", "deny", msg)
+		st.decide(u, policy.Deny, reason, src, nil, msg)
+		return
+	}
+	st.step(u, "sandbox", "pass", string(st.sandbox))
+
+	// 3. Credentials and private network targets: only an explicit allow
+	// rule unlocks them.
+	if msg, reason := st.credentialCheck(u); msg != "" {
+		st.step(u, "credentials", "deny", msg)
+		st.decide(u, policy.Deny, reason, SourceSafety, nil, msg)
+		return
+	}
+	st.step(u, "credentials", "pass", "")
+
+	// 4. Ask rules: bypass-immune.
+	if r := st.matchRule(u, policy.Ask); r != nil {
+		st.step(u, "ask rules", "ask", ruleRef(r))
+		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+ruleRef(r)+" asks")
+		u.hard = true
+		return
+	}
+	st.step(u, "ask rules", "pass", "")
+
+	// 5. The tool's own check: what cannot be judged statically, and
+	// untrusted MCP servers, set a floor of ask that only the mode or an
+	// allow rule lifts.
+	floor, floorReason := "", ReasonUnknownCommand
+	switch {
+	case u.unknown != "":
+		floor = u.unknown
+	case c.tool == policy.ToolMCP:
+		server, _ := policy.SplitMCPName(c.mcpName)
+		if !slices.Contains(st.set.TrustedMCPServers, server) {
+			floor, floorReason = "MCP server "+server+" is not trusted: its tools may do anything", ReasonUntrustedMCP
+		}
+	}
+	if floor != "" {
+		st.step(u, "tool check", "ask", floor)
+	} else {
+		st.step(u, "tool check", "pass", "")
+	}
+
+	// 6. Safety checks: protected paths always ask, in every mode.
+	for _, w := range u.Writes {
+		if w.Class == "protected" {
+			msg := fmt.Sprintf("%s is a protected path (%s): writing it always asks", w.Requested, w.Real)
+			st.step(u, "safety", "ask", msg)
+			st.decide(u, policy.Ask, ReasonProtectedPath, SourceSafety, nil, msg)
+			u.hard = true
+			return
+		}
+	}
+	st.step(u, "safety", "pass", "")
+
+	// 7. Mode fast path.
+	switch st.mode {
+	case policy.ModeBypass:
+		st.step(u, "mode", "allow", "bypassPermissions")
+		st.decide(u, policy.Allow, ReasonModeBypass, SourceMode, nil, "allowed by bypassPermissions mode")
+		return
+	case policy.ModeAcceptEdits:
+		if st.editInWorkspace(u) {
+			st.step(u, "mode", "allow", "acceptEdits: a file edit inside the workspace")
+			st.decide(u, policy.Allow, ReasonModeAcceptEdits, SourceMode, nil, "acceptEdits mode allows file edits inside the workspace")
+			return
+		}
+	}
+	st.step(u, "mode", "pass", string(st.mode))
+
+	// 8. Allow rules.
+	if r, why := st.allowRule(u); r != nil {
+		st.step(u, "allow rules", "allow", ruleRef(r))
+		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ruleRef(r))
+		return
+	} else if why != "" {
+		st.step(u, "allow rules", "pass", why)
+	} else {
+		st.step(u, "allow rules", "pass", "")
+	}
+
+	// 9. Default table by risk, or deny in strict mode.
+	if st.mode == policy.ModeStrict && !u.navigation {
+		msg := "strict mode denies what no allow rule matches: " + u.Label
+		st.step(u, "default", "deny", msg)
+		st.decide(u, policy.Deny, ReasonStrict, SourceMode, nil, msg)
+		return
+	}
+	if floor != "" {
+		st.step(u, "default", "ask", floor)
+		st.decide(u, policy.Ask, floorReason, SourceTool, nil, floor)
+		return
+	}
+	d, reason, msg := st.defaultTable(u)
+	st.step(u, "default", d.String(), fmt.Sprintf("%s risk: %s", u.Risk, msg))
+	st.decide(u, d, reason, SourceDefault, nil, msg)
+	if u.Risk == risk.Destructive {
+		u.hard = true
+	}
+}
+
+func (st *state) defaultTable(u *Unit) (policy.Decision, Reason, string) {
+	why := strings.Join(u.RiskWhy, "; ")
+	switch u.Risk {
+	case risk.Read:
+		return policy.Allow, ReasonReadOnly, "reads inside the workspace are allowed"
+	case risk.Credential:
+		return policy.Deny, ReasonCredential, why
+	case risk.Destructive:
+		return policy.Ask, ReasonDestructive, why + ": asks with a stronger confirmation, never remembered"
+	}
+	switch {
+	case u.escape:
+		return policy.Ask, ReasonSymlinkEscape, why
+	case u.outside:
+		return policy.Ask, ReasonOutsideWorkspace, why
+	}
+	switch u.Risk {
+	case risk.Write:
+		return policy.Ask, ReasonWrite, why
+	case risk.Network:
+		return policy.Ask, ReasonNetwork, why
+	}
+	if !u.known {
+		return policy.Ask, ReasonUnknownCommand, why
+	}
+	return policy.Ask, ReasonExecute, why
+}
+
+// sandboxCheck applies the sandbox axis and plan mode.
+func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
+	c := st.call
+	if st.mode == policy.ModePlan {
+		offered := c.meta.readOnly
+		if c.tool == policy.ToolShell {
+			offered = u.known && u.Risk <= risk.Write && len(u.Writes) == 0 && !u.network && u.destructive == "" && u.unknown == "" && risk.Command(u.view.Name, u.view.Args, u.view.Dynamic).Level == risk.Read
+		}
+		if !offered {
+			return ReasonModePlan, SourceMode, "plan mode offers only read-only tools: " + u.Label
+		}
+	}
+	if st.sandbox == policy.SandboxFullAccess {
+		return "", "", ""
+	}
+	if st.sandbox == policy.SandboxReadOnly {
+		if len(u.Writes) > 0 || c.tool.PathFamily() == "write" {
+			return ReasonSandbox, SourceSandbox, "the read-only sandbox permits no writes: " + u.Label
+		}
+	}
+	for _, w := range u.Writes {
+		if !w.Unknown && !w.Inside {
+			return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox permits writes only inside the workspace %s and writable roots; %s resolves to %s", st.sandbox, st.env.root, w.Requested, w.Real)
+		}
+	}
+	if u.network && (st.sandbox == policy.SandboxReadOnly || !st.set.Network) {
+		return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox has network access off (set network = true to allow it): %s", st.sandbox, u.Label)
+	}
+	return "", "", ""
+}
+
+// credentialCheck denies credential paths, environment dumps and private
+// network targets that no explicit allow rule names.
+func (st *state) credentialCheck(u *Unit) (string, Reason) {
+	ctx := &st.env.match
+	explicit := func(family, p string) bool { return st.pathAllow(family, p, true) != nil }
+	for _, g := range []struct {
+		family string
+		paths  []PathFact
+	}{{"read", u.Reads}, {"write", u.Writes}} {
+		for _, p := range g.paths {
+			if p.Class == "credential" && !explicit(g.family, p.Real) {
+				return fmt.Sprintf("%s (%s) holds credentials; only an allow rule naming it explicitly, such as %s(%s), unlocks it", p.Requested, p.Real, map[string]string{"read": "Read", "write": "Edit"}[g.family], p.Real), ReasonCredential
+			}
+		}
+	}
+	if u.secret != "" {
+		ok := false
+		for _, rs := range st.idx.Shell(policy.Allow, u.view.Name) {
+			for _, r := range rs {
+				ok = ok || r.IsExactCommand() && r.MatchCommand(&u.view, ctx, false)
+			}
+		}
+		if !ok {
+			return u.view.Name + " " + u.secret + "; only an exact allow rule for this command unlocks it", ReasonCredential
+		}
+	}
+	for _, h := range u.Hosts {
+		if h.Private == "" {
+			continue
+		}
+		ok := false
+		for _, r := range st.idx.Hosts(policy.Allow) {
+			ok = ok || r.Explicit() && r.MatchHost(h.Host)
+		}
+		if !ok {
+			return fmt.Sprintf("%s is a %s address; only an allow rule naming it, such as WebFetch(domain:%s), unlocks it", h.Host, h.Private, h.Host), ReasonPrivateNetwork
+		}
+	}
+	return "", ""
+}
+
+// editInWorkspace reports whether acceptEdits covers the unit: an edit tool,
+// or a known file command, writing only inside the workspace.
+func (st *state) editInWorkspace(u *Unit) bool {
+	c := st.call
+	if u.unknown != "" || u.destructive != "" || u.network || u.outside {
+		return false
+	}
+	switch {
+	case c.tool.PathFamily() == "write":
+	case c.tool == policy.ToolShell && u.known && len(u.Writes) > 0:
+		if risk.Command(u.view.Name, u.view.Args, u.view.Dynamic).Level > risk.Write {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, w := range u.Writes {
+		if !w.Inside || w.Unknown {
+			return false
+		}
+	}
+	return true
+}
+
+// matchRule returns the first deny or ask rule that matches any aspect of
+// the unit, matching conservatively: unknown words may match, and path
+// patterns are tried on both the spelled and the real path.
+func (st *state) matchRule(u *Unit, eff policy.Decision) *policy.Rule {
+	c := st.call
+	ctx := &st.env.match
+	x := st.idx
+	var best *policy.Rule
+	consider := func(r *policy.Rule, ok bool) {
+		if ok && (best == nil || x.Order(r) < x.Order(best)) {
+			best = r
+		}
+	}
+	for _, r := range x.Bare(eff) {
+		consider(r, r.AppliesToTool(c.tool, c.mcpName))
+	}
+	if u.Command != nil {
+		for _, rs := range x.Shell(eff, u.view.Name) {
+			for _, r := range rs {
+				consider(r, r.MatchCommand(&u.view, ctx, true))
+			}
+		}
+	}
+	if c.tool == policy.ToolMCP {
+		for _, r := range x.MCP(eff) {
+			consider(r, r.MatchMCP(c.mcpName, c.input, true))
+		}
+	}
+	for _, h := range u.Hosts {
+		for _, r := range x.Hosts(eff) {
+			consider(r, r.MatchHost(h.Host))
+		}
+	}
+	for _, g := range []struct {
+		family string
+		paths  []PathFact
+	}{{"read", u.Reads}, {"write", u.Writes}} {
+		for _, p := range g.paths {
+			for i, abs := range [2]string{p.Real, p.abs} {
+				if i == 1 && abs == p.Real {
+					break
+				}
+				x.EachPath(eff, g.family, abs, ctx, func(r *policy.Rule) {
+					consider(r, r.MatchPath(g.family, abs, ctx, true))
+				})
+			}
+		}
+	}
+	return best
+}
+
+// pathAllow returns the first allow rule of the family matching the real
+// path; with explicitOnly, only rules that name the path explicitly count.
+func (st *state) pathAllow(family, real string, explicitOnly bool) *policy.Rule {
+	ctx := &st.env.match
+	x := st.idx
+	var best *policy.Rule
+	x.EachPath(policy.Allow, family, real, ctx, func(r *policy.Rule) {
+		if (!explicitOnly || r.Explicit()) && r.MatchPath(family, real, ctx, false) && (best == nil || x.Order(r) < x.Order(best)) {
+			best = r
+		}
+	})
+	return best
+}
+
+// allowRule returns the allow rule that covers the whole unit, or nil and
+// why none does.
+func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
+	c := st.call
+	ctx := &st.env.match
+	x := st.idx
+	var why string
+	var best *policy.Rule
+	consider := func(r *policy.Rule, ok bool) {
+		if ok && (best == nil || x.Order(r) < x.Order(best)) {
+			best = r
+		}
+	}
+	switch {
+	case u.Command != nil:
+		for _, rs := range x.Shell(policy.Allow, u.view.Name) {
+			for _, r := range rs {
+				if !r.MatchCommand(&u.view, ctx, false) {
+					continue
+				}
+				if u.destructive != "" && !ruleIsDestructive(r) {
+					why = fmt.Sprintf("%s matches, but the command is destructive and the rule does not name a destructive form", ruleRef(r))
+					continue
+				}
+				consider(r, true)
+			}
+		}
+		for _, r := range x.Bare(policy.Allow) {
+			consider(r, r.Tool == policy.ToolShell && u.destructive == "")
+		}
+	case c.tool == policy.ToolMCP:
+		for _, r := range x.MCP(policy.Allow) {
+			consider(r, r.MatchMCP(c.mcpName, c.input, false))
+		}
+	default:
+		for _, r := range x.Bare(policy.Allow) {
+			consider(r, r.AppliesToTool(c.tool, c.mcpName))
+		}
+		if c.tool == policy.ToolFetch || c.tool == policy.ToolWebSearch {
+			for _, r := range x.Hosts(policy.Allow) {
+				consider(r, len(u.Hosts) > 0 && r.MatchHost(u.Hosts[0].Host))
+			}
+		}
+	}
+	if best != nil || c.tool == policy.ToolMCP || c.tool == policy.ToolFetch || c.tool == policy.ToolWebSearch {
+		return best, why
+	}
+	// A known file command, or a file tool, whose every path an allow rule
+	// covers.
+	if u.Command != nil && (!u.known || u.network || u.destructive != "" || u.unknown != "" ||
+		risk.Command(u.view.Name, u.view.Args, u.view.Dynamic).Level > risk.Write) {
+		return nil, why
+	}
+	var first *policy.Rule
+	for _, g := range []struct {
+		family string
+		paths  []PathFact
+	}{{"read", u.Reads}, {"write", u.Writes}} {
+		for _, p := range g.paths {
+			if g.family == "read" && c.tool == policy.ToolShell && p.Inside && p.Class == "ordinary" {
+				continue // reads inside the workspace need no rule
+			}
+			r := st.pathAllow(g.family, p.Real, false)
+			if r == nil {
+				return nil, why
+			}
+			if first == nil {
+				first = r
+			}
+		}
+	}
+	return first, why
+}
+
+// ruleIsDestructive reports whether a shell rule itself names a destructive
+// form, such as Bash(rm -rf dist): only such a rule allows destructive
+// commands.
+func ruleIsDestructive(r *policy.Rule) bool {
+	w := r.CommandWords()
+	if len(w) == 0 {
+		return false
+	}
+	return risk.Command(w[0], w[1:], nil).Destructive != ""
+}
+
+// aggregate combines the units: deny if any denies, ask if any asks,
+// allow only if all allow.
+func (st *state) aggregate(units []*Unit) *Decision {
+	if len(units) == 0 {
+		return &Decision{Decision: policy.Allow, Reason: ReasonNothingToRun, Risk: risk.Read, Source: SourceDefault, Message: "the command line runs no command"}
+	}
+	lvl := risk.Read
+	for _, u := range units {
+		lvl = risk.Max(lvl, u.Risk)
+	}
+	pick := func(d policy.Decision) *Unit {
+		var best *Unit
+		for _, u := range units {
+			if u.Decision != d {
+				continue
+			}
+			if best == nil || (u.hard && !best.hard) {
+				best = u
+			}
+		}
+		return best
+	}
+	u := pick(policy.Deny)
+	if u == nil {
+		u = pick(policy.Ask)
+	}
+	if u == nil {
+		u = units[0]
+		for _, v := range units {
+			if v.Source == SourceRule {
+				u = v
+				break
+			}
+		}
+	}
+	d := &Decision{Decision: u.Decision, Reason: u.Reason, Message: u.Message, Risk: lvl, Source: u.Source}
+	if len(units) > 1 && u.Command != nil {
+		d.Message = fmt.Sprintf("%s [in %q]", u.Message, u.Label)
+		if d.Decision == policy.Allow {
+			d.Message = fmt.Sprintf("all %d commands are allowed; %s", len(units), u.Message)
+		}
+	}
+	if u.Rule != nil {
+		d.Rule, d.RuleOrigin = u.Rule.Text, u.Rule.Origin()
+	}
+	return d
+}
+
+// wrap applies the approval axis and dontAsk to an aggregated decision.
+// A hard ask — an ask rule, a protected path, a destructive effect, a line
+// that cannot be parsed — is never turned into an allow.
+func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Decision {
+	hard = hard || d.Reason == ReasonRuleAsk || d.Reason == ReasonProtectedPath || d.Risk == risk.Destructive
+	switch st.set.Approval {
+	case policy.ApprovalAlways:
+		if d.Decision == policy.Allow {
+			d.Decision, d.Reason, d.Source = policy.Ask, ReasonPolicyAlways, SourceMode
+			d.Message = "approval is set to always: every call asks (" + d.Message + ")"
+			t.Steps = append(t.Steps, Step{"approval axis", "ask", "always"})
+		}
+	case policy.ApprovalNever:
+		if d.Decision == policy.Ask {
+			if hard {
+				d.Decision, d.Source = policy.Deny, SourceMode
+				d.Message = "approval is set to never and this needs a person's confirmation: " + d.Message
+				t.Steps = append(t.Steps, Step{"approval axis", "deny", "never: nobody to confirm"})
+			} else {
+				d.Decision, d.Source = policy.Allow, SourceMode
+				d.Message = "approval is set to never: runs without asking inside the sandbox (" + d.Message + ")"
+				t.Steps = append(t.Steps, Step{"approval axis", "allow", "never"})
+			}
+		}
+	}
+	if st.mode == policy.ModeDontAsk && d.Decision == policy.Ask {
+		d.Decision, d.Source = policy.Deny, SourceMode
+		d.Message = "dontAsk mode denies what would ask: " + d.Message
+		t.Steps = append(t.Steps, Step{"mode", "deny", "dontAsk"})
+	}
+	return d
+}

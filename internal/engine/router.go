@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+)
+
+// toolMeta is what the router knows of a canonical tool. Every field
+// defaults to the cautious answer: not read-only, base risk execute.
+type toolMeta struct {
+	readOnly bool
+	base     risk.Level
+	// parse checks the arguments and fills the call; an error names the
+	// offending field.
+	parse func(in map[string]any, c *call) error
+}
+
+// call is a request after routing: the canonical tool and the arguments
+// that matter for judging it.
+type call struct {
+	req     *Request
+	tool    policy.Tool
+	meta    toolMeta
+	mcpName string
+	command string    // shell: the command line
+	dir     string    // shell: a working directory given in the input
+	paths   []pathArg // file tools: the paths touched
+	url     *url.URL  // fetch
+	input   map[string]any
+}
+
+// pathArg is a path argument and the capability it is used with.
+type pathArg struct {
+	raw    string
+	family string // "read" or "write"
+}
+
+var tools = map[policy.Tool]toolMeta{
+	policy.ToolShell:     {base: risk.Execute, parse: parseShell},
+	policy.ToolRead:      {readOnly: true, base: risk.Read, parse: parsePathTool("read", true, "file_path", "path", "absolute_path", "notebook_path")},
+	policy.ToolList:      {readOnly: true, base: risk.Read, parse: parsePathTool("read", false, "path", "dir_path", "directory")},
+	policy.ToolSearch:    {readOnly: true, base: risk.Read, parse: parseSearch},
+	policy.ToolWrite:     {base: risk.Write, parse: parsePathTool("write", true, "file_path", "path", "absolute_path")},
+	policy.ToolEdit:      {base: risk.Write, parse: parsePathTool("write", true, "file_path", "path", "absolute_path", "notebook_path")},
+	policy.ToolPatch:     {base: risk.Write, parse: parsePatch},
+	policy.ToolFetch:     {readOnly: true, base: risk.Network, parse: parseFetch},
+	policy.ToolWebSearch: {readOnly: true, base: risk.Network, parse: parseWebSearch},
+	policy.ToolMCP:       {base: risk.Execute, parse: func(map[string]any, *call) error { return nil }},
+}
+
+// fieldError is an argument problem, naming the field.
+type fieldError struct {
+	field string
+	msg   string
+}
+
+func (e *fieldError) Error() string { return "input." + e.field + ": " + e.msg }
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number, float64, int:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// stringField returns the first of names present in in. A present field of
+// the wrong type is an error; with required set, so is a missing one.
+func stringField(in map[string]any, required bool, names ...string) (string, string, error) {
+	for _, n := range names {
+		v, ok := in[n]
+		if !ok {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", n, &fieldError{n, "expected a string, got " + typeName(v)}
+		}
+		if required && strings.TrimSpace(s) == "" {
+			return "", n, &fieldError{n, "must not be empty"}
+		}
+		if strings.ContainsRune(s, 0) {
+			return "", n, &fieldError{n, "must not contain a NUL byte"}
+		}
+		return s, n, nil
+	}
+	if required {
+		return "", names[0], &fieldError{names[0], "is required"}
+	}
+	return "", "", nil
+}
+
+func parseShell(in map[string]any, c *call) error {
+	v, ok := in["command"]
+	if !ok {
+		v, ok = in["cmd"]
+	}
+	switch x := v.(type) {
+	case nil:
+		if !ok {
+			return &fieldError{"command", "is required"}
+		}
+		return &fieldError{"command", "expected a string or an array of strings, got null"}
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return &fieldError{"command", "must not be empty"}
+		}
+		if strings.ContainsRune(x, 0) {
+			return &fieldError{"command", "must not contain a NUL byte"}
+		}
+		c.command = x
+	case []any:
+		// An argv vector (Codex): quote each word so the shell analysis
+		// sees exactly these words.
+		if len(x) == 0 {
+			return &fieldError{"command", "must not be an empty array"}
+		}
+		words := make([]string, len(x))
+		for i, w := range x {
+			s, ok := w.(string)
+			if !ok {
+				return &fieldError{fmt.Sprintf("command[%d]", i), "expected a string, got " + typeName(w)}
+			}
+			if strings.ContainsRune(s, 0) {
+				return &fieldError{fmt.Sprintf("command[%d]", i), "must not contain a NUL byte"}
+			}
+			words[i] = shellQuote(s)
+		}
+		c.command = strings.Join(words, " ")
+	default:
+		return &fieldError{"command", "expected a string or an array of strings, got " + typeName(v)}
+	}
+	dir, _, err := stringField(in, false, "directory", "workdir", "cwd", "dir_path")
+	if err != nil {
+		return err
+	}
+	c.dir = dir
+	return nil
+}
+
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string {
+	if s != "" && safeWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func parsePathTool(family string, required bool, names ...string) func(map[string]any, *call) error {
+	return func(in map[string]any, c *call) error {
+		p, _, err := stringField(in, required, names...)
+		if err != nil {
+			return err
+		}
+		if p == "" {
+			p = "." // listing with no path lists the working directory
+		}
+		c.paths = append(c.paths, pathArg{p, family})
+		return nil
+	}
+}
+
+func parseSearch(in map[string]any, c *call) error {
+	if _, _, err := stringField(in, true, "pattern", "query", "regex"); err != nil {
+		return err
+	}
+	p, _, err := stringField(in, false, "path", "dir_path", "directory")
+	if err != nil {
+		return err
+	}
+	if p == "" {
+		p = "."
+	}
+	c.paths = append(c.paths, pathArg{p, "read"})
+	return nil
+}
+
+// patchFile matches the file headers of an apply_patch envelope and of a
+// unified diff.
+var patchFile = regexp.MustCompile(`(?m)^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+?)\s*$`)
+
+func parsePatch(in map[string]any, c *call) error {
+	p, field, err := stringField(in, true, "patch", "input", "diff")
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, m := range patchFile.FindAllStringSubmatch(p, -1) {
+		name := m[1]
+		if i := strings.IndexByte(name, '\t'); i >= 0 {
+			name = name[:i] // unified diff timestamps
+		}
+		if name == "/dev/null" {
+			continue
+		}
+		if strings.HasPrefix(m[0], "+++ ") || strings.HasPrefix(m[0], "--- ") {
+			name = strings.TrimPrefix(strings.TrimPrefix(name, "a/"), "b/")
+		}
+		if !seen[name] {
+			seen[name] = true
+			c.paths = append(c.paths, pathArg{name, "write"})
+		}
+	}
+	if len(c.paths) == 0 {
+		return &fieldError{field, "names no file: expected '*** Update File: path' or '+++ path' headers"}
+	}
+	return nil
+}
+
+func parseFetch(in map[string]any, c *call) error {
+	raw, field, err := stringField(in, true, "url")
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return &fieldError{field, "not a URL: " + err.Error()}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &fieldError{field, fmt.Sprintf("scheme %q is not fetched: only http and https", u.Scheme)}
+	}
+	if u.Hostname() == "" {
+		return &fieldError{field, "has no host"}
+	}
+	c.url = u
+	return nil
+}
+
+func parseWebSearch(in map[string]any, c *call) error {
+	_, _, err := stringField(in, true, "query")
+	return err
+}

@@ -1,0 +1,138 @@
+// Package engine is toolgate's decision pipeline: it turns a tool call into
+// its effects and runs them through deny rules, the sandbox, credential
+// checks, ask rules, the tool's own check, safety checks, the mode, allow
+// rules, prior approvals and the default risk table, recording every step.
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+)
+
+// Request is one tool call put to the gate.
+type Request struct {
+	// Tool is the tool name as the agent spells it (Bash, read_file, ...).
+	Tool string `json:"tool"`
+	// Input is the tool's arguments.
+	Input map[string]any `json:"input"`
+	// Cwd is the absolute working directory the call is made from.
+	Cwd string `json:"cwd"`
+	// Session identifies the agent session; optional.
+	Session string `json:"session,omitempty"`
+	// Mode is the agent's current permission mode; optional. It cannot
+	// override a mode set by the managed policy or a CLI flag, and
+	// bypassPermissions is refused when the managed policy forbids it.
+	Mode string `json:"mode,omitempty"`
+	// Agent names the (sub)agent making the call; optional.
+	Agent string `json:"agent,omitempty"`
+}
+
+// DecodeRequest decodes one JSON request. Unknown fields and trailing data
+// are errors.
+func DecodeRequest(data []byte) (*Request, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var r Request
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("invalid request: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("invalid request: more than one JSON value")
+	}
+	return &r, nil
+}
+
+// Reason is a typed reason code for a decision.
+type Reason string
+
+// The reason codes.
+const (
+	ReasonRuleDeny          Reason = "rule_deny"
+	ReasonRuleAsk           Reason = "rule_ask"
+	ReasonRuleAllow         Reason = "rule_allow"
+	ReasonSandbox           Reason = "sandbox_rejected"
+	ReasonProtectedPath     Reason = "protected_path"
+	ReasonDestructive       Reason = "destructive_effect"
+	ReasonCredential        Reason = "credential_access"
+	ReasonOutsideWorkspace  Reason = "outside_workspace"
+	ReasonSymlinkEscape     Reason = "symlink_escape"
+	ReasonUnknownCommand    Reason = "unknown_command"
+	ReasonExecute           Reason = "execute_effect"
+	ReasonWrite             Reason = "write_effect"
+	ReasonReadOnly          Reason = "read_only"
+	ReasonNetwork           Reason = "network_request"
+	ReasonPrivateNetwork    Reason = "private_network"
+	ReasonUntrustedMCP      Reason = "untrusted_mcp_server"
+	ReasonUnknownTool       Reason = "unknown_tool"
+	ReasonInvalidArguments  Reason = "invalid_arguments"
+	ReasonInvalidRequest    Reason = "invalid_request"
+	ReasonPolicyError       Reason = "policy_error"
+	ReasonPriorApproval     Reason = "prior_approval"
+	ReasonLease             Reason = "lease"
+	ReasonPolicyAlways      Reason = "policy_always"
+	ReasonModeBypass        Reason = "mode_bypass"
+	ReasonModeAcceptEdits   Reason = "mode_accept_edits"
+	ReasonModePlan          Reason = "plan_mode"
+	ReasonStrict            Reason = "strict_unmatched"
+	ReasonNoApprover        Reason = "no_approver"
+	ReasonApprovalTimeout   Reason = "approval_timeout"
+	ReasonUserDenied        Reason = "user_denied"
+	ReasonUserApproved      Reason = "user_approved"
+	ReasonHook              Reason = "hook"
+	ReasonNothingToRun      Reason = "nothing_to_run"
+	ReasonDontAsk           Reason = "dont_ask"
+	ReasonApprovalNeverDeny Reason = "approval_never"
+)
+
+// Source is the kind of pipeline stage that decided.
+type Source string
+
+// The sources.
+const (
+	SourceDefault Source = "default"
+	SourceRule    Source = "rule"
+	SourceSandbox Source = "sandbox"
+	SourceSafety  Source = "safety"
+	SourceMode    Source = "mode"
+	SourceTool    Source = "tool"
+	SourcePrior   Source = "prior"
+)
+
+// Decision is the gate's answer to one request.
+type Decision struct {
+	Decision   policy.Decision `json:"decision"`
+	Reason     Reason          `json:"reason"`
+	Message    string          `json:"message"`
+	Risk       risk.Level      `json:"risk"`
+	Source     Source          `json:"source"`
+	Rule       string          `json:"rule,omitempty"`
+	RuleOrigin string          `json:"rule_origin,omitempty"`
+	// Trace is every step the pipeline took; filled by Explain.
+	Trace *Trace `json:"trace,omitempty"`
+}
+
+// Trace records how a decision was reached, for `toolgate explain`.
+type Trace struct {
+	Tool      string   `json:"tool"`
+	Canonical string   `json:"canonical"`
+	Cwd       string   `json:"cwd"`
+	Root      string   `json:"root"`
+	RootFrom  string   `json:"root_from"`
+	Policy    string   `json:"policy"`
+	From      []string `json:"from,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+	Units     []*Unit  `json:"units"`
+	Steps     []Step   `json:"steps,omitempty"`
+}
+
+// Step is one pipeline stage's conclusion.
+type Step struct {
+	Stage  string `json:"stage"`
+	Result string `json:"result"`
+	Detail string `json:"detail,omitempty"`
+}
