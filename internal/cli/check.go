@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+)
+
+// maxRequest bounds one request line in batch mode.
+const maxRequest = 16 << 20
+
+func checkCmd() *cobra.Command {
+	var pf policyFlags
+	var batch bool
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Decide one tool call read as JSON on stdin",
+		Long: `check reads a request such as
+  {"tool":"Bash","input":{"command":"git status && rm -rf /"},"cwd":"/abs/dir"}
+on stdin and prints one decision as JSON. With --batch it reads JSON Lines
+and prints one decision line per request, in order; a bad line gets a deny
+with reason invalid_request so the outputs stay aligned.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			eng, err := pf.engine(c)
+			if err != nil {
+				return err
+			}
+			out := json.NewEncoder(c.OutOrStdout())
+			out.SetEscapeHTML(false)
+			if batch {
+				return checkBatch(c, eng, out)
+			}
+			data, err := io.ReadAll(io.LimitReader(c.InOrStdin(), maxRequest+1))
+			if err != nil {
+				return err
+			}
+			if len(data) > maxRequest {
+				return usageError("request is larger than %d bytes", maxRequest)
+			}
+			req, err := engine.DecodeRequest(data)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			return out.Encode(eng.Check(c.Context(), req))
+		},
+	}
+	pf.register(c)
+	c.Flags().BoolVar(&batch, "batch", false, "read JSON Lines, write one decision line per request")
+	return c
+}
+
+func checkBatch(c *cobra.Command, eng *engine.Engine, out *json.Encoder) error {
+	sc := bufio.NewScanner(c.InOrStdin())
+	sc.Buffer(make([]byte, 64<<10), maxRequest)
+	line := 0
+	for sc.Scan() {
+		line++
+		req, err := engine.DecodeRequest(sc.Bytes())
+		var d *engine.Decision
+		if err != nil {
+			d = &engine.Decision{Decision: policy.Deny, Reason: engine.ReasonInvalidRequest, Risk: risk.Execute,
+				Source: engine.SourceTool, Message: fmt.Sprintf("line %d: %v", line, err)}
+		} else {
+			d = eng.Check(c.Context(), req)
+		}
+		if err := out.Encode(d); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usageError("line %d: %v", line+1, err)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// policyFlags are the flags that make the CLI layer.
+type policyFlags struct {
+	allow, ask, deny []string
+	mode             string
+	approval         string
+	sandbox          string
+	network          bool
+	project          string
+	managed, user    string
+}
+
+func (f *policyFlags) register(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringArrayVar(&f.allow, "allow", nil, "add an allow rule for this run (repeatable)")
+	fl.StringArrayVar(&f.ask, "ask", nil, "add an ask rule for this run (repeatable)")
+	fl.StringArrayVar(&f.deny, "deny", nil, "add a deny rule for this run (repeatable)")
+	fl.StringVar(&f.mode, "mode", "", "mode: default, acceptEdits, plan, dontAsk, bypassPermissions, strict")
+	fl.StringVar(&f.approval, "approval", "", "approval axis: on-request, always, never")
+	fl.StringVar(&f.sandbox, "sandbox", "", "sandbox axis: read-only, workspace-write, danger-full-access")
+	fl.BoolVar(&f.network, "network", false, "allow network access in the workspace-write sandbox (--network=true|false)")
+	fl.StringVar(&f.project, "project", "", "project root (default: nearest directory with .toolgate/ or .git above the request's cwd)")
+	fl.StringVar(&f.managed, "managed-policy", "", "managed policy file (default $TOOLGATE_MANAGED_POLICY or /etc/toolgate/managed.toml)")
+	fl.StringVar(&f.user, "user-policy", "", "user policy file (default $XDG_CONFIG_HOME/toolgate/policy.toml)")
+}
+
+// cliLayer builds the CLI policy layer from the flags.
+func (f *policyFlags) cliLayer(c *cobra.Command) (*policy.File, error) {
+	file, err := policy.ParseRules(policy.LayerCLI, f.allow, f.ask, f.deny)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	if f.mode != "" {
+		m, err := policy.ParseMode(f.mode)
+		if err != nil {
+			return nil, usageError("--mode: %v", err)
+		}
+		file.Mode = &m
+	}
+	if f.approval != "" {
+		a, err := policy.ParseApproval(f.approval)
+		if err != nil {
+			return nil, usageError("--approval: %v", err)
+		}
+		file.Approval = &a
+	}
+	if f.sandbox != "" {
+		s, err := policy.ParseSandbox(f.sandbox)
+		if err != nil {
+			return nil, usageError("--sandbox: %v", err)
+		}
+		file.Sandbox = &s
+	}
+	if c.Flags().Changed("network") {
+		n := f.network
+		file.Network = &n
+	}
+	return file, nil
+}
+
+// engine builds an engine that loads the file layers per project root and
+// adds the CLI layer.
+func (f *policyFlags) engine(c *cobra.Command) (*engine.Engine, error) {
+	layer, err := f.cliLayer(c)
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(engine.Options{
+		Policy:  engine.FromFiles(f.managed, f.user, layer),
+		Project: f.project,
+	})
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/policy"
+)
+
+func policyCmd() *cobra.Command {
+	c := &cobra.Command{Use: "policy", Short: "Work with policy files"}
+	c.AddCommand(lintCmd(), testCmd())
+	return c
+}
+
+func testCmd() *cobra.Command {
+	var pf policyFlags
+	c := &cobra.Command{
+		Use:   "test",
+		Short: "Run the [[test]] examples of the project's policy files",
+		Long: `test decides every [[test]] example written in the policy layers of the
+current project (managed, user, project, local) under the merged policy, and
+reports each whose decision (or reason) differs, with its file and line. It
+exits 1 when any fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cwd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			root := pf.project
+			if root == "" {
+				root, _ = engine.FindRoot(cwd)
+			}
+			l := policy.DefaultLocations(root)
+			if pf.managed != "" {
+				l.Managed = pf.managed
+			}
+			if pf.user != "" {
+				l.User = pf.user
+			}
+			files, err := policy.Load(l)
+			if err != nil {
+				return &exitError{1, err}
+			}
+			pf.project = root
+			eng, err := pf.engine(c)
+			if err != nil {
+				return err
+			}
+			ran, failed := 0, 0
+			for _, f := range files {
+				for _, tc := range f.Tests {
+					ran++
+					req := &engine.Request{Tool: tc.Tool, Input: tc.Input, Cwd: filepath.Join(root, tc.Cwd), Mode: tc.Mode}
+					d := eng.Check(c.Context(), req)
+					if d.Decision != tc.Expect || (tc.Reason != "" && string(d.Reason) != tc.Reason) {
+						failed++
+						want := tc.Expect.String()
+						if tc.Reason != "" {
+							want += " (" + tc.Reason + ")"
+						}
+						fmt.Fprintf(c.OutOrStdout(), "%s: FAIL %s: got %s (%s: %s), want %s\n", tc.Pos, tc.Tool, d.Decision, d.Reason, d.Message, want)
+					}
+				}
+			}
+			if failed > 0 {
+				return &exitError{1, fmt.Errorf("%d of %d policy tests failed", failed, ran)}
+			}
+			fmt.Fprintf(c.OutOrStdout(), "ok: %d policy tests passed\n", ran)
+			return nil
+		},
+	}
+	pf.register(c)
+	return c
+}
+
+func lintCmd() *cobra.Command {
+	var pf policyFlags
+	c := &cobra.Command{
+		Use:   "lint [FILE...]",
+		Short: "Check policy files and report unreachable or shadowed rules",
+		Long: `lint parses the policy layers of the current project (or the FILEs
+given, each read as a project-layer file) and reports every error with its
+file, line and column, then rules that can never decide anything. It exits 1
+when it finds anything.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			var files []*policy.File
+			if len(args) > 0 {
+				for _, a := range args {
+					src, err := os.ReadFile(a)
+					if err != nil {
+						return err
+					}
+					f, err := policy.ParseFile(a, src, policy.LayerProject)
+					if err != nil {
+						return &exitError{1, err}
+					}
+					files = append(files, f)
+				}
+			} else {
+				cwd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				root := pf.project
+				if root == "" {
+					root, _ = engine.FindRoot(cwd)
+				}
+				l := policy.DefaultLocations(root)
+				if pf.managed != "" {
+					l.Managed = pf.managed
+				}
+				if pf.user != "" {
+					l.User = pf.user
+				}
+				fs, err := policy.Load(l)
+				if err != nil {
+					return &exitError{1, err}
+				}
+				files = fs
+			}
+			cli, err := pf.cliLayer(c)
+			if err != nil {
+				return err
+			}
+			set, err := mergeForLint(append(files, cli))
+			if err != nil {
+				return &exitError{1, err}
+			}
+			findings := policy.Lint(set)
+			for _, f := range findings {
+				fmt.Fprintln(c.OutOrStdout(), f)
+			}
+			if len(findings) > 0 {
+				return &exitError{1, fmt.Errorf("%d finding(s)", len(findings))}
+			}
+			fmt.Fprintf(c.OutOrStdout(), "ok: %d file(s), %s\n", len(files), set)
+			return nil
+		},
+	}
+	pf.register(c)
+	return c
+}
+
+// mergeForLint merges files that may share a layer (several FILE
+// arguments) by renumbering them as session layers.
+func mergeForLint(files []*policy.File) (*policy.Set, error) {
+	seen := map[policy.Layer]bool{}
+	for _, f := range files {
+		if seen[f.Layer] && f.Layer != policy.LayerCLI {
+			f.Layer = policy.LayerSession
+		}
+		seen[f.Layer] = true
+	}
+	return policy.Merge(files...)
+}

@@ -1,0 +1,56 @@
+// Package cli implements the toolgate command line, one file per verb.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+// usageError is exit code 2: bad input on the command line or stdin.
+func usageError(format string, args ...any) error {
+	return &exitError{2, fmt.Errorf(format, args...)}
+}
+
+// Main runs the command line with os.Args and returns the exit code.
+func Main() int {
+	return Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs the command line with the given arguments and streams and
+// returns the process exit code: 0 success, 1 failure or findings, 2 bad
+// input.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := &cobra.Command{
+		Use:           "toolgate",
+		Short:         "The permission gate for AI agents' tool calls",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd())
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "toolgate:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
