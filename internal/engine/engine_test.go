@@ -378,6 +378,9 @@ allow = ["Read($D/outside/**)"]`}, tool: "Read", input: fp("$D/outside/notes.txt
 allow = ["Edit(src/**)"]`}, tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Update File: src/main.go\n@@\n-a\n+b\n*** End Patch"}, want: policy.Allow},
 		{name: "patch touching a hook asks", l: layers{project: `[permissions]
 allow = ["Edit(**)"]`}, tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Add File: .git/hooks/post-checkout\n+x\n*** End Patch"}, want: policy.Ask, reason: ReasonProtectedPath},
+		{name: "glob pattern escaping the workspace asks", tool: "Glob", input: map[string]any{"pattern": "../../**/*.txt"}, want: policy.Ask, reason: ReasonOutsideWorkspace},
+		{name: "glob pattern into /etc is credential", tool: "Glob", input: map[string]any{"pattern": "/etc/**/*.conf"}, want: policy.Deny, reason: ReasonCredential},
+		{name: "glob pattern inside is fine", tool: "Glob", input: map[string]any{"pattern": "src/**/*.go"}, want: policy.Allow},
 		{name: "grep with no path searches the cwd", tool: "Grep", input: map[string]any{"pattern": "TODO"}, want: policy.Allow},
 		{name: "mcp tool untrusted asks", tool: "mcp__github__create_issue", input: map[string]any{"repo": "myorg/app"}, want: policy.Ask, reason: ReasonUntrustedMCP},
 		{name: "mcp argument rule allows", l: layers{project: `[permissions]

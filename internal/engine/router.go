@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -44,7 +45,7 @@ type pathArg struct {
 var tools = map[policy.Tool]toolMeta{
 	policy.ToolShell:     {base: risk.Execute, parse: parseShell},
 	policy.ToolRead:      {readOnly: true, base: risk.Read, parse: parsePathTool("read", true, "file_path", "path", "absolute_path", "notebook_path")},
-	policy.ToolList:      {readOnly: true, base: risk.Read, parse: parsePathTool("read", false, "path", "dir_path", "directory")},
+	policy.ToolList:      {readOnly: true, base: risk.Read, parse: parseList},
 	policy.ToolSearch:    {readOnly: true, base: risk.Read, parse: parseSearch},
 	policy.ToolWrite:     {base: risk.Write, parse: parsePathTool("write", true, "file_path", "path", "absolute_path")},
 	policy.ToolEdit:      {base: risk.Write, parse: parsePathTool("write", true, "file_path", "path", "absolute_path", "notebook_path")},
@@ -176,6 +177,51 @@ func parsePathTool(family string, required bool, names ...string) func(map[strin
 		c.paths = append(c.paths, pathArg{p, family})
 		return nil
 	}
+}
+
+// parseList reads a listing's directory and, for a glob, the directory the
+// pattern itself names: "/etc/**" or "../../**/.env" reach beyond the path.
+func parseList(in map[string]any, c *call) error {
+	dir, _, err := stringField(in, false, "path", "dir_path", "directory")
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		dir = "."
+	}
+	c.paths = append(c.paths, pathArg{dir, "read"})
+	pat, _, err := stringField(in, false, "pattern", "glob")
+	if err != nil {
+		return err
+	}
+	if base := globBase(pat); base != "" {
+		if !filepath.IsAbs(base) && !strings.HasPrefix(base, "~") {
+			base = filepath.Join(dir, base)
+		}
+		c.paths = append(c.paths, pathArg{base, "read"})
+	}
+	return nil
+}
+
+// globBase returns the literal directory part of a glob pattern before its
+// first wildcard segment: "src/**/*.go" gives "src", "/etc/*" gives "/etc",
+// "*.go" gives "".
+func globBase(pat string) string {
+	var lit []string
+	for _, seg := range strings.Split(pat, "/") {
+		if strings.ContainsAny(seg, "*?[{") {
+			break
+		}
+		lit = append(lit, seg)
+	}
+	if len(lit) == len(strings.Split(pat, "/")) {
+		return pat // no wildcard: the pattern is a path
+	}
+	base := strings.Join(lit, "/")
+	if base == "" && strings.HasPrefix(pat, "/") {
+		return "/"
+	}
+	return base
 }
 
 func parseSearch(in map[string]any, c *call) error {
