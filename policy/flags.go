@@ -49,6 +49,8 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 		n, v, hasV := strings.Cut(f, "=")
 		if a, ok := alias[n]; ok {
 			n = a
+		} else if a, ok := abbreviation(alias, n); ok {
+			n = a
 		}
 		if hasV {
 			return n + "=" + v
@@ -94,4 +96,22 @@ func isNumber(s string) bool {
 		}
 	}
 	return true
+}
+
+// abbreviation resolves an unambiguous abbreviation of a long option
+// (--rec for --recursive), as GNU getopt accepts, to its canonical flag.
+func abbreviation(alias map[string]string, n string) (string, bool) {
+	if !strings.HasPrefix(n, "--") || len(n) < 4 {
+		return "", false
+	}
+	found := ""
+	for long, short := range alias {
+		if strings.HasPrefix(long, n) {
+			if found != "" && found != short {
+				return "", false
+			}
+			found = short
+		}
+	}
+	return found, found != ""
 }

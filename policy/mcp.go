@@ -117,6 +117,11 @@ func lookup(m map[string]any, key []string) (any, bool) {
 func matchValue(glob string, v any, conservative bool) bool {
 	switch x := v.(type) {
 	case string:
+		if conservative {
+			// Deny and ask rules match regardless of case: services such
+			// as GitHub treat names case-insensitively.
+			glob, x = strings.ToLower(glob), strings.ToLower(x)
+		}
 		ok, _ := doublestar.Match(glob, x)
 		return ok
 	case []any:

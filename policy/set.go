@@ -34,6 +34,9 @@ type Set struct {
 	TrustedMCPServers []string
 	DisableBypass     bool
 	ManagedRulesOnly  bool
+	// NetworkLocked is set when the managed policy turns network off: no
+	// sandbox setting of a lower layer turns it back on.
+	NetworkLocked bool
 
 	// From says which layer set each setting ("mode", "approval",
 	// "sandbox", "network", "writable_roots"), as file:line or layer name.
@@ -87,6 +90,7 @@ func Merge(files ...*File) (*Set, error) {
 			managed = f
 			s.DisableBypass = f.DisableBypass
 			s.ManagedRulesOnly = f.ManagedRulesOnly
+			s.NetworkLocked = f.Network != nil && !*f.Network
 		}
 	}
 	origin := func(f *File, key string) string {

@@ -3,6 +3,7 @@ package risk
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -30,6 +31,13 @@ type Effect struct {
 	Secret string
 	// Navigation marks cd, pushd and popd: no effect beyond the shell.
 	Navigation bool
+	// Exec says why the command runs code that its words do not show (a
+	// pager or hook set by an option, awk's system(), sed's e command), ""
+	// if it does not. An allow rule for the command does not cover it.
+	Exec string
+	// Opaque says why the command writes files that its words do not name
+	// (an archive's or a directory tree's contents), "" if it does not.
+	Opaque string
 }
 
 type kind uint8
@@ -73,6 +81,7 @@ func init() {
 		"shift", "read", "local", "declare", "typeset", "readonly", "unset", "alias", "exit", "return", "trap",
 		"shopt", "set", "umask", "ulimit", "mktemp")
 	add(Credential, kNone, "env", "printenv")
+	add(Read, kNone, "ps")
 	add(Write, kWriteAll, "touch", "mkdir", "rmdir", "truncate", "tee", "shred", "rm", "unlink")
 	add(Write, kCopy, "cp", "ln", "install", "rsync")
 	add(Write, kMove, "mv")
@@ -120,10 +129,25 @@ func Command(name string, args []string, dyn []bool) Effect {
 		e.Level, e.Secret = Credential, "prints the environment, which holds secrets"
 		return e
 	case "set", "export", "declare", "typeset":
-		if len(args) == 0 || (len(args) == 1 && (args[0] == "-p" || args[0] == "-x")) {
+		dump := true
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") || strings.Trim(a, "-pxrgaAfFilnrtu") != "" {
+				dump = false
+			}
+		}
+		if dump && (len(args) == 0 || strings.Contains(strings.Join(args, ""), "p") || base == "export") {
 			e.Level, e.Secret = Credential, "prints the environment, which holds secrets"
 			return e
 		}
+	case "ps":
+		// BSD-style e (ps eww, ps auxe) prints every process's environment.
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") && strings.Contains(a, "e") || a == "-E" || strings.HasPrefix(a, "-") && strings.Contains(a, "e") && !strings.HasPrefix(a, "--") && len(a) > 2 {
+				e.Level, e.Secret = Credential, "prints the environment of processes"
+				return e
+			}
+		}
+		return e
 	}
 	ops, flags := operands(base, args, dyn, &e)
 	switch info.kind {
@@ -140,18 +164,16 @@ func Command(name string, args []string, dyn []bool) Effect {
 	case kCopy:
 		if len(ops) > 0 {
 			if t := flagValue(args, "-t", "--target-directory"); t != "" {
-				e.Reads, e.Writes = ops, []string{t}
+				e.Reads, e.Writes = slices.Clone(ops), []string{t}
 			} else {
-				e.Reads, e.Writes = ops[:len(ops)-1], ops[len(ops)-1:]
+				e.Reads, e.Writes = slices.Clone(ops[:len(ops)-1]), slices.Clone(ops[len(ops)-1:])
 			}
 		}
 	case kWriteAfter1:
 		if len(ops) > 1 {
 			e.Writes = ops[1:]
 		}
-	case kExec:
-		// May do anything: the level stays Execute and no file is judged.
-	case kNone:
+	case kExec, kNone:
 		// No file operands: an unknown word is only data.
 		e.Unknown = false
 	}
@@ -164,6 +186,14 @@ func Command(name string, args []string, dyn []bool) Effect {
 		e.Level, e.Destructive = Destructive, "shred destroys file contents"
 	case "find":
 		e.Reads = findPaths(args)
+		for i, a := range args {
+			switch a {
+			case "-fprint", "-fprint0", "-fprintf", "-fls":
+				if i+1 < len(args) {
+					e.Level, e.Writes = Write, append(e.Writes, args[i+1])
+				}
+			}
+		}
 		if flags["-delete"] {
 			e.Level, e.Writes = Destructive, e.Reads
 			e.Destructive = "find -delete removes every file it matches"
@@ -174,22 +204,21 @@ func Command(name string, args []string, dyn []bool) Effect {
 		}
 		e.Reads = ops
 	case "sed":
-		if script := sedScript(args, ops); !sedSafe(script) || flags["-f"] || flags["--file"] || e.Unknown {
+		script, fromFlag := sedScript(args, ops)
+		if !sedSafe(script) || flags["-f"] || flags["--file"] || e.Unknown {
 			// GNU sed's e command and s///e flag run shell commands, w
 			// writes files; a script from a file may do either.
-			e.Level, e.Known = Execute, false
+			e.Level, e.Known, e.Exec = Execute, false, "a sed script that runs commands or writes files"
 			return e
 		}
+		files := ops
+		if !fromFlag && len(ops) > 0 {
+			files = ops[1:]
+		}
 		if flags["-i"] || flags["--in-place"] || hasPrefixFlag(args, "-i") {
-			e.Level = Write
-			if len(ops) > 1 {
-				e.Writes = ops[1:]
-			}
+			e.Level, e.Writes = Write, files
 		} else {
-			e.Level = Read
-			if len(ops) > 1 {
-				e.Reads = ops[1:]
-			}
+			e.Level, e.Reads = Read, files
 		}
 	case "dd":
 		e.Level = Read
@@ -204,25 +233,36 @@ func Command(name string, args []string, dyn []bool) Effect {
 		}
 	case "curl", "wget":
 		e.Network = true
-		if o := flagValue(args, "-o", "--output", "-O", "--output-document"); o != "" && o != "-" {
-			e.Writes = []string{o}
-		}
-		// Files sent: -d @file, --data-binary=@file, -F field=@file;type=x,
-		// -T file, wget --post-file=file.
-		for i, a := range args {
-			if i < len(dyn) && dyn[i] {
+		e.Reads, e.Writes = nil, nil
+		curlEffect(base, args, dyn, &e)
+	case "scp", "rsync", "sftp":
+		// Local operands are read and written; host:path ones are remote.
+		e.Reads, e.Writes = nil, nil
+		for i, o := range ops {
+			remote := strings.Contains(o, ":") && !strings.HasPrefix(o, "/") && !strings.HasPrefix(o, ".")
+			if remote {
+				e.Network = true
 				continue
 			}
-			at := strings.Index(a, "@")
-			if at == 0 || at > 0 && (strings.HasPrefix(a, "-") || strings.Contains(a[:at], "=")) && a[at-1] == '=' {
-				v, _, _ := strings.Cut(a[at+1:], ";")
-				if v != "-" && v != "" {
-					e.Reads = append(e.Reads, v)
-				}
+			if i == len(ops)-1 && len(ops) > 1 {
+				e.Writes = append(e.Writes, o)
+			} else {
+				e.Reads = append(e.Reads, o)
 			}
 		}
-		if f := flagValue(args, "-T", "--upload-file", "--post-file", "--body-file"); f != "" && f != "-" {
-			e.Reads = append(e.Reads, f)
+		if base == "rsync" && e.Network {
+			e.Level = Network
+		}
+		if flags["--delete"] || flags["--delete-after"] || flags["--delete-before"] || flags["--remove-source-files"] {
+			e.Level, e.Destructive = Destructive, base+" --delete removes files at the destination"
+		}
+	case "gh":
+		if len(ops) >= 2 && (ops[0] == "gist" && ops[1] == "create" || ops[0] == "release" && ops[1] == "upload") {
+			e.Reads = ops[2:]
+		}
+	case "cp":
+		if flags["-r"] || flags["-R"] || flags["-a"] || flags["--recursive"] || flags["--archive"] {
+			e.Opaque = "a recursive copy writes whatever the source tree holds"
 		}
 	case "git":
 		gitEffect(args, dyn, &e)
@@ -232,7 +272,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 		// is a read.
 		if len(ops) == 0 || flags["-f"] || e.Unknown || strings.ContainsAny(ops[0], "|>") ||
 			strings.Contains(ops[0], "system") || strings.Contains(ops[0], "getline") {
-			e.Level, e.Known, e.Reads = Execute, false, nil
+			e.Level, e.Known, e.Reads, e.Exec = Execute, false, nil, "an awk program that runs commands or writes files"
 		}
 	case "grep", "egrep", "fgrep", "rg":
 		if f := flagValue(args, "-f", "--file"); f != "" {
@@ -254,7 +294,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 	if info.level == Network {
 		e.Network = true
 	}
-	e.Hosts = hostsIn(name, args, dyn)
+	if base != "curl" && base != "wget" {
+		e.Hosts = hostsIn(name, args, dyn)
+	}
 	return e
 }
 
@@ -288,6 +330,41 @@ func init() {
 	}
 }
 
+// longNames lists, per program, its long options, so that an unambiguous
+// abbreviation (rm --rec --for) is read as the option it abbreviates, as
+// GNU getopt does.
+var longNames = map[string][]string{
+	"rm":    {"recursive", "force", "interactive", "dir", "verbose", "no-preserve-root", "one-file-system"},
+	"cp":    {"recursive", "force", "archive", "target-directory", "no-clobber", "verbose"},
+	"mv":    {"force", "target-directory", "no-clobber", "verbose"},
+	"sed":   {"in-place", "expression", "file", "quiet", "silent"},
+	"grep":  {"recursive", "file", "regexp", "ignore-case"},
+	"sort":  {"output"},
+	"rsync": {"delete", "delete-after", "delete-before", "remove-source-files", "recursive"},
+}
+
+// expandLong returns the full long option that name ("--rec") abbreviates
+// for prog, or name itself.
+func expandLong(prog, name string) string {
+	short := strings.TrimPrefix(name, "--")
+	found := ""
+	for _, full := range longNames[prog] {
+		if full == short {
+			return name
+		}
+		if strings.HasPrefix(full, short) {
+			if found != "" {
+				return name // ambiguous
+			}
+			found = full
+		}
+	}
+	if found == "" {
+		return name
+	}
+	return "--" + found
+}
+
 // operands returns the words that are not flags (nor values of flags that
 // take one), and the flags present. A dynamic operand sets e.Unknown.
 func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[string]bool) {
@@ -316,7 +393,7 @@ func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[
 			end = true
 		case strings.HasPrefix(a, "--"):
 			n, _, _ := strings.Cut(a, "=")
-			flags[n] = true
+			flags[expandLong(prog, n)] = true
 		default:
 			flags[a] = true
 			for _, r := range a[1:] {
@@ -432,8 +509,9 @@ func sedSafe(script string) bool {
 	return true
 }
 
-// sedScript returns the script: the -e values, or the first operand.
-func sedScript(args, ops []string) string {
+// sedScript returns the script — the -e values, or else the first operand —
+// and whether it came from -e.
+func sedScript(args, ops []string) (string, bool) {
 	var parts []string
 	for i, a := range args {
 		if (a == "-e" || a == "--expression") && i+1 < len(args) {
@@ -443,10 +521,81 @@ func sedScript(args, ops []string) string {
 			parts = append(parts, v)
 		}
 	}
-	if len(parts) == 0 && len(ops) > 0 {
-		return ops[0]
+	if len(parts) == 0 {
+		if len(ops) > 0 {
+			return ops[0], false
+		}
+		return "", false
 	}
-	return strings.Join(parts, "\n")
+	return strings.Join(parts, "\n"), true
+}
+
+// curlEffect reads curl's and wget's options: the files they send or read
+// options from, the files they write, and every URL or bare host operand.
+func curlEffect(prog string, args []string, dyn []bool, e *Effect) {
+	// Options whose value is a file read (the value itself, or after @ / <).
+	readVal := map[string]bool{"-T": true, "--upload-file": true, "-K": true, "--config": true,
+		"--post-file": true, "--body-file": true, "-i": prog == "wget", "--input-file": true}
+	dataVal := map[string]bool{"-d": true, "--data": true, "--data-binary": true, "--data-ascii": true,
+		"--data-urlencode": true, "--json": true, "-F": true, "--form": true, "--form-string": false}
+	outVal := map[string]bool{"-o": true, "--output": true, "-O": prog == "wget", "--output-document": true,
+		"-D": true, "--dump-header": true, "-c": prog == "curl", "--cookie-jar": true, "--trace": true, "--trace-ascii": true}
+	takes := valueFlags[prog]
+	sent := func(v string) {
+		// @file, name@file, name=@file, name=<file (forms and urlencode).
+		if i := strings.IndexAny(v, "@<"); i >= 0 {
+			f, _, _ := strings.Cut(v[i+1:], ";")
+			if f != "" && f != "-" {
+				e.Reads = append(e.Reads, f)
+			}
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		if i < len(dyn) && dyn[i] {
+			e.Unknown = true
+			continue
+		}
+		a := args[i]
+		name, val, hasVal := a, "", false
+		switch {
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal = strings.Cut(a, "=")
+		case strings.HasPrefix(a, "-") && len(a) > 2:
+			name, val, hasVal = a[:2], a[2:], true // -d@file, -T.env
+		}
+		isOpt := strings.HasPrefix(a, "-") && a != "-"
+		if isOpt && !hasVal && (readVal[name] || dataVal[name] || outVal[name] || takes[name]) {
+			if i+1 < len(args) {
+				i++
+				val, hasVal = args[i], true
+				if i < len(dyn) && dyn[i] {
+					e.Unknown = true
+					continue
+				}
+			}
+		}
+		switch {
+		case isOpt && readVal[name] && hasVal:
+			if val != "-" {
+				e.Reads = append(e.Reads, val)
+			}
+		case isOpt && dataVal[name] && hasVal:
+			sent(val)
+		case isOpt && outVal[name] && hasVal:
+			if val != "-" {
+				e.Writes = append(e.Writes, val)
+			}
+		case !isOpt:
+			// An operand is a URL, with or without a scheme.
+			u := a
+			if !strings.Contains(u, "://") {
+				u = "http://" + u
+			}
+			if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
+				e.Hosts = append(e.Hosts, strings.ToLower(p.Hostname()))
+			}
+		}
+	}
 }
 
 // findPaths returns find's starting points: the words before the first
@@ -480,13 +629,32 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		}
 		break
 	}
+	var repo []string
 	for j := 0; j < i; j++ {
-		if args[j] == "-c" || strings.HasPrefix(args[j], "--exec-path") || strings.HasPrefix(args[j], "--config-env") {
+		a := args[j]
+		if a == "-c" || strings.HasPrefix(a, "--exec-path") || strings.HasPrefix(a, "--config-env") {
 			// -c core.pager=..., alias.x='!cmd' and friends run commands.
-			e.Level, e.Known = Execute, false
+			e.Level, e.Known, e.Exec = Execute, false, "git "+a+" can run any command"
 			return
 		}
+		if (a == "-C" || a == "--git-dir" || a == "--work-tree") && j+1 < len(args) {
+			repo = append(repo, args[j+1])
+		}
+		for _, p := range []string{"--git-dir=", "--work-tree="} {
+			if v, ok := strings.CutPrefix(a, p); ok {
+				repo = append(repo, v)
+			}
+		}
 	}
+	defer func() {
+		// The repository another directory names is read (and written by
+		// the subcommands that write).
+		if e.Level >= Write && e.Level != Network {
+			e.Writes = append(e.Writes, repo...)
+		} else {
+			e.Reads = append(e.Reads, repo...)
+		}
+	}()
 	if i >= len(args) {
 		e.Level = Read
 		return
@@ -498,10 +666,60 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	}
 	var tmp Effect
 	ops, flags := operands("git", rest, restDyn, &tmp)
+	for _, a := range rest {
+		for _, p := range []string{"--output=", "--output-directory="} {
+			if v, ok := strings.CutPrefix(a, p); ok {
+				e.Writes = append(e.Writes, v)
+			}
+		}
+		if a == "-O" || strings.HasPrefix(a, "--open-files-in-pager") || strings.HasPrefix(a, "-O") ||
+			strings.HasPrefix(a, "--upload-pack") || strings.HasPrefix(a, "--receive-pack") || strings.HasPrefix(a, "--exec=") ||
+			strings.HasPrefix(a, "--extcmd") || a == "--ext-diff" || strings.HasPrefix(a, "--config=") {
+			e.Level, e.Known, e.Exec = Execute, false, "git "+sub+" "+a+" runs another program"
+			return
+		}
+	}
+	for k, a := range rest {
+		if (a == "--output" || a == "-o" && sub == "format-patch") && k+1 < len(rest) {
+			e.Writes = append(e.Writes, rest[k+1])
+		}
+	}
+	if len(e.Writes) > 0 && (sub == "diff" || sub == "log" || sub == "show" || sub == "format-patch") {
+		defer func() { e.Level = max(e.Level, Write) }()
+	}
 	switch sub {
-	case "status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "ls-tree", "grep", "shortlog",
-		"describe", "reflog", "cat-file", "rev-list", "whatchanged", "help", "version", "name-rev", "merge-base":
+	case "diff", "blame":
 		e.Level = Read
+		if flags["--no-index"] {
+			e.Reads = append(e.Reads, ops...)
+		}
+		for k, a := range rest {
+			if a == "--contents" && k+1 < len(rest) {
+				e.Reads = append(e.Reads, rest[k+1])
+			}
+			if v, ok := strings.CutPrefix(a, "--contents="); ok {
+				e.Reads = append(e.Reads, v)
+			}
+		}
+		if sub == "blame" && len(ops) > 0 {
+			e.Reads = append(e.Reads, ops[len(ops)-1])
+		}
+	case "show", "cat-file":
+		e.Level = Read
+		// REV:path shows a committed file's contents.
+		for _, o := range ops {
+			if _, p, ok := strings.Cut(o, ":"); ok && p != "" {
+				e.Reads = append(e.Reads, p)
+			}
+		}
+	case "status", "log", "rev-parse", "ls-files", "ls-tree", "grep", "shortlog",
+		"describe", "reflog", "rev-list", "whatchanged", "help", "version", "name-rev", "merge-base":
+		e.Level = Read
+	case "rm":
+		e.Level = Write
+		if flags["-f"] || flags["--force"] {
+			e.Level, e.Destructive = Destructive, "git rm -f deletes files even with uncommitted changes"
+		}
 	case "config":
 		e.Level = Read
 		set := len(ops) >= 2 || flags["--unset"] || flags["--unset-all"] || flags["--add"] || flags["--replace-all"] ||
@@ -513,7 +731,18 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 			// Settings such as core.hooksPath, core.pager or
 			// core.sshCommand run code: the file written is protected.
 			e.Level = Write
+			file := ""
+			for k, a := range rest {
+				if (a == "--file" || a == "-f") && k+1 < len(rest) {
+					file = rest[k+1]
+				}
+				if v, ok := strings.CutPrefix(a, "--file="); ok {
+					file = v
+				}
+			}
 			switch {
+			case file != "":
+				e.Writes = []string{file, ".git/config"}
 			case flags["--global"]:
 				e.Writes = []string{"~/.gitconfig"}
 			case flags["--system"]:
@@ -527,7 +756,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		if len(ops) > 0 || flags["-d"] || flags["-D"] || flags["-m"] || flags["--delete"] || flags["-f"] {
 			e.Level = Write
 		}
-		if sub == "branch" && (flags["-D"] || (flags["-d"] && flags["-f"])) {
+		if sub == "branch" && (flags["-D"] || (flags["-d"] || flags["--delete"]) && (flags["-f"] || flags["--force"])) {
 			e.Level, e.Destructive = Destructive, "git branch -D deletes a branch even if it is not merged"
 		}
 		if sub == "stash" && len(ops) > 0 && (ops[0] == "drop" || ops[0] == "clear") {
@@ -586,6 +815,14 @@ func tarEffect(args []string, e *Effect) {
 		create = create || a == "--create"
 	}
 	file := flagValue(args, "-f", "--file")
+	for _, a := range args {
+		// -C attached to a cluster: -xC.git
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			if i := strings.IndexByte(a, 'C'); i > 0 && i < len(a)-1 {
+				e.Writes = append(e.Writes, a[i+1:])
+			}
+		}
+	}
 	if file == "" {
 		for i, a := range args {
 			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "f") && i+1 < len(args) {
@@ -599,11 +836,14 @@ func tarEffect(args []string, e *Effect) {
 	switch {
 	case extract:
 		e.Level = Write
+		e.Opaque = "an archive writes whatever it holds"
 		dir := flagValue(args, "-C", "--directory")
-		if dir == "" {
+		if dir == "" && len(e.Writes) == 0 {
 			dir = "."
 		}
-		e.Writes = []string{dir}
+		if dir != "" {
+			e.Writes = append(e.Writes, dir)
+		}
 		if file != "" {
 			e.Reads = []string{file}
 		}
@@ -611,6 +851,17 @@ func tarEffect(args []string, e *Effect) {
 		e.Level = Write
 		if file != "" && file != "-" {
 			e.Writes = []string{file}
+		}
+		// What goes into the archive is read.
+		var tmp Effect
+		ops, _ := operands("tar", args, nil, &tmp)
+		for i, o := range ops {
+			if i == 0 && !strings.HasPrefix(args[0], "-") {
+				continue // the bundled flags of "tar czf"
+			}
+			if o != file {
+				e.Reads = append(e.Reads, o)
+			}
 		}
 	default:
 		e.Level = Read

@@ -38,10 +38,12 @@ var homeSecrets = []string{
 	".ssh/", ".aws/", ".config/gcloud/", ".azure/", ".gnupg/", ".kube/config", ".netrc",
 	".npmrc", ".pypirc", ".docker/config.json", ".git-credentials", ".config/gh/hosts.yml",
 	".config/toolgate/approver.token", ".local/state/toolgate/approver.token",
+	".cargo/credentials", ".cargo/credentials.toml", ".config/hub", ".terraform.d/credentials.tfrc.json",
+	".vault-token", ".password-store/", ".config/op/", ".gem/credentials", ".m2/settings.xml",
 }
 
 // systemSecrets are credential locations outside the home directory.
-var systemSecrets = []string{"/etc/", "/proc/self/environ", "/root/"}
+var systemSecrets = []string{"/etc/", "/proc/self/environ", "/root/", "/var/run/secrets/", "/run/secrets/"}
 
 // secretNames are file names that hold credentials wherever they are.
 var secretNames = []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".git-credentials", ".netrc", ".pgpass"}
@@ -65,7 +67,7 @@ func ClassifyPath(abs, home string) PathClass {
 		return Ordinary
 	}
 	base := filepath.Base(abs)
-	if isEnvFile(base) || strings.HasSuffix(base, ".pem") || strings.HasSuffix(base, ".key") ||
+	if isEnvFile(base) || hasAnySuffix(base, ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk") ||
 		contains(secretNames, base) {
 		return Secret
 	}
@@ -134,4 +136,42 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func hasAnySuffix(s string, suffixes ...string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClassifyPattern returns the most sensitive class of any path that the
+// glob pattern (absolute, path.Match syntax) could name among the known
+// sensitive locations: a pattern such as ~/.bashr? or .e* is judged by what
+// it could become, not only by what exists now.
+func ClassifyPattern(pattern, home string) PathClass {
+	dir := filepath.Dir(pattern)
+	var cands []string
+	for _, n := range append(append([]string{".env", ".env.local", "id_rsa", "key.pem", "x.key"}, secretNames...), protectedFiles...) {
+		cands = append(cands, filepath.Join(dir, n))
+	}
+	for _, d := range protectedDirs {
+		cands = append(cands, filepath.Join(dir, d))
+	}
+	if home != "" {
+		for _, s := range append(append([]string{}, homeSecrets...), protectedHome...) {
+			cands = append(cands, filepath.Join(home, strings.TrimSuffix(s, "/")))
+		}
+	}
+	best := Ordinary
+	for _, c := range cands {
+		if ok, _ := filepath.Match(pattern, c); ok {
+			if cl := ClassifyPath(c, home); cl > best {
+				best = cl
+			}
+		}
+	}
+	return best
 }

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"fmt"
-	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 	"github.com/toolgate/toolgate/shell"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Unit is one part of a call judged on its own: one simple command of a
@@ -38,9 +39,11 @@ type Unit struct {
 	secret      string
 	network     bool
 	navigation  bool
-	hard        bool // an ask that no mode, allow rule or approval=never lifts
-	outside     bool // touches a path outside the workspace and writable roots
-	escape      bool // a link inside the workspace leads out of it
+	exec        string // runs code its words do not show: no allow rule covers it
+	opaque      string // writes files its words do not name: asks unless a rule allows it
+	hard        bool   // an ask that no mode, allow rule or approval=never lifts
+	outside     bool   // touches a path outside the workspace and writable roots
+	escape      bool   // a link inside the workspace leads out of it
 }
 
 // CommandFact describes a simple command for explain output.
@@ -74,6 +77,9 @@ type env struct {
 	cwd, root, home string
 	roots           []string // writable roots, resolved
 	match           policy.MatchContext
+	// links are symbolic links that earlier commands of the same line
+	// create: link path -> target, both absolute.
+	links map[string]string
 }
 
 // inside reports whether a real path is in the workspace or a writable root.
@@ -89,9 +95,67 @@ func (e *env) inside(p string) bool {
 	return false
 }
 
+// maxGlob bounds how many files one glob word is expanded to; a word
+// matching more is judged as unknown.
+const maxGlob = 512
+
+// pathFacts resolves a word of a shell command: a glob word is expanded
+// against the file system as the shell would, so .en? is judged as .env.
+func (e *env) pathFacts(dir, raw string) []PathFact {
+	if !strings.ContainsAny(raw, "*?[") {
+		return []PathFact{e.pathFact(dir, raw)}
+	}
+	abs, ok := pathres.Absolute(dir, e.home, raw)
+	if !ok {
+		return []PathFact{{Requested: raw, Unknown: true, Class: "unknown"}}
+	}
+	matches, err := filepath.Glob(e.relink(abs))
+	if err != nil || len(matches) == 0 {
+		// No match: the shell passes the word on as it is — but by the
+		// time the line runs it may match a sensitive file.
+		f := e.pathFact(dir, raw)
+		if c := risk.ClassifyPattern(abs, e.home); c.String() != "ordinary" && (f.Class == "ordinary" || c == risk.Secret) {
+			f.Class = c.String()
+		}
+		return []PathFact{f}
+	}
+	if len(matches) > maxGlob {
+		return []PathFact{{Requested: raw, Unknown: true, Class: "unknown"}}
+	}
+	out := make([]PathFact, 0, len(matches))
+	for _, m := range matches {
+		f := e.pathFact(dir, m)
+		f.Requested = raw + " (" + m + ")"
+		out = append(out, f)
+	}
+	return out
+}
+
+// relink rewrites a path that goes through a link created earlier in the
+// same line to the link's target.
+func (e *env) relink(abs string) string {
+	for i := 0; i < 40 && len(e.links) > 0; i++ {
+		changed := false
+		for link, target := range e.links {
+			if pathres.Within(link, abs) {
+				rel, _ := filepath.Rel(link, abs)
+				abs = filepath.Join(target, rel)
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return abs
+}
+
 // pathFact resolves raw against dir.
 func (e *env) pathFact(dir, raw string) PathFact {
 	f := PathFact{Requested: raw}
+	if abs, ok := pathres.Absolute(dir, e.home, raw); ok && len(e.links) > 0 {
+		raw = e.relink(abs)
+	}
 	p, err := pathres.Resolve(dir, e.home, raw)
 	if err != nil || p.Unknown {
 		f.Unknown = true
@@ -138,6 +202,7 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			u.RiskWhy = append(u.RiskWhy, u.destructive)
 		}
 		sawNetwork = sawNetwork || u.network
+		e.recordLinks(cmd)
 		units = append(units, u)
 	}
 	for _, p := range res.Problems {
@@ -149,6 +214,90 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		})
 	}
 	return units, nil
+}
+
+// recordLinks notes the links an ln command makes, so that later commands
+// of the line are judged through them.
+func (e *env) recordLinks(cmd *shell.Command) {
+	if cmd.Name != "ln" || cmd.Dir == "" {
+		return
+	}
+	var ops []string
+	symbolic := false
+	for i, a := range cmd.Args {
+		if cmd.ArgDynamic[i] {
+			return
+		}
+		switch {
+		case a == "-s" || a == "--symbolic" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "s"):
+			symbolic = true
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) < 2 {
+		return
+	}
+	link, ok := pathres.Absolute(cmd.Dir, e.home, ops[len(ops)-1])
+	if !ok {
+		return
+	}
+	for _, t := range ops[:len(ops)-1] {
+		target := t
+		if symbolic && !filepath.IsAbs(t) && !strings.HasPrefix(t, "~") {
+			target = filepath.Join(filepath.Dir(link), t) // relative to the link
+		}
+		abs, ok := pathres.Absolute(cmd.Dir, e.home, target)
+		if !ok {
+			continue
+		}
+		l := link
+		if fi, err := os.Stat(link); err == nil && fi.IsDir() || len(ops) > 2 {
+			l = filepath.Join(link, filepath.Base(t))
+		}
+		if e.links == nil {
+			e.links = map[string]string{}
+		}
+		e.links[l] = e.relink(abs)
+	}
+}
+
+// riskyVars change which program runs or what a program runs: an
+// assignment to one makes any command unjudgeable.
+var riskyVars = map[string]bool{
+	"PATH": true, "IFS": true, "ENV": true, "BASH_ENV": true, "PROMPT_COMMAND": true, "PS4": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "CDPATH": true, "PAGER": true, "MANPAGER": true, "EDITOR": true,
+	"VISUAL": true, "LESSOPEN": true, "LESSCLOSE": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
+	"PYTHONHOME": true, "NODE_OPTIONS": true, "NODE_PATH": true, "PERL5OPT": true, "PERL5LIB": true,
+	"PERLLIB": true, "RUBYOPT": true, "RUBYLIB": true, "JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true,
+	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "BROWSER": true, "TERMINAL": true, "HOME": true,
+	"ZDOTDIR": true, "XDG_CONFIG_HOME": true, "NPM_CONFIG_PREFIX": true, "MAKEFLAGS": true,
+}
+
+func riskyVar(name string) bool {
+	return riskyVars[name] || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
+		strings.HasPrefix(name, "GIT_") || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "npm_config_")
+}
+
+// assignedRisky returns a variable the command sets that changes what
+// programs run, or "".
+func assignedRisky(cmd *shell.Command) string {
+	for _, a := range cmd.Assigns {
+		if riskyVar(a.Name) {
+			return a.Name
+		}
+	}
+	switch cmd.Name {
+	case "export", "declare", "typeset", "readonly", "local", "set":
+		for _, a := range cmd.Args {
+			n, _, ok := strings.Cut(a, "=")
+			if ok && riskyVar(n) {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // interpreters read a script from standard input when given no script.
@@ -232,10 +381,14 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.unknown = "an argument is not known until the line runs"
 		}
 		for _, r := range eff.Reads {
-			u.Reads = append(u.Reads, e.pathFact(cmd.Dir, r))
+			u.Reads = append(u.Reads, e.pathFacts(cmd.Dir, r)...)
 		}
 		for _, w := range eff.Writes {
-			u.Writes = append(u.Writes, e.pathFact(cmd.Dir, w))
+			u.Writes = append(u.Writes, e.pathFacts(cmd.Dir, w)...)
+		}
+		u.exec, u.opaque = eff.Exec, eff.Opaque
+		if u.exec != "" {
+			u.RiskWhy = append(u.RiskWhy, u.exec)
 		}
 		for _, h := range eff.Hosts {
 			u.Hosts = append(u.Hosts, hostFact(h))
@@ -245,8 +398,30 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.RiskWhy = append(u.RiskWhy, "runs with raised privileges")
 		}
 	}
+	if slices.Contains(cmd.Wrappers, "xargs") {
+		// xargs -a FILE reads its arguments from FILE.
+		files, ok := xargsArgFiles(cmd.Source)
+		if !ok {
+			u.unknown = "the xargs options cannot be read statically"
+		}
+		for _, f := range files {
+			u.Reads = append(u.Reads, e.pathFacts(cmd.Dir, f)...)
+		}
+	}
+	if v := assignedRisky(cmd); v != "" {
+		u.exec = "sets " + v + ", which changes what programs run"
+		u.Risk = risk.Max(u.Risk, risk.Execute)
+		u.RiskWhy = append(u.RiskWhy, u.exec)
+	}
 	for _, r := range cmd.Redirects {
 		if r.Heredoc != "" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
+			continue
+		}
+		if host, ok := devNet(r.Target); ok && !r.Dynamic {
+			// bash opens /dev/tcp/HOST/PORT as a network connection.
+			u.Hosts = append(u.Hosts, hostFact(host))
+			u.network = true
+			u.Risk = risk.Max(u.Risk, risk.Network)
 			continue
 		}
 		if (r.Op == ">&" || r.Op == "<&") && (isFD(r.Target) || r.Target == "-") {
@@ -256,18 +431,103 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.unknown = "a redirection target is not known until the line runs"
 			continue
 		}
-		f := e.pathFact(cmd.Dir, r.Target)
-		if devFiles[f.Real] || devFiles[f.abs] {
-			continue
-		}
-		if r.Op == "<" {
-			u.Reads = append(u.Reads, f)
-		} else {
-			u.Writes = append(u.Writes, f)
-			u.Risk = risk.Max(u.Risk, risk.Write)
+		for _, f := range e.pathFacts(cmd.Dir, r.Target) {
+			if devFiles[f.Real] || devFiles[f.abs] {
+				continue
+			}
+			if r.Op == "<" {
+				u.Reads = append(u.Reads, f)
+			} else {
+				u.Writes = append(u.Writes, f)
+				u.Risk = risk.Max(u.Risk, risk.Write)
+			}
 		}
 	}
 	return u
+}
+
+// xargsArgFiles returns the files an xargs command in src reads its
+// arguments from (-a FILE, -aFILE, --arg-file=FILE, --arg-file FILE). It
+// reports false when the words cannot be read statically.
+func xargsArgFiles(src string) ([]string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return nil, false
+	}
+	var words []string
+	ok := true
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, isCall := n.(*syntax.CallExpr); isCall && words == nil {
+			for _, w := range c.Args {
+				lit, err := literalWord(w)
+				if err != nil {
+					ok = false
+				}
+				words = append(words, lit)
+			}
+			return false
+		}
+		return true
+	})
+	var files []string
+	seen := false
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !seen {
+			seen = w == "xargs" || strings.HasSuffix(w, "/xargs")
+			continue
+		}
+		switch {
+		case w == "-a" || w == "--arg-file":
+			if i+1 < len(words) {
+				files = append(files, words[i+1])
+				i++
+			}
+		case strings.HasPrefix(w, "--arg-file="):
+			files = append(files, strings.TrimPrefix(w, "--arg-file="))
+		case strings.HasPrefix(w, "-a") && !strings.HasPrefix(w, "--"):
+			files = append(files, w[2:])
+		case !strings.HasPrefix(w, "-"):
+			return files, ok // the command xargs runs
+		}
+	}
+	return files, ok
+}
+
+// literalWord returns the value of a word without expansions, after quote
+// removal.
+func literalWord(w *syntax.Word) (string, error) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(strings.ReplaceAll(x.Value, "\\", ""))
+		case *syntax.SglQuoted:
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", fmt.Errorf("expansion in word")
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return "", fmt.Errorf("expansion in word")
+		}
+	}
+	return b.String(), nil
+}
+
+// devNet reports the host of a bash /dev/tcp/HOST/PORT or /dev/udp path.
+func devNet(target string) (string, bool) {
+	for _, p := range []string{"/dev/tcp/", "/dev/udp/"} {
+		if rest, ok := strings.CutPrefix(target, p); ok {
+			host, _, _ := strings.Cut(rest, "/")
+			return host, host != ""
+		}
+	}
+	return "", false
 }
 
 func isFD(s string) bool {
@@ -280,39 +540,6 @@ func isFD(s string) bool {
 		}
 	}
 	return true
-}
-
-// hostFact classifies a host: loopback, private, link-local, CGNAT and
-// cloud metadata targets are reported as private.
-func hostFact(host string) HostFact {
-	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	f := HostFact{Host: h}
-	switch {
-	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
-		f.Private = "loopback"
-	case h == "metadata.google.internal" || h == "metadata" || h == "instance-data":
-		f.Private = "cloud metadata"
-	case strings.HasSuffix(h, ".internal") || strings.HasSuffix(h, ".local"):
-		f.Private = "internal name"
-	}
-	if a, err := netip.ParseAddr(h); err == nil {
-		a = a.Unmap()
-		switch {
-		case a.String() == "169.254.169.254" || a.String() == "fd00:ec2::254" || a.String() == "100.100.100.200":
-			f.Private = "cloud metadata"
-		case a.IsLoopback():
-			f.Private = "loopback"
-		case a.IsPrivate():
-			f.Private = "private"
-		case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-			f.Private = "link-local"
-		case a.IsUnspecified():
-			f.Private = "unspecified"
-		case a.Is4() && netip.MustParsePrefix("100.64.0.0/10").Contains(a):
-			f.Private = "carrier-grade NAT"
-		}
-	}
-	return f
 }
 
 // toolUnit builds the single unit of a non-shell call.

@@ -130,21 +130,25 @@ func (e *Engine) Explain(ctx context.Context, req *Request) *Decision {
 	return d
 }
 
-// FindRoot returns the project root for cwd: the nearest directory at or
-// above it holding .toolgate/ or .git, or cwd itself; and what marked it.
+// FindRoot returns the project root for cwd and what marked it: the
+// nearest directory at or above cwd holding .toolgate/, else the nearest
+// holding .git, else cwd itself. .toolgate/ is looked for first so that a
+// nested repository (a submodule, a vendored checkout) does not take the
+// project's policy away.
 func FindRoot(cwd string) (string, string) {
-	for dir := cwd; ; {
-		for _, m := range []string{".toolgate", ".git"} {
+	for _, m := range []string{".toolgate", ".git"} {
+		for dir := cwd; ; {
 			if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
 				return dir, m
 			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return cwd, "cwd"
-		}
-		dir = parent
 	}
+	return cwd, "cwd"
 }
 
 func deny(reason Reason, msg string) *Decision {

@@ -42,6 +42,11 @@ func (st *state) settle(req *Request) error {
 			st.mode = m
 		}
 	}
+	if st.set.ManagedRulesOnly && (st.mode == policy.ModeBypass || st.mode == policy.ModeAcceptEdits) &&
+		!(st.set.ModeSet && st.set.ModeLayer == policy.LayerManaged && st.mode == st.set.Mode) {
+		st.notes = append(st.notes, fmt.Sprintf("mode %s ignored: the managed policy allows only its own allow rules", st.mode))
+		st.mode = policy.ModeDefault
+	}
 	if st.mode == policy.ModePlan {
 		st.sandbox = policy.SandboxReadOnly
 	}
@@ -100,13 +105,18 @@ func (st *state) judge(u *Unit) {
 	}
 	st.step(u, "ask rules", "pass", "")
 
-	// 5. The tool's own check: what cannot be judged statically, and
-	// untrusted MCP servers, set a floor of ask that only the mode or an
-	// allow rule lifts.
-	floor, floorReason := "", ReasonUnknownCommand
+	// 5. The tool's own check: what cannot be judged statically, code that
+	// the words do not show, and untrusted MCP servers set a floor of ask.
+	// Only bypass mode lifts a hard floor; an allow rule also lifts a soft
+	// one.
+	floor, floorReason, floorHard := "", ReasonUnknownCommand, false
 	switch {
+	case u.exec != "":
+		floor, floorHard = u.exec, true
 	case u.unknown != "":
-		floor = u.unknown
+		floor, floorHard = u.unknown, true
+	case u.opaque != "":
+		floor = u.opaque
 	case c.tool == policy.ToolMCP:
 		server, _ := policy.SplitMCPName(c.mcpName)
 		if !slices.Contains(st.set.TrustedMCPServers, server) {
@@ -147,7 +157,9 @@ func (st *state) judge(u *Unit) {
 	st.step(u, "mode", "pass", string(st.mode))
 
 	// 8. Allow rules.
-	if r, why := st.allowRule(u); r != nil {
+	if floorHard {
+		st.step(u, "allow rules", "pass", "no allow rule covers this: "+floor)
+	} else if r, why := st.allowRule(u); r != nil {
 		st.step(u, "allow rules", "allow", ruleRef(r))
 		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ruleRef(r))
 		return
@@ -217,6 +229,9 @@ func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
 			return ReasonModePlan, SourceMode, "plan mode offers only read-only tools: " + u.Label
 		}
 	}
+	if u.network && st.set.NetworkLocked {
+		return ReasonSandbox, SourceSandbox, "the managed policy turns network access off: " + u.Label
+	}
 	if st.sandbox == policy.SandboxFullAccess {
 		return "", "", ""
 	}
@@ -281,7 +296,7 @@ func (st *state) credentialCheck(u *Unit) (string, Reason) {
 // or a known file command, writing only inside the workspace.
 func (st *state) editInWorkspace(u *Unit) bool {
 	c := st.call
-	if u.unknown != "" || u.destructive != "" || u.network || u.outside {
+	if u.unknown != "" || u.exec != "" || u.opaque != "" || u.destructive != "" || u.network || u.outside {
 		return false
 	}
 	switch {
@@ -390,11 +405,15 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 					why = fmt.Sprintf("%s matches, but the command is destructive and the rule does not name a destructive form", ruleRef(r))
 					continue
 				}
+				if p := st.uncoveredOutside(u); p != "" {
+					why = fmt.Sprintf("%s matches, but %s is outside the workspace and no Read or Edit rule allows it", ruleRef(r), p)
+					continue
+				}
 				consider(r, true)
 			}
 		}
 		for _, r := range x.Bare(policy.Allow) {
-			consider(r, r.Tool == policy.ToolShell && u.destructive == "")
+			consider(r, r.Tool == policy.ToolShell && u.destructive == "" && st.uncoveredOutside(u) == "")
 		}
 	case c.tool == policy.ToolMCP:
 		for _, r := range x.MCP(policy.Allow) {
@@ -438,6 +457,23 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 		}
 	}
 	return first, why
+}
+
+// uncoveredOutside returns a path of the unit outside the workspace that
+// no Read (or Edit) allow rule covers, or "": a rule for a command does not
+// stretch to files beyond the workspace.
+func (st *state) uncoveredOutside(u *Unit) string {
+	for _, g := range []struct {
+		family string
+		paths  []PathFact
+	}{{"read", u.Reads}, {"write", u.Writes}} {
+		for _, p := range g.paths {
+			if !p.Unknown && !p.Inside && st.pathAllow(g.family, p.Real, false) == nil {
+				return p.Requested
+			}
+		}
+	}
+	return ""
 }
 
 // ruleIsDestructive reports whether a shell rule itself names a destructive
@@ -501,33 +537,39 @@ func (st *state) aggregate(units []*Unit) *Decision {
 
 // wrap applies the approval axis and dontAsk to an aggregated decision.
 // A hard ask — an ask rule, a protected path, a destructive effect, a line
-// that cannot be parsed — is never turned into an allow.
+// that cannot be parsed or judged — is never turned into an allow.
 func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Decision {
-	hard = hard || d.Reason == ReasonRuleAsk || d.Reason == ReasonProtectedPath || d.Risk == risk.Destructive
-	switch st.set.Approval {
-	case policy.ApprovalAlways:
-		if d.Decision == policy.Allow {
-			d.Decision, d.Reason, d.Source = policy.Ask, ReasonPolicyAlways, SourceMode
-			d.Message = "approval is set to always: every call asks (" + d.Message + ")"
-			t.Steps = append(t.Steps, Step{"approval axis", "ask", "always"})
-		}
-	case policy.ApprovalNever:
-		if d.Decision == policy.Ask {
-			if hard {
-				d.Decision, d.Source = policy.Deny, SourceMode
-				d.Message = "approval is set to never and this needs a person's confirmation: " + d.Message
-				t.Steps = append(t.Steps, Step{"approval axis", "deny", "never: nobody to confirm"})
-			} else {
-				d.Decision, d.Source = policy.Allow, SourceMode
-				d.Message = "approval is set to never: runs without asking inside the sandbox (" + d.Message + ")"
-				t.Steps = append(t.Steps, Step{"approval axis", "allow", "never"})
-			}
-		}
+	if st.set.Approval == policy.ApprovalAlways && d.Decision == policy.Allow {
+		d.Decision, d.Reason, d.Source = policy.Ask, ReasonPolicyAlways, SourceMode
+		d.Message = "approval is set to always: every call asks (" + d.Message + ")"
+		t.Steps = append(t.Steps, Step{"approval axis", "ask", "always"})
 	}
 	if st.mode == policy.ModeDontAsk && d.Decision == policy.Ask {
 		d.Decision, d.Source = policy.Deny, SourceMode
 		d.Message = "dontAsk mode denies what would ask: " + d.Message
 		t.Steps = append(t.Steps, Step{"mode", "deny", "dontAsk"})
+		return d
+	}
+	switch st.set.Approval {
+	case policy.ApprovalNever:
+		if d.Decision != policy.Ask {
+			break
+		}
+		// Only what the sandbox contains runs unasked: writes, programs and
+		// network it permits. What cannot be judged, or needs a person's
+		// confirmation, is denied: nobody is there to ask.
+		switch d.Reason {
+		case ReasonWrite, ReasonExecute, ReasonNetwork, ReasonOutsideWorkspace, ReasonUntrustedMCP:
+			if !hard {
+				d.Decision, d.Source = policy.Allow, SourceMode
+				d.Message = "approval is set to never: runs without asking inside the sandbox (" + d.Message + ")"
+				t.Steps = append(t.Steps, Step{"approval axis", "allow", "never"})
+				return d
+			}
+		}
+		d.Decision, d.Source = policy.Deny, SourceMode
+		d.Message = "approval is set to never and this needs a person: " + d.Message
+		t.Steps = append(t.Steps, Step{"approval axis", "deny", "never: nobody to confirm"})
 	}
 	return d
 }

@@ -165,16 +165,26 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// parsePathTool reads a file tool's path. Every one of the names that is
+// present is judged: a call that names two paths touches both as far as
+// the gate knows.
 func parsePathTool(family string, required bool, names ...string) func(map[string]any, *call) error {
 	return func(in map[string]any, c *call) error {
-		p, _, err := stringField(in, required, names...)
-		if err != nil {
-			return err
+		found := false
+		for _, n := range names {
+			if _, ok := in[n]; !ok {
+				continue
+			}
+			p, _, err := stringField(in, true, n)
+			if err != nil {
+				return err
+			}
+			c.paths = append(c.paths, pathArg{p, family})
+			found = true
 		}
-		if p == "" {
-			p = "." // listing with no path lists the working directory
+		if !found && required {
+			return &fieldError{names[0], "is required"}
 		}
-		c.paths = append(c.paths, pathArg{p, family})
 		return nil
 	}
 }
@@ -194,19 +204,69 @@ func parseList(in map[string]any, c *call) error {
 	if err != nil {
 		return err
 	}
-	if base := globBase(pat); base != "" {
-		if !filepath.IsAbs(base) && !strings.HasPrefix(base, "~") {
-			base = filepath.Join(dir, base)
+	for _, alt := range expandBraces(pat, 64) {
+		if base := globBase(alt); base != "" {
+			if !filepath.IsAbs(base) && !strings.HasPrefix(base, "~") {
+				base = filepath.Join(dir, base)
+			}
+			c.paths = append(c.paths, pathArg{base, "read"})
 		}
-		c.paths = append(c.paths, pathArg{base, "read"})
 	}
 	return nil
+}
+
+// expandBraces expands {a,b} alternatives, at most limit results; past the
+// limit the pattern is returned as it is (and judged from its root).
+func expandBraces(pat string, limit int) []string {
+	open := strings.IndexByte(pat, '{')
+	if open < 0 {
+		return []string{pat}
+	}
+	depth, close := 0, -1
+	var commas []int
+	for i := open; i < len(pat) && close < 0; i++ {
+		switch pat[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				close = i
+			}
+		case ',':
+			if depth == 1 {
+				commas = append(commas, i)
+			}
+		}
+	}
+	if close < 0 {
+		return []string{pat}
+	}
+	var out []string
+	start := open + 1
+	for _, end := range append(commas, close) {
+		for _, rest := range expandBraces(pat[:open]+pat[start:end]+pat[close+1:], limit) {
+			if len(out) >= limit {
+				return []string{"/"}
+			}
+			out = append(out, rest)
+		}
+		start = end + 1
+	}
+	return out
 }
 
 // globBase returns the literal directory part of a glob pattern before its
 // first wildcard segment: "src/**/*.go" gives "src", "/etc/*" gives "/etc",
 // "*.go" gives "".
 func globBase(pat string) string {
+	if strings.Contains(pat, "[") {
+		// A class can spell any directory ([.]. is ..): judge from the root
+		// of what it could reach.
+		if strings.HasPrefix(pat, "/") {
+			return "/"
+		}
+		return ".."
+	}
 	var lit []string
 	for _, seg := range strings.Split(pat, "/") {
 		if strings.ContainsAny(seg, "*?[{") {
@@ -236,6 +296,17 @@ func parseSearch(in map[string]any, c *call) error {
 		p = "."
 	}
 	c.paths = append(c.paths, pathArg{p, "read"})
+	// A file-name filter such as glob=".env" says which files are read.
+	g, _, err := stringField(in, false, "glob", "include")
+	if err != nil {
+		return err
+	}
+	if g != "" {
+		c.paths = append(c.paths, pathArg{filepath.Join(p, g), "read"})
+		if base := globBase(g); base != "" && base != g {
+			c.paths = append(c.paths, pathArg{filepath.Join(p, base), "read"})
+		}
+	}
 	return nil
 }
 
@@ -250,7 +321,7 @@ func parsePatch(in map[string]any, c *call) error {
 	}
 	seen := map[string]bool{}
 	for _, m := range patchFile.FindAllStringSubmatch(p, -1) {
-		name := m[1]
+		name := strings.TrimSpace(m[1])
 		if i := strings.IndexByte(name, '\t'); i >= 0 {
 			name = name[:i] // unified diff timestamps
 		}
