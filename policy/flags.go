@@ -86,17 +86,7 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 	return flags, ops
 }
 
-func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isNumber(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // abbreviation resolves an unambiguous abbreviation of a long option
 // (--rec for --recursive), as GNU getopt accepts, to its canonical flag.

@@ -27,24 +27,9 @@ reports each whose decision (or reason) differs, with its file and line. It
 exits 1 when any fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cwd, err := os.Getwd()
+			root, files, err := pf.projectFiles()
 			if err != nil {
 				return err
-			}
-			root := pf.project
-			if root == "" {
-				root, _ = engine.FindRoot(cwd)
-			}
-			l := policy.DefaultLocations(root)
-			if pf.managed != "" {
-				l.Managed = pf.managed
-			}
-			if pf.user != "" {
-				l.User = pf.user
-			}
-			files, err := policy.Load(l)
-			if err != nil {
-				return &exitError{1, err}
 			}
 			pf.project = root
 			eng, err := pf.engine(c)
@@ -102,24 +87,9 @@ when it finds anything.`,
 					files = append(files, f)
 				}
 			} else {
-				cwd, err := os.Getwd()
+				_, fs, err := pf.projectFiles()
 				if err != nil {
 					return err
-				}
-				root := pf.project
-				if root == "" {
-					root, _ = engine.FindRoot(cwd)
-				}
-				l := policy.DefaultLocations(root)
-				if pf.managed != "" {
-					l.Managed = pf.managed
-				}
-				if pf.user != "" {
-					l.User = pf.user
-				}
-				fs, err := policy.Load(l)
-				if err != nil {
-					return &exitError{1, err}
 				}
 				files = fs
 			}
@@ -157,4 +127,29 @@ func mergeForLint(files []*policy.File) (*policy.Set, error) {
 		seen[f.Layer] = true
 	}
 	return policy.Merge(files...)
+}
+
+// projectFiles loads the file layers of the project the flags name, or of
+// the one around the working directory.
+func (f *policyFlags) projectFiles() (string, []*policy.File, error) {
+	root := f.project
+	if root == "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return "", nil, err
+		}
+		root, _ = engine.FindRoot(cwd)
+	}
+	l := policy.DefaultLocations(root)
+	if f.managed != "" {
+		l.Managed = f.managed
+	}
+	if f.user != "" {
+		l.User = f.user
+	}
+	files, err := policy.Load(l)
+	if err != nil {
+		return "", nil, &exitError{1, err}
+	}
+	return root, files, nil
 }

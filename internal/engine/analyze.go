@@ -530,17 +530,7 @@ func devNet(target string) (string, bool) {
 	return "", false
 }
 
-func isFD(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isFD(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // toolUnit builds the single unit of a non-shell call.
 func (e *env) toolUnit(c *call) *Unit {
