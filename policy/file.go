@@ -30,6 +30,9 @@ type File struct {
 	// TrustedMCPServers names MCP servers whose tools are not flagged as
 	// untrusted.
 	TrustedMCPServers []string
+	// TrustedProjects lists project roots whose committed policy may
+	// loosen settings. Only read from the user and managed layers.
+	TrustedProjects []string
 
 	// DisableBypass forbids bypassPermissions in every layer. Only
 	// honoured in the managed layer.
@@ -46,6 +49,8 @@ type File struct {
 	// Pos records where each setting was written, by key ("mode",
 	// "sandbox", ...).
 	Pos map[string]Position
+
+	notes []string // settings Distrust removed
 }
 
 // fileDoc is the TOML schema of a policy file.
@@ -56,6 +61,7 @@ type fileDoc struct {
 	Network           *bool    `toml:"network"`
 	WritableRoots     []string `toml:"writable_roots"`
 	TrustedMCPServers []string `toml:"trusted_mcp_servers"`
+	TrustedProjects   []string `toml:"trusted_projects"`
 	Permissions       struct {
 		Allow []string `toml:"allow"`
 		Ask   []string `toml:"ask"`
@@ -132,6 +138,17 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 		}
 	}
 	f.TrustedMCPServers = doc.TrustedMCPServers
+	if doc.TrustedProjects != nil {
+		if layer != LayerUser && layer != LayerManaged {
+			return nil, &Error{Pos: at("trusted_projects"), Msg: "trusted_projects is only read from the user or managed policy: a project cannot trust itself"}
+		}
+		for i, p := range doc.TrustedProjects {
+			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+				return nil, &Error{Pos: pos.elem("trusted_projects", i, at("trusted_projects")), Msg: fmt.Sprintf("trusted project %q must be absolute (or start with ~/)", p)}
+			}
+		}
+		f.TrustedProjects = doc.TrustedProjects
+	}
 	if doc.Managed != nil {
 		if layer != LayerManaged {
 			return nil, &Error{Pos: at("managed"), Msg: "a [managed] table is only honoured in the managed policy file; remove it from this " + layer.String() + " policy"}
@@ -181,6 +198,50 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 	return f, nil
 }
 
+// Distrust removes from a project layer every setting that loosens the
+// gate — bypassPermissions or acceptEdits, danger-full-access, approval
+// never, network on, writable roots, trusted MCP servers — and returns a
+// note for each. The engine applies it to a project whose root the user
+// has not listed in trusted_projects: a cloned repository cannot switch
+// the gate off by committing a policy file. Rules and stricter settings
+// stay.
+func (f *File) Distrust() []string {
+	var notes []string
+	drop := func(key, what string) {
+		where := f.Path
+		if p, ok := f.Pos[key]; ok && p.Line > 0 {
+			where = fmt.Sprintf("%s:%d", p.File, p.Line)
+		}
+		notes = append(notes, fmt.Sprintf("%s from %s ignored: the project is not in the user policy's trusted_projects", what, where))
+	}
+	if f.Mode != nil && (*f.Mode == ModeBypass || *f.Mode == ModeAcceptEdits) {
+		drop("mode", "mode "+string(*f.Mode))
+		f.Mode = nil
+	}
+	if f.Sandbox != nil && *f.Sandbox == SandboxFullAccess {
+		drop("sandbox", "sandbox "+string(*f.Sandbox))
+		f.Sandbox = nil
+	}
+	if f.Approval != nil && *f.Approval == ApprovalNever {
+		drop("approval", "approval never")
+		f.Approval = nil
+	}
+	if f.Network != nil && *f.Network {
+		drop("network", "network = true")
+		f.Network = nil
+	}
+	if f.WritableRootsSet {
+		drop("writable_roots", "writable_roots")
+		f.WritableRoots, f.WritableRootsSet = nil, false
+	}
+	if len(f.TrustedMCPServers) > 0 {
+		drop("trusted_mcp_servers", "trusted_mcp_servers")
+		f.TrustedMCPServers = nil
+	}
+	f.notes = append(f.notes, notes...)
+	return notes
+}
+
 // Test is an example call written in a policy file with the decision the
 // effective policy must give it.
 type Test struct {
@@ -213,7 +274,7 @@ func tomlError(filename string, err error) error {
 	if errors.As(err, &sm) && len(sm.Errors) > 0 {
 		e := sm.Errors[0]
 		row, col := e.Position()
-		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, trusted_mcp_servers, [permissions] allow/ask/deny, or [managed] (managed file only)", strings.Join(e.Key(), "."))}
+		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, trusted_mcp_servers, trusted_projects (user file), [permissions] allow/ask/deny, [[test]], or [managed] (managed file only)", strings.Join(e.Key(), "."))}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // Set is the effective policy: the layers merged. Rules of every layer are
@@ -41,7 +43,7 @@ type Set struct {
 	// From says which layer set each setting ("mode", "approval",
 	// "sandbox", "network", "writable_roots"), as file:line or layer name.
 	From map[string]string
-	// Notes record settings that a lock overrode.
+	// Notes record settings that a lock or a missing trust overrode.
 	Notes []string
 
 	idx *Index
@@ -74,7 +76,12 @@ func Merge(files ...*File) (*Set, error) {
 		}
 	}
 	slices.SortStableFunc(fs, func(a, b *File) int { return int(a.Layer) - int(b.Layer) })
+	var distrust []string
+	for _, f := range fs {
+		distrust = append(distrust, f.notes...)
+	}
 	s := &Set{
+		Notes:    distrust,
 		Files:    fs,
 		Mode:     ModeDefault,
 		Approval: ApprovalOnRequest,
@@ -219,6 +226,25 @@ func Load(l Locations) ([]*File, error) {
 		}
 	}
 	return out, nil
+}
+
+// Trusted reports whether a user or managed layer among files lists root
+// (an absolute, real path) in trusted_projects; home expands ~/.
+func Trusted(files []*File, root, home string) bool {
+	for _, f := range files {
+		if f.Layer != LayerUser && f.Layer != LayerManaged {
+			continue
+		}
+		for _, p := range f.TrustedProjects {
+			if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
+				p = filepath.Join(home, rest)
+			}
+			if filepath.Clean(p) == root || pathres.Real(filepath.Clean(p)) == root {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ParseRules parses rule texts given on a command line or through an API

@@ -95,6 +95,14 @@ func FromFiles(managed, user string, extra ...*policy.File) func(string) (*polic
 		if err != nil {
 			return nil, err
 		}
+		home, _ := os.UserHomeDir()
+		if !policy.Trusted(files, root, home) {
+			for _, f := range files {
+				if f.Layer == policy.LayerProject {
+					f.Distrust()
+				}
+			}
+		}
 		return policy.Merge(append(files, extra...)...)
 	}
 }

@@ -55,6 +55,7 @@ func must(t testing.TB, err error) {
 type layers struct {
 	managed, user, project, local string
 	cli                           *policy.File
+	untrusted                     bool // the user policy does not trust the project
 }
 
 func (w *world) expand(s string) string {
@@ -69,7 +70,13 @@ func (w *world) engine(t testing.TB, l layers) *Engine {
 		return path
 	}
 	managed := write(filepath.Join(w.dir, "etc/managed.toml"), l.managed)
-	user := write(filepath.Join(w.home, ".config/toolgate/policy.toml"), l.user)
+	userPolicy := l.user
+	if !l.untrusted && !strings.Contains(userPolicy, "trusted_projects") {
+		// The tests' own project is trusted unless a case says otherwise,
+		// so its project layer may loosen settings.
+		userPolicy = "trusted_projects = [\"$P\"]\n" + userPolicy
+	}
+	user := write(filepath.Join(w.home, ".config/toolgate/policy.toml"), userPolicy)
 	write(filepath.Join(w.project, policy.ProjectFile), l.project)
 	write(filepath.Join(w.project, policy.LocalFile), l.local)
 	var extra []*policy.File
@@ -353,6 +360,27 @@ allow = ["WebFetch(domain:127.0.0.1)"]`}, tool: "WebFetch", input: map[string]an
 		{name: "approval never denies protected", l: layers{project: `approval = "never"`}, tool: "Edit", input: fp(".git/config"), want: policy.Deny, reason: ReasonProtectedPath},
 		{name: "approval never does not run what cannot be parsed", l: layers{project: `approval = "never"`}, tool: "Bash", input: sh("echo 'x"), want: policy.Deny, reason: ReasonUnknownCommand},
 		{name: "approval never keeps sandbox denial", l: layers{project: `approval = "never"`}, tool: "Write", input: fp("/etc/x"), want: policy.Deny, reason: ReasonSandbox},
+	})
+}
+
+func TestUntrustedProject(t *testing.T) {
+	w := newWorld(t)
+	loose := `mode = "bypassPermissions"
+sandbox = "danger-full-access"
+approval = "never"
+network = true
+writable_roots = ["/"]
+trusted_mcp_servers = ["evil"]
+[permissions]
+deny = ["Bash(make deploy:*)"]`
+	w.run(t, []tcase{
+		{name: "untrusted project cannot bypass", l: layers{project: loose, untrusted: true}, tool: "Bash", input: sh("make build"), want: policy.Ask, reason: ReasonExecute},
+		{name: "untrusted project cannot open the sandbox", l: layers{project: loose, untrusted: true}, tool: "Write", input: fp("/etc/x"), want: policy.Deny, reason: ReasonSandbox},
+		{name: "untrusted project cannot turn network on", l: layers{project: loose, untrusted: true}, tool: "WebFetch", input: map[string]any{"url": "https://example.com"}, want: policy.Deny, reason: ReasonSandbox},
+		{name: "untrusted project cannot trust MCP servers", l: layers{project: loose, untrusted: true}, tool: "mcp__evil__run", input: map[string]any{}, want: policy.Ask, reason: ReasonUntrustedMCP},
+		{name: "untrusted project's deny rules still apply", l: layers{project: loose, untrusted: true}, tool: "Bash", input: sh("make deploy"), want: policy.Deny, reason: ReasonRuleDeny},
+		{name: "trusted project may loosen", l: layers{project: loose}, tool: "Bash", input: sh("make build"), want: policy.Allow, reason: ReasonModeBypass},
+		{name: "local layer is the user's own", l: layers{local: `mode = "bypassPermissions"`, untrusted: true}, tool: "Bash", input: sh("make build"), want: policy.Allow, reason: ReasonModeBypass},
 	})
 }
 
