@@ -25,6 +25,8 @@ var bashLines = []string{
 	`p {a,b}{1,2} a{b,c}d{e,f}g {,a} a{,}b {a\,b,c} {"a,b",c}`,
 	`p x{a..e..2} {-2..2} {5..1} {e..a} {01..03} {1..10..3} {a}b {} {a..} {1..2..}`,
 	`p ~ ~/x a=~/y a=~/x:~/y --o=~/z ~"x" ~\/y ~+ ~+/a b:~ a=b=~`,
+	`p a[1]=~ a+=~ 1a=~ a\=~ "a"=~ x[ab]y`,
+	`p {~,b} {~/a,b} a{b,c}~`,
 	`p $KNOWN "$KNOWN" $SPACED "$SPACED" x$EMPTY $EMPTY "$EMPTY" ${KNOWN} "${SPACED}"x $HOME "$PWD"`,
 	`p \* "*" '*' a?b [ab] x]`,
 	`X=1 p a; q b && p c || q d; false || q e`,

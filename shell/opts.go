@@ -25,6 +25,7 @@ const (
 	optOptVal
 )
 
+// opt is one parsed option, with its value if it takes one.
 type opt struct {
 	name   string
 	val    warg

@@ -15,7 +15,9 @@ type inv struct {
 	redirs  []Redirect
 	// stdin holds the statement's redirections while they still feed the
 	// program's standard input.
-	stdin    []*syntax.Redirect
+	stdin []*syntax.Redirect
+	// pipe is the static text piped into the program, if known.
+	pipe     *pipeIn
 	wrappers []string
 	via      string
 	// dir is the directory the program runs in.
@@ -43,7 +45,13 @@ func (v *inv) through(name string, rest []warg) {
 	v.noFunc = true
 }
 
+// call analyzes a simple command and returns the directory after it.
 func (a *analyzer) call(c *ctx, st *syntax.Stmt, ce *syntax.CallExpr, dir string) string {
+	var pipe *pipeIn
+	if a.pipeIn != nil && a.pipeIn.st == st {
+		pipe = a.pipeIn
+	}
+	a.pipeIn = nil
 	for _, as := range ce.Assigns {
 		a.nestedIn(c, as, dir)
 	}
@@ -70,6 +78,7 @@ func (a *analyzer) call(c *ctx, st *syntax.Stmt, ce *syntax.CallExpr, dir string
 		col:      col,
 		source:   stmtSource(c, st, ce),
 		stdin:    st.Redirs,
+		pipe:     pipe,
 	}
 	for _, as := range ce.Assigns {
 		if as.Name == nil {
@@ -84,13 +93,17 @@ func (a *analyzer) call(c *ctx, st *syntax.Stmt, ce *syntax.CallExpr, dir string
 			dyn = true
 		}
 		v.assigns = append(v.assigns, Assign{Name: name, Value: val, Dynamic: dyn})
-		a.checkSpecialAssign(c, as.Pos(), as.Name.Value)
+		aline, acol := a.pos(c, as.Pos())
+		a.checkAssign(aline, acol, as.Name.Value, val, dyn)
 	}
 	v.redirs = a.redirects(c, st.Redirs, dir)
+	v.words = make([]warg, 0, len(ce.Args))
 	for _, w := range ce.Args {
 		v.words = a.words(c, dir, w, modeArg, v.words)
 	}
 	if len(v.words) == 0 {
+		// Only assignments to shell variables, and redirections.
+		v.assigns = v.assigns[len(c.assigns):]
 		a.emit(v, "", false, nil)
 		return dir
 	}
@@ -143,9 +156,10 @@ func (a *analyzer) uncertain(v *inv, name string, args []warg, bad *warg, shellD
 	return shellDir
 }
 
+// shells are the programs whose -c string is analyzed as a script.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
-	"ash": true, "mksh": true, "rbash": true,
+	"ash": true, "mksh": true, "rbash": true, "fish": true,
 }
 
 // run resolves v through its wrappers and emits what it runs. It returns
@@ -233,8 +247,7 @@ func (a *analyzer) run(c *ctx, v *inv, shellDir string) string {
 		case "cd", "pushd", "popd":
 			d = a.cd(c, v, name, args, shellDir)
 		case "source", ".":
-			a.emit(v, name, false, args)
-			d = a.unknownAfter(v, shellDir)
+			d = a.source(c, v, name, args, shellDir)
 		case "trap":
 			d = a.trap(c, v, args, shellDir)
 		case "alias":
@@ -292,6 +305,7 @@ func (a *analyzer) positionalWrapper(v *inv, name string, args []warg, sp *optSp
 	return true, shellDir
 }
 
+// chrt sees through chrt [options] [priority] command.
 func (a *analyzer) chrt(v *inv, args []warg, shellDir string) (bool, string) {
 	opts, n, bad := parseOpts(args, &chrtSpec)
 	if bad == nil && n < len(args) && (args[n].split || args[n].glob) {
@@ -311,6 +325,8 @@ func (a *analyzer) chrt(v *inv, args []warg, shellDir string) (bool, string) {
 	return true, shellDir
 }
 
+// builtinWrapper sees through command and builtin, which run the command
+// in the shell itself.
 func (a *analyzer) builtinWrapper(v *inv, name string, args []warg, shellDir string) (bool, string) {
 	sp := &builtinSpec
 	if name == "command" {
@@ -330,12 +346,15 @@ func (a *analyzer) builtinWrapper(v *inv, name string, args []warg, shellDir str
 	return true, shellDir
 }
 
+// sudo sees through sudo [options] [NAME=VALUE...] command.
 func (a *analyzer) sudo(v *inv, args []warg, shellDir string) (bool, string) {
+	save := *v
 	opts, n, bad := parseOpts(args, &sudoSpec)
 	if bad != nil {
 		return false, a.uncertain(v, "sudo", args, bad, shellDir)
 	}
 	login, chroot := false, false
+	dir := v.dir
 	for _, o := range opts {
 		switch o.name {
 		case "e", "edit", "l", "list", "v", "validate", "K", "remove-timestamp", "V", "version", "help":
@@ -349,12 +368,11 @@ func (a *analyzer) sudo(v *inv, args []warg, shellDir string) (bool, string) {
 		case "i", "login":
 			login = true
 		case "D", "chdir":
-			v.dir = wordDir(v.dir, o.val)
+			dir = wordDir(dir, o.val)
 		case "R", "chroot":
 			chroot = true
 		}
 	}
-	save := *v
 	rest, bad := a.envAssigns(v, args[n:])
 	if bad != nil {
 		*v = save
@@ -365,6 +383,7 @@ func (a *analyzer) sudo(v *inv, args []warg, shellDir string) (bool, string) {
 		a.emit(v, "sudo", false, args)
 		return false, shellDir
 	}
+	v.dir = dir
 	if login {
 		v.dir = ""
 	}
@@ -402,7 +421,7 @@ func (a *analyzer) envAssigns(v *inv, words []warg) ([]warg, *warg) {
 			name := w.val[:eq]
 			v.assigns = append(v.assigns, Assign{Name: name, Value: w.val[eq+1:]})
 			v.envDrop = append(v.envDrop, name)
-			a.specialEnv(v, name)
+			a.checkAssign(v.line, v.col, name, w.val[eq+1:], false)
 		case !w.split && strings.IndexByte(w.prefix, '=') >= 0:
 			eq := strings.IndexByte(w.prefix, '=')
 			name := w.prefix[:eq]
@@ -412,7 +431,7 @@ func (a *analyzer) envAssigns(v *inv, words []warg) ([]warg, *warg) {
 			}
 			v.assigns = append(v.assigns, Assign{Name: name, Value: val, Dynamic: true})
 			v.envDrop = append(v.envDrop, name)
-			a.specialEnv(v, name)
+			a.checkAssign(v.line, v.col, name, val, true)
 		default:
 			return nil, w
 		}
@@ -421,12 +440,8 @@ func (a *analyzer) envAssigns(v *inv, words []warg) ([]warg, *warg) {
 	return nil, nil
 }
 
-func (a *analyzer) specialEnv(v *inv, name string) {
-	if why, ok := specialVars[name]; ok {
-		a.problem(v.line, v.col, "assignment to "+name+": its value "+why)
-	}
-}
-
+// env sees through env [options] [NAME=VALUE...] command, splitting the
+// string of -S into further arguments.
 func (a *analyzer) env(v *inv, args []warg, shellDir string) (bool, string) {
 	orig := args
 	args = append([]warg(nil), args...)
@@ -656,6 +671,8 @@ func splitEnvString(s string, pos syntax.Pos) ([]warg, bool) {
 	return words, true
 }
 
+// xargs sees through xargs [options] [command], which runs the command
+// (echo by default) with arguments read from its input.
 func (a *analyzer) xargs(v *inv, args []warg, shellDir string) (bool, string) {
 	opts, n, bad := parseOpts(args, &xargsSpec)
 	if bad != nil {
@@ -697,7 +714,7 @@ func (a *analyzer) xargs(v *inv, args []warg, shellDir string) (bool, string) {
 	}
 	v.through("xargs", cmd)
 	v.via = "xargs"
-	v.stdin = nil
+	v.stdin, v.pipe = nil, nil
 	return true, shellDir
 }
 
@@ -708,6 +725,8 @@ func (v *inv) wordsPos() syntax.Pos {
 	return syntax.Pos{}
 }
 
+// find emits find itself and each command of its -exec, -execdir, -ok and
+// -okdir actions.
 func (a *analyzer) find(c *ctx, v *inv, args []warg, shellDir string) string {
 	a.emit(v, "find", false, args)
 	pendingDyn := false
@@ -747,7 +766,9 @@ func (a *analyzer) find(c *ctx, v *inv, args []warg, shellDir string) string {
 			v2 := *v
 			v2.words = cmd
 			v2.redirs = nil
-			v2.stdin = nil
+			v2.stdin, v2.pipe = nil, nil
+			v2.assigns = cloneAssigns(v.assigns)
+			v2.envDrop = append([]string(nil), v.envDrop...)
 			v2.wrappers = appendStr(v.wrappers, "find -exec")
 			v2.via = "find -exec"
 			v2.inShell = false
@@ -762,6 +783,8 @@ func (a *analyzer) find(c *ctx, v *inv, args []warg, shellDir string) string {
 	return shellDir
 }
 
+// watch analyzes the command of watch, which runs it through sh -c unless
+// -x is given.
 func (a *analyzer) watch(c *ctx, v *inv, args []warg, shellDir string) (bool, string) {
 	opts, n, bad := parseOpts(args, &watchSpec)
 	if bad != nil {
@@ -777,7 +800,7 @@ func (a *analyzer) watch(c *ctx, v *inv, args []warg, shellDir string) (bool, st
 	if hasOpt(opts, "x", "exec") {
 		v.through("watch", rest)
 		v.via = "watch"
-		v.stdin = nil
+		v.stdin, v.pipe = nil, nil
 		return true, shellDir
 	}
 	vals := make([]string, len(rest))
@@ -797,6 +820,7 @@ func (a *analyzer) watch(c *ctx, v *inv, args []warg, shellDir string) (bool, st
 // shell handles sh, bash and the like: with -c and a static string the
 // string is analyzed as a script.
 func (a *analyzer) shell(c *ctx, v *inv, name string, args []warg, shellDir string) string {
+	orig := args
 	hasC := false
 	i := 0
 	for i < len(args) {
@@ -806,7 +830,7 @@ func (a *analyzer) shell(c *ctx, v *inv, name string, args []warg, shellDir stri
 				break
 			}
 			a.problem(v.line, v.col, fmt.Sprintf("cannot tell what %s runs: %q is not static", name, w.val))
-			a.emit(v, name, false, args)
+			a.emit(v, name, false, orig)
 			return shellDir
 		}
 		s := w.val
@@ -815,6 +839,16 @@ func (a *analyzer) shell(c *ctx, v *inv, name string, args []warg, shellDir stri
 			break
 		}
 		if strings.HasPrefix(s, "--") {
+			if s == "--command" || strings.HasPrefix(s, "--command=") {
+				hasC = true
+				if s == "--command" {
+					i++
+					break
+				}
+				// The string is attached; analyze it as the operand.
+				args = append(append(append([]warg(nil), args[:i]...), warg{val: s[len("--command="):], pos: w.pos}), args[i+1:]...)
+				break
+			}
 			if s == "--rcfile" || s == "--init-file" {
 				i++
 			}
@@ -833,7 +867,7 @@ func (a *analyzer) shell(c *ctx, v *inv, name string, args []warg, shellDir stri
 					i++
 					if x := args[i]; x.split || x.glob {
 						a.problem(v.line, v.col, fmt.Sprintf("cannot tell what %s runs: %q is not static", name, x.val))
-						a.emit(v, name, false, args)
+						a.emit(v, name, false, orig)
 						return shellDir
 					}
 				}
@@ -841,28 +875,29 @@ func (a *analyzer) shell(c *ctx, v *inv, name string, args []warg, shellDir stri
 		}
 		i++
 	}
-	if !hasC {
-		if script, at, ok := a.stdinScript(c, v); ok && (i >= len(args) || hasShellFlag(args[:i], 's')) {
+	if !hasC && (i >= len(args) || hasShellFlag(args[:i], 's') || !args[i].dyn && stdinPaths[args[i].val]) {
+		if script, at, ok := a.stdinScript(c, v); ok {
 			r := a.nested(c, v, script, at, "stdin", "sh stdin", v.dir)
-			a.finishNested(c, v, r, name, args)
+			a.finishNested(c, v, r, name, orig)
 			return shellDir
 		}
 	}
 	if !hasC || i >= len(args) {
-		a.emit(v, name, false, args)
+		a.emit(v, name, false, orig)
 		return shellDir
 	}
 	sw := args[i]
 	if sw.dyn {
 		a.problem(v.line, v.col, fmt.Sprintf("%s -c string is not static: %q", name, sw.val))
-		a.emit(v, name, false, args)
+		a.emit(v, name, false, orig)
 		return shellDir
 	}
 	r := a.nested(c, v, sw.val, sw.pos, "sh -c", "sh -c", v.dir)
-	a.finishNested(c, v, r, name, args)
+	a.finishNested(c, v, r, name, orig)
 	return shellDir
 }
 
+// su analyzes the string of su -c, which the target user's shell runs.
 func (a *analyzer) su(c *ctx, v *inv, args []warg, shellDir string) string {
 	var opts []opt
 	rest := args
@@ -923,6 +958,8 @@ func (a *analyzer) su(c *ctx, v *inv, args []warg, shellDir string) string {
 	return shellDir
 }
 
+// eval analyzes the words of eval, joined with spaces, in the current
+// shell.
 func (a *analyzer) eval(c *ctx, v *inv, args []warg, shellDir string) string {
 	rest := args
 	if len(rest) > 0 && !rest[0].dyn && rest[0].val == "--" {
@@ -956,13 +993,14 @@ func (a *analyzer) eval(c *ctx, v *inv, args []warg, shellDir string) string {
 	return shellDir
 }
 
+// cd emits cd, pushd or popd and returns the directory afterwards.
 func (a *analyzer) cd(c *ctx, v *inv, name string, args []warg, shellDir string) string {
 	a.emit(v, name, false, args)
 	if !v.inShell {
 		return shellDir
 	}
 	a.dirEvents++
-	if name == "popd" {
+	if name == "popd" || a.builtinsRedefined {
 		return ""
 	}
 	sp := &cdSpec
@@ -1002,6 +1040,7 @@ func (a *analyzer) cd(c *ctx, v *inv, name string, args []warg, shellDir string)
 	return resolveDir(shellDir, t)
 }
 
+// trap emits trap and analyzes its action, which runs at an unknown time.
 func (a *analyzer) trap(c *ctx, v *inv, args []warg, shellDir string) string {
 	a.emit(v, "trap", false, args)
 	rest := args
@@ -1026,6 +1065,7 @@ func (a *analyzer) trap(c *ctx, v *inv, args []warg, shellDir string) string {
 	return shellDir
 }
 
+// alias emits alias and analyzes the text of each definition.
 func (a *analyzer) alias(c *ctx, v *inv, args []warg, shellDir string) string {
 	a.emit(v, "alias", false, args)
 	changed := false
@@ -1048,6 +1088,7 @@ func (a *analyzer) alias(c *ctx, v *inv, args []warg, shellDir string) string {
 	return shellDir
 }
 
+// mapfile emits mapfile or readarray and analyzes its -C callback.
 func (a *analyzer) mapfile(c *ctx, v *inv, name string, args []warg, shellDir string) string {
 	a.emit(v, name, false, args)
 	opts, _, _ := parseOpts(args, &mapfileSpec)
@@ -1082,6 +1123,9 @@ type nestResult struct {
 // trap or alias, starting in dir.
 func (a *analyzer) nested(c *ctx, v *inv, text string, at syntax.Pos, via, label, dir string) nestResult {
 	line, col := a.pos(c, at)
+	if !at.IsValid() {
+		line, col = v.line, v.col
+	}
 	depth := c.sc.depth + 1
 	if depth > maxNesting {
 		if a.err == nil {
@@ -1150,7 +1194,6 @@ func (a *analyzer) finishNested(c *ctx, v *inv, r nestResult, name string, args 
 	}
 	if len(v.redirs) > 0 {
 		a.add(Command{
-			Assigns:   cloneAssigns(v.assigns),
 			Redirects: v.redirs,
 			Wrappers:  c.wrappers,
 			Via:       c.via,
@@ -1160,83 +1203,4 @@ func (a *analyzer) finishNested(c *ctx, v *inv, r nestResult, name string, args 
 			Col:       v.col,
 		})
 	}
-}
-
-// hasShellFlag reports whether the single-letter shell option f is among
-// the option words.
-func hasShellFlag(opts []warg, f byte) bool {
-	for _, w := range opts {
-		if strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.IndexByte(w.val, f) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// stdinScript returns the script that a heredoc or here-string feeds to a
-// shell's standard input, when it is static.
-func (a *analyzer) stdinScript(c *ctx, v *inv) (string, syntax.Pos, bool) {
-	var in *syntax.Redirect
-	for _, r := range v.stdin {
-		if r.N != nil && r.N.Value != "0" {
-			continue
-		}
-		switch r.Op {
-		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-			in = r
-		}
-	}
-	if in == nil {
-		return "", syntax.Pos{}, false
-	}
-	switch in.Op {
-	case syntax.WordHdoc:
-		w := a.single(c, v.dir, in.Word, modeSingle)
-		if w.dyn {
-			return "", syntax.Pos{}, false
-		}
-		return w.val + "\n", in.Word.Pos(), true
-	case syntax.Hdoc, syntax.DashHdoc:
-	default:
-		return "", syntax.Pos{}, false
-	}
-	if in.Hdoc == nil || len(in.Hdoc.Parts) == 0 {
-		return "", in.Word.Pos(), true
-	}
-	_, plain := plainLit(in.Word)
-	var b strings.Builder
-	for _, p := range in.Hdoc.Parts {
-		lit, ok := p.(*syntax.Lit)
-		if !ok {
-			return "", syntax.Pos{}, false
-		}
-		s := lit.Value
-		if plain {
-			// With an unquoted delimiter, \$, \`, \\ and \newline are
-			// escapes.
-			for i := 0; i < len(s); i++ {
-				if s[i] == '\\' && i+1 < len(s) {
-					switch s[i+1] {
-					case '$', '`', '\\':
-						i++
-					case '\n':
-						i++
-						continue
-					}
-				}
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		b.WriteString(s)
-	}
-	s := b.String()
-	if in.Op == syntax.DashHdoc {
-		lines := strings.SplitAfter(s, "\n")
-		for i, l := range lines {
-			lines[i] = strings.TrimLeft(l, "\t")
-		}
-		s = strings.Join(lines, "")
-	}
-	return s, in.Hdoc.Pos(), true
 }

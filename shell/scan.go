@@ -18,6 +18,7 @@ var dynamicVars = map[string]bool{
 	"REPLY": true, "SECONDS": true, "SHLVL": true, "SRANDOM": true,
 }
 
+// validName reports whether s is a valid shell variable name.
 func validName(s string) bool {
 	if s == "" {
 		return false
@@ -31,8 +32,10 @@ func validName(s string) bool {
 	return true
 }
 
+// topScript builds the script of the top-level line from the options.
 func (a *analyzer) topScript(src string, f *syntax.File, opts *Options) *script {
-	sc := &script{src: src, pwdOK: true, ifsOK: true, cdpathOK: true}
+	a.top = script{src: src, pwdOK: true, ifsOK: true, cdpathOK: true}
+	sc := &a.top
 	if opts != nil {
 		for k, v := range opts.Env {
 			if !validName(k) || dynamicVars[k] || k == "HOME" || k == "PWD" {
@@ -65,147 +68,163 @@ var assigningBuiltins = map[string]bool{
 	"printf": true,
 }
 
+// scanner forgets the known variables of a script that the script may
+// assign.
+type scanner struct {
+	a  *analyzer
+	sc *script
+}
+
+// all forgets every known variable.
+func (s *scanner) all() {
+	s.sc.vars = nil
+	s.sc.pwdOK, s.sc.ifsOK, s.sc.cdpathOK = false, false, false
+}
+
+// del forgets the variable name.
+func (s *scanner) del(name string) {
+	switch name {
+	case "PWD":
+		s.sc.pwdOK = false
+	case "IFS":
+		s.sc.ifsOK = false
+	case "CDPATH":
+		s.sc.cdpathOK = false
+	}
+	delete(s.sc.vars, name)
+}
+
+// delIn forgets every known variable whose name occurs in str.
+func (s *scanner) delIn(str string) {
+	for _, k := range [...]string{"PWD", "IFS", "CDPATH"} {
+		if strings.Contains(str, k) {
+			s.del(k)
+		}
+	}
+	for k := range s.sc.vars {
+		if strings.Contains(str, k) {
+			delete(s.sc.vars, k)
+		}
+	}
+}
+
 // scan records the functions a script defines and forgets every known
 // variable that the script may assign. It errs on the side of forgetting.
 func (a *analyzer) scan(f *syntax.File, sc *script) {
-	all := func() {
-		sc.vars = nil
-		sc.pwdOK, sc.ifsOK, sc.cdpathOK = false, false, false
-	}
-	del := func(name string) {
-		switch name {
-		case "PWD":
-			sc.pwdOK = false
-		case "IFS":
-			sc.ifsOK = false
-		case "CDPATH":
-			sc.cdpathOK = false
-		}
-		delete(sc.vars, name)
-	}
-	// delIn forgets every known variable whose name occurs in s.
-	delIn := func(s string) {
-		for _, k := range [...]string{"PWD", "IFS", "CDPATH"} {
-			if strings.Contains(s, k) {
-				del(k)
-			}
-		}
-		for k := range sc.vars {
-			if strings.Contains(s, k) {
-				delete(sc.vars, k)
-			}
-		}
-	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.FuncDecl:
-			if a.funcs == nil {
-				a.funcs = make(map[string]bool)
-			}
-			if n.Name != nil {
-				a.funcs[n.Name.Value] = true
-			}
-			for _, l := range n.Names {
-				a.funcs[l.Value] = true
-			}
-		case *syntax.Assign:
-			if n.Name != nil {
-				del(n.Name.Value)
-			} else if n.Value != nil {
-				s, ok := staticLit(n.Value)
-				switch {
-				case !ok:
-					all()
-				case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
-					// Options of declare and friends: -n makes a name
-					// reference, -i evaluates values as arithmetic.
-					if strings.ContainsAny(s, "ni") {
-						all()
-					}
-				default:
-					delIn(s)
-				}
-			}
-		case *syntax.WordIter:
-			del(n.Name.Value)
-		case *syntax.ParamExp:
-			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
-				if n.Excl || n.Param == nil {
-					all()
-				} else {
-					del(n.Param.Value)
-				}
-			}
-			if n.Index != nil && arithDynamic(n.Index) {
-				if w, ok := n.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
-					all()
-				}
-			}
-			if n.Slice != nil && (n.Slice.Offset != nil && arithDynamic(n.Slice.Offset) || n.Slice.Length != nil && arithDynamic(n.Slice.Length)) {
-				all()
-			}
-		case *syntax.ArithmExp:
-			// A variable's value is evaluated as an expression in turn,
-			// and that expression may assign anything.
-			if arithDynamic(n.X) {
-				all()
-			}
-		case *syntax.ArithmCmd:
-			if arithDynamic(n.X) {
-				all()
-			}
-		case *syntax.LetClause:
-			for _, x := range n.Exprs {
-				if arithDynamic(x) {
-					all()
-				}
-			}
-		case *syntax.CStyleLoop:
-			for _, x := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
-				if x != nil && arithDynamic(x) {
-					all()
-				}
-			}
-		case *syntax.BinaryTest:
-			switch n.Op {
-			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
-				for _, x := range []syntax.TestExpr{n.X, n.Y} {
-					if w, ok := x.(*syntax.Word); !ok || !isNumber(w.Lit()) {
-						all()
-					}
-				}
-			}
-		case *syntax.CoprocClause:
-			del("COPROC")
-			if n.Name != nil {
-				if s, ok := staticLit(n.Name); ok {
-					del(s)
-				} else {
-					all()
-				}
-			}
-		case *syntax.Redirect:
-			if n.N != nil && strings.HasPrefix(n.N.Value, "{") {
-				del(strings.Trim(n.N.Value, "{}"))
-			}
-		case *syntax.CallExpr:
-			a.scanCall(n, all, delIn)
-		}
-		return true
-	})
+	s := &scanner{a: a, sc: sc}
+	syntax.Walk(f, s.visit)
 }
 
-// scanCall handles builtins that assign to variables named by arguments.
-func (a *analyzer) scanCall(ce *syntax.CallExpr, all func(), delIn func(string)) {
+func (s *scanner) visit(n syntax.Node) bool {
+	a := s.a
+	switch n := n.(type) {
+	case *syntax.FuncDecl:
+		if a.funcs == nil {
+			a.funcs = make(map[string]bool)
+		}
+		if n.Name != nil {
+			a.funcs[n.Name.Value] = true
+		}
+		for _, l := range n.Names {
+			a.funcs[l.Value] = true
+		}
+	case *syntax.Assign:
+		if n.Name != nil {
+			s.del(n.Name.Value)
+		} else if n.Value != nil {
+			v, ok := staticLit(n.Value)
+			switch {
+			case !ok:
+				s.all()
+			case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
+				// Options of declare and friends: -n makes a name
+				// reference, -i evaluates values as arithmetic.
+				if strings.ContainsAny(v, "ni") {
+					s.all()
+				}
+			default:
+				s.delIn(v)
+			}
+		}
+	case *syntax.WordIter:
+		s.del(n.Name.Value)
+	case *syntax.ParamExp:
+		if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+			if n.Excl || n.Param == nil {
+				s.all()
+			} else {
+				s.del(n.Param.Value)
+			}
+		}
+		if n.Index != nil && arithDynamic(n.Index) {
+			if w, ok := n.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
+				s.all()
+			}
+		}
+		if n.Slice != nil && (n.Slice.Offset != nil && arithDynamic(n.Slice.Offset) || n.Slice.Length != nil && arithDynamic(n.Slice.Length)) {
+			s.all()
+		}
+	case *syntax.ArithmExp:
+		// A variable's value is evaluated as an expression in turn, and
+		// that expression may assign anything.
+		if arithDynamic(n.X) {
+			s.all()
+		}
+	case *syntax.ArithmCmd:
+		if arithDynamic(n.X) {
+			s.all()
+		}
+	case *syntax.LetClause:
+		for _, x := range n.Exprs {
+			if arithDynamic(x) {
+				s.all()
+			}
+		}
+	case *syntax.CStyleLoop:
+		for _, x := range [...]syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+			if x != nil && arithDynamic(x) {
+				s.all()
+			}
+		}
+	case *syntax.BinaryTest:
+		switch n.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, x := range [...]syntax.TestExpr{n.X, n.Y} {
+				if w, ok := x.(*syntax.Word); !ok || !isNumber(w.Lit()) {
+					s.all()
+				}
+			}
+		}
+	case *syntax.CoprocClause:
+		s.del("COPROC")
+		if n.Name != nil {
+			if v, ok := staticLit(n.Name); ok {
+				s.del(v)
+			} else {
+				s.all()
+			}
+		}
+	case *syntax.Redirect:
+		if n.N != nil && strings.HasPrefix(n.N.Value, "{") {
+			s.del(strings.Trim(n.N.Value, "{}"))
+		}
+	case *syntax.CallExpr:
+		s.call(n)
+	}
+	return true
+}
+
+// call handles builtins that assign to variables named by arguments.
+func (s *scanner) call(ce *syntax.CallExpr) {
 	args := ce.Args
 	for len(args) > 0 {
-		s, ok := staticLit(args[0])
+		v, ok := staticLit(args[0])
 		if !ok {
 			// A dynamic program may be any builtin.
-			all()
+			s.all()
 			return
 		}
-		if s != "command" && s != "builtin" {
+		if v != "command" && v != "builtin" {
 			break
 		}
 		args = args[1:]
@@ -223,7 +242,10 @@ func (a *analyzer) scanCall(ce *syntax.CallExpr, all func(), delIn func(string))
 	name, _ := staticLit(args[0])
 	switch name {
 	case "eval", "source", ".", "trap":
-		all()
+		s.all()
+		return
+	case "alias", "enable":
+		s.a.builtinsRedefined = true
 		return
 	}
 	if !assigningBuiltins[name] {
@@ -240,15 +262,15 @@ func (a *analyzer) scanCall(ce *syntax.CallExpr, all func(), delIn func(string))
 		}
 	}
 	for _, w := range rest {
-		s, ok := staticLit(w)
+		v, ok := staticLit(w)
 		if !ok {
-			all()
+			s.all()
 			return
 		}
-		if (name == "mapfile" || name == "readarray") && strings.HasPrefix(s, "-") && strings.Contains(s, "C") {
-			all()
+		if (name == "mapfile" || name == "readarray") && strings.HasPrefix(v, "-") && strings.Contains(v, "C") {
+			s.all()
 			return
 		}
-		delIn(s)
+		s.delIn(v)
 	}
 }

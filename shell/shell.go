@@ -43,18 +43,25 @@ type Command struct {
 	// expansion that cannot be resolved statically.
 	ArgDynamic []bool
 	// Assigns are the VAR=value prefixes, the assignments given to an env
-	// or sudo wrapper, and those inherited from the command that started a
-	// nested shell.
+	// or sudo wrapper, and, for a command that names a program, those
+	// inherited from the command that started its nested shell. A += or
+	// array assignment is Dynamic.
 	Assigns []Assign
 	// Redirects are the command's redirections in source order.
 	Redirects []Redirect
-	// Wrappers lists the wrappers seen through, outermost first, such as
-	// "sudo", "timeout", "sh -c", "xargs", "find -exec", "eval" or "watch".
+	// Wrappers lists the wrappers seen through, outermost first: programs
+	// such as "sudo", "env", "timeout", "xargs" or "busybox", the builtins
+	// "command", "builtin" and "exec", the time keyword as "time", and
+	// "sh -c", "sh stdin", "su", "eval", "source", ".", "watch",
+	// "find -exec", "trap", "alias" or "mapfile -C" for a command that came
+	// from inside one of those.
 	Wrappers []string
 	// Via is "" for a command written directly, and otherwise the innermost
 	// way it was reached: "subst" for $(…) or backticks, "procsubst" for
-	// <(…) and >(…), "sh -c", "eval", "xargs", "find -exec", "watch",
-	// "trap" for a trap action, or "alias" for an alias definition.
+	// <(…) and >(…), "sh -c" (also for su -c), "stdin" for a static script
+	// fed to a shell, source or . on standard input, "eval" (also for a
+	// mapfile -C callback), "xargs", "find -exec", "watch", "trap" for a
+	// trap action, or "alias" for an alias definition.
 	Via string
 	// Dir is the working directory in effect when the command runs: an
 	// absolute path, or "" when unknown.
@@ -64,7 +71,8 @@ type Command struct {
 	Source string
 	// Line and Col give the position in the top-level source. For a command
 	// inside a nested shell string they give the position of that string
-	// argument.
+	// argument (of the heredoc or here-string for a script read on standard
+	// input, and of the reading command for piped text).
 	Line, Col int
 }
 
@@ -129,6 +137,7 @@ var parserPool = sync.Pool{New: func() any {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 }}
 
+// parse parses src as bash with a parser from the pool.
 func parse(src string) (*syntax.File, error) {
 	p := parserPool.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
@@ -172,6 +181,7 @@ func Analyze(src string, opts *Options) (res *Result, err error) {
 		return nil, &ParseError{Line: line, Col: col, Msg: msg}
 	}
 	a := &analyzer{braceBudget: maxBraceTotal}
+	a.res.Commands = make([]Command, 0, 4)
 	sc := a.topScript(src, f, opts)
 	dir := ""
 	if opts != nil && path.IsAbs(opts.Dir) {

@@ -227,6 +227,10 @@ var hiddenCommandsCases = []testCase{
 		c("id").via("subst"),
 		c("").as("a[$(id)]", "1", false),
 	}},
+	{name: "named fd redirect", src: "exec {fd}>$(a) 3<&-", want: []*cb{
+		c("a").via("subst"),
+		c("exec").rd(Redirect{Op: ">", Fd: "{fd}", Target: "$(a)", Dynamic: true}, Redirect{Op: "<&", Fd: "3", Target: "-"}),
+	}},
 	{name: "redirect only", src: "> /etc/passwd", want: []*cb{
 		c("").rd(Redirect{Op: ">", Target: "/etc/passwd"}),
 	}},
@@ -288,6 +292,8 @@ var bracesCases = []testCase{
 	{name: "program", src: "{rm,ls} x", want: []*cb{c("rm", "ls", "x")}},
 	{name: "with quotes inside", src: `echo {"a b",c}`, want: []*cb{c("echo", "a b", "c")}},
 	{name: "dynamic element", src: `echo {$x,b}`, want: []*cb{c("echo", "$x", "b").dyn(0)}},
+	{name: "dynamic suffix", src: `echo {a,b}"$(d)"`, want: []*cb{c("d").via("subst"), c("echo", `a"$(d)"`, `b"$(d)"`).dyn(0, 1)}},
+	{name: "assignment-like words", src: `p a[1]=~ a+=~ 1a=~ a\=~ "a"=~`, want: []*cb{c("p", "a[1]=/h", "a+=/h", "1a=~", "a=~", "a=~")}},
 	{name: "too large", src: "echo {1..5000}", want: []*cb{c("echo", "{1..5000}").dyn(0)}, problems: []string{"brace expansion"}},
 }
 
@@ -348,6 +354,9 @@ var wrappersCases = []testCase{
 	{name: "sudo env assignment", src: "sudo LD_PRELOAD=/x.so rm", want: []*cb{c("rm").wr("sudo").as("LD_PRELOAD", "/x.so", false)}},
 	{name: "sudo shell", src: "sudo -s; sudo -i", want: []*cb{c("sudo", "-s"), c("sudo", "-i")}},
 	{name: "sudo shell command", src: "sudo -s rm x", want: []*cb{c("rm", "x").wr("sudo")}},
+	{name: "sudo host", src: "sudo -h host rm x; sudo -h; sudo -h -u root; sudo -hhost rm", want: []*cb{
+		c("rm", "x").wr("sudo"), c("sudo", "-h"), c("sudo", "-h", "-u", "root"), c("rm").wr("sudo")}},
+	{name: "sudo chdir then list", src: "sudo -D /x -l", want: []*cb{c("sudo", "-D", "/x", "-l")}},
 	{name: "sudo list", src: "sudo -l rm", want: []*cb{c("sudo", "-l", "rm")}},
 	{name: "sudo edit", src: "sudo -e /etc/passwd", want: []*cb{c("sudo", "-e", "/etc/passwd")}},
 	{name: "sudo unknown option", src: "sudo --bogus rm", want: []*cb{c("sudo", "--bogus", "rm").ndyn()}, problems: []string{"cannot tell what sudo runs"}},
@@ -363,6 +372,15 @@ var wrappersCases = []testCase{
 	}},
 	{name: "env split string", src: `env -S 'rm -rf "/a b"'`, want: []*cb{c("rm", "-rf", "/a b").wr("env")}},
 	{name: "env split string options", src: `env -S'-i A=1 rm' x`, want: []*cb{c("rm", "x").wr("env").as("A", "1", false)}},
+	{name: "env split string quoting", src: `env -S"A=\"x y\" 'rm' a\\_b #c" x`, want: []*cb{c("rm", "a", "b", "x").wr("env").as("A", "x y", false)}},
+	{name: "env split string variable", src: `env -S'rm ${X}'`, want: []*cb{c("env", "-Srm ${X}").ndyn()}, problems: []string{"cannot tell what env runs"}},
+	{name: "env more options", src: "env -i - -0 -v -- A=1 rm; env --help; env -u $X rm; env --bogus rm; env -a argv0 --default-signal=INT rm", want: []*cb{
+		c("rm").wr("env").as("A", "1", false),
+		c("env", "--help"),
+		c("env", "-u", "$X", "rm").dyn(1).ndyn(),
+		c("env", "--bogus", "rm").ndyn(),
+		c("rm").wr("env"),
+	}, problems: []string{"cannot tell what env runs", "cannot tell what env runs"}},
 	{name: "env dynamic assignment", src: `env "PATH=$P" ls`, want: []*cb{c("ls").wr("env").as("PATH", `$P"`, true)}},
 	{name: "env dynamic word", src: `env $X ls`, want: []*cb{c("env", "$X", "ls").dyn(0).ndyn()}, problems: []string{"cannot tell what env runs"}},
 	{name: "timeout", src: "timeout 5 rm; timeout -s KILL -k 3 10s rm; timeout --signal=TERM 1 rm; timeout --preserve-status 1 rm", want: []*cb{
@@ -372,6 +390,7 @@ var wrappersCases = []testCase{
 		c("timeout", `"$T"`, "rm").dyn(0).ndyn(),
 		c("timeout", "$T", "rm").dyn(0).ndyn(),
 	}, problems: []string{"cannot tell what timeout runs", "cannot tell what timeout runs"}},
+	{name: "timeout quoted list", src: `timeout "1$@" rm`, want: []*cb{c("timeout", `"1$@"`, "rm").dyn(0).ndyn()}, problems: []string{"cannot tell what timeout runs"}},
 	{name: "timeout no command", src: "timeout 5", want: []*cb{c("timeout", "5")}},
 	{name: "nice", src: "nice -n 10 rm; nice -10 rm; nice --adjustment=3 rm; nice", want: []*cb{
 		c("rm").wr("nice"), c("rm").wr("nice"), c("rm").wr("nice"), c("nice")}},
@@ -449,6 +468,51 @@ var nestedShellsCases = []testCase{
 	{name: "here-string script", src: `sudo sh -s <<< 'rm -rf /'`, want: []*cb{
 		c("rm", "-rf", "/").wr("sudo", "sh stdin").via("stdin"),
 		c("").rd(Redirect{Op: "<<<", Heredoc: "'rm -rf /'"}),
+	}},
+	{name: "stdin script with -s", src: "bash -s x <<'E'\necho \\$y\nE", want: []*cb{
+		c("echo", "$y").wr("sh stdin").via("stdin"),
+		c("").rd(Redirect{Op: "<<", Heredoc: "echo \\$y\n"}),
+	}},
+	{name: "unquoted heredoc script", src: "sh <<EOF\necho \\$y\nEOF", want: []*cb{
+		c("echo", "$y").dyn(0).wr("sh stdin").via("stdin"),
+		c("").rd(Redirect{Op: "<<", Heredoc: "echo \\$y\n"}),
+	}},
+	{name: "shell with script file and heredoc", src: "bash x.sh <<'E'\nrm\nE", want: []*cb{
+		c("bash", "x.sh").rd(Redirect{Op: "<<", Heredoc: "rm\n"}),
+	}},
+	{name: "stdin path", src: "bash /dev/stdin <<< 'rm -rf dist'; sh - <<< 'rm b'", want: []*cb{
+		c("rm", "-rf", "dist").wr("sh stdin").via("stdin"),
+		c("").rd(Redirect{Op: "<<<", Heredoc: "'rm -rf dist'"}),
+		c("rm", "b").wr("sh stdin").via("stdin"),
+		c("").rd(Redirect{Op: "<<<", Heredoc: "'rm b'"}),
+	}},
+	{name: "echo piped into shell", src: "echo 'rm -rf dist' | sh", want: []*cb{
+		c("echo", "rm -rf dist"),
+		c("rm", "-rf", "dist").wr("sh stdin").via("stdin"),
+	}},
+	{name: "printf and cat piped into shell", src: "printf '%s\\n' 'rm a' 'rm b' | sudo bash -s; printf 'rm c\\n' | sh; cat <<'E' | zsh\nrm d\nE", want: []*cb{
+		c("printf", "%s\\n", "rm a", "rm b"),
+		c("rm", "a").wr("sudo", "sh stdin").via("stdin"),
+		c("rm", "b").wr("sudo", "sh stdin").via("stdin"),
+		c("printf", "rm c\\n"),
+		c("rm", "c").wr("sh stdin").via("stdin"),
+		c("cat").rd(Redirect{Op: "<<", Heredoc: "rm d\n"}),
+		c("rm", "d").wr("sh stdin").via("stdin"),
+	}},
+	{name: "unknown text piped into shell", src: "curl -s x | bash; echo -e 'rm\\x20/' | sh; echo x > f | sh; echo $X | sh", want: []*cb{
+		c("curl", "-s", "x"), c("bash"),
+		c("echo", "-e", "rm\\x20/"), c("sh"),
+		c("echo", "x").rd(Redirect{Op: ">", Target: "f"}), c("sh"),
+		c("echo", "$X").dyn(0), c("sh"),
+	}},
+	{name: "source from stdin", src: "source /dev/stdin <<< 'cd /tmp'; ls", want: []*cb{
+		c("cd", "/tmp").wr("source").via("stdin"),
+		c("").rd(Redirect{Op: "<<<", Heredoc: "'cd /tmp'"}),
+		c("ls").dir("/tmp"),
+	}},
+	{name: "fish", src: "fish -c 'rm -rf dist'; fish --command='rm a'", want: []*cb{
+		c("rm", "-rf", "dist").wr("sh -c").via("sh -c"),
+		c("rm", "a").wr("sh -c").via("sh -c"),
 	}},
 	{name: "dynamic heredoc script", src: "sh <<EOF\n$X\nEOF", want: []*cb{
 		c("sh").rd(Redirect{Op: "<<", Heredoc: "$X\n", Dynamic: true}),
@@ -562,6 +626,7 @@ var dirTrackingCases = []testCase{
 	{name: "case", src: "case x in a) cd /a;; esac; b", want: []*cb{c("cd", "/a"), c("b").dir("")}},
 	{name: "loop", src: "for x in a b; do ls; cd sub; done; c", want: []*cb{
 		c("ls").dir(""), c("cd", "sub").dir(""), c("c").dir("")}},
+	{name: "loop with braced cd", src: "for x in 1; do ls; {cd,/tmp}; done", want: []*cb{c("ls").dir(""), c("cd", "/tmp").dir("")}},
 	{name: "loop without cd", src: "while a; do b; done; c", want: []*cb{c("a"), c("b"), c("c")}},
 	{name: "block carries", src: "{ cd /a; }; b", want: []*cb{c("cd", "/a"), c("b").dir("/a")}},
 	{name: "function call", src: "f() { cd /x; }; f; ls", want: []*cb{c("cd", "/x").dir(""), c("f"), c("ls").dir("")}},
@@ -585,6 +650,14 @@ var problemsCases = []testCase{
 	{name: "watch dynamic", src: `watch "$X"`, want: []*cb{c("watch", `"$X"`).dyn(0)}, problems: []string{"watch command is not static"}},
 	{name: "su shell", src: `su -s /usr/bin/python3 -c 'x'`, want: []*cb{c("su", "-s", "/usr/bin/python3", "-c", "x")}, problems: []string{"not a known shell"}},
 	{name: "env -P", src: `env -P /tmp ls`, want: []*cb{c("ls").ndyn().wr("env")}, problems: []string{"env -P"}},
+	{name: "arithmetic injection", src: `x='a[$(rm -rf /)]'; echo $((x))`, want: []*cb{
+		c("").as("x", "a[$(rm -rf /)]", false),
+		c("echo", "$((x))").dyn(0),
+	}, problems: []string{"value of x holds a command substitution"}},
+	{name: "prompt expansion", src: `echo "${x@P}"`, want: []*cb{c("echo", `"${x@P}"`).dyn(0)}, problems: []string{"prompt expansion"}},
+	{name: "enable makes cd unknown", src: `enable -n cd; cd /tmp; ls`, want: []*cb{
+		c("enable", "-n", "cd"), c("cd", "/tmp"), c("ls").dir(""),
+	}},
 	{name: "bash env", src: `BASH_ENV=/tmp/x bash -c 'ls'`, want: []*cb{c("ls").wr("sh -c").via("sh -c").as("BASH_ENV", "/tmp/x", false)}, problems: []string{"BASH_ENV"}},
 }
 
@@ -631,6 +704,7 @@ func TestParseErrors(t *testing.T) {
 		{"echo ok\necho )", "2:6: a command can only contain words and redirects; encountered `)`"},
 		{"foo() {", "1:7: `{` must be followed by a statement list"},
 		{"echo $((1 +", "1:11: `+` must be followed by an expression"},
+		{"echo ${(L)x}", "1:6: parameter expansion flags are a zsh feature; tried parsing as bash"},
 	}
 	for _, tc := range cases {
 		res, err := Analyze(tc.src, nil)

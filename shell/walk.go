@@ -18,7 +18,14 @@ type analyzer struct {
 	// funcs holds the names of the functions defined anywhere in the line,
 	// nested shell strings included.
 	funcs map[string]bool
-	buf   []byte
+	// builtinsRedefined reports that the line uses alias or enable, which
+	// can make cd something else on later lines.
+	builtinsRedefined bool
+	// pipeIn is the static text piped into the statement being analyzed.
+	pipeIn *pipeIn
+	// top is the script of the top-level line.
+	top script
+	buf []byte
 }
 
 // script is one parsed piece of shell source: the top-level line, or the
@@ -106,6 +113,7 @@ func (a *analyzer) sub(c *ctx, list []*syntax.Stmt, dir string) {
 	a.dirEvents = ev
 }
 
+// stmt analyzes one statement and returns the directory after it.
 func (a *analyzer) stmt(c *ctx, st *syntax.Stmt, dir string) string {
 	if st.Background || st.Coprocess || st.Disown {
 		ev := a.dirEvents
@@ -116,6 +124,8 @@ func (a *analyzer) stmt(c *ctx, st *syntax.Stmt, dir string) string {
 	return a.command(c, st, dir)
 }
 
+// command analyzes the command of a statement and returns the directory
+// after it.
 func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 	switch cmd := st.Cmd.(type) {
 	case nil:
@@ -162,7 +172,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 		}
 	case *syntax.WhileClause:
 		entry := dir
-		if entry != "" && a.mayChangeDir(c, cmd) {
+		if entry != "" && a.mayChangeDir(cmd) {
 			entry = ""
 		}
 		d := a.stmts(c, cmd.Cond, entry)
@@ -177,11 +187,11 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 			for _, w := range loop.Items {
 				a.nestedIn(c, w, dir)
 			}
-			if entry != "" && a.mayChangeDir(c, cmd) {
+			if entry != "" && a.mayChangeDir(cmd) {
 				entry = ""
 			}
 		case *syntax.CStyleLoop:
-			if entry != "" && a.mayChangeDir(c, cmd) {
+			if entry != "" && a.mayChangeDir(cmd) {
 				entry = ""
 			}
 			for _, x := range []syntax.ArithmExpr{loop.Init, loop.Cond, loop.Post} {
@@ -241,6 +251,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 	return out
 }
 
+// binary analyzes a && b, a || b and pipelines.
 func (a *analyzer) binary(c *ctx, b *syntax.BinaryCmd, dir string) string {
 	switch b.Op {
 	case syntax.AndStmt:
@@ -262,7 +273,16 @@ func (a *analyzer) binary(c *ctx, b *syntax.BinaryCmd, dir string) string {
 		ev := a.dirEvents
 		a.stmt(c, b.X, dir)
 		a.dirEvents = ev
+		if a.err != nil {
+			return dir
+		}
+		if readsScript(b.Y) {
+			if text, ok := a.pipeText(c, lastElement(b.X), dir); ok {
+				a.pipeIn = &pipeIn{st: b.Y, text: text}
+			}
+		}
 		a.stmt(c, b.Y, dir)
+		a.pipeIn = nil
 		if a.dirEvents != ev {
 			// With lastpipe the last element runs in the shell itself.
 			return ""
@@ -271,6 +291,7 @@ func (a *analyzer) binary(c *ctx, b *syntax.BinaryCmd, dir string) string {
 	}
 }
 
+// ifClause analyzes an if clause and its elif and else branches.
 func (a *analyzer) ifClause(c *ctx, ic *syntax.IfClause, dir string) string {
 	d := a.stmts(c, ic.Cond, dir)
 	a.stmts(c, ic.Then, d)
@@ -286,11 +307,19 @@ func (a *analyzer) nestedIn(c *ctx, node syntax.Node, dir string) {
 	if node == nil {
 		return
 	}
+	if w, ok := node.(*syntax.Word); ok && literalWord(w) {
+		return
+	}
 	syntax.Walk(node, func(n syntax.Node) bool {
 		if a.err != nil {
 			return false
 		}
 		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
+				line, col := a.pos(c, n.Pos())
+				a.problem(line, col, "prompt expansion ${…@P} may run commands held in a variable")
+			}
 		case *syntax.CmdSubst:
 			a.sub(c.with("subst", ""), n.Stmts, dir)
 			return false
@@ -315,7 +344,6 @@ func (a *analyzer) carrier(c *ctx, st *syntax.Stmt, dir string) {
 	line, col := a.pos(c, st.Redirs[0].Pos())
 	a.add(Command{
 		Redirects: redirs,
-		Assigns:   cloneAssigns(c.assigns),
 		Wrappers:  c.wrappers,
 		Via:       c.via,
 		Dir:       dir,
@@ -358,6 +386,7 @@ func stmtSource(c *ctx, st *syntax.Stmt, n syntax.Node) string {
 	return c.text(from, to)
 }
 
+// redirects evaluates the redirections of a statement.
 func (a *analyzer) redirects(c *ctx, rs []*syntax.Redirect, dir string) []Redirect {
 	if len(rs) == 0 {
 		return nil
@@ -411,6 +440,8 @@ func (a *analyzer) pseudo(c *ctx, st *syntax.Stmt, n syntax.Node, dir, name stri
 	})
 }
 
+// testClause emits a [[ ]] clause with its operands and operators as
+// arguments.
 func (a *analyzer) testClause(c *ctx, st *syntax.Stmt, tc *syntax.TestClause, dir string) {
 	a.nestedIn(c, tc.X, dir)
 	var args []string
@@ -463,6 +494,7 @@ func isNumber(s string) bool {
 	return s != "" && s[0] >= '0' && s[0] <= '9'
 }
 
+// decl emits a declaration builtin such as export or local.
 func (a *analyzer) decl(c *ctx, st *syntax.Stmt, d *syntax.DeclClause, dir string) {
 	var args []string
 	var dyn []bool
@@ -479,7 +511,9 @@ func (a *analyzer) decl(c *ctx, st *syntax.Stmt, d *syntax.DeclClause, dir strin
 			args = append(args, v)
 			dyn = append(dyn, vd)
 			if !as.Naked {
-				a.checkSpecialAssign(c, as.Pos(), as.Name.Value)
+				line, col := a.pos(c, as.Pos())
+				val, vdyn := a.assignValue(c, dir, as)
+				a.checkAssign(line, col, as.Name.Value, val, vdyn)
 			}
 		}
 	}
@@ -529,16 +563,22 @@ var specialVars = map[string]string{
 	"ENV":            "names a file that shells run at startup",
 }
 
-func (a *analyzer) checkSpecialAssign(c *ctx, p syntax.Pos, name string) {
+// checkAssign reports assignments whose value the shell may run later: to
+// the variables in specialVars, and of text that holds a command
+// substitution, which arithmetic evaluation, eval or ${x@P} would run.
+func (a *analyzer) checkAssign(line, col int, name, val string, dyn bool) {
 	if why, ok := specialVars[name]; ok {
-		line, col := a.pos(c, p)
 		a.problem(line, col, "assignment to "+name+": its value "+why)
+		return
+	}
+	if !dyn && (strings.Contains(val, "$(") || strings.Contains(val, "`")) {
+		a.problem(line, col, "value of "+name+" holds a command substitution that a later expansion may run")
 	}
 }
 
 // mayChangeDir reports whether running node could change the shell's
 // working directory. It over-approximates.
-func (a *analyzer) mayChangeDir(c *ctx, node syntax.Node) bool {
+func (a *analyzer) mayChangeDir(node syntax.Node) bool {
 	found := false
 	syntax.Walk(node, func(n syntax.Node) bool {
 		if found {
@@ -550,6 +590,11 @@ func (a *analyzer) mayChangeDir(c *ctx, node syntax.Node) bool {
 		}
 		for i, w := range ce.Args {
 			s, ok := staticLit(w)
+			if ok && hasBraceExp(w) {
+				// Brace expansion may assemble any word.
+				found = true
+				return false
+			}
 			if !ok {
 				if i == 0 {
 					found = true
@@ -558,7 +603,7 @@ func (a *analyzer) mayChangeDir(c *ctx, node syntax.Node) bool {
 				continue
 			}
 			switch s {
-			case "cd", "pushd", "popd", "source", ".", "eval", "trap", "mapfile", "readarray", "builtin", "command":
+			case "cd", "pushd", "popd", "source", ".", "eval", "trap", "alias", "mapfile", "readarray", "builtin", "command":
 				found = true
 				return false
 			}
@@ -588,4 +633,38 @@ func heredocBody(body string, r *syntax.Redirect) string {
 		return body[:i+1]
 	}
 	return body
+}
+
+// hasBraceExp reports whether w contains a brace expansion.
+func hasBraceExp(w *syntax.Word) bool {
+	if !hasBrace(w) {
+		return false
+	}
+	w2 := &syntax.Word{Parts: w.Parts}
+	syntax.SplitBraces(w2)
+	for _, p := range w2.Parts {
+		if _, ok := p.(*syntax.BraceExp); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// literalWord reports whether w is made of literal text only, so that no
+// command can hide in it.
+func literalWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, dp := range p.Parts {
+				if _, ok := dp.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -231,10 +231,23 @@ func renderParts(c *ctx, parts []syntax.WordPart) string {
 func (a *analyzer) expand(c *ctx, dir string, parts []syntax.WordPart, mode evalMode, splitting bool) *wstate {
 	st := &wstate{cur: a.buf[:0], splitting: splitting}
 	defer func() { a.buf = st.cur[:0] }()
-	for i, part := range parts {
-		switch p := part.(type) {
+	for i := 0; i < len(parts); i++ {
+		switch p := parts[i].(type) {
 		case *syntax.Lit:
-			a.lit(c, dir, st, p.Value, i == 0, i == len(parts)-1, mode)
+			// Adjacent literals, which the parser splits around brackets,
+			// are one piece of unquoted text.
+			s := p.Value
+			j := i + 1
+			for j < len(parts) {
+				l, ok := parts[j].(*syntax.Lit)
+				if !ok {
+					break
+				}
+				s += l.Value
+				j++
+			}
+			a.lit(c, dir, st, s, i == 0, j == len(parts), mode)
+			i = j - 1
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				st.addQuoted(ansiC(p.Value))
@@ -252,6 +265,9 @@ func (a *analyzer) expand(c *ctx, dir string, parts []syntax.WordPart, mode eval
 						st.addQuoted(v)
 					} else {
 						st.markDyn()
+						if multiWord(dp) {
+							st.split = true
+						}
 					}
 				default:
 					st.markDyn()
@@ -384,6 +400,7 @@ func tildeEnd(s string, j int, colon, last bool) (int, bool) {
 	return len(s), true
 }
 
+// tilde adds the expansion of the tilde prefix ~name.
 func (a *analyzer) tilde(c *ctx, dir string, st *wstate, name string) {
 	switch name {
 	case "":
@@ -418,6 +435,16 @@ func (a *analyzer) param(c *ctx, dir string, p *syntax.ParamExp) (string, bool) 
 	}
 	v, ok := c.sc.vars[name]
 	return v, ok
+}
+
+// multiWord reports whether a quoted parameter expansion may still give
+// zero or several words, as "$@" and "${a[@]}" do.
+func multiWord(p *syntax.ParamExp) bool {
+	if p.Names != 0 || p.Param != nil && p.Param.Value == "@" {
+		return true
+	}
+	w, ok := p.Index.(*syntax.Word)
+	return ok && w.Lit() == "@"
 }
 
 // dquoteUnescape adds the text of a literal inside double quotes, where a
