@@ -131,6 +131,22 @@ func (e *env) pathFacts(dir, raw string) []PathFact {
 	return out
 }
 
+// operandFacts resolves a path operand of a command. When a cd earlier in
+// the line moved the command away from where the line starts, a relative
+// path is judged from both places: after "cd x; rm -rf *" a failed cd
+// leaves rm running where the line began.
+func (e *env) operandFacts(dir, raw string) []PathFact {
+	facts := e.pathFacts(dir, raw)
+	if dir == "" || dir == e.cwd || filepath.IsAbs(raw) || strings.HasPrefix(raw, "~") {
+		return facts
+	}
+	for _, f := range e.pathFacts(e.cwd, raw) {
+		f.Requested += " (if the cd failed)"
+		facts = append(facts, f)
+	}
+	return facts
+}
+
 // relink rewrites a path that goes through a link created earlier in the
 // same line to the link's target.
 func (e *env) relink(abs string) string {
@@ -381,10 +397,10 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.unknown = "an argument is not known until the line runs"
 		}
 		for _, r := range eff.Reads {
-			u.Reads = append(u.Reads, e.pathFacts(cmd.Dir, r)...)
+			u.Reads = append(u.Reads, e.operandFacts(cmd.Dir, r)...)
 		}
 		for _, w := range eff.Writes {
-			u.Writes = append(u.Writes, e.pathFacts(cmd.Dir, w)...)
+			u.Writes = append(u.Writes, e.operandFacts(cmd.Dir, w)...)
 		}
 		u.exec, u.opaque = eff.Exec, eff.Opaque
 		if u.exec != "" {
@@ -431,7 +447,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.unknown = "a redirection target is not known until the line runs"
 			continue
 		}
-		for _, f := range e.pathFacts(cmd.Dir, r.Target) {
+		for _, f := range e.operandFacts(cmd.Dir, r.Target) {
 			if devFiles[f.Real] || devFiles[f.abs] {
 				continue
 			}
