@@ -40,6 +40,10 @@ func parseCommandPattern(spec string) (*commandPattern, error) {
 		p.prefix, s = true, strings.TrimSpace(s[:len(s)-2])
 	case strings.HasSuffix(s, " *"):
 		p.prefix, s = true, strings.TrimSpace(s[:len(s)-2])
+	case strings.HasSuffix(s, "*") && strings.Count(s, "*") == 1:
+		// "rm -rf*": a prefix that ends inside a word; matched on the words
+		// before it, flags understood, which is what such a rule is for.
+		p.prefix, s = true, strings.TrimSpace(s[:len(s)-1])
 	}
 	if s == "" {
 		return nil, &specError{0, "expected a command before the wildcard"}
@@ -207,6 +211,30 @@ func sameProgram(pattern, name, dir string, ctx *MatchContext) bool {
 // globMatchWords matches a wildcard pattern against the words joined by
 // single spaces; * matches any run of characters, spaces included.
 func globMatchWords(glob string, args []string, dyn []bool, conservative bool) bool {
+	if slices.Contains(dyn, true) && conservative {
+		// An unknown word may turn out to be any word of the pattern (or
+		// nothing): try each.
+		cands := append(strings.Fields(strings.ReplaceAll(glob, "*", " ")), "")
+		var try func(i int, parts []string) bool
+		try = func(i int, parts []string) bool {
+			if i == len(args) {
+				return wildcard(glob, strings.Join(parts, " "))
+			}
+			if !dyn[i] {
+				return try(i+1, append(parts, args[i]))
+			}
+			for _, c := range cands {
+				if try(i+1, append(slices.Clone(parts), c)) {
+					return true
+				}
+			}
+			return false
+		}
+		if n := strings.Count(strings.Join(boolWords(dyn), ""), "1"); n <= 3 {
+			return try(0, nil)
+		}
+		return true
+	}
 	if slices.Contains(dyn, true) && !conservative {
 		// An unknown word may only fall inside a wildcard: replace it by a
 		// character no literal pattern text can match.
@@ -247,4 +275,30 @@ func wildcard(pattern, s string) bool {
 		pi++
 	}
 	return pi == len(pattern)
+}
+
+func boolWords(b []bool) []string {
+	out := make([]string, len(b))
+	for i, v := range b {
+		if v {
+			out[i] = "1"
+		}
+	}
+	return out
+}
+
+// CoversFlags reports whether a shell rule names every flag the command
+// uses: an allow rule for a destructive command must name the destructive
+// form itself, so Bash(rm -f:*) does not cover rm -rf.
+func (r *Rule) CoversFlags(c *CommandView) bool {
+	if r.Kind != SpecCommand || r.cmd == nil || r.cmd.any || r.cmd.isGlob {
+		return false
+	}
+	flags, _ := splitFlags(c.Name, c.Args, c.Dynamic)
+	for _, f := range flags {
+		if !hasFlag(r.cmd.flags, f) {
+			return false
+		}
+	}
+	return true
 }

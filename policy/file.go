@@ -134,6 +134,9 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 			if !filepath.IsAbs(r) && !strings.HasPrefix(r, "~/") {
 				return nil, &Error{Pos: pos.elem("writable_roots", i, at("writable_roots")), Msg: fmt.Sprintf("writable root %q must be absolute (or start with ~/)", r)}
 			}
+			if c := filepath.Clean(r); c == "/" || c == "~" || r == "~/" {
+				return nil, &Error{Pos: pos.elem("writable_roots", i, at("writable_roots")), Msg: fmt.Sprintf("writable root %q opens the whole file system or home directory: use sandbox = \"danger-full-access\" if that is meant", r)}
+			}
 			f.WritableRoots = append(f.WritableRoots, r)
 		}
 	}

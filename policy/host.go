@@ -3,6 +3,8 @@ package policy
 import (
 	"net/netip"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // parseDomainPattern parses "domain:example.com" or "domain:*.example.com".
@@ -12,7 +14,7 @@ func parseDomainPattern(spec string) (string, error) {
 	if !ok {
 		return "", &specError{0, "expected domain:HOST, e.g. WebFetch(domain:example.com) or WebFetch(domain:*.example.com)"}
 	}
-	host = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), ".")
+	host = ASCIIHost(strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), "."))
 	if h, ok := strings.CutPrefix(host, "["); ok {
 		host = strings.TrimSuffix(h, "]")
 	}
@@ -30,10 +32,25 @@ func parseDomainPattern(spec string) (string, error) {
 	return host, nil
 }
 
+// ASCIIHost returns the ASCII (punycode) form of an internationalized host
+// name, so bücher.de and xn--bcher-kva.de are one host. A name that does
+// not convert is returned as it is.
+func ASCIIHost(h string) string {
+	for i := 0; i < len(h); i++ {
+		if h[i] >= 0x80 {
+			if a, err := idna.Lookup.ToASCII(h); err == nil {
+				return a
+			}
+			return h
+		}
+	}
+	return h
+}
+
 // matchHost reports whether host (lower case, no port) matches the pattern.
 // "*.example.com" matches subdomains but not example.com itself.
 func matchHost(pattern, host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = ASCIIHost(strings.TrimSuffix(strings.ToLower(host), "."))
 	if pattern == "*" {
 		return host != ""
 	}

@@ -146,3 +146,16 @@ func (x *Index) MCP(eff Decision) []*Rule { return x.eff[eff].mcp }
 // Order is the rule's position in the Set: of two matching rules the one
 // with the lower order is reported.
 func (x *Index) Order(r *Rule) int { return x.order[r] }
+
+// PathRules returns every path rule of effect eff and family.
+func (x *Index) PathRules(eff Decision, family string) []*Rule {
+	var out []*Rule
+	e := &x.eff[eff]
+	out = append(out, e.pathWild[family]...)
+	for k, rs := range e.pathLit {
+		if k.family == family {
+			out = append(out, rs...)
+		}
+	}
+	return out
+}

@@ -1,5 +1,12 @@
 package policy
 
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/toolgate/toolgate/pathres"
+)
+
 // AppliesToTool reports whether a bare rule (one without a specifier)
 // covers a call of tool t. A bare rule of a path family covers every tool of
 // the family (a bare Read covers Read, LS, Glob and Grep calls); a bare MCP
@@ -20,7 +27,7 @@ func (r *Rule) sameTool(t Tool, mcpName string) bool {
 			return false
 		}
 		server, tool := SplitMCPName(mcpName)
-		return r.mcp.match(server, tool)
+		return r.mcp.match(server, tool, r.Effect != Allow)
 	case r.Tool.PathFamily() != "":
 		return r.Tool.PathFamily() == t.PathFamily()
 	default:
@@ -98,4 +105,26 @@ func (r *Rule) CommandWords() []string {
 // with no wildcard.
 func (r *Rule) IsExactCommand() bool {
 	return r.Kind == SpecCommand && r.cmd != nil && !r.cmd.any && !r.cmd.prefix && !r.cmd.isGlob
+}
+
+// MatchBelow reports whether an anchored path rule names something inside
+// the directory abs: a read of the whole tree at abs reads it. Patterns
+// without an anchor (a name at any depth) are not considered.
+func (r *Rule) MatchBelow(abs string, ctx *MatchContext) bool {
+	if r.Kind != SpecPath || r.path.anchor == anchorAnywhere {
+		return false
+	}
+	base, ok := r.path.base(ctx)
+	if !ok {
+		return false
+	}
+	var lit []string
+	for _, seg := range strings.Split(strings.TrimPrefix(r.path.glob, "/"), "/") {
+		if strings.ContainsAny(seg, "*?[{") {
+			break
+		}
+		lit = append(lit, seg)
+	}
+	named := filepath.Join(append([]string{base}, lit...)...)
+	return named != abs && pathres.Within(abs, named)
 }

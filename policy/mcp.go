@@ -33,9 +33,14 @@ func parseMCPName(name string) (mcpPattern, error) {
 	return mcpPattern{server: server, tool: tool}, nil
 }
 
-func (p mcpPattern) match(server, tool string) bool {
-	ok1, _ := doublestar.Match(p.server, server)
-	ok2, _ := doublestar.Match(p.tool, tool)
+func (p mcpPattern) match(server, tool string, conservative bool) bool {
+	ps, pt := p.server, p.tool
+	if conservative {
+		// Deny and ask rules match names regardless of case.
+		ps, pt, server, tool = strings.ToLower(ps), strings.ToLower(pt), strings.ToLower(server), strings.ToLower(tool)
+	}
+	ok1, _ := doublestar.Match(ps, server)
+	ok2, _ := doublestar.Match(pt, tool)
 	return ok1 && ok2
 }
 
@@ -92,26 +97,49 @@ func splitTopLevel(s string) []string {
 // ask) needs any element to match, otherwise every element must.
 func matchArgs(pats []argPattern, input map[string]any, conservative bool) bool {
 	for _, p := range pats {
-		v, ok := lookup(input, p.key)
-		if !ok || !matchValue(p.glob, v, conservative) {
+		vs := lookup(input, p.key)
+		if len(vs) == 0 {
+			return false
+		}
+		// Through arrays of objects a key names several values: deny and
+		// ask rules need one to match, allow rules all.
+		hit := !conservative
+		for _, v := range vs {
+			m := matchValue(p.glob, v, conservative)
+			if conservative && m {
+				hit = true
+			}
+			if !conservative && !m {
+				hit = false
+			}
+		}
+		if !hit {
 			return false
 		}
 	}
 	return true
 }
 
-func lookup(m map[string]any, key []string) (any, bool) {
-	var cur any = m
-	for _, k := range key {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = obj[k]; !ok {
-			return nil, false
-		}
+// lookup returns the values a dotted key names, descending into arrays.
+func lookup(cur any, key []string) []any {
+	if len(key) == 0 {
+		return []any{cur}
 	}
-	return cur, true
+	switch x := cur.(type) {
+	case map[string]any:
+		v, ok := x[key[0]]
+		if !ok {
+			return nil
+		}
+		return lookup(v, key[1:])
+	case []any:
+		var out []any
+		for _, e := range x {
+			out = append(out, lookup(e, key)...)
+		}
+		return out
+	}
+	return nil
 }
 
 func matchValue(glob string, v any, conservative bool) bool {

@@ -143,9 +143,23 @@ func (p *pathPattern) match(abs string, ctx *MatchContext, anywhere bool) bool {
 	}
 }
 
-// explicit reports whether the pattern names paths rather than sweeping
-// whole trees: no "**" and not a bare root. Only explicit rules unlock
-// credential paths.
+// explicit reports whether the pattern names files rather than sweeping
+// trees. A wildcard may only stand in the last segment and only beside a
+// literal name part (id_*, *.pem); "**", a bare root, and segments such as
+// "*" or ".*" — which match whole directories, and so everything below
+// them — do not count. Only explicit rules unlock credential paths.
 func (p *pathPattern) explicit() bool {
-	return !strings.Contains(p.glob, "**") && p.glob != "/" && p.glob != ""
+	if strings.Contains(p.glob, "**") || p.glob == "/" || p.glob == "" || p.anchor == anchorAnywhere && strings.ContainsAny(p.glob, "*?[{") {
+		return false
+	}
+	segs := strings.Split(strings.TrimPrefix(p.glob, "/"), "/")
+	for i, seg := range segs {
+		if !strings.ContainsAny(seg, "*?[{") {
+			continue
+		}
+		if i != len(segs)-1 || strings.Trim(seg, "*?.[]{},") == "" {
+			return false
+		}
+	}
+	return true
 }

@@ -107,7 +107,7 @@ func TestMatchCommand(t *testing.T) {
 		{"Bash(git status:*)", "git", []string{"statusx"}, nil, false, false},
 		{"Bash(git status:*)", "git", []string{"$S"}, []bool{true}, false, false},
 		{"Bash(git status:*)", "git", []string{"$S"}, []bool{true}, true, true},
-		{"Bash(git push:*)", "git", []string{"-C", "/x", "push"}, nil, false, false},
+		{"Bash(git push:*)", "git", []string{"-C", "/x", "push"}, nil, false, true}, // still a push; the engine judges /x as a path
 		{"Bash(npm test)", "npm", []string{"test"}, nil, false, true},
 		{"Bash(npm test)", "npm", []string{"test", "x"}, nil, false, false},
 		{"Bash(npm test)", "npm", []string{"test", "$X"}, []bool{false, true}, false, false},
@@ -313,7 +313,8 @@ func TestMerge(t *testing.T) {
 	if s.Mode != ModeAcceptEdits {
 		t.Errorf("bypass from project must be ignored under the lock, leaving the user's mode; got %s", s.Mode)
 	}
-	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "project.toml:2") {
+	if len(s.Notes) != 2 || !strings.Contains(strings.Join(s.Notes, "|"), "mode bypassPermissions from project.toml:2 ignored") ||
+		!strings.Contains(s.Notes[0], "approval never from user.toml:1 ignored") {
 		t.Errorf("notes: %v", s.Notes)
 	}
 	if len(s.Ignored) != 1 || s.Ignored[0].Rule.Text != "Bash" {

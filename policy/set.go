@@ -124,7 +124,11 @@ func Merge(files ...*File) (*Set, error) {
 			}
 		}
 		if f.Approval != nil {
-			s.Approval, s.From["approval"] = *f.Approval, origin(f, "approval")
+			if *f.Approval == ApprovalNever && s.ManagedRulesOnly && f.Layer != LayerManaged {
+				s.Notes = append(s.Notes, fmt.Sprintf("approval never from %s ignored: the managed policy allows only its own allow rules", origin(f, "approval")))
+			} else {
+				s.Approval, s.From["approval"] = *f.Approval, origin(f, "approval")
+			}
 		}
 		if f.Sandbox != nil {
 			s.Sandbox, s.From["sandbox"] = *f.Sandbox, origin(f, "sandbox")
@@ -133,7 +137,11 @@ func Merge(files ...*File) (*Set, error) {
 			s.Network, s.From["network"] = *f.Network, origin(f, "network")
 		}
 		if f.WritableRootsSet {
-			s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, origin(f, "writable_roots")
+			if managed != nil && managed.Sandbox != nil && !managed.WritableRootsSet && f.Layer != LayerManaged {
+				s.Notes = append(s.Notes, fmt.Sprintf("writable_roots from %s ignored: the managed policy %s sets the sandbox", origin(f, "writable_roots"), managed.Path))
+			} else {
+				s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, origin(f, "writable_roots")
+			}
 		}
 	}
 	if managed != nil && managed.TrustedMCPServers != nil {

@@ -38,6 +38,9 @@ type Effect struct {
 	// Opaque says why the command writes files that its words do not name
 	// (an archive's or a directory tree's contents), "" if it does not.
 	Opaque string
+	// Recursive reports that the command reads whole directory trees
+	// below its read operands (grep -r, rg, tar c, cp -r).
+	Recursive bool
 }
 
 type kind uint8
@@ -135,7 +138,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 				dump = false
 			}
 		}
-		if dump && (len(args) == 0 || strings.Contains(strings.Join(args, ""), "p") || base == "export") {
+		if dump {
 			e.Level, e.Secret = Credential, "prints the environment, which holds secrets"
 			return e
 		}
@@ -203,6 +206,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 			e.Level, e.Writes = Write, []string{o}
 		}
 		e.Reads = ops
+		if hasPrefixArg(args, "--compress-program") {
+			e.Level, e.Known, e.Exec = Execute, false, "sort --compress-program runs a program"
+		}
 	case "sed":
 		script, fromFlag := sedScript(args, ops)
 		if !sedSafe(script) || flags["-f"] || flags["--file"] || e.Unknown {
@@ -263,6 +269,19 @@ func Command(name string, args []string, dyn []bool) Effect {
 	case "cp":
 		if flags["-r"] || flags["-R"] || flags["-a"] || flags["--recursive"] || flags["--archive"] {
 			e.Opaque = "a recursive copy writes whatever the source tree holds"
+			e.Recursive = true
+		}
+	case "zip":
+		e.Recursive = flags["-r"]
+	case "nc", "ncat", "netcat", "telnet":
+		if flags["-e"] || flags["-c"] || flags["--exec"] || flags["--sh-exec"] || flags["--lua-exec"] {
+			e.Level, e.Known, e.Exec = Execute, false, base+" -e runs a program for the connection"
+		}
+	case "socat":
+		for _, o := range ops {
+			if strings.Contains(strings.ToUpper(o), "EXEC:") || strings.Contains(strings.ToUpper(o), "SYSTEM:") {
+				e.Level, e.Known, e.Exec = Execute, false, "socat EXEC/SYSTEM runs a program"
+			}
 		}
 	case "git":
 		gitEffect(args, dyn, &e)
@@ -270,13 +289,51 @@ func Command(name string, args []string, dyn []bool) Effect {
 		// awk runs commands through system(), pipes and getline, and
 		// writes files with > and >>; only a literal program without them
 		// is a read.
+		if len(ops) > 0 && strings.Contains(ops[0], "ENVIRON") {
+			e.Level, e.Secret, e.Reads = Credential, "reads the environment, which holds secrets", nil
+			return e
+		}
 		if len(ops) == 0 || flags["-f"] || e.Unknown || strings.ContainsAny(ops[0], "|>") ||
 			strings.Contains(ops[0], "system") || strings.Contains(ops[0], "getline") {
 			e.Level, e.Known, e.Reads, e.Exec = Execute, false, nil, "an awk program that runs commands or writes files"
 		}
-	case "grep", "egrep", "fgrep", "rg":
+	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
+		e.Recursive = base == "rg" || base == "ag" || base == "ack" || flags["-r"] || flags["-R"] || flags["--recursive"] || flags["--dereference-recursive"]
 		if f := flagValue(args, "-f", "--file"); f != "" {
 			e.Reads = append(e.Reads, f)
+		}
+		if base == "rg" && (flags["--pre"] || hasPrefixArg(args, "--pre=")) {
+			e.Level, e.Known, e.Exec = Execute, false, "rg --pre runs a program on every file"
+		}
+	case "jq", "yq":
+		for _, o := range ops {
+			if o == "env" || strings.Contains(o, "$ENV") || strings.Contains(o, "env.") || strings.Contains(o, "env|") || strings.Contains(o, "env |") {
+				e.Level, e.Secret = Credential, "reads the environment, which holds secrets"
+				return e
+			}
+		}
+		if flags["-i"] || flags["--inplace"] || flags["--in-place"] {
+			e.Level, e.Writes, e.Reads = Write, e.Reads, nil
+			if len(ops) > 1 {
+				e.Writes = ops[1:]
+			}
+		}
+	case "uniq", "xxd":
+		// uniq IN OUT and xxd [-r] IN OUT write their second operand.
+		if len(ops) >= 2 {
+			e.Level, e.Reads, e.Writes = Write, ops[:1], ops[1:2]
+		}
+	case "tree":
+		if o := flagValue(args, "-o"); o != "" {
+			e.Level, e.Writes = Write, []string{o}
+		}
+	case "fd", "fdfind":
+		if flags["-x"] || flags["-X"] || flags["--exec"] || flags["--exec-batch"] {
+			e.Level, e.Known, e.Exec = Execute, false, base+" -x runs a command for every file it finds"
+		}
+	case "man":
+		if flags["-P"] || flags["--pager"] || flags["-H"] || flags["--html"] || hasPrefixArg(args, "--pager=") {
+			e.Level, e.Known, e.Exec = Execute, false, "man -P runs its pager command"
 		}
 	case "tar":
 		tarEffect(args, &e)
@@ -313,14 +370,17 @@ func init() {
 		"ln": "-t -S --target-directory", "install": "-t -m -o -g -S",
 		"head": "-n -c", "tail": "-n -c -s", "sort": "-o -k -t -T -S --output", "cut": "-d -f -c -b",
 		"sed": "-e -f -l --expression --file", "awk": "-f -v -F", "gawk": "-f -v -F",
-		"find": "", "du": "-d --max-depth", "tree": "-L -I -P", "ls": "-I -w --ignore",
+		"find": "", "du": "-d --max-depth", "ls": "-I -w --ignore",
 		"curl": "-d -H -o -O -X -u -A -e -T -F -b -c -x -m -w -K --data --data-raw --data-binary --header --output --request --user --user-agent --upload-file --form --cookie --proxy --max-time --config",
 		"wget": "-O -o -P -U --output-document --user-agent --header",
 		"ssh":  "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w",
-		"scp":  "-P -i -o -F -l -S -J -c", "sftp": "-P -i -o -F -l -S -J -c", "rsync": "-e --rsh --exclude --include",
+		"nc":   "-p -s -w -i -q -x -X -e -c -I -O -T -V", "ncat": "-p -s -w -i -e -c --exec --sh-exec -x",
+		"netcat": "-p -s -w -i -q -e -c", "telnet": "-l -n -b",
+		"scp": "-P -i -o -F -l -S -J -c", "sftp": "-P -i -o -F -l -S -J -c", "rsync": "-e --rsh --exclude --include",
 		"chmod": "", "chown": "", "tar": "-f -C -T -X --file --directory", "git": "-C -c",
-		"jq": "--arg --argjson --slurpfile --rawfile", "xxd": "-l -s -c", "od": "-j -N -t", "wc": "",
-		"diff": "-x -X -I --exclude", "truncate": "-s -r --size --reference", "mkdir": "-m --mode", "touch": "-d -t -r --date --reference",
+		"xxd": "-l -s -c -g -o", "od": "-j -N -t", "wc": "",
+		"diff": "-x -X -I --exclude", "tree": "-o -L -I -P", "fd": "-e -E -t -d -x -X --exec --exec-batch",
+		"man": "-P -M -S --pager", "uniq": "-f -s -w", "yq": "-o -p", "jq": "--arg --argjson --slurpfile --rawfile --indent", "truncate": "-s -r --size --reference", "mkdir": "-m --mode", "touch": "-d -t -r --date --reference",
 	} {
 		m := map[string]bool{}
 		for _, f := range strings.Fields(fl) {
@@ -341,28 +401,28 @@ var longNames = map[string][]string{
 	"grep":  {"recursive", "file", "regexp", "ignore-case"},
 	"sort":  {"output"},
 	"rsync": {"delete", "delete-after", "delete-before", "remove-source-files", "recursive"},
+	"git": {"force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune", "hard", "merge", "keep",
+		"soft", "mixed", "all", "tags", "no-index", "contents", "output", "staged", "worktree", "expire", "exec-path"},
 }
 
-// expandLong returns the full long option that name ("--rec") abbreviates
-// for prog, or name itself.
-func expandLong(prog, name string) string {
+// expandLong returns the long options that name ("--rec") may stand for
+// with prog: itself, and every option it abbreviates. An ambiguous
+// abbreviation counts as all of them, which is the cautious reading.
+func expandLong(prog, name string) []string {
 	short := strings.TrimPrefix(name, "--")
-	found := ""
+	out := []string{name}
+	if len(short) < 2 {
+		return out
+	}
 	for _, full := range longNames[prog] {
 		if full == short {
-			return name
+			return out
 		}
 		if strings.HasPrefix(full, short) {
-			if found != "" {
-				return name // ambiguous
-			}
-			found = full
+			out = append(out, "--"+full)
 		}
 	}
-	if found == "" {
-		return name
-	}
-	return "--" + found
+	return out
 }
 
 // operands returns the words that are not flags (nor values of flags that
@@ -393,7 +453,9 @@ func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[
 			end = true
 		case strings.HasPrefix(a, "--"):
 			n, _, _ := strings.Cut(a, "=")
-			flags[expandLong(prog, n)] = true
+			for _, f := range expandLong(prog, n) {
+				flags[f] = true
+			}
 		default:
 			flags[a] = true
 			for _, r := range a[1:] {
@@ -416,6 +478,15 @@ func flagValue(args []string, names ...string) string {
 		}
 	}
 	return ""
+}
+
+func hasPrefixArg(args []string, p string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasPrefixFlag(args []string, p string) bool {
@@ -534,6 +605,7 @@ func sedScript(args, ops []string) (string, bool) {
 // options from, the files they write, and every URL or bare host operand.
 func curlEffect(prog string, args []string, dyn []bool, e *Effect) {
 	// Options whose value is a file read (the value itself, or after @ / <).
+	takesVal := map[string]bool{"--connect-to": true, "--resolve": true, "-x": true, "--proxy": true, "--preproxy": true, "--socks5": true, "--socks5-hostname": true}
 	readVal := map[string]bool{"-T": true, "--upload-file": true, "-K": true, "--config": true,
 		"--post-file": true, "--body-file": true, "-i": prog == "wget", "--input-file": true}
 	dataVal := map[string]bool{"-d": true, "--data": true, "--data-binary": true, "--data-ascii": true,
@@ -564,7 +636,7 @@ func curlEffect(prog string, args []string, dyn []bool, e *Effect) {
 			name, val, hasVal = a[:2], a[2:], true // -d@file, -T.env
 		}
 		isOpt := strings.HasPrefix(a, "-") && a != "-"
-		if isOpt && !hasVal && (readVal[name] || dataVal[name] || outVal[name] || takes[name]) {
+		if isOpt && !hasVal && (readVal[name] || dataVal[name] || outVal[name] || takes[name] || takesVal[name]) {
 			if i+1 < len(args) {
 				i++
 				val, hasVal = args[i], true
@@ -584,6 +656,27 @@ func curlEffect(prog string, args []string, dyn []bool, e *Effect) {
 		case isOpt && outVal[name] && hasVal:
 			if val != "-" {
 				e.Writes = append(e.Writes, val)
+			}
+		case isOpt && (name == "--connect-to" || name == "--resolve") && hasVal:
+			// --connect-to H1:P1:H2:P2 and --resolve H:P:ADDR send the
+			// request elsewhere than the URL says.
+			parts := strings.Split(val, ":")
+			if len(parts) >= 3 {
+				host := strings.Trim(strings.Join(parts[2:len(parts)-min(1, len(parts)-3)], ":"), "[]")
+				if name == "--resolve" {
+					host = strings.Trim(strings.Join(parts[2:], ":"), "[]")
+				}
+				if host != "" {
+					e.Hosts = append(e.Hosts, strings.ToLower(host))
+				}
+			}
+		case isOpt && (name == "-x" || name == "--proxy" || name == "--preproxy" || name == "--socks5" || name == "--socks5-hostname") && hasVal:
+			u := val
+			if !strings.Contains(u, "://") {
+				u = "http://" + u
+			}
+			if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
+				e.Hosts = append(e.Hosts, strings.ToLower(p.Hostname()))
 			}
 		case !isOpt:
 			// An operand is a URL, with or without a scheme.
@@ -713,7 +806,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 			}
 		}
 	case "status", "log", "rev-parse", "ls-files", "ls-tree", "grep", "shortlog",
-		"describe", "reflog", "rev-list", "whatchanged", "help", "version", "name-rev", "merge-base":
+		"describe", "rev-list", "whatchanged", "help", "version", "name-rev", "merge-base":
 		e.Level = Read
 	case "rm":
 		e.Level = Write
@@ -751,7 +844,29 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 				e.Writes = []string{".git/config"}
 			}
 		}
-	case "branch", "tag", "remote", "stash", "worktree":
+	case "reflog":
+		e.Level = Read
+		if len(ops) > 0 && (ops[0] == "expire" || ops[0] == "delete") {
+			e.Level, e.Destructive = Destructive, "git reflog "+ops[0]+" removes the records that recover lost commits"
+		}
+	case "remote", "submodule":
+		e.Level = Read
+		if sub == "submodule" {
+			e.Level, e.Network = Network, true
+		}
+		if len(ops) > 0 {
+			switch ops[0] {
+			case "add", "set-url", "rename", "remove", "rm", "set-head", "set-branches", "init", "update", "sync", "deinit":
+				// These rewrite .git/config (and .gitmodules), where a URL
+				// or an ext:: transport can run code.
+				e.Level = max(e.Level, Write)
+				e.Writes = append(e.Writes, ".git/config")
+				if sub == "submodule" {
+					e.Writes = append(e.Writes, ".gitmodules")
+				}
+			}
+		}
+	case "branch", "tag", "stash", "worktree":
 		e.Level = Read
 		if len(ops) > 0 || flags["-d"] || flags["-D"] || flags["-m"] || flags["--delete"] || flags["-f"] {
 			e.Level = Write
@@ -764,7 +879,8 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		}
 	case "push":
 		e.Level, e.Network = Network, true
-		if flags["-f"] || flags["--force"] || flags["--force-with-lease"] || flags["--mirror"] || flags["--delete"] || flags["-d"] {
+		if flags["-f"] || flags["--force"] || flags["--force-with-lease"] || flags["--force-if-includes"] || flags["--mirror"] ||
+			flags["--delete"] || flags["-d"] || flags["--prune"] {
 			e.Level, e.Destructive = Destructive, "git push with force or delete rewrites or removes remote history"
 		}
 		for _, o := range ops {
@@ -772,7 +888,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 				e.Level, e.Destructive = Destructive, "git push "+o+" force-updates or deletes a remote ref"
 			}
 		}
-	case "fetch", "pull", "clone", "ls-remote", "submodule":
+	case "fetch", "pull", "clone", "ls-remote":
 		e.Level, e.Network = Network, true
 	case "reset":
 		e.Level = Write
@@ -785,11 +901,20 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 			e.Level, e.Destructive = Destructive, "git clean -f deletes untracked files"
 		}
 	case "checkout", "restore":
+		// Checking out or restoring paths overwrites their uncommitted
+		// changes; switching branches does not.
 		e.Level = Write
+		paths := slices.Contains(rest, "--")
 		for _, o := range ops {
-			if o == "." || o == "--" {
-				e.Level, e.Destructive = Destructive, "git "+sub+" over the tree discards uncommitted changes"
+			if o == "." || o == "./" || strings.HasPrefix(o, ":") || strings.HasSuffix(o, "/") {
+				paths = true
 			}
+		}
+		if sub == "restore" && len(ops) > 0 && !(flags["--staged"] || flags["-S"]) || flags["--worktree"] || flags["-W"] {
+			paths = true
+		}
+		if paths {
+			e.Level, e.Destructive = Destructive, "git "+sub+" of paths discards their uncommitted changes"
 		}
 		if flags["-f"] || flags["--force"] {
 			e.Level, e.Destructive = Destructive, "git "+sub+" --force discards uncommitted changes"
@@ -849,6 +974,7 @@ func tarEffect(args []string, e *Effect) {
 		}
 	case create:
 		e.Level = Write
+		e.Recursive = true
 		if file != "" && file != "-" {
 			e.Writes = []string{file}
 		}
@@ -885,6 +1011,20 @@ func hostsIn(name string, args []string, dyn []bool) []string {
 			continue
 		}
 		switch path.Base(name) {
+		case "nc", "ncat", "netcat", "telnet":
+			// The first operand is the host.
+			if !strings.HasPrefix(a, "-") && !(i > 0 && valueFlags[name][args[i-1]]) {
+				return append(hosts, strings.ToLower(strings.Trim(a, "[]")))
+			}
+			continue
+		case "socat":
+			// ADDRESS-TYPE:host:port, e.g. TCP:169.254.169.254:80.
+			parts := strings.Split(a, ":")
+			if len(parts) >= 3 && strings.Contains(strings.ToUpper(parts[0]), "TCP") || len(parts) >= 3 && strings.Contains(strings.ToUpper(parts[0]), "UDP") ||
+				len(parts) >= 3 && strings.Contains(strings.ToUpper(parts[0]), "SSL") {
+				hosts = append(hosts, strings.ToLower(strings.Join(parts[1:len(parts)-1], ":")))
+			}
+			continue
 		case "ssh", "scp", "sftp", "rsync":
 			if strings.HasPrefix(a, "-") || (i > 0 && valueFlags[name][args[i-1]]) {
 				continue

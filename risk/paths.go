@@ -57,7 +57,8 @@ var (
 		".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", ".gitconfig",
 		".gitmodules", ".envrc",
 	}
-	protectedHome = []string{".config/fish/", ".config/toolgate/", ".config/git/"}
+	protectedHome = []string{".config/fish/", ".config/toolgate/", ".config/git/", ".config/autostart/",
+		".config/systemd/", ".local/bin/", ".local/share/applications/", "bin/", ".ssh/", ".gnupg/"}
 )
 
 // ClassifyPath returns the class of an absolute, resolved path for a user

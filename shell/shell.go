@@ -142,7 +142,29 @@ func parse(src string) (*syntax.File, error) {
 	p := parserPool.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
 	parserPool.Put(p)
+	if err == nil && strings.Contains(src, "\\\n") {
+		err = commentContinuation(src)
+	}
 	return f, err
+}
+
+// commentContinuation reports a comment that ends in a backslash. bash
+// ends a comment at the line break, so the next line runs; the parser
+// reads the backslash as a line continuation and joins the next line to
+// the command before the comment, hiding it. Such a line cannot be judged.
+func commentContinuation(src string) error {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return err
+	}
+	var found error
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.Comment); ok && found == nil && strings.Contains(c.Text, "\n") {
+			found = syntax.ParseError{Pos: c.Pos(), Text: "a comment ends in a backslash: bash runs the next line, the parser would hide it"}
+		}
+		return found == nil
+	})
+	return found
 }
 
 // parseErr converts an error from the parser into a position and a message.

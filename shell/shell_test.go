@@ -801,3 +801,14 @@ func seedLines() []string {
 	}
 	return out
 }
+
+func TestCommentBackslashIsAnError(t *testing.T) {
+	for _, src := range []string{"echo ok # \\\nrm -rf ~", "# note \\\nrm -rf ~", "ls\n  # x \\\n  cp a .git/hooks/pre-commit"} {
+		if _, err := Analyze(src, nil); err == nil || !strings.Contains(err.Error(), "comment ends in a backslash") {
+			t.Errorf("Analyze(%q) = %v, want the comment continuation error", src, err)
+		}
+	}
+	if _, err := Analyze("echo a \\\n  b # fine\nls", nil); err != nil {
+		t.Errorf("a continuation before a comment is fine: %v", err)
+	}
+}

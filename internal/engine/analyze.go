@@ -63,6 +63,8 @@ type PathFact struct {
 	Inside    bool   `json:"inside"`
 	Symlink   bool   `json:"symlink,omitempty"`
 	Unknown   bool   `json:"unknown,omitempty"`
+	// Recursive is set when the whole tree below the path is read.
+	Recursive bool `json:"recursive,omitempty"`
 	abs       string
 }
 
@@ -220,6 +222,10 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		sawNetwork = sawNetwork || u.network
 		e.recordLinks(cmd)
 		units = append(units, u)
+		if inner := execOption(cmd); inner != nil {
+			// fd -x CMD runs CMD for every file found: judge it as a command.
+			units = append(units, e.commandUnit(inner))
+		}
 	}
 	for _, p := range res.Problems {
 		units = append(units, &Unit{
@@ -230,6 +236,72 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		})
 	}
 	return units, nil
+}
+
+// execOption returns the command that fd -x/-X/--exec runs, as a command
+// of its own, or nil.
+func execOption(cmd *shell.Command) *shell.Command {
+	if cmd.Name != "fd" && cmd.Name != "fdfind" {
+		return nil
+	}
+	for i, a := range cmd.Args {
+		if (a == "-x" || a == "-X" || a == "--exec" || a == "--exec-batch") && i+1 < len(cmd.Args) {
+			rest := cmd.Args[i+1:]
+			dyn := cmd.ArgDynamic[i+1:]
+			name := rest[0]
+			if systemBins[filepath.Dir(name)] {
+				name = filepath.Base(name)
+			}
+			return &shell.Command{
+				Name: name, NameDynamic: dyn[0], Args: append(rest[1:len(rest):len(rest)], "{}"),
+				ArgDynamic: append(dyn[1:len(dyn):len(dyn)], true), Dir: cmd.Dir,
+				Wrappers: append(append([]string{}, cmd.Wrappers...), "fd -x"), Via: "fd -x",
+				Source: strings.Join(rest, " "), Line: cmd.Line, Col: cmd.Col,
+			}
+		}
+	}
+	return nil
+}
+
+// subscriptRuns reports a word that names an array element whose
+// subscript holds a command substitution: bash evaluates it when printf
+// -v, read or declare assign to it.
+func subscriptRuns(cmd *shell.Command) bool {
+	switch cmd.Name {
+	case "printf", "read", "mapfile", "readarray", "declare", "typeset", "local", "export", "readonly", "unset", "let", "wait", "test", "[":
+	default:
+		return false
+	}
+	for _, a := range cmd.Args {
+		if i := strings.IndexByte(a, '['); i >= 0 && (strings.Contains(a[i:], "$(") || strings.Contains(a[i:], "`")) {
+			return true
+		}
+	}
+	return false
+}
+
+// systemBins are the directories whose programs are named by their base
+// name, as the shell analysis names them.
+var systemBins = map[string]bool{"/bin": true, "/usr/bin": true, "/sbin": true, "/usr/sbin": true,
+	"/usr/local/bin": true, "/usr/local/sbin": true, "/opt/homebrew/bin": true}
+
+// systemProgram returns the base name of a program named by path when the
+// path really leads into a system bin directory, or "".
+func systemProgram(dir, name string) string {
+	if !strings.Contains(name, "/") {
+		return ""
+	}
+	p, err := pathres.Resolve(dir, "", name)
+	if err != nil || p.Unknown || !p.Exists {
+		return ""
+	}
+	// Judge by the directory the path reaches, not by where the binary's
+	// own links lead (/usr/bin/python3 -> python3.11).
+	parent := pathres.Real(filepath.Dir(p.Abs))
+	if systemBins[parent] {
+		return filepath.Base(p.Abs)
+	}
+	return ""
 }
 
 // recordLinks notes the links an ln command makes, so that later commands
@@ -327,15 +399,21 @@ func readsScriptFromStdin(c *shell.Command) bool {
 	if !interpreters[c.Name] {
 		return false
 	}
-	for i, a := range c.Args {
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
 		if c.ArgDynamic[i] {
 			return true // e.g. bash <(curl ...)
 		}
-		if a == "-" || a == "-s" {
+		switch {
+		case a == "-" || a == "-s" || a == "/dev/stdin" || a == "/dev/fd/0" || a == "/proc/self/fd/0":
 			return true
-		}
-		if !strings.HasPrefix(a, "-") {
-			return false
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "-W" || a == "-X":
+			i++ // the option's value
+		case a == "-m" || a == "-c" || a == "-e" || a == "-E":
+			return false // a module or a program given in the words
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			return false // a script file
 		}
 	}
 	return true
@@ -367,6 +445,13 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		if u.Label == "" || u.Label == " " {
 			u.Label = "(assignment)"
 		}
+	} else if sys := systemProgram(cmd.Dir, name); sys != "" {
+		// A path that really leads to a system program (/proc/self/root/
+		// usr/bin/rm) is that program.
+		name, u.view.Name = sys, sys
+		u.Command.Name = sys
+	}
+	if name == "" {
 	} else if strings.Contains(name, "/") {
 		// A program named by path is not the trusted program of the same
 		// name: ./sed or /tmp/cat may be anything.
@@ -397,7 +482,10 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.unknown = "an argument is not known until the line runs"
 		}
 		for _, r := range eff.Reads {
-			u.Reads = append(u.Reads, e.operandFacts(cmd.Dir, r)...)
+			for _, f := range e.operandFacts(cmd.Dir, r) {
+				f.Recursive = eff.Recursive
+				u.Reads = append(u.Reads, f)
+			}
 		}
 		for _, w := range eff.Writes {
 			u.Writes = append(u.Writes, e.operandFacts(cmd.Dir, w)...)
@@ -423,6 +511,10 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		for _, f := range files {
 			u.Reads = append(u.Reads, e.pathFacts(cmd.Dir, f)...)
 		}
+	}
+	if subscriptRuns(cmd) {
+		u.exec = "an array subscript with a command substitution runs when it is assigned"
+		u.Risk = risk.Max(u.Risk, risk.Execute)
 	}
 	if v := assignedRisky(cmd); v != "" {
 		u.exec = "sets " + v + ", which changes what programs run"
@@ -554,6 +646,7 @@ func (e *env) toolUnit(c *call) *Unit {
 	u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("the %s tool is classed %s", c.tool, c.meta.base))
 	for _, p := range c.paths {
 		f := e.pathFact(e.cwd, p.raw)
+		f.Recursive = c.recursive
 		if p.family == "write" {
 			u.Writes = append(u.Writes, f)
 		} else {

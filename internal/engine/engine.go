@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/toolgate/toolgate/pathres"
@@ -172,7 +173,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 	if req.Tool == "" {
 		return deny(ReasonInvalidRequest, `request has no "tool"`), t
 	}
-	if req.Cwd == "" || !filepath.IsAbs(req.Cwd) {
+	if req.Cwd == "" || !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
 		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" must be an absolute directory, got %q`, req.Cwd)), t
 	}
 	tool, ok := policy.Canonical(req.Tool)
@@ -207,12 +208,18 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
 	env := &env{cwd: cwd, root: root, home: e.opts.Home}
+	if from == "cwd" && (root == "/" || root == e.opts.Home) {
+		// No project around: the file system root or the home directory is
+		// no workspace, so nothing counts as inside one.
+		env.root = ""
+		t.Notes = append(t.Notes, "no project found above "+cwd+": nothing is inside the workspace")
+	}
 	for _, r := range set.WritableRoots {
 		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
 			env.roots = append(env.roots, pathres.Real(abs))
 		}
 	}
-	env.match = policy.MatchContext{Root: root, Home: e.opts.Home}
+	env.match = policy.MatchContext{Root: env.root, Home: e.opts.Home}
 	st.env = env
 	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, set.Approval, st.sandbox, set.Network)
 	for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {

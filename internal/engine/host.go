@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/policy"
 )
 
 // normalizeHost turns a host as written into the name or address a
@@ -26,7 +28,7 @@ func normalizeHost(h string) string {
 	if a, ok := parseIPv4Loose(s); ok {
 		return a.String()
 	}
-	return s
+	return policy.ASCIIHost(s)
 }
 
 // parseIPv4Loose parses the forms of an IPv4 address that inet_aton and
@@ -113,7 +115,7 @@ func hostFact(host string) HostFact {
 	h := normalizeHost(host)
 	f := HostFact{Host: h}
 	switch {
-	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
+	case h == "localhost" || strings.HasSuffix(h, ".localhost") || h == "ip6-localhost" || h == "ip6-loopback" || h == "localhost.localdomain":
 		f.Private = "loopback"
 	case h == "metadata.google.internal" || h == "metadata" || h == "instance-data" || h == "metadata.azure.com":
 		f.Private = "cloud metadata"

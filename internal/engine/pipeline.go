@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -72,7 +75,11 @@ func ruleRef(r *policy.Rule) string {
 func (st *state) judge(u *Unit) {
 	c := st.call
 	// 1. Deny rules: any aspect of the unit matching is enough.
-	if r := st.matchRule(u, policy.Deny); r != nil {
+	r := st.matchRule(u, policy.Deny)
+	if r == nil {
+		r = st.nestedRule(u, policy.Deny)
+	}
+	if r != nil {
 		st.step(u, "deny rules", "deny", ruleRef(r))
 		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ruleRef(r))
 		return
@@ -97,7 +104,11 @@ func (st *state) judge(u *Unit) {
 	st.step(u, "credentials", "pass", "")
 
 	// 4. Ask rules: bypass-immune.
-	if r := st.matchRule(u, policy.Ask); r != nil {
+	r = st.matchRule(u, policy.Ask)
+	if r == nil {
+		r = st.nestedRule(u, policy.Ask)
+	}
+	if r != nil {
 		st.step(u, "ask rules", "ask", ruleRef(r))
 		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+ruleRef(r)+" asks")
 		u.hard = true
@@ -109,12 +120,14 @@ func (st *state) judge(u *Unit) {
 	// the words do not show, and untrusted MCP servers set a floor of ask.
 	// Only bypass mode lifts a hard floor; an allow rule also lifts a soft
 	// one.
-	floor, floorReason, floorHard := "", ReasonUnknownCommand, false
+	floor, floorReason, floorHard, floorImmune := "", ReasonUnknownCommand, false, false
 	switch {
+	case u.unknown != "":
+		// What cannot be judged statically asks in every mode: no rule or
+		// mode can know what it will do.
+		floor, floorHard, floorImmune = u.unknown, true, true
 	case u.exec != "":
 		floor, floorHard = u.exec, true
-	case u.unknown != "":
-		floor, floorHard = u.unknown, true
 	case u.opaque != "":
 		floor = u.opaque
 	case c.tool == policy.ToolMCP:
@@ -141,13 +154,23 @@ func (st *state) judge(u *Unit) {
 	}
 	st.step(u, "safety", "pass", "")
 
-	// 7. Mode fast path.
-	switch st.mode {
-	case policy.ModeBypass:
+	// 7. Mode fast path. Destructive effects and what cannot be judged are
+	// not lifted by a mode.
+	if floorImmune {
+		st.step(u, "mode", "pass", "no mode lifts this: "+floor)
+		st.step(u, "default", "ask", floor)
+		st.decide(u, policy.Ask, floorReason, SourceTool, nil, floor)
+		u.hard = true
+		return
+	}
+	switch mode := st.mode; {
+	case mode == policy.ModeBypass && u.destructive != "":
+		st.step(u, "mode", "pass", "bypassPermissions does not cover destructive effects")
+	case mode == policy.ModeBypass:
 		st.step(u, "mode", "allow", "bypassPermissions")
 		st.decide(u, policy.Allow, ReasonModeBypass, SourceMode, nil, "allowed by bypassPermissions mode")
 		return
-	case policy.ModeAcceptEdits:
+	case mode == policy.ModeAcceptEdits:
 		if st.editInWorkspace(u) {
 			st.step(u, "mode", "allow", "acceptEdits: a file edit inside the workspace")
 			st.decide(u, policy.Allow, ReasonModeAcceptEdits, SourceMode, nil, "acceptEdits mode allows file edits inside the workspace")
@@ -179,6 +202,7 @@ func (st *state) judge(u *Unit) {
 	if floor != "" {
 		st.step(u, "default", "ask", floor)
 		st.decide(u, policy.Ask, floorReason, SourceTool, nil, floor)
+		u.hard = u.hard || floorHard
 		return
 	}
 	d, reason, msg := st.defaultTable(u)
@@ -361,10 +385,54 @@ func (st *state) matchRule(u *Unit, eff policy.Decision) *policy.Rule {
 				x.EachPath(eff, g.family, abs, ctx, func(r *policy.Rule) {
 					consider(r, r.MatchPath(g.family, abs, ctx, true))
 				})
+				if p.Recursive {
+					// Reading a whole tree reads what a rule names below it.
+					for _, r := range x.PathRules(eff, g.family) {
+						consider(r, r.MatchBelow(abs, ctx))
+					}
+				}
 			}
 		}
 	}
 	return best
+}
+
+// nestedRule returns the first deny or ask rule of a nested project — a
+// directory with its own .toolgate/ between a path and the workspace root —
+// that matches one of the unit's paths. A project's deny rules hold
+// whichever directory the agent calls from.
+func (st *state) nestedRule(u *Unit, eff policy.Decision) *policy.Rule {
+	for _, g := range []struct {
+		family string
+		paths  []PathFact
+	}{{"read", u.Reads}, {"write", u.Writes}} {
+		for _, p := range g.paths {
+			if p.Unknown || !pathres.Within(st.env.root, p.Real) {
+				continue
+			}
+			for dir := filepath.Dir(p.Real); dir != st.env.root && pathres.Within(st.env.root, dir); dir = filepath.Dir(dir) {
+				if fi, err := os.Lstat(filepath.Join(dir, ".toolgate")); err != nil || !fi.IsDir() {
+					continue
+				}
+				set, err := st.e.policyFor(dir)
+				if err != nil {
+					continue // its own requests fail closed; here the outer policy rules
+				}
+				ctx := &policy.MatchContext{Root: dir, Home: st.env.home}
+				x := set.Index()
+				var hit *policy.Rule
+				x.EachPath(eff, g.family, p.Real, ctx, func(r *policy.Rule) {
+					if hit == nil && r.MatchPath(g.family, p.Real, ctx, true) {
+						hit = r
+					}
+				})
+				if hit != nil {
+					return hit
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // pathAllow returns the first allow rule of the family matching the real
@@ -401,7 +469,7 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 				if !r.MatchCommand(&u.view, ctx, false) {
 					continue
 				}
-				if u.destructive != "" && !ruleIsDestructive(r) {
+				if u.destructive != "" && !(ruleIsDestructive(r) && r.CoversFlags(&u.view)) {
 					why = fmt.Sprintf("%s matches, but the command is destructive and the rule does not name a destructive form", ruleRef(r))
 					continue
 				}
@@ -559,7 +627,7 @@ func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Deci
 		// network it permits. What cannot be judged, or needs a person's
 		// confirmation, is denied: nobody is there to ask.
 		switch d.Reason {
-		case ReasonWrite, ReasonExecute, ReasonNetwork, ReasonOutsideWorkspace, ReasonUntrustedMCP:
+		case ReasonWrite, ReasonExecute, ReasonNetwork:
 			if !hard {
 				d.Decision, d.Source = policy.Allow, SourceMode
 				d.Message = "approval is set to never: runs without asking inside the sandbox (" + d.Message + ")"

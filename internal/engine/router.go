@@ -25,15 +25,16 @@ type toolMeta struct {
 // call is a request after routing: the canonical tool and the arguments
 // that matter for judging it.
 type call struct {
-	req     *Request
-	tool    policy.Tool
-	meta    toolMeta
-	mcpName string
-	command string    // shell: the command line
-	dir     string    // shell: a working directory given in the input
-	paths   []pathArg // file tools: the paths touched
-	url     *url.URL  // fetch
-	input   map[string]any
+	req       *Request
+	tool      policy.Tool
+	meta      toolMeta
+	mcpName   string
+	command   string    // shell: the command line
+	dir       string    // shell: a working directory given in the input
+	paths     []pathArg // file tools: the paths touched
+	url       *url.URL  // fetch
+	recursive bool      // search: whole trees below the paths are read
+	input     map[string]any
 }
 
 // pathArg is a path argument and the capability it is used with.
@@ -107,11 +108,30 @@ func stringField(in map[string]any, required bool, names ...string) (string, str
 	return "", "", nil
 }
 
-func parseShell(in map[string]any, c *call) error {
-	v, ok := in["command"]
-	if !ok {
-		v, ok = in["cmd"]
+// oneOf returns the single field of names present in in: two present
+// fields could each be what the tool uses, so naming two is an error.
+func oneOf(in map[string]any, names ...string) (string, error) {
+	found := ""
+	for _, n := range names {
+		if _, ok := in[n]; ok {
+			if found != "" {
+				return "", &fieldError{n, "conflicts with " + found + ": give one of " + strings.Join(names, ", ")}
+			}
+			found = n
+		}
 	}
+	return found, nil
+}
+
+func parseShell(in map[string]any, c *call) error {
+	name, err := oneOf(in, "command", "cmd")
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		name = "command"
+	}
+	v, ok := in[name]
 	switch x := v.(type) {
 	case nil:
 		if !ok {
@@ -146,6 +166,9 @@ func parseShell(in map[string]any, c *call) error {
 		c.command = strings.Join(words, " ")
 	default:
 		return &fieldError{"command", "expected a string or an array of strings, got " + typeName(v)}
+	}
+	if _, err := oneOf(in, "directory", "workdir", "cwd", "dir_path"); err != nil {
+		return err
 	}
 	dir, _, err := stringField(in, false, "directory", "workdir", "cwd", "dir_path")
 	if err != nil {
@@ -296,6 +319,7 @@ func parseSearch(in map[string]any, c *call) error {
 		p = "."
 	}
 	c.paths = append(c.paths, pathArg{p, "read"})
+	c.recursive = true
 	// A file-name filter such as glob=".env" says which files are read.
 	g, _, err := stringField(in, false, "glob", "include")
 	if err != nil {
