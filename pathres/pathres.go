@@ -160,16 +160,11 @@ func Within(root, path string) bool {
 	if root == "" || path == "" {
 		return false
 	}
-	root = filepath.Clean(root)
-	path = filepath.Clean(path)
-	if root == path {
-		return true
+	root, path = filepath.Clean(root), filepath.Clean(path)
+	if root == string(filepath.Separator) {
+		return path[0] == filepath.Separator
 	}
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return strings.HasPrefix(path, root) && (len(path) == len(root) || path[len(root)] == filepath.Separator)
 }
 
 // Real returns the real path of dir, an absolute directory, following links;

@@ -82,6 +82,23 @@ type env struct {
 	// links are symbolic links that earlier commands of the same line
 	// create: link path -> target, both absolute.
 	links map[string]string
+	// policyDirs remembers, for this request, which directories hold a
+	// .toolgate/ directory.
+	policyDirs map[string]bool
+}
+
+// hasPolicyDir reports whether dir holds a .toolgate/ directory.
+func (e *env) hasPolicyDir(dir string) bool {
+	if v, ok := e.policyDirs[dir]; ok {
+		return v
+	}
+	fi, err := os.Lstat(filepath.Join(dir, ".toolgate"))
+	v := err == nil && fi.IsDir()
+	if e.policyDirs == nil {
+		e.policyDirs = map[string]bool{}
+	}
+	e.policyDirs[dir] = v
+	return v
 }
 
 // inside reports whether a real path is in the workspace or a writable root.

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -411,7 +410,7 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) *policy.Rule {
 				continue
 			}
 			for dir := filepath.Dir(p.Real); dir != st.env.root && pathres.Within(st.env.root, dir); dir = filepath.Dir(dir) {
-				if fi, err := os.Lstat(filepath.Join(dir, ".toolgate")); err != nil || !fi.IsDir() {
+				if !st.env.hasPolicyDir(dir) {
 					continue
 				}
 				set, err := st.e.policyFor(dir)
