@@ -26,6 +26,7 @@ const (
 var aliases = map[string]Tool{
 	"shell": ToolShell, "bash": ToolShell, "shell.exec": ToolShell, "run_shell_command": ToolShell,
 	"exec_command": ToolShell, "local_shell": ToolShell, "container.exec": ToolShell,
+	"powershell": ToolShell, "pwsh": ToolShell,
 
 	"read": ToolRead, "read_file": ToolRead, "fs.read": ToolRead,
 

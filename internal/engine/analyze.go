@@ -85,6 +85,8 @@ type env struct {
 	// policyDirs remembers, for this request, which directories hold a
 	// .toolgate/ directory.
 	policyDirs map[string]bool
+	// powershell is set when the command line is PowerShell.
+	powershell bool
 }
 
 // hasPolicyDir reports whether dir holds a .toolgate/ directory.
@@ -221,7 +223,11 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			dir = pathres.Real(abs)
 		}
 	}
-	res, err := shell.Analyze(c.command, &shell.Options{Dir: dir, Home: e.home})
+	analyze := shell.Analyze
+	if e.powershell {
+		analyze = shell.AnalyzePowerShell
+	}
+	res, err := analyze(c.command, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +249,14 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			// fd -x CMD runs CMD for every file found: judge it as a command.
 			units = append(units, e.commandUnit(inner))
 		}
+		if !e.powershell && (cmd.Name == "pwsh" || cmd.Name == "powershell" || cmd.Name == "powershell.exe") {
+			// A PowerShell started from bash: judge its script as PowerShell.
+			if nested, perr := e.nestedPowerShell(cmd); perr != nil {
+				units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: perr.Error()})
+			} else {
+				units = append(units, nested...)
+			}
+		}
 	}
 	for _, p := range res.Problems {
 		units = append(units, &Unit{
@@ -251,6 +265,36 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			RiskWhy: []string{fmt.Sprintf("%d:%d: %s", p.Line, p.Col, p.Msg)},
 			unknown: p.Msg,
 		})
+	}
+	return units, nil
+}
+
+// nestedPowerShell judges the script of pwsh/powershell started from bash.
+func (e *env) nestedPowerShell(cmd *shell.Command) ([]*Unit, error) {
+	if slices.Contains(cmd.ArgDynamic, true) {
+		return nil, fmt.Errorf("the PowerShell script is not static")
+	}
+	words := make([]string, len(cmd.Args))
+	for i, a := range cmd.Args {
+		words[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+	}
+	res, err := shell.AnalyzePowerShell("pwsh "+strings.Join(words, " "), &shell.Options{Dir: cmd.Dir, Home: e.home})
+	if err != nil {
+		return nil, err
+	}
+	saved := e.powershell
+	e.powershell = true
+	defer func() { e.powershell = saved }()
+	var units []*Unit
+	for i := range res.Commands {
+		c := &res.Commands[i]
+		if i == 0 && c.Name == "pwsh" {
+			continue
+		}
+		units = append(units, e.commandUnit(c))
+	}
+	for _, p := range res.Problems {
+		units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: p.Msg})
 	}
 	return units, nil
 }
@@ -409,7 +453,7 @@ func assignedRisky(cmd *shell.Command) string {
 var interpreters = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true,
 	"python3": true, "perl": true, "ruby": true, "node": true, "php": true, "pwsh": true, "iex": true,
-	"source": true, ".": true, "eval": true,
+	"source": true, ".": true, "eval": true, "invoke-expression": true,
 }
 
 func readsScriptFromStdin(c *shell.Command) bool {
@@ -479,6 +523,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 	} else {
 		eff := risk.Command(name, cmd.Args, cmd.ArgDynamic)
+		if e.powershell {
+			eff = risk.PowerShellCommand(name, cmd.Args, cmd.ArgDynamic)
+		}
 		u.known = eff.Known
 		u.Risk = eff.Level
 		u.navigation = eff.Navigation

@@ -208,6 +208,15 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
 	env := &env{cwd: cwd, root: root, home: e.opts.Home}
+	switch strings.ToLower(req.Shell) {
+	case "", "bash", "sh", "zsh":
+		lt := strings.ToLower(req.Tool)
+		env.powershell = lt == "powershell" || lt == "pwsh"
+	case "powershell", "pwsh":
+		env.powershell = true
+	default:
+		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash or powershell, got %q`, req.Shell)), t
+	}
 	if from == "cwd" && (root == "/" || root == e.opts.Home) {
 		// No project around: the file system root or the home directory is
 		// no workspace, so nothing counts as inside one.

@@ -135,6 +135,10 @@ func (st *state) judge(u *Unit) {
 			floor, floorReason = "MCP server "+server+" is not trusted: its tools may do anything", ReasonUntrustedMCP
 		}
 	}
+	if floor != "" && u.destructive != "" {
+		// A destructive effect is the weightier reason to ask.
+		floor, floorReason = u.destructive, ReasonDestructive
+	}
 	if floor != "" {
 		st.step(u, "tool check", "ask", floor)
 	} else {

@@ -29,6 +29,10 @@ type Request struct {
 	Mode string `json:"mode,omitempty"`
 	// Agent names the (sub)agent making the call; optional.
 	Agent string `json:"agent,omitempty"`
+	// Shell is the shell a shell tool runs its command in: "bash" (the
+	// default) or "powershell". A tool named PowerShell or pwsh implies
+	// powershell.
+	Shell string `json:"shell,omitempty"`
 }
 
 // DecodeRequest decodes one JSON request. Unknown fields and trailing data

@@ -1,0 +1,151 @@
+package risk
+
+import (
+	"net/url"
+	"strings"
+)
+
+// psPositional names, per cmdlet, the parameter its first positional
+// argument binds to.
+var psPositional = map[string]string{
+	"remove-item": "path", "get-content": "path", "set-content": "path", "add-content": "path",
+	"out-file": "filepath", "copy-item": "path", "move-item": "path", "new-item": "path",
+	"get-childitem": "path", "invoke-webrequest": "uri", "invoke-restmethod": "uri",
+	"start-process": "filepath", "invoke-expression": "command", "set-location": "path",
+	"tee-object": "filepath", "rename-item": "path", "clear-content": "path", "mkdir": "path",
+	"select-string": "pattern", "test-path": "path", "get-item": "path", "resolve-path": "path",
+	"import-module": "name", "invoke-item": "path",
+}
+
+// PowerShellCommand returns the effect of one PowerShell command, named and
+// with parameters as shell.AnalyzePowerShell gives them (lower-case cmdlet
+// names, completed parameter names).
+func PowerShellCommand(name string, args []string, dyn []bool) Effect {
+	e := Effect{Level: Execute}
+	named := map[string][]string{}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if i < len(dyn) && dyn[i] {
+			e.Unknown = true
+			continue
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			p, v, hasV := strings.Cut(a[1:], ":")
+			switch {
+			case hasV:
+				named[p] = append(named[p], v)
+			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !psSwitch[p]:
+				if i+1 < len(dyn) && dyn[i+1] {
+					e.Unknown = true
+				}
+				named[p] = append(named[p], args[i+1])
+				i++
+			default:
+				named[p] = append(named[p], "")
+			}
+			continue
+		}
+		positional = append(positional, a)
+	}
+	get := func(p string) []string {
+		v := append([]string{}, named[p]...)
+		if p == psPositional[name] && len(positional) > 0 {
+			v = append(v, positional[0])
+		}
+		return v
+	}
+	has := func(p string) bool { _, ok := named[p]; return ok }
+	paths := func() []string { return append(get("path"), named["literalpath"]...) }
+	e.Known = true
+	switch name {
+	case "get-content", "select-string", "test-path", "get-item", "resolve-path":
+		e.Level, e.Reads = Read, paths()
+		if name == "select-string" {
+			e.Reads = append(named["path"], positional[min(1, len(positional)):]...)
+		}
+	case "get-childitem":
+		e.Level, e.Reads = Read, paths()
+		if len(e.Reads) == 0 {
+			e.Reads = []string{"."}
+		}
+		e.Recursive = has("recurse")
+	case "set-content", "add-content", "clear-content", "new-item", "mkdir", "rename-item":
+		e.Level, e.Writes = Write, paths()
+		if name == "new-item" {
+			for _, n := range named["name"] {
+				e.Writes = append(e.Writes, n)
+			}
+		}
+	case "out-file", "tee-object":
+		e.Level, e.Writes = Write, append(get("filepath"), named["literalpath"]...)
+	case "copy-item", "move-item":
+		e.Level = Write
+		src := paths()
+		dst := named["destination"]
+		if len(dst) == 0 && len(positional) > 1 {
+			dst = positional[1:2]
+		}
+		e.Reads, e.Writes = src, dst
+		if name == "move-item" {
+			e.Writes = append(e.Writes, src...)
+		}
+		if has("recurse") {
+			e.Opaque, e.Recursive = "a recursive copy writes whatever the source tree holds", true
+		}
+	case "remove-item":
+		e.Level, e.Writes = Write, paths()
+		if has("recurse") || has("force") {
+			e.Level, e.Destructive = Destructive, "Remove-Item -Recurse/-Force deletes without a way back"
+		}
+	case "invoke-webrequest", "invoke-restmethod":
+		e.Level, e.Network = Network, true
+		for _, u := range get("uri") {
+			if !strings.Contains(u, "://") {
+				u = "http://" + u
+			}
+			if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
+				e.Hosts = append(e.Hosts, strings.ToLower(p.Hostname()))
+			}
+		}
+		e.Reads = named["infile"]
+		e.Writes = named["outfile"]
+	case "invoke-expression", "invoke-command", "start-process", "invoke-item", "set-alias", "new-alias", "import-module", "add-type":
+		e.Level, e.Known = Execute, false
+		e.Exec = name + " runs code its words do not show"
+	case "set-location", "push-location", "pop-location", "get-location":
+		e.Level, e.Navigation = Read, true
+	case "write-output", "write-host", "where-object", "foreach-object", "select-object", "sort-object",
+		"measure-object", "format-table", "format-list", "out-string", "out-null", "get-date", "get-command",
+		"get-alias", "get-help", "get-process", "get-service", "convertto-json", "convertfrom-json", "clear-host",
+		"get-variable", "test-connection", "get-filehash", "join-path", "split-path":
+		e.Level = Read
+		if name == "get-filehash" {
+			e.Reads = paths()
+		}
+		if name == "get-variable" || name == "foreach-object" || name == "where-object" {
+			// Script blocks were analyzed as commands of their own.
+			e.Level = Read
+		}
+	default:
+		// Not a cmdlet the gate knows: a native program, judged by the
+		// bash knowledge base as far as it applies.
+		ne := Command(name, args, dyn)
+		return ne
+	}
+	for _, p := range append(append([]string{}, e.Reads...), paths()...) {
+		if strings.EqualFold(p, "env:") || strings.HasPrefix(strings.ToLower(p), "env:") {
+			e.Level, e.Secret, e.Reads = Credential, "reads the environment, which holds secrets", nil
+			break
+		}
+	}
+	return e
+}
+
+// psSwitch lists parameters that take no value, so the word after them is
+// not their value.
+var psSwitch = map[string]bool{
+	"recurse": true, "force": true, "raw": true, "append": true, "nonewline": true, "passthru": true,
+	"confirm": false, "whatif": true, "usebasicparsing": true, "wait": true, "container": true, "noclobber": true,
+	"name": false, "file": true, "directory": true, "hidden": true, "nonewwindow": true,
+}

@@ -1,0 +1,480 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+)
+
+// AnalyzePowerShell splits a PowerShell command line into the commands it
+// runs, like [Analyze] does for bash. Names are case-insensitive in
+// PowerShell, so every command name is lower-cased and an alias is replaced
+// by the cmdlet it stands for (rm, del, ri → remove-item; iex →
+// invoke-expression; iwr, curl → invoke-webrequest). A parameter is
+// lower-cased and an unambiguous prefix of a known parameter is completed
+// (-rec → -recurse). Commands inside (…), $(…), @(…) and {…} script
+// blocks are returned too, since the line may run them. Variables,
+// subexpressions inside strings and splatting make words dynamic. What
+// the tokenizer cannot follow is a [ParseError]; the caller asks.
+func AnalyzePowerShell(src string, opts *Options) (*Result, error) {
+	p := &psParser{src: src, res: &Result{}}
+	if opts != nil {
+		p.dir = opts.Dir
+	}
+	if err := p.script(src, 0, nil, ""); err != nil {
+		return nil, err
+	}
+	return p.res, nil
+}
+
+type psParser struct {
+	src   string
+	dir   string
+	res   *Result
+	depth int
+}
+
+// psToken is one token of a PowerShell line.
+type psToken struct {
+	text    string // value after quote removal, or the operator
+	op      bool   // ; | && || & newline ( ) { } redirection
+	dynamic bool   // holds a variable or subexpression
+	off     int    // byte offset in the source of this script
+}
+
+const maxPSDepth = 64
+
+// script tokenizes and splits src (nested at offset base of the top-level
+// source) into commands.
+func (p *psParser) script(src string, base int, wrappers []string, via string) error {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxPSDepth {
+		return p.errAt(base, "nesting deeper than %d levels", maxPSDepth)
+	}
+	toks, err := p.tokens(src, base, wrappers)
+	if err != nil {
+		return err
+	}
+	var cur []psToken
+	flush := func() {
+		if len(cur) > 0 {
+			p.command(cur, wrappers, via)
+			cur = nil
+		}
+	}
+	for _, t := range toks {
+		if t.op {
+			switch t.text {
+			case ";", "|", "&&", "||", "\n", "(", ")", "{", "}":
+				flush()
+				continue
+			}
+		}
+		cur = append(cur, t)
+	}
+	flush()
+	return nil
+}
+
+func (p *psParser) errAt(off int, format string, args ...any) error {
+	line, col := 1, 1
+	for i := 0; i < off && i < len(p.src); i++ {
+		if p.src[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return &ParseError{Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// tokens splits src into words and operators. Subexpressions and script
+// blocks found inside strings are analyzed as scripts of their own.
+func (p *psParser) tokens(src string, base int, wrappers []string) ([]psToken, error) {
+	var toks []psToken
+	i, n := 0, len(src)
+	for i < n {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '`' && i+1 < n && src[i+1] == '\n':
+			i += 2 // line continuation
+		case c == '#':
+			for i < n && src[i] != '\n' {
+				i++
+			}
+		case c == '<' && i+1 < n && src[i+1] == '#':
+			end := strings.Index(src[i+2:], "#>")
+			if end < 0 {
+				return nil, p.errAt(base+i, "block comment <# is not closed")
+			}
+			i += end + 4
+		case c == '(':
+			// A group's output is a value: analyze its commands first, then
+			// stand for it with a dynamic word (iex (iwr …)).
+			inner, end, err := p.balanced(src, i, '(', ')', base)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.script(inner, base+i+1, wrappers, "subst"); err != nil {
+				return nil, err
+			}
+			toks = append(toks, psToken{text: src[i:end], dynamic: true, off: base + i})
+			i = end
+		case c == '\n' || c == ';' || c == ')' || c == '{' || c == '}':
+			toks = append(toks, psToken{text: string(c), op: true, off: base + i})
+			i++
+		case c == '|' || c == '&':
+			if i+1 < n && src[i+1] == c {
+				toks = append(toks, psToken{text: src[i : i+2], op: true, off: base + i})
+				i += 2
+			} else if c == '|' {
+				toks = append(toks, psToken{text: "|", op: true, off: base + i})
+				i++
+			} else {
+				// The call operator: & 'prog' args, or a trailing
+				// background &. Either way the next word is a program.
+				toks = append(toks, psToken{text: "&", op: true, off: base + i})
+				i++
+			}
+		case c == '$' && i+1 < n && src[i+1] == '(':
+			inner, end, err := p.balanced(src, i+1, '(', ')', base)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.script(inner, base+i+2, wrappers, "subst"); err != nil {
+				return nil, err
+			}
+			toks = append(toks, psToken{text: src[i:end], dynamic: true, off: base + i})
+			i = end
+		case c == '@' && i+1 < n && src[i+1] == '(':
+			inner, end, err := p.balanced(src, i+1, '(', ')', base)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.script(inner, base+i+2, wrappers, "subst"); err != nil {
+				return nil, err
+			}
+			toks = append(toks, psToken{text: src[i:end], dynamic: true, off: base + i})
+			i = end
+		case (c == '>' || (c >= '0' && c <= '9' || c == '*') && i+1 < n && src[i+1] == '>'):
+			j := i
+			for j < n && (src[j] == '>' || src[j] == '*' || src[j] >= '0' && src[j] <= '9' || src[j] == '&') {
+				j++
+			}
+			toks = append(toks, psToken{text: src[i:j], op: true, off: base + i})
+			i = j
+		default:
+			w, end, err := p.word(src, i, base, wrappers)
+			if err != nil {
+				return nil, err
+			}
+			w.off = base + i
+			toks = append(toks, w)
+			i = end
+		}
+	}
+	return toks, nil
+}
+
+// balanced returns the text between the bracket at src[open] and its
+// match, and the offset just past the match, skipping quoted strings.
+func (p *psParser) balanced(src string, open int, lb, rb byte, base int) (string, int, error) {
+	depth := 0
+	for i := open; i < len(src); i++ {
+		switch src[i] {
+		case '\'':
+			j := strings.IndexByte(src[i+1:], '\'')
+			if j < 0 {
+				return "", 0, p.errAt(base+i, "string is not closed")
+			}
+			i += j + 1
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '`' {
+					j++
+				}
+				j++
+			}
+			i = j
+		case lb:
+			depth++
+		case rb:
+			if depth--; depth == 0 {
+				return src[open+1 : i], i + 1, nil
+			}
+		}
+	}
+	return "", 0, p.errAt(base+open, "%q is not closed", string(lb))
+}
+
+// word reads one word starting at i: bare text, quoted strings and
+// variables, until whitespace or an operator.
+func (p *psParser) word(src string, i, base int, wrappers []string) (psToken, int, error) {
+	var b strings.Builder
+	t := psToken{}
+	n := len(src)
+	for i < n {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';' || c == '|' || c == ')' || c == '}' ||
+			c == '(' && b.Len() > 0 || c == '{' && b.Len() > 0 || c == '&' || c == '>' && b.Len() > 0:
+			t.text = b.String()
+			return t, i, nil
+		case c == '\'':
+			j := i + 1
+			for {
+				k := strings.IndexByte(src[j:], '\'')
+				if k < 0 {
+					return t, 0, p.errAt(base+i, "string is not closed")
+				}
+				b.WriteString(src[j : j+k])
+				j += k + 1
+				if j < n && src[j] == '\'' { // '' is a quote
+					b.WriteByte('\'')
+					j++
+					continue
+				}
+				break
+			}
+			i = j
+		case c == '"':
+			j := i + 1
+			for j < n && src[j] != '"' {
+				switch {
+				case src[j] == '`' && j+1 < n:
+					b.WriteByte(src[j+1])
+					j += 2
+				case src[j] == '$' && j+1 < n && src[j+1] == '(':
+					inner, end, err := p.balanced(src, j+1, '(', ')', base)
+					if err != nil {
+						return t, 0, err
+					}
+					if err := p.script(inner, base+j+2, wrappers, "subst"); err != nil {
+						return t, 0, err
+					}
+					b.WriteString(src[j:end])
+					t.dynamic = true
+					j = end
+				case src[j] == '$' && j+1 < n && (isPSVarStart(src[j+1]) || src[j+1] == '{'):
+					t.dynamic = true
+					b.WriteByte('$')
+					j++
+				default:
+					b.WriteByte(src[j])
+					j++
+				}
+			}
+			if j >= n {
+				return t, 0, p.errAt(base+i, "string is not closed")
+			}
+			i = j + 1
+		case c == '@' && i+1 < n && (src[i+1] == '"' || src[i+1] == '\''):
+			// Here-string: @"…"@ or @'…'@ on lines of their own.
+			q := src[i+1]
+			end := strings.Index(src[i+2:], "\n"+string(q)+"@")
+			if end < 0 {
+				return t, 0, p.errAt(base+i, "here-string is not closed")
+			}
+			body := src[i+2 : i+2+end]
+			if q == '"' && (strings.Contains(body, "$")) {
+				t.dynamic = true
+			}
+			b.WriteString(strings.TrimPrefix(body, "\n"))
+			i += 2 + end + 3
+		case c == '$' || c == '@' && i+1 < n && isPSVarStart(src[i+1]):
+			// A variable, or @splatting: its value is not known.
+			t.dynamic = true
+			b.WriteByte(c)
+			i++
+		case c == '`' && i+1 < n:
+			b.WriteByte(src[i+1])
+			i += 2
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	t.text = b.String()
+	return t, i, nil
+}
+
+func isPSVarStart(c byte) bool {
+	return c == '_' || c == '{' || c == '?' || c == '^' || c == '$' || c == ':' ||
+		'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// psAliases maps the built-in aliases to the cmdlets they stand for.
+var psAliases = map[string]string{
+	"rm": "remove-item", "del": "remove-item", "erase": "remove-item", "rd": "remove-item", "rmdir": "remove-item", "ri": "remove-item",
+	"cat": "get-content", "gc": "get-content", "type": "get-content",
+	"ls": "get-childitem", "dir": "get-childitem", "gci": "get-childitem",
+	"cp": "copy-item", "copy": "copy-item", "cpi": "copy-item",
+	"mv": "move-item", "move": "move-item", "mi": "move-item",
+	"echo": "write-output", "write": "write-output",
+	"iex": "invoke-expression", "iwr": "invoke-webrequest", "curl": "invoke-webrequest", "wget": "invoke-webrequest",
+	"irm": "invoke-restmethod", "start": "start-process", "saps": "start-process",
+	"sc": "set-content", "ac": "add-content", "ni": "new-item", "md": "mkdir",
+	"cd": "set-location", "sl": "set-location", "chdir": "set-location", "pwd": "get-location", "gl": "get-location",
+	"icm": "invoke-command", "sal": "set-alias", "nal": "new-alias", "ii": "invoke-item", "ren": "rename-item",
+	"rni": "rename-item", "sp": "set-itemproperty", "rp": "remove-itemproperty", "ci": "clear-item", "clc": "clear-content",
+	"ipmo": "import-module", "gci.": "get-childitem", "%": "foreach-object", "foreach": "foreach-object",
+	"?": "where-object", "where": "where-object", "select": "select-object", "sort": "sort-object", "tee": "tee-object",
+	"gv": "get-variable", "ls.": "get-childitem", "gcm": "get-command", "gal": "get-alias", "cls": "clear-host",
+}
+
+// psParams lists the parameters of the cmdlets whose effects the gate
+// judges, so that abbreviations (-rec) can be completed.
+var psParams = map[string][]string{
+	"remove-item":       {"path", "literalpath", "recurse", "force", "include", "exclude", "filter", "confirm", "whatif", "credential", "stream"},
+	"get-content":       {"path", "literalpath", "raw", "totalcount", "tail", "encoding", "delimiter", "readcount", "wait", "stream"},
+	"set-content":       {"path", "literalpath", "value", "encoding", "force", "nonewline", "passthru", "stream"},
+	"add-content":       {"path", "literalpath", "value", "encoding", "force", "nonewline", "passthru", "stream"},
+	"out-file":          {"filepath", "literalpath", "append", "encoding", "force", "noclobber", "width", "inputobject"},
+	"copy-item":         {"path", "literalpath", "destination", "recurse", "force", "container", "include", "exclude", "filter", "passthru"},
+	"move-item":         {"path", "literalpath", "destination", "force", "include", "exclude", "filter", "passthru"},
+	"new-item":          {"path", "name", "itemtype", "value", "force"},
+	"get-childitem":     {"path", "literalpath", "recurse", "force", "filter", "include", "exclude", "name", "depth", "file", "directory", "hidden"},
+	"invoke-webrequest": {"uri", "method", "body", "infile", "outfile", "headers", "usebasicparsing", "proxy", "credential", "contenttype", "form"},
+	"invoke-restmethod": {"uri", "method", "body", "infile", "outfile", "headers", "usebasicparsing", "proxy", "credential", "contenttype", "form"},
+	"start-process":     {"filepath", "argumentlist", "verb", "wait", "workingdirectory", "nonewwindow", "passthru", "windowstyle"},
+	"invoke-expression": {"command"},
+	"set-location":      {"path", "literalpath", "passthru"},
+	"tee-object":        {"filepath", "literalpath", "append", "variable", "inputobject"},
+	"rename-item":       {"path", "literalpath", "newname", "force"},
+	"clear-content":     {"path", "literalpath", "force", "filter", "include", "exclude"},
+}
+
+// command records one PowerShell command from its tokens.
+func (p *psParser) command(toks []psToken, wrappers []string, via string) {
+	var c Command
+	c.Wrappers, c.Via, c.Dir = wrappers, via, p.dir
+	i := 0
+	if toks[0].op && (toks[0].text == "&" || toks[0].text == ".") {
+		i++ // & 'program' or . script: the next word is what runs
+	}
+	if i < len(toks) && toks[i].text == "." && !toks[i].op {
+		i++
+	}
+	// Redirections and their targets.
+	var words []psToken
+	for ; i < len(toks); i++ {
+		t := toks[i]
+		if t.op && strings.Contains(t.text, ">") {
+			r := Redirect{Op: strings.TrimLeft(t.text, "0123456789*")}
+			if strings.HasSuffix(t.text, ">&1") || strings.HasSuffix(t.text, ">&2") {
+				continue
+			}
+			if i+1 < len(toks) && !toks[i+1].op {
+				i++
+				r.Target, r.Dynamic = toks[i].text, toks[i].dynamic
+			} else {
+				r.Dynamic = true
+			}
+			c.Redirects = append(c.Redirects, r)
+			continue
+		}
+		if t.op {
+			continue
+		}
+		words = append(words, t)
+	}
+	if len(words) == 0 {
+		if len(c.Redirects) > 0 {
+			p.res.Commands = append(p.res.Commands, c)
+		}
+		return
+	}
+	name := strings.ToLower(words[0].text)
+	if full, ok := psAliases[name]; ok {
+		name = full
+	}
+	name = strings.TrimSuffix(name, ".exe")
+	c.Name, c.NameDynamic = name, words[0].dynamic
+	if c.NameDynamic {
+		c.Name = words[0].text
+		p.res.Problems = append(p.res.Problems, Problem{Msg: fmt.Sprintf("program name is not static: %q", words[0].text)})
+	}
+	params := psParams[name]
+	for _, w := range words[1:] {
+		a := w.text
+		cmdlet := strings.Contains(name, "-") || params != nil || name == "pwsh" || name == "powershell"
+		if cmdlet && strings.HasPrefix(a, "-") && len(a) > 1 && !w.dynamic {
+			pname, val, hasVal := strings.Cut(a[1:], ":")
+			pname = completeParam(strings.ToLower(pname), params)
+			a = "-" + pname
+			if hasVal {
+				a += ":" + val
+			}
+		}
+		c.Args = append(c.Args, a)
+		c.ArgDynamic = append(c.ArgDynamic, w.dynamic)
+	}
+	c.Source = strings.TrimSpace(p.srcOf(words))
+	p.res.Commands = append(p.res.Commands, c)
+	// Nested PowerShell: powershell -Command "…" / pwsh -c "…".
+	if name == "powershell" || name == "pwsh" {
+		p.nested(c, wrappers)
+	}
+}
+
+func (p *psParser) srcOf(words []psToken) string {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " ")
+}
+
+// completeParam completes an unambiguous prefix of a known parameter.
+func completeParam(name string, params []string) string {
+	found := ""
+	for _, p := range params {
+		if p == name {
+			return p
+		}
+		if strings.HasPrefix(p, name) {
+			if found != "" {
+				return name
+			}
+			found = p
+		}
+	}
+	if found == "" {
+		return name
+	}
+	return found
+}
+
+// nested analyzes the script given to powershell/pwsh with -Command.
+func (p *psParser) nested(c Command, wrappers []string) {
+	for i, a := range c.Args {
+		la := strings.ToLower(a)
+		if la == "-c" || la == "-command" || la == "-com" || la == "-comm" {
+			rest := strings.Join(c.Args[i+1:], " ")
+			if slicesAny(c.ArgDynamic[i+1:]) {
+				p.res.Problems = append(p.res.Problems, Problem{Msg: "powershell -Command with a script that is not static"})
+				return
+			}
+			if err := p.script(rest, 0, append(append([]string{}, wrappers...), "powershell -c"), "sh -c"); err != nil {
+				p.res.Problems = append(p.res.Problems, Problem{Msg: "powershell -Command script does not parse: " + err.Error()})
+			}
+			return
+		}
+		if strings.HasPrefix(la, "-e") && strings.HasPrefix("-encodedcommand", la) && len(la) >= 2 {
+			p.res.Problems = append(p.res.Problems, Problem{Msg: "powershell -EncodedCommand hides its script"})
+			return
+		}
+	}
+}
+
+func slicesAny(b []bool) bool {
+	for _, v := range b {
+		if v {
+			return true
+		}
+	}
+	return false
+}

