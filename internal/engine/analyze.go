@@ -85,8 +85,9 @@ type env struct {
 	// policyDirs remembers, for this request, which directories hold a
 	// .toolgate/ directory.
 	policyDirs map[string]bool
-	// powershell is set when the command line is PowerShell.
-	powershell bool
+	// powershell is set when the command line is PowerShell, cmd when it
+	// is cmd.exe.
+	powershell, cmd bool
 }
 
 // hasPolicyDir reports whether dir holds a .toolgate/ directory.
@@ -187,9 +188,32 @@ func (e *env) relink(abs string) string {
 	return abs
 }
 
+// windowsPath matches a drive-letter or UNC path.
+func windowsPath(raw string) bool {
+	return len(raw) >= 3 && (raw[1] == ':' && (raw[2] == '\\' || raw[2] == '/') && (raw[0]|0x20 >= 'a' && raw[0]|0x20 <= 'z')) ||
+		strings.HasPrefix(raw, `\\`)
+}
+
 // pathFact resolves raw against dir.
 func (e *env) pathFact(dir, raw string) PathFact {
 	f := PathFact{Requested: raw}
+	if windowsPath(raw) {
+		// A Windows drive or share is no part of this workspace; its file
+		// names still say what it holds.
+		norm := strings.ReplaceAll(raw, `\`, "/")
+		f.Real, f.abs = norm, norm
+		f.Class = risk.ClassifyPath("/"+strings.TrimPrefix(norm, "/"), "").String()
+		for _, seg := range strings.Split(strings.ToLower(norm), "/") {
+			switch seg {
+			case ".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", "credentials":
+				f.Class = "credential"
+			}
+		}
+		return f
+	}
+	if e.powershell || e.cmd {
+		raw = strings.ReplaceAll(raw, `\`, "/")
+	}
 	if abs, ok := pathres.Absolute(dir, e.home, raw); ok && len(e.links) > 0 {
 		raw = e.relink(abs)
 	}
@@ -224,8 +248,11 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		}
 	}
 	analyze := shell.Analyze
-	if e.powershell {
+	switch {
+	case e.powershell:
 		analyze = shell.AnalyzePowerShell
+	case e.cmd:
+		analyze = shell.AnalyzeCmd
 	}
 	res, err := analyze(c.command, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
@@ -523,8 +550,11 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 	} else {
 		eff := risk.Command(name, cmd.Args, cmd.ArgDynamic)
-		if e.powershell {
+		switch {
+		case e.powershell:
 			eff = risk.PowerShellCommand(name, cmd.Args, cmd.ArgDynamic)
+		case e.cmd:
+			eff = risk.CmdCommand(name, cmd.Args, cmd.ArgDynamic)
 		}
 		u.known = eff.Known
 		u.Risk = eff.Level

@@ -214,8 +214,10 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 		env.powershell = lt == "powershell" || lt == "pwsh"
 	case "powershell", "pwsh":
 		env.powershell = true
+	case "cmd", "cmd.exe":
+		env.cmd = true
 	default:
-		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash or powershell, got %q`, req.Shell)), t
+		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash, powershell or cmd, got %q`, req.Shell)), t
 	}
 	if from == "cwd" && (root == "/" || root == e.opts.Home) {
 		// No project around: the file system root or the home directory is

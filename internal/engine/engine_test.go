@@ -509,3 +509,20 @@ deny = ["Bash(remove-item -recurse:*)"]`}, tool: "PowerShell", input: ps("ri dis
 		{name: "unclosed string asks", tool: "PowerShell", input: ps("Get-Content 'x"), want: policy.Ask, reason: ReasonUnknownCommand},
 	})
 }
+
+func TestCmd(t *testing.T) {
+	w := newWorld(t)
+	c := func(cmd string) map[string]any { return map[string]any{"command": cmd} }
+	w.run(t, []tcase{
+		{name: "rd /s /q is destructive", l: full, tool: "Bash", shell: "cmd", input: c(`rd /s /q dist`), want: policy.Ask, reason: ReasonDestructive},
+		{name: "del /f /s /q is destructive", l: full, tool: "Bash", shell: "cmd", input: c(`del /f /s /q dist\*.tmp`), want: policy.Ask, reason: ReasonDestructive},
+		{name: "type .env", tool: "Bash", shell: "cmd", input: c(`type .env`), want: policy.Deny, reason: ReasonCredential},
+		{name: "drive path to an ssh key", tool: "Bash", shell: "cmd", input: c(`type C:\Users\me\.ssh\id_rsa`), want: policy.Deny, reason: ReasonCredential},
+		{name: "write to a drive path is outside", tool: "Bash", shell: "cmd", input: c(`echo x > D:\x.txt`), want: policy.Deny, reason: ReasonSandbox},
+		{name: "cmd /c nesting", l: layers{project: "[permissions]\ndeny = ['Bash(rmdir /s:*)']"}, tool: "Bash", shell: "cmd", input: c(`cmd /c "rmdir /s /q dist"`), want: policy.Deny, reason: ReasonRuleDeny},
+		{name: "set dumps the environment", tool: "Bash", shell: "cmd", input: c(`set`), want: policy.Deny, reason: ReasonCredential},
+		{name: "dir is a read", tool: "Bash", shell: "cmd", input: c(`dir src`), want: policy.Allow},
+		{name: "%VAR% path asks", tool: "Bash", shell: "cmd", input: c(`type %USERPROFILE%\.ssh\id_rsa`), want: policy.Ask},
+		{name: "unknown shell is invalid", tool: "Bash", shell: "fish", input: c(`ls`), want: policy.Deny, reason: ReasonInvalidRequest},
+	})
+}

@@ -1,0 +1,170 @@
+package shell
+
+import (
+	"strings"
+)
+
+// AnalyzeCmd splits a Windows cmd.exe command line into the commands it
+// runs: commands joined by &, &&, || and | and grouped in ( ), with "…"
+// quoting and ^ escapes. Names are lower-cased (cmd is case-insensitive)
+// and a trailing .exe dropped; switches such as /S /Q are lower-cased.
+// %VAR% and !VAR! make a word dynamic. cmd /c and cmd /k strings are
+// analyzed as cmd lines of their own. An unclosed quote or parenthesis is a
+// [ParseError].
+func AnalyzeCmd(src string, opts *Options) (*Result, error) {
+	res := &Result{}
+	dir := ""
+	if opts != nil {
+		dir = opts.Dir
+	}
+	if err := cmdScript(src, dir, res, nil, "", 0); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func cmdScript(src, dir string, res *Result, wrappers []string, via string, depth int) error {
+	if depth > maxPSDepth {
+		return &ParseError{Line: 1, Col: 1, Msg: "cmd /c nesting is too deep"}
+	}
+	var words []string
+	var dyn []bool
+	var redirs []Redirect
+	var b strings.Builder
+	wordDyn, inWord, quoted, parens := false, false, false, 0
+	endWord := func() {
+		if inWord {
+			words = append(words, b.String())
+			dyn = append(dyn, wordDyn)
+		}
+		b.Reset()
+		inWord, wordDyn = false, false
+	}
+	flush := func() error {
+		endWord()
+		// Redirections: > >> 2> < with their target word.
+		var w []string
+		var d []bool
+		for i := 0; i < len(words); i++ {
+			if op := words[i]; op == ">" || op == ">>" || op == "2>" || op == "2>>" || op == "<" || op == "1>" {
+				if i+1 < len(words) {
+					redirs = append(redirs, Redirect{Op: strings.TrimPrefix(strings.TrimPrefix(op, "1"), "2"), Target: words[i+1], Dynamic: dyn[i+1]})
+					i++
+				}
+				continue
+			}
+			w = append(w, words[i])
+			d = append(d, dyn[i])
+		}
+		if len(w) > 0 || len(redirs) > 0 {
+			c := Command{Dir: dir, Wrappers: wrappers, Via: via, Redirects: redirs}
+			if len(w) > 0 {
+				c.Name = strings.TrimSuffix(strings.ToLower(w[0]), ".exe")
+				c.NameDynamic = d[0]
+				if strings.HasPrefix(c.Name, "@") {
+					c.Name = c.Name[1:]
+				}
+				for i, a := range w[1:] {
+					if strings.HasPrefix(a, "/") && len(a) <= 3 {
+						a = strings.ToLower(a)
+					}
+					c.Args = append(c.Args, a)
+					c.ArgDynamic = append(c.ArgDynamic, d[i+1])
+				}
+				c.Source = strings.Join(w, " ")
+			}
+			res.Commands = append(res.Commands, c)
+			if c.NameDynamic {
+				res.Problems = append(res.Problems, Problem{Msg: "program name is not static: " + w[0]})
+			}
+			if (c.Name == "cmd") && len(c.Args) > 0 {
+				for i, a := range c.Args {
+					if la := strings.ToLower(a); la == "/c" || la == "/k" || la == "/r" {
+						rest := strings.Join(c.Args[i+1:], " ")
+						if slicesAny(c.ArgDynamic[i+1:]) {
+							res.Problems = append(res.Problems, Problem{Msg: "cmd /c with a script that is not static"})
+							break
+						}
+						if err := cmdScript(strings.Trim(rest, `"`), dir, res, append(append([]string{}, wrappers...), "cmd /c"), "sh -c", depth+1); err != nil {
+							return err
+						}
+						break
+					}
+				}
+			}
+		}
+		words, dyn, redirs = nil, nil, nil
+		return nil
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case quoted:
+			if c == '"' {
+				quoted = false
+			} else {
+				if c == '%' || c == '!' {
+					wordDyn = wordDyn || strings.IndexByte(src[i+1:], c) >= 0
+				}
+				b.WriteByte(c)
+			}
+		case c == '"':
+			quoted, inWord = true, true
+		case c == '^' && i+1 < len(src):
+			i++
+			b.WriteByte(src[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == ',' || c == '=' && !inWord:
+			endWord()
+		case c == '&' || c == '|' || c == '\n' || c == '\r':
+			if i+1 < len(src) && src[i+1] == c {
+				i++
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+		case c == '(':
+			parens++
+			if err := flush(); err != nil {
+				return err
+			}
+		case c == ')' && parens > 0:
+			parens--
+			if err := flush(); err != nil {
+				return err
+			}
+		case c == '>' || c == '<':
+			fd := ""
+			if inWord && b.Len() == 1 && (b.String() == "1" || b.String() == "2") {
+				fd = b.String()
+				b.Reset()
+				inWord = false
+			}
+			endWord()
+			op := fd + string(c)
+			if c == '>' && i+1 < len(src) && src[i+1] == '>' {
+				op += ">"
+				i++
+			}
+			if i+1 < len(src) && src[i+1] == '&' { // 2>&1
+				i += 2
+				continue
+			}
+			words = append(words, op)
+			dyn = append(dyn, false)
+		default:
+			if c == '%' || c == '!' {
+				wordDyn = wordDyn || strings.IndexByte(src[i+1:], c) >= 0
+			}
+			b.WriteByte(c)
+			inWord = true
+		}
+	}
+	if quoted {
+		return &ParseError{Line: 1, Col: len(src) + 1, Msg: "a quote is not closed"}
+	}
+	if parens > 0 {
+		return &ParseError{Line: 1, Col: len(src) + 1, Msg: "a parenthesis is not closed"}
+	}
+	return flush()
+}
