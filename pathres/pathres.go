@@ -13,6 +13,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 )
@@ -47,7 +48,8 @@ const maxLinks = 255
 // Resolve resolves raw, as written in a call made from the working directory
 // cwd by a user whose home is home. cwd and home must be absolute or empty;
 // when raw needs one of them and it is empty, the result has Unknown set and
-// Abs/Real are left empty. A "~user" prefix is not expanded (Unknown).
+// Abs/Real are left empty. A "~user" prefix is that user's home directory
+// as the system reports it, and Unknown when there is no such user.
 // Resolve never fails on a path that does not exist; it reports an error only
 // for an empty path or a symbolic link loop.
 func Resolve(cwd, home, raw string) (Path, error) {
@@ -72,9 +74,9 @@ func Resolve(cwd, home, raw string) (Path, error) {
 }
 
 // Absolute returns the lexical absolute form of raw: "~" and "~/x" expanded
-// with home, a relative path joined to cwd, and the result cleaned. It
-// reports false when that needs an unknown cwd or home, or raw starts with
-// "~user".
+// with home, "~user/x" with that user's home, a relative path joined to
+// cwd, and the result cleaned. It reports false when that needs an unknown
+// cwd, home or user.
 func Absolute(cwd, home, raw string) (string, bool) {
 	switch {
 	case raw == "~" || strings.HasPrefix(raw, "~/"):
@@ -83,7 +85,13 @@ func Absolute(cwd, home, raw string) (string, bool) {
 		}
 		return filepath.Join(home, raw[1:]), true
 	case strings.HasPrefix(raw, "~"):
-		return "", false
+		// ~user: that user's home directory, when the system knows it.
+		name, rest, _ := strings.Cut(raw[1:], "/")
+		u, err := user.Lookup(name)
+		if err != nil || u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) {
+			return "", false
+		}
+		return filepath.Join(u.HomeDir, rest), true
 	case filepath.IsAbs(raw):
 		return filepath.Clean(raw), true
 	default:

@@ -65,7 +65,7 @@ func TestResolve(t *testing.T) {
 		{"missing file inside", ws, "src/new/deep.go", "project/src/new/deep.go", false, false, true},
 		{"absolute", "/", filepath.Join(ws, "src"), "project/src", true, false, true},
 		{"unknown cwd", "", "src/main.go", "", false, false, false},
-		{"tilde user", ws, "~bob/x", "", false, false, false},
+		{"tilde unknown user", ws, "~no-such-user-here/x", "", false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,4 +149,14 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("prefix trap: %q-old within %q", abs, abs)
 		}
 	})
+}
+
+func TestTildeUser(t *testing.T) {
+	p, err := Resolve("/", "", "~root/.ssh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Unknown || !strings.HasSuffix(p.Abs, "/.ssh") || !filepath.IsAbs(p.Abs) {
+		t.Fatalf("~root/.ssh: %+v", p)
+	}
 }

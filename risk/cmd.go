@@ -21,12 +21,12 @@ func CmdCommand(name string, args []string, dyn []bool) Effect {
 	}
 	switch name {
 	case "del", "erase":
-		e.Level, e.Writes = Write, ops
+		e.Level, e.Writes, e.Deletes = Write, ops, true
 		if sw["/s"] || sw["/q"] || sw["/f"] {
 			e.Level, e.Destructive = Destructive, name+" /s /q /f deletes without asking and without a way back"
 		}
 	case "rd", "rmdir":
-		e.Level, e.Writes = Write, ops
+		e.Level, e.Writes, e.Deletes = Write, ops, true
 		if sw["/s"] {
 			e.Level, e.Destructive = Destructive, name+" /s deletes a whole tree"
 		}

@@ -41,6 +41,8 @@ type Effect struct {
 	// Recursive reports that the command reads whole directory trees
 	// below its read operands (grep -r, rg, tar c, cp -r).
 	Recursive bool
+	// Deletes reports that the paths in Writes are removed.
+	Deletes bool
 }
 
 type kind uint8
@@ -181,6 +183,10 @@ func Command(name string, args []string, dyn []bool) Effect {
 		e.Unknown = false
 	}
 	switch base {
+	case "rm", "rmdir", "unlink", "shred":
+		e.Deletes = true
+	}
+	switch base {
 	case "rm":
 		if flags["-r"] || flags["-R"] || flags["--recursive"] || flags["-f"] || flags["--force"] {
 			e.Level, e.Destructive = Destructive, "rm with -r or -f deletes without a way back"
@@ -198,7 +204,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 			}
 		}
 		if flags["-delete"] {
-			e.Level, e.Writes = Destructive, e.Reads
+			e.Level, e.Writes, e.Deletes = Destructive, e.Reads, true
 			e.Destructive = "find -delete removes every file it matches"
 		}
 	case "sort":

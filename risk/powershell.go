@@ -94,7 +94,7 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 			e.Opaque, e.Recursive = "a recursive copy writes whatever the source tree holds", true
 		}
 	case "remove-item":
-		e.Level, e.Writes = Write, paths()
+		e.Level, e.Writes, e.Deletes = Write, paths(), true
 		if has("recurse") || has("force") {
 			e.Level, e.Destructive = Destructive, "Remove-Item -Recurse/-Force deletes without a way back"
 		}

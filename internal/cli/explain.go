@@ -91,7 +91,11 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 				fmt.Fprintf(w, "  reads     %s\n", pathLine(p))
 			}
 			for _, p := range u.Writes {
-				fmt.Fprintf(w, "  writes    %s\n", pathLine(p))
+				verb := "writes   "
+				if p.Delete {
+					verb = "deletes  "
+				}
+				fmt.Fprintf(w, "  %s %s\n", verb, pathLine(p))
 			}
 			for _, h := range u.Hosts {
 				line := h.Host
@@ -129,11 +133,7 @@ func pathLine(p engine.PathFact) string {
 	if p.Real != p.Requested {
 		s += " -> " + p.Real
 	}
-	where := "inside"
-	if !p.Inside {
-		where = "outside"
-	}
-	s += " [" + where
+	s += " [" + p.Reason
 	if p.Class != "ordinary" {
 		s += ", " + p.Class
 	}

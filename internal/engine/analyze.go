@@ -65,6 +65,14 @@ type PathFact struct {
 	Unknown   bool   `json:"unknown,omitempty"`
 	// Recursive is set when the whole tree below the path is read.
 	Recursive bool `json:"recursive,omitempty"`
+	// Delete is set when the path is removed.
+	Delete bool `json:"delete,omitempty"`
+	// Reason says where the path lies: inside-workspace,
+	// outside-workspace, symlink-escape, windows-path or unknown.
+	Reason string `json:"reason"`
+	// Lookalike is set when the spelled path uses characters that look
+	// like others (Cyrillic а for Latin a, fullwidth letters).
+	Lookalike bool `json:"lookalike,omitempty"`
 	abs       string
 }
 
@@ -201,7 +209,7 @@ func (e *env) pathFact(dir, raw string) PathFact {
 		// A Windows drive or share is no part of this workspace; its file
 		// names still say what it holds.
 		norm := strings.ReplaceAll(raw, `\`, "/")
-		f.Real, f.abs = norm, norm
+		f.Real, f.abs, f.Reason = norm, norm, "windows-path"
 		f.Class = risk.ClassifyPath("/"+strings.TrimPrefix(norm, "/"), "").String()
 		for _, seg := range strings.Split(strings.ToLower(norm), "/") {
 			switch seg {
@@ -217,20 +225,43 @@ func (e *env) pathFact(dir, raw string) PathFact {
 	if abs, ok := pathres.Absolute(dir, e.home, raw); ok && len(e.links) > 0 {
 		raw = e.relink(abs)
 	}
+	f.Lookalike = lookalike(raw)
 	p, err := pathres.Resolve(dir, e.home, raw)
 	if err != nil || p.Unknown {
 		f.Unknown = true
-		f.Class = "unknown"
+		f.Class, f.Reason = "unknown", "unknown"
 		return f
 	}
 	f.abs, f.Real, f.Symlink = p.Abs, p.Real, p.Symlink
 	f.Inside = e.inside(p.Real)
+	switch {
+	case f.Inside:
+		f.Reason = "inside-workspace"
+	case p.Symlink && e.inside(p.Abs):
+		f.Reason = "symlink-escape"
+	default:
+		f.Reason = "outside-workspace"
+	}
 	c := risk.ClassifyPath(p.Real, e.home)
 	if lc := risk.ClassifyPath(p.Abs, e.home); lc > c {
 		c = lc
 	}
 	f.Class = c.String()
 	return f
+}
+
+// lookalike reports letters outside ASCII that are easily taken for ASCII
+// ones: Cyrillic, Greek, fullwidth forms and the like.
+func lookalike(s string) bool {
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+		case r >= 0x0370 && r <= 0x03FF, r >= 0x0400 && r <= 0x04FF, r >= 0xFF00 && r <= 0xFFEF,
+			r >= 0x2000 && r <= 0x206F, r >= 0x2100 && r <= 0x214F, r == 0x0131, r == 0x0251:
+			return true
+		}
+	}
+	return false
 }
 
 // devFiles are written to without effect on any file.
@@ -582,7 +613,10 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			}
 		}
 		for _, w := range eff.Writes {
-			u.Writes = append(u.Writes, e.operandFacts(cmd.Dir, w)...)
+			for _, f := range e.operandFacts(cmd.Dir, w) {
+				f.Delete = eff.Deletes
+				u.Writes = append(u.Writes, f)
+			}
 		}
 		u.exec, u.opaque = eff.Exec, eff.Opaque
 		if u.exec != "" {
@@ -768,6 +802,9 @@ func (e *env) escalate(u *Unit) {
 	all := append(append([]PathFact{}, u.Reads...), u.Writes...)
 	outside, escape := false, false
 	for _, p := range all {
+		if p.Lookalike {
+			u.RiskWhy = append(u.RiskWhy, p.Requested+" uses characters that look like others")
+		}
 		switch {
 		case p.Unknown:
 			if u.unknown == "" {

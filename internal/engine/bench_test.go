@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/policy"
@@ -116,4 +117,41 @@ func BenchmarkPipelineRead(b *testing.B) {
 // resolution.
 func BenchmarkPipelineShell3(b *testing.B) {
 	benchPipeline(b, &Request{Tool: "Bash", Input: map[string]any{"command": "git status && npm run test -- --watch | tee test.log"}})
+}
+
+// benchEffects measures effect analysis alone: parsing a command line,
+// resolving every path it names, classifying and escalating risk.
+func benchEffects(b *testing.B, script string) {
+	w := newWorld(b)
+	e := &env{cwd: w.project, root: w.project, home: w.home, match: policy.MatchContext{Root: w.project, Home: w.home}}
+	c := &call{tool: policy.ToolShell, command: script}
+	units, err := e.shellUnits(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(units)), "commands")
+	b.SetBytes(int64(len(script)))
+	b.ReportAllocs()
+	for b.Loop() {
+		e.policyDirs = nil
+		units, _ := e.shellUnits(c)
+		for _, u := range units {
+			e.escalate(u)
+		}
+	}
+}
+
+// BenchmarkEffects3 analyzes a typical three-command line.
+func BenchmarkEffects3(b *testing.B) {
+	benchEffects(b, "git status && npm run test -- --watch | tee test.log")
+}
+
+// BenchmarkEffects2KB analyzes a 2 KB build script.
+func BenchmarkEffects2KB(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("#!/bin/bash\nset -euo pipefail\n# build and package\n")
+	for i := 0; s.Len() < 2048; i++ {
+		fmt.Fprintf(&s, "if [ -d src/mod%d ]; then\n  cd src && go vet ./... && cd ..\n  grep -rn TODO src/ | wc -l > dist/todo%d.txt\nfi\nfor f in src/*.go; do gofmt -l \"$f\"; done\ncp README.md dist/ && tar czf dist/out%d.tgz src\n", i, i, i)
+	}
+	benchEffects(b, s.String())
 }
