@@ -27,6 +27,16 @@ type commandPattern struct {
 	ops    []string // operands of words
 	glob   string   // for wildcard patterns: the words after the program
 	isGlob bool
+	// wrapper is set for a rule naming only a wrapper (Bash(sudo:*)): it
+	// matches every command run through that wrapper, for deny and ask.
+	wrapper string
+}
+
+// wrapperNames are the programs the shell analysis sees through.
+var wrapperNames = map[string]bool{
+	"sudo": true, "doas": true, "env": true, "timeout": true, "nice": true, "ionice": true, "nohup": true,
+	"time": true, "command": true, "builtin": true, "exec": true, "stdbuf": true, "xargs": true, "watch": true,
+	"chrt": true, "taskset": true, "setsid": true, "unbuffer": true, "su": true, "busybox": true,
 }
 
 func parseCommandPattern(spec string) (*commandPattern, error) {
@@ -64,6 +74,10 @@ func parseCommandPattern(spec string) (*commandPattern, error) {
 		}
 		return p, nil
 	}
+	if wrapperNames[s] {
+		p.wrapper, p.name = s, s
+		return p, nil
+	}
 	res, err := shell.Analyze(s, nil)
 	if err != nil {
 		return nil, &specError{0, "not a valid command: " + err.Error()}
@@ -72,14 +86,14 @@ func parseCommandPattern(spec string) (*commandPattern, error) {
 		return nil, &specError{0, "a shell rule matches one simple command; write one rule per command instead of chaining them"}
 	}
 	c := res.Commands[0]
+	if len(c.Wrappers) > 0 {
+		return nil, &specError{0, "a shell rule names the program that runs; drop the wrapper " + strings.Join(c.Wrappers, " ") + " (a rule naming only the wrapper, such as Bash(sudo:*), denies or asks for everything run through it)"}
+	}
 	if c.NameDynamic || slices.Contains(c.ArgDynamic, true) || len(res.Problems) > 0 {
 		return nil, &specError{0, "a shell rule must be literal words: no $variables or $(...) substitutions"}
 	}
 	if len(c.Redirects) > 0 {
 		return nil, &specError{0, "a shell rule cannot contain redirections; file writes are governed by Edit and Write rules"}
-	}
-	if len(c.Wrappers) > 0 {
-		return nil, &specError{0, "a shell rule names the program that runs; drop the wrapper " + strings.Join(c.Wrappers, " ")}
 	}
 	if c.Via != "" || len(c.Assigns) > 0 {
 		return nil, &specError{0, "a shell rule must be a plain command"}
@@ -111,6 +125,8 @@ type CommandView struct {
 	Dynamic []bool
 	// NameDynamic is set when the program itself is not known statically.
 	NameDynamic bool
+	// Wrappers are the wrappers the command runs through (sudo, xargs…).
+	Wrappers []string
 }
 
 // matchCommand reports whether the pattern matches c. With conservative
@@ -120,6 +136,11 @@ type CommandView struct {
 func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative bool) bool {
 	if p.any {
 		return true
+	}
+	if p.wrapper != "" {
+		// A wrapper rule matches what runs through the wrapper; it only
+		// ever denies or asks: allowing sudo would allow anything.
+		return conservative && slices.Contains(c.Wrappers, p.wrapper)
 	}
 	if c.NameDynamic || !sameProgram(p.name, c.Name, c.Dir, ctx) {
 		return false

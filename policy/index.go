@@ -37,7 +37,7 @@ func buildIndex(rules []*Rule) *Index {
 				e.mcp = append(e.mcp, r)
 			}
 		case SpecCommand:
-			if r.cmd.any || strings.Contains(r.cmd.name, "/") {
+			if r.cmd.any || r.cmd.wrapper != "" || strings.Contains(r.cmd.name, "/") {
 				e.shellOther = append(e.shellOther, r)
 			} else {
 				e.shellName[r.cmd.name] = append(e.shellName[r.cmd.name], r)

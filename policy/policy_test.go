@@ -22,6 +22,7 @@ func TestParseRuleErrors(t *testing.T) {
 		{"Bash(echo $HOME)", "1:6: a shell rule must be literal words"},
 		{"Bash(echo > x)", "1:6: a shell rule cannot contain redirections"},
 		{"Bash(sudo rm)", "1:6: a shell rule names the program that runs"},
+		{"Bash(xargs -0 rm)", "1:6: a shell rule names the program that runs"},
 		{"Bash(* foo)", "1:6: the program name cannot contain '*'"},
 		{"Read(~bob/x)", "1:6: ~user paths are not supported"},
 		{"Read(src/[a)", "1:6: invalid glob"},
@@ -413,4 +414,22 @@ func FuzzParseFile(f *testing.F) {
 			t.Fatalf("a parsed file must merge: %v", err)
 		}
 	})
+}
+
+func TestWrapperRules(t *testing.T) {
+	deny, err := ParseRule("Bash(sudo:*)", Deny, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &CommandView{Name: "rm", Args: []string{"-rf", "/"}, Dynamic: []bool{false, false}, Wrappers: []string{"sudo"}}
+	if !deny.MatchCommand(v, &MatchContext{}, true) {
+		t.Error("Bash(sudo:*) must deny what runs through sudo")
+	}
+	allow, _ := ParseRule("Bash(xargs:*)", Allow, Position{})
+	if allow.MatchCommand(v, &MatchContext{}, false) || allow.MatchCommand(&CommandView{Name: "rm", Wrappers: []string{"xargs"}}, &MatchContext{}, false) {
+		t.Error("a wrapper rule never allows")
+	}
+	if deny.MatchCommand(&CommandView{Name: "sudo"}, &MatchContext{}, true) {
+		t.Error("a wrapper rule matches through the wrapper, not a command named like it")
+	}
 }

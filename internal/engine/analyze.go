@@ -544,7 +544,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		Command: &CommandFact{
 			Name: cmd.Name, Args: cmd.Args, Wrappers: cmd.Wrappers, Via: cmd.Via, Dir: cmd.Dir,
 		},
-		view: policy.CommandView{Name: cmd.Name, Dir: cmd.Dir, Args: cmd.Args, Dynamic: cmd.ArgDynamic, NameDynamic: cmd.NameDynamic},
+		view: policy.CommandView{Name: cmd.Name, Dir: cmd.Dir, Args: cmd.Args, Dynamic: cmd.ArgDynamic, NameDynamic: cmd.NameDynamic, Wrappers: cmd.Wrappers},
 	}
 	if u.Label == "" {
 		u.Label = strings.Join(append([]string{cmd.Name}, cmd.Args...), " ")
