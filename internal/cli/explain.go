@@ -104,6 +104,9 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 				}
 				fmt.Fprintf(w, "  host      %s\n", line)
 			}
+			if len(u.Secrets) > 0 {
+				fmt.Fprintf(w, "  secrets   %s (in data sent out)\n", strings.Join(u.Secrets, ", "))
+			}
 			fmt.Fprintf(w, "  risk      %s", u.Risk)
 			if len(u.RiskWhy) > 0 {
 				fmt.Fprintf(w, " — %s", strings.Join(u.RiskWhy, "; "))

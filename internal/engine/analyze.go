@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
+	"github.com/toolgate/toolgate/secrets"
 	"github.com/toolgate/toolgate/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -22,9 +24,11 @@ type Unit struct {
 	Reads   []PathFact   `json:"reads,omitempty"`
 	Writes  []PathFact   `json:"writes,omitempty"`
 	Hosts   []HostFact   `json:"hosts,omitempty"`
-	Risk    risk.Level   `json:"risk"`
-	RiskWhy []string     `json:"risk_why,omitempty"`
-	Steps   []Step       `json:"steps"`
+	// Secrets lists the kinds of secret found in data the unit sends out.
+	Secrets []string   `json:"secrets,omitempty"`
+	Risk    risk.Level `json:"risk"`
+	RiskWhy []string   `json:"risk_why,omitempty"`
+	Steps   []Step     `json:"steps"`
 
 	Decision policy.Decision `json:"decision"`
 	Reason   Reason          `json:"reason"`
@@ -549,6 +553,10 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 	if u.Label == "" {
 		u.Label = strings.Join(append([]string{cmd.Name}, cmd.Args...), " ")
 	}
+	u.Label = secrets.Redact(u.Label)
+	if redacted := redactAll(cmd.Args); redacted != nil {
+		u.Command.Args = redacted
+	}
 	if cmd.NameDynamic {
 		u.unknown = "the program is not known until the line runs"
 		u.Risk = risk.Execute
@@ -639,6 +647,16 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		for _, f := range files {
 			u.Reads = append(u.Reads, e.pathFacts(cmd.Dir, f)...)
 		}
+	}
+	if u.network {
+		// What a network command sends: its words and the values it is
+		// given in the environment.
+		var out []string
+		out = append(out, cmd.Args...)
+		for _, a := range cmd.Assigns {
+			out = append(out, a.Value)
+		}
+		u.Secrets = secretKinds(strings.Join(out, "\n"))
 	}
 	if subscriptRuns(cmd) {
 		u.exec = "an array subscript with a command substitution runs when it is assigned"
@@ -768,6 +786,32 @@ func devNet(target string) (string, bool) {
 
 func isFD(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
+// secretKinds returns the rule ids of the secrets in s, without repeats.
+func secretKinds(s string) []string {
+	var kinds []string
+	for _, f := range secrets.Scan(s) {
+		if !slices.Contains(kinds, f.Rule) {
+			kinds = append(kinds, f.Rule)
+		}
+	}
+	return kinds
+}
+
+// redactAll returns words with secrets redacted, or nil when none holds one.
+func redactAll(words []string) []string {
+	var out []string
+	for i, w := range words {
+		r := secrets.Redact(w)
+		if r != w && out == nil {
+			out = append([]string{}, words...)
+		}
+		if out != nil {
+			out[i] = r
+		}
+	}
+	return out
+}
+
 // toolUnit builds the single unit of a non-shell call.
 func (e *env) toolUnit(c *call) *Unit {
 	u := &Unit{Label: c.req.Tool, Risk: c.meta.base, known: true}
@@ -785,7 +829,8 @@ func (e *env) toolUnit(c *call) *Unit {
 	if c.url != nil {
 		u.Hosts = append(u.Hosts, hostFact(c.url.Hostname()))
 		u.network = true
-		u.Label += " " + c.url.Redacted()
+		u.Secrets = secretKinds(c.url.String())
+		u.Label += " " + secrets.Redact(c.url.Redacted())
 	}
 	if c.tool == policy.ToolWebSearch {
 		u.network = true
@@ -793,6 +838,9 @@ func (e *env) toolUnit(c *call) *Unit {
 	if c.tool == policy.ToolMCP {
 		u.Label = c.mcpName
 		u.known = false
+		if b, err := json.Marshal(c.input); err == nil {
+			u.Secrets = secretKinds(string(b))
+		}
 	}
 	return u
 }

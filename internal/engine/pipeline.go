@@ -293,6 +293,9 @@ func (st *state) credentialCheck(u *Unit) (string, Reason) {
 			}
 		}
 	}
+	if len(u.Secrets) > 0 {
+		return fmt.Sprintf("%s sends what looks like a secret (%s); secrets in outgoing data are denied", u.Label, strings.Join(u.Secrets, ", ")), ReasonCredential
+	}
 	if u.secret != "" {
 		ok := false
 		for _, rs := range st.idx.Shell(policy.Allow, u.view.Name) {
