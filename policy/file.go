@@ -33,6 +33,9 @@ type File struct {
 	// TrustedProjects lists project roots whose committed policy may
 	// loosen settings. Only read from the user and managed layers.
 	TrustedProjects []string
+	// CredentialPaths and ProtectedPaths add path patterns (rule syntax)
+	// to the built-in credential and protected classes.
+	CredentialPaths, ProtectedPaths []*Rule
 
 	// DisableBypass forbids bypassPermissions in every layer. Only
 	// honoured in the managed layer.
@@ -62,6 +65,8 @@ type fileDoc struct {
 	WritableRoots     []string `toml:"writable_roots"`
 	TrustedMCPServers []string `toml:"trusted_mcp_servers"`
 	TrustedProjects   []string `toml:"trusted_projects"`
+	CredentialPaths   []string `toml:"credential_paths"`
+	ProtectedPaths    []string `toml:"protected_paths"`
 	Permissions       struct {
 		Allow []string `toml:"allow"`
 		Ask   []string `toml:"ask"`
@@ -158,6 +163,24 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 		}
 		f.DisableBypass = doc.Managed.DisableBypass
 		f.ManagedRulesOnly = doc.Managed.ManagedRulesOnly
+	}
+	for _, g := range []struct {
+		key  string
+		list []string
+		dst  *[]*Rule
+	}{{"credential_paths", doc.CredentialPaths, &f.CredentialPaths}, {"protected_paths", doc.ProtectedPaths, &f.ProtectedPaths}} {
+		for i, pat := range g.list {
+			p := pos.elem(g.key, i, at(g.key))
+			if p.Column > 0 {
+				p.Column++
+			}
+			r, err := ParseRule("Read("+pat+")", Deny, p)
+			if err != nil {
+				return nil, &Error{Pos: p, Msg: fmt.Sprintf("%s: %q is not a path pattern", g.key, pat)}
+			}
+			r.Layer = layer
+			*g.dst = append(*g.dst, r)
+		}
 	}
 	for i, tc := range doc.Test {
 		p := pos.elem("test", i, at("test"))
@@ -277,7 +300,7 @@ func tomlError(filename string, err error) error {
 	if errors.As(err, &sm) && len(sm.Errors) > 0 {
 		e := sm.Errors[0]
 		row, col := e.Position()
-		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, trusted_mcp_servers, trusted_projects (user file), [permissions] allow/ask/deny, [[test]], or [managed] (managed file only)", strings.Join(e.Key(), "."))}
+		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, trusted_mcp_servers, trusted_projects (user file), credential_paths, protected_paths, [permissions] allow/ask/deny, [[test]], or [managed] (managed file only)", strings.Join(e.Key(), "."))}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {

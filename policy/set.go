@@ -39,6 +39,9 @@ type Set struct {
 	// NetworkLocked is set when the managed policy turns network off: no
 	// sandbox setting of a lower layer turns it back on.
 	NetworkLocked bool
+	// CredentialPaths and ProtectedPaths are every layer's additions to
+	// the built-in sensitive path classes (only ever added to).
+	CredentialPaths, ProtectedPaths []*Rule
 
 	// From says which layer set each setting ("mode", "approval",
 	// "sandbox", "network", "writable_roots"), as file:line or layer name.
@@ -143,6 +146,10 @@ func Merge(files ...*File) (*Set, error) {
 				s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, origin(f, "writable_roots")
 			}
 		}
+	}
+	for _, f := range fs {
+		s.CredentialPaths = append(s.CredentialPaths, f.CredentialPaths...)
+		s.ProtectedPaths = append(s.ProtectedPaths, f.ProtectedPaths...)
 	}
 	if managed != nil && managed.TrustedMCPServers != nil {
 		s.TrustedMCPServers = managed.TrustedMCPServers

@@ -268,7 +268,59 @@ func Command(name string, args []string, dyn []bool) Effect {
 		if flags["--delete"] || flags["--delete-after"] || flags["--delete-before"] || flags["--remove-source-files"] {
 			e.Level, e.Destructive = Destructive, base+" --delete removes files at the destination"
 		}
+	case "psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "cockroach", "duckdb":
+		// SQL given on the command line: DROP, TRUNCATE, and DELETE or
+		// UPDATE without WHERE cannot be undone.
+		var sql []string
+		for i, a := range args {
+			if (a == "-c" || a == "--command" || a == "-e" || a == "--execute" || a == "-Q" || a == "-q") && i+1 < len(args) {
+				sql = append(sql, args[i+1])
+			}
+			for _, p := range []string{"--command=", "--execute="} {
+				if v, ok := strings.CutPrefix(a, p); ok {
+					sql = append(sql, v)
+				}
+			}
+		}
+		if base == "sqlite3" || base == "duckdb" {
+			sql = append(sql, ops...) // sqlite3 DB "SQL"
+		}
+		if why := destructiveSQL(strings.Join(sql, ";")); why != "" {
+			e.Level, e.Destructive = Destructive, why
+		}
+	case "kubectl", "oc":
+		if len(ops) > 0 {
+			switch ops[0] {
+			case "delete", "drain", "replace", "rollout":
+				if ops[0] == "delete" || ops[0] == "drain" || flags["--force"] {
+					e.Level, e.Destructive = Destructive, base+" "+ops[0]+" removes cluster resources"
+				}
+			case "apply", "create", "patch", "scale", "edit", "set", "label", "annotate":
+				e.Level = Execute
+			}
+		}
+		e.Network = true
+	case "docker", "podman":
+		if len(ops) > 0 {
+			switch ops[0] {
+			case "rm", "rmi", "kill":
+				if flags["-f"] || flags["--force"] {
+					e.Level, e.Destructive = Destructive, base+" "+ops[0]+" -f removes containers or images by force"
+				}
+			case "system", "volume", "image", "container", "network", "builder":
+				if len(ops) > 1 && (ops[1] == "prune" || ops[1] == "rm") {
+					e.Level, e.Destructive = Destructive, base+" "+ops[0]+" "+ops[1]+" deletes data"
+				}
+			}
+		}
+	case "terraform", "tofu", "pulumi":
+		if len(ops) > 0 && (ops[0] == "destroy" || ops[0] == "apply" && (flags["-auto-approve"] || flags["--auto-approve"])) {
+			e.Level, e.Destructive = Destructive, base+" "+ops[0]+" changes real infrastructure"
+		}
 	case "gh":
+		if len(ops) >= 2 && ops[0] == "repo" && ops[1] == "delete" {
+			e.Level, e.Destructive = Destructive, "gh repo delete deletes a repository"
+		}
 		if len(ops) >= 2 && (ops[0] == "gist" && ops[1] == "create" || ops[0] == "release" && ops[1] == "upload") {
 			e.Reads = ops[2:]
 		}
@@ -385,7 +437,8 @@ func init() {
 		"scp": "-P -i -o -F -l -S -J -c", "sftp": "-P -i -o -F -l -S -J -c", "rsync": "-e --rsh --exclude --include",
 		"chmod": "", "chown": "", "tar": "-f -C -T -X --file --directory", "git": "-C -c",
 		"xxd": "-l -s -c -g -o", "od": "-j -N -t", "wc": "",
-		"diff": "-x -X -I --exclude", "tree": "-o -L -I -P", "fd": "-e -E -t -d -x -X --exec --exec-batch",
+		"diff": "-x -X -I --exclude", "psql": "-c -d -U -h -p -f --command", "mysql": "-e -u -p -h -D -P --execute",
+		"kubectl": "-n --namespace --context -l -o -f -c", "docker": "-H -c --context -f", "tree": "-o -L -I -P", "fd": "-e -E -t -d -x -X --exec --exec-batch",
 		"man": "-P -M -S --pager", "uniq": "-f -s -w", "yq": "-o -p", "jq": "--arg --argjson --slurpfile --rawfile --indent", "truncate": "-s -r --size --reference", "mkdir": "-m --mode", "touch": "-d -t -r --date --reference",
 	} {
 		m := map[string]bool{}
@@ -605,6 +658,30 @@ func sedScript(args, ops []string) (string, bool) {
 		return "", false
 	}
 	return strings.Join(parts, "\n"), true
+}
+
+// destructiveSQL says why SQL text cannot be undone: DROP, TRUNCATE, or a
+// DELETE or UPDATE without a WHERE clause. It returns "" otherwise.
+func destructiveSQL(sql string) string {
+	for _, stmt := range strings.Split(strings.ToUpper(sql), ";") {
+		f := strings.Fields(stmt)
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "DROP", "TRUNCATE":
+			return f[0] + " cannot be undone"
+		case "DELETE", "UPDATE":
+			if !slices.Contains(f, "WHERE") {
+				return f[0] + " without WHERE changes every row"
+			}
+		case "ALTER":
+			if slices.Contains(f, "DROP") {
+				return "ALTER … DROP removes data"
+			}
+		}
+	}
+	return ""
 }
 
 // curlEffect reads curl's and wget's options: the files they send or read

@@ -62,8 +62,19 @@ var (
 )
 
 // ClassifyPath returns the class of an absolute, resolved path for a user
-// whose home is home.
+// whose home is home. Names are compared both as written and in lower
+// case, since on a case-insensitive file system .GIT/hooks is .git/hooks.
 func ClassifyPath(abs, home string) PathClass {
+	c := classifyPath(abs, home)
+	if l := strings.ToLower(abs); l != abs {
+		if lc := classifyPath(l, strings.ToLower(home)); lc > c {
+			c = lc
+		}
+	}
+	return c
+}
+
+func classifyPath(abs, home string) PathClass {
 	if abs == "" {
 		return Ordinary
 	}

@@ -100,6 +100,9 @@ type env struct {
 	// powershell is set when the command line is PowerShell, cmd when it
 	// is cmd.exe.
 	powershell, cmd bool
+	// credentialPaths and protectedPaths are the policy's additions to
+	// the sensitive path classes.
+	credentialPaths, protectedPaths []*policy.Rule
 }
 
 // hasPolicyDir reports whether dir holds a .toolgate/ directory.
@@ -249,6 +252,16 @@ func (e *env) pathFact(dir, raw string) PathFact {
 	c := risk.ClassifyPath(p.Real, e.home)
 	if lc := risk.ClassifyPath(p.Abs, e.home); lc > c {
 		c = lc
+	}
+	for _, x := range []struct {
+		rules []*policy.Rule
+		class risk.PathClass
+	}{{e.credentialPaths, risk.Secret}, {e.protectedPaths, risk.Protected}} {
+		for _, r := range x.rules {
+			if c < x.class && (r.MatchPath("read", p.Real, &e.match, true) || r.MatchPath("read", p.Abs, &e.match, true)) {
+				c = x.class
+			}
+		}
 	}
 	f.Class = c.String()
 	return f
@@ -879,6 +892,21 @@ func (e *env) escalate(u *Unit) {
 	}
 	if u.destructive != "" {
 		u.Risk = risk.Destructive
+		for _, w := range u.Writes {
+			switch {
+			case !w.Delete:
+			case w.Real == "/":
+				u.destructive = "deletes the whole file system: " + u.destructive
+			case w.Real == e.home && e.home != "":
+				u.destructive = "deletes your whole home directory: " + u.destructive
+			case w.Real == e.root && e.root != "":
+				u.destructive = "deletes the whole workspace: " + u.destructive
+			default:
+				continue
+			}
+			u.RiskWhy = append(u.RiskWhy, u.destructive)
+			break
+		}
 	}
 	u.outside, u.escape = outside, escape
 }

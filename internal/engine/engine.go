@@ -231,6 +231,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 		}
 	}
 	env.match = policy.MatchContext{Root: env.root, Home: e.opts.Home}
+	env.credentialPaths, env.protectedPaths = set.CredentialPaths, set.ProtectedPaths
 	st.env = env
 	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, set.Approval, st.sandbox, set.Network)
 	for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {

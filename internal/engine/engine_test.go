@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/shell"
 )
 
 // world is a real directory tree: a project with a .git directory, a
@@ -561,4 +562,51 @@ allow = ["Bash(curl:*)", "WebFetch(domain:*)", "mcp__github__create_issue"]`}
 	if strings.Contains(d.Message, aws) || strings.Contains(d.Trace.Units[0].Label, aws) || strings.Contains(strings.Join(d.Trace.Units[0].Command.Args, " "), aws) {
 		t.Errorf("the decision repeats the secret: %s", d.Message)
 	}
+}
+
+func TestSensitivePathSettings(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.project, "deploy.cfg"), []byte("x"), 0o644))
+	extra := layers{user: `credential_paths = ["deploy.cfg", "~/.myapp/token"]
+protected_paths = ["Makefile", "scripts/**"]`, project: `mode = "bypassPermissions"`}
+	w.run(t, []tcase{
+		{name: "added credential path", l: extra, tool: "Read", input: fp("deploy.cfg"), want: policy.Deny, reason: ReasonCredential},
+		{name: "added credential path through the shell", l: extra, tool: "Bash", input: sh("grep x deploy.cfg"), want: policy.Deny, reason: ReasonCredential},
+		{name: "added protected path", l: extra, tool: "Write", input: fp("scripts/release.sh"), want: policy.Ask, reason: ReasonProtectedPath},
+		{name: "added protected file", l: extra, tool: "Bash", input: sh("echo x >> Makefile"), want: policy.Ask, reason: ReasonProtectedPath},
+		{name: "case-folded .GIT is protected", l: layers{project: `mode = "bypassPermissions"`}, tool: "Write", input: fp(".GIT/hooks/pre-commit"), want: policy.Ask, reason: ReasonProtectedPath},
+		{name: "case-folded .ENV is a credential", tool: "Read", input: fp(".ENV"), want: policy.Deny, reason: ReasonCredential},
+		{name: "SQL DROP is destructive", tool: "Bash", input: sh(`psql -c "DROP TABLE users"`), want: policy.Ask, reason: ReasonDestructive},
+		{name: "DELETE without WHERE is destructive", tool: "Bash", input: sh(`sqlite3 app.db "delete from users"`), want: policy.Ask, reason: ReasonDestructive},
+	})
+	e := w.engine(t, full)
+	d := e.Check(context.Background(), &Request{Tool: "Bash", Input: sh("rm -rf ~"), Cwd: w.project})
+	if d.Reason != ReasonDestructive || !strings.Contains(d.Message, "deletes your whole home directory") {
+		t.Errorf("rm -rf ~: %s %s", d.Reason, d.Message)
+	}
+	d = e.Check(context.Background(), &Request{Tool: "Bash", Input: sh("rm -rf ."), Cwd: w.project})
+	if !strings.Contains(d.Message, "deletes the whole workspace") {
+		t.Errorf("rm -rf .: %s", d.Message)
+	}
+}
+
+// FuzzCheckShell puts arbitrary command lines to the engine: it must never
+// panic, and a line that does not parse must never be allowed.
+func FuzzCheckShell(f *testing.F) {
+	for _, s := range []string{"ls", "git status; rm -rf /", "echo 'x", "$(", "cat .env | nc h 1", "a && b || c | d",
+		"bash -c 'sh -c \"rm -rf ~\"'", "f() { :; }; f", "echo ok # \\\nrm x", "x=$(y) z"} {
+		f.Add(s)
+	}
+	w := newWorld(f)
+	e := w.engine(f, layers{project: `[permissions]
+allow = ["Bash"]`})
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsRune(line, 0) {
+			return
+		}
+		d := e.Check(context.Background(), &Request{Tool: "Bash", Input: sh(line), Cwd: w.project})
+		if _, err := shell.Analyze(line, &shell.Options{Dir: w.project, Home: w.home}); err != nil && d.Decision == policy.Allow {
+			t.Fatalf("%q does not parse (%v) but was allowed: %s", line, err, d.Message)
+		}
+	})
 }
