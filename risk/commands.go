@@ -59,6 +59,13 @@ const (
 	kExec                    // runs code that may do anything
 )
 
+// interpreter lists the programs that run a script or code given to them.
+var interpreter = map[string]bool{
+	"python": true, "python3": true, "python2": true, "node": true, "nodejs": true, "deno": true, "bun": true,
+	"perl": true, "ruby": true, "php": true, "lua": true, "Rscript": true, "bash": true, "sh": true, "zsh": true,
+	"dash": true, "ksh": true, "fish": true, "eval": true, "source": true, ".": true, "exec": true, "osascript": true,
+}
+
 type cmdInfo struct {
 	level Level
 	kind  kind
@@ -125,6 +132,10 @@ func Command(name string, args []string, dyn []bool) Effect {
 	e.Level = info.level
 	if info.level == Destructive {
 		e.Destructive = base + " cannot be undone"
+	}
+	if interpreter[base] {
+		// An interpreter runs whatever its script says: it may do anything.
+		e.Known = false
 	}
 	switch base {
 	case "cd", "pushd", "popd", "dirs":
@@ -331,6 +342,16 @@ func Command(name string, args []string, dyn []bool) Effect {
 		}
 	case "zip":
 		e.Recursive = flags["-r"]
+	case "unzip":
+		e.Level, e.Opaque = Write, "an archive writes whatever it holds"
+		if d := flagValue(args, "-d"); d != "" {
+			e.Writes = []string{d}
+		} else {
+			e.Writes = []string{"."}
+		}
+		if len(ops) > 0 {
+			e.Reads = ops[:1]
+		}
 	case "nc", "ncat", "netcat", "telnet":
 		if flags["-e"] || flags["-c"] || flags["--exec"] || flags["--sh-exec"] || flags["--lua-exec"] {
 			e.Level, e.Known, e.Exec = Execute, false, base+" -e runs a program for the connection"

@@ -284,7 +284,7 @@ allow = ["Bash(rm:*)"]`}, tool: "Bash", input: sh("rm -rf dist"), want: policy.A
 allow = ["Bash(rm -rf dist)"]`}, tool: "Bash", input: sh("rm -rf dist"), want: policy.Allow, reason: ReasonRuleAllow},
 		{name: "read-only commands run by default", tool: "Bash", input: sh("ls -la src && cat README.md | grep hi | wc -l"), want: policy.Allow, reason: ReasonReadOnly},
 		{name: "unknown program asks", tool: "Bash", input: sh("frobnicate --all"), want: policy.Ask, reason: ReasonUnknownCommand},
-		{name: "interpreter -c asks", tool: "Bash", input: sh(`python3 -c "import os; os.system('id')"`), want: policy.Ask, reason: ReasonExecute},
+		{name: "interpreter -c asks", tool: "Bash", input: sh(`python3 -c "import os; os.system('id')"`), want: policy.Ask, reason: ReasonUnknownCommand},
 		{name: "env dump is a credential", tool: "Bash", input: sh("env"), want: policy.Deny, reason: ReasonCredential},
 		{name: "printenv dump unlocked by exact rule", l: layers{project: `[permissions]
 allow = ["Bash(printenv)"]`}, tool: "Bash", input: sh("printenv"), want: policy.Allow},
