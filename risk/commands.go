@@ -66,6 +66,10 @@ var interpreter = map[string]bool{
 	"dash": true, "ksh": true, "fish": true, "eval": true, "source": true, ".": true, "exec": true, "osascript": true,
 }
 
+// Interpreter reports whether the program runs code it is given (a script,
+// -c or -e text, or standard input).
+func Interpreter(name string) bool { return interpreter[name] }
+
 type cmdInfo struct {
 	level Level
 	kind  kind

@@ -615,6 +615,8 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		u.destructive = eff.Destructive
 		u.secret = eff.Secret
 		switch {
+		case !eff.Known && risk.Interpreter(name):
+			u.RiskWhy = append(u.RiskWhy, name+" runs the code it is given: it may do anything")
 		case !eff.Known:
 			u.RiskWhy = append(u.RiskWhy, name+" is not a known program: it may do anything")
 		case eff.Destructive != "":
