@@ -110,14 +110,19 @@ func (p *psParser) tokens(src string, base int, wrappers []string) ([]psToken, e
 				return nil, p.errAt(base+i, "block comment <# is not closed")
 			}
 			i += end + 4
-		case c == '(':
-			// A group's output is a value: analyze its commands first, then
-			// stand for it with a dynamic word (iex (iwr …)).
-			inner, end, err := p.balanced(src, i, '(', ')', base)
+		case c == '(' || (c == '$' || c == '@') && i+1 < n && src[i+1] == '(':
+			// A group's, $(…)'s or @(…)'s output is a value: analyze its
+			// commands first, then stand for it with a dynamic word
+			// (iex (iwr …)).
+			open := i
+			if c != '(' {
+				open++
+			}
+			inner, end, err := p.balanced(src, open, '(', ')', base)
 			if err != nil {
 				return nil, err
 			}
-			if err := p.script(inner, base+i+1, wrappers, "subst"); err != nil {
+			if err := p.script(inner, base+open+1, wrappers, "subst"); err != nil {
 				return nil, err
 			}
 			toks = append(toks, psToken{text: src[i:end], dynamic: true, off: base + i})
@@ -138,26 +143,6 @@ func (p *psParser) tokens(src string, base int, wrappers []string) ([]psToken, e
 				toks = append(toks, psToken{text: "&", op: true, off: base + i})
 				i++
 			}
-		case c == '$' && i+1 < n && src[i+1] == '(':
-			inner, end, err := p.balanced(src, i+1, '(', ')', base)
-			if err != nil {
-				return nil, err
-			}
-			if err := p.script(inner, base+i+2, wrappers, "subst"); err != nil {
-				return nil, err
-			}
-			toks = append(toks, psToken{text: src[i:end], dynamic: true, off: base + i})
-			i = end
-		case c == '@' && i+1 < n && src[i+1] == '(':
-			inner, end, err := p.balanced(src, i+1, '(', ')', base)
-			if err != nil {
-				return nil, err
-			}
-			if err := p.script(inner, base+i+2, wrappers, "subst"); err != nil {
-				return nil, err
-			}
-			toks = append(toks, psToken{text: src[i:end], dynamic: true, off: base + i})
-			i = end
 		case (c == '>' || (c >= '0' && c <= '9' || c == '*') && i+1 < n && src[i+1] == '>'):
 			j := i
 			for j < n && (src[j] == '>' || src[j] == '*' || src[j] >= '0' && src[j] <= '9' || src[j] == '&') {
