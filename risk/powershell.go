@@ -22,6 +22,11 @@ var psPositional = map[string]string{
 // names, completed parameter names).
 func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	e := Effect{Level: Execute}
+	if strings.HasPrefix(name, "[") || strings.Contains(name, "::") || strings.Contains(name, ".invoke") {
+		// A .NET call ([IO.File]::Delete(…), [scriptblock]::Create(…)):
+		// it may do anything.
+		return Effect{Level: Execute, Exec: "a .NET method call may do anything"}
+	}
 	named := map[string][]string{}
 	var positional []string
 	for i := 0; i < len(args); i++ {
@@ -34,24 +39,35 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 			p, v, hasV := strings.Cut(a[1:], ":")
 			switch {
 			case hasV:
-				named[p] = append(named[p], v)
-			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !psSwitch[p]:
+				named[p] = append(named[p], splitList(v)...)
+			case psValue[p] && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+				// A parameter known to take a value. An unknown one is
+				// read as a switch, so the word after it still counts as
+				// a path: the cautious reading.
 				if i+1 < len(dyn) && dyn[i+1] {
 					e.Unknown = true
 				}
-				named[p] = append(named[p], args[i+1])
+				named[p] = append(named[p], splitList(args[i+1])...)
 				i++
 			default:
 				named[p] = append(named[p], "")
 			}
 			continue
 		}
-		positional = append(positional, a)
+		positional = append(positional, splitList(a)...)
+	}
+	if named["path"] == nil && name == "out-file" {
+		named["path"] = named["filepath"]
+	}
+	if v, ok := named["path"]; ok && (name == "out-file" || name == "tee-object") {
+		named["filepath"] = append(named["filepath"], v...)
 	}
 	get := func(p string) []string {
 		v := append([]string{}, named[p]...)
 		if p == psPositional[name] && len(positional) > 0 {
-			v = append(v, positional[0])
+			// A list (a,b) binds as a whole to the first positional
+			// parameter; any other positional word is judged too.
+			v = append(v, positional...)
 		}
 		return v
 	}
@@ -62,7 +78,7 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	case "get-content", "select-string", "test-path", "get-item", "resolve-path":
 		e.Level, e.Reads = Read, paths()
 		if name == "select-string" {
-			e.Reads = append(named["path"], positional[min(1, len(positional)):]...)
+			e.Reads = append(append(append([]string{}, named["path"]...), named["literalpath"]...), positional[min(1, len(positional)):]...)
 		}
 	case "get-childitem":
 		e.Level, e.Reads = Read, paths()
@@ -113,20 +129,39 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	case "invoke-expression", "invoke-command", "start-process", "invoke-item", "set-alias", "new-alias", "import-module", "add-type":
 		e.Level, e.Known = Execute, false
 		e.Exec = name + " runs code its words do not show"
+		for _, f := range get("filepath") {
+			// A shell started with arguments runs a script the gate does
+			// not open: that cannot be judged.
+			switch strings.ToLower(strings.TrimSuffix(strings.ToLower(f), ".exe")) {
+			case "pwsh", "powershell", "cmd", "bash", "sh", "wsl", "python", "python3", "node", "wscript", "cscript", "mshta":
+				e.Unknown = true
+			}
+		}
 	case "set-location", "push-location", "pop-location", "get-location":
 		e.Level, e.Navigation = Read, true
-	case "write-output", "write-host", "where-object", "foreach-object", "select-object", "sort-object",
+	case "foreach-object", "%":
+		e.Level = Read
+		for _, a := range positional {
+			if !strings.HasPrefix(a, "{") && !strings.HasPrefix(a, "(") {
+				// ForEach-Object Delete calls that method on every object:
+				// what it does cannot be told from the words.
+				return Effect{Level: Execute, Unknown: true, Exec: "ForEach-Object " + a + " calls a method on every object"}
+			}
+		}
+		if _, ok := named["membername"]; ok {
+			return Effect{Level: Execute, Unknown: true, Exec: "ForEach-Object -MemberName calls a method on every object"}
+		}
+	case "test-connection", "resolve-dnsname", "test-netconnection", "send-mailmessage":
+		e.Level, e.Network = Network, true
+	case "write-output", "write-host", "where-object", "select-object", "sort-object",
 		"measure-object", "format-table", "format-list", "out-string", "out-null", "get-date", "get-command",
 		"get-alias", "get-help", "get-process", "get-service", "convertto-json", "convertfrom-json", "clear-host",
-		"get-variable", "test-connection", "get-filehash", "join-path", "split-path":
+		"get-variable", "get-filehash", "join-path", "split-path":
 		e.Level = Read
 		if name == "get-filehash" {
 			e.Reads = paths()
 		}
-		if name == "get-variable" || name == "foreach-object" || name == "where-object" {
-			// Script blocks were analyzed as commands of their own.
-			e.Level = Read
-		}
+
 	default:
 		// Not a cmdlet the gate knows: a native program, judged by the
 		// bash knowledge base as far as it applies.
@@ -134,7 +169,8 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 		return ne
 	}
 	for _, p := range append(append([]string{}, e.Reads...), paths()...) {
-		if strings.EqualFold(p, "env:") || strings.HasPrefix(strings.ToLower(p), "env:") {
+		lp := strings.ToLower(p)
+		if strings.HasPrefix(lp, "env:") || strings.Contains(lp, "environment::") || strings.HasPrefix(lp, "variable:") {
 			e.Level, e.Secret, e.Reads = Credential, "reads the environment, which holds secrets", nil
 			break
 		}
@@ -142,10 +178,27 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	return e
 }
 
-// psSwitch lists parameters that take no value, so the word after them is
-// not their value.
-var psSwitch = map[string]bool{
-	"recurse": true, "force": true, "raw": true, "append": true, "nonewline": true, "passthru": true,
-	"confirm": false, "whatif": true, "usebasicparsing": true, "wait": true, "container": true, "noclobber": true,
-	"name": false, "file": true, "directory": true, "hidden": true, "nonewwindow": true,
+// psValue lists the parameters (of the cmdlets judged here) that take a
+// value; any other parameter is read as a switch.
+var psValue = map[string]bool{
+	"path": true, "literalpath": true, "filepath": true, "destination": true, "value": true, "encoding": true,
+	"uri": true, "method": true, "body": true, "infile": true, "outfile": true, "headers": true, "proxy": true,
+	"credential": true, "contenttype": true, "argumentlist": true, "workingdirectory": true, "verb": true,
+	"command": true, "include": true, "exclude": true, "filter": true, "name": true, "itemtype": true,
+	"totalcount": true, "tail": true, "delimiter": true, "readcount": true, "depth": true, "pattern": true,
+	"newname": true, "membername": true, "windowstyle": true, "width": true, "stream": true, "variable": true,
+}
+
+// splitList splits a PowerShell list a,b,c into its items.
+func splitList(v string) []string {
+	if !strings.Contains(v, ",") {
+		return []string{v}
+	}
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }

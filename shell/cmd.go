@@ -57,40 +57,8 @@ func cmdScript(src, dir string, res *Result, wrappers []string, via string, dept
 			d = append(d, dyn[i])
 		}
 		if len(w) > 0 || len(redirs) > 0 {
-			c := Command{Dir: dir, Wrappers: wrappers, Via: via, Redirects: redirs}
-			if len(w) > 0 {
-				c.Name = strings.TrimSuffix(strings.ToLower(w[0]), ".exe")
-				c.NameDynamic = d[0]
-				if strings.HasPrefix(c.Name, "@") {
-					c.Name = c.Name[1:]
-				}
-				for i, a := range w[1:] {
-					if strings.HasPrefix(a, "/") && len(a) <= 3 {
-						a = strings.ToLower(a)
-					}
-					c.Args = append(c.Args, a)
-					c.ArgDynamic = append(c.ArgDynamic, d[i+1])
-				}
-				c.Source = strings.Join(w, " ")
-			}
-			res.Commands = append(res.Commands, c)
-			if c.NameDynamic {
-				res.Problems = append(res.Problems, Problem{Msg: "program name is not static: " + w[0]})
-			}
-			if (c.Name == "cmd") && len(c.Args) > 0 {
-				for i, a := range c.Args {
-					if la := strings.ToLower(a); la == "/c" || la == "/k" || la == "/r" {
-						rest := strings.Join(c.Args[i+1:], " ")
-						if slicesAny(c.ArgDynamic[i+1:]) {
-							res.Problems = append(res.Problems, Problem{Msg: "cmd /c with a script that is not static"})
-							break
-						}
-						if err := cmdScript(strings.Trim(rest, `"`), dir, res, append(append([]string{}, wrappers...), "cmd /c"), "sh -c", depth+1); err != nil {
-							return err
-						}
-						break
-					}
-				}
+			if err := cmdEmit(w, d, redirs, dir, res, wrappers, via, depth); err != nil {
+				return err
 			}
 		}
 		words, dyn, redirs = nil, nil, nil
@@ -167,4 +135,63 @@ func cmdScript(src, dir string, res *Result, wrappers []string, via string, dept
 		return &ParseError{Line: 1, Col: len(src) + 1, Msg: "a parenthesis is not closed"}
 	}
 	return flush()
+}
+
+// cmdEmit records one cmd command from its words, and the command that
+// call, start, or a for loop's "do" part runs.
+func cmdEmit(w []string, d []bool, redirs []Redirect, dir string, res *Result, wrappers []string, via string, depth int) error {
+	c := Command{Dir: dir, Wrappers: wrappers, Via: via, Redirects: redirs}
+	if len(w) == 0 {
+		res.Commands = append(res.Commands, c)
+		return nil
+	}
+	c.Name = strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(w[0]), ".exe"), "@")
+	c.NameDynamic = d[0]
+	for i, a := range w[1:] {
+		if strings.HasPrefix(a, "/") && len(a) <= 3 {
+			a = strings.ToLower(a)
+		}
+		c.Args = append(c.Args, a)
+		c.ArgDynamic = append(c.ArgDynamic, d[i+1])
+	}
+	c.Source = strings.Join(w, " ")
+	res.Commands = append(res.Commands, c)
+	if c.NameDynamic {
+		res.Problems = append(res.Problems, Problem{Msg: "program name is not static: " + w[0]})
+	}
+	inner := -1
+	switch c.Name {
+	case "call", "start":
+		// The command they run: after start's switches.
+		for k := 1; k < len(w); k++ {
+			if !strings.HasPrefix(w[k], "/") {
+				inner = k
+				break
+			}
+		}
+	case "do", "else":
+		// The body of a for loop or if, split off by its parentheses.
+		inner = 1
+	case "for", "if":
+		for k := 1; k < len(w); k++ {
+			if strings.EqualFold(w[k], "do") && k+1 < len(w) {
+				inner = k + 1
+				break
+			}
+		}
+	case "cmd":
+		for i, a := range c.Args {
+			if la := strings.ToLower(a); la == "/c" || la == "/k" || la == "/r" {
+				if slicesAny(c.ArgDynamic[i+1:]) {
+					res.Problems = append(res.Problems, Problem{Msg: "cmd /c with a script that is not static"})
+					return nil
+				}
+				return cmdScript(strings.Trim(strings.Join(c.Args[i+1:], " "), `"`), dir, res, append(append([]string{}, wrappers...), "cmd /c"), "sh -c", depth+1)
+			}
+		}
+	}
+	if inner > 0 {
+		return cmdEmit(w[inner:], d[inner:], nil, dir, res, append(append([]string{}, wrappers...), c.Name), c.Name, depth+1)
+	}
+	return nil
 }

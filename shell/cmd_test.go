@@ -19,6 +19,8 @@ func TestAnalyzeCmd(t *testing.T) {
 		{`DEL.EXE x`, []string{"del x"}},
 		{`r^d /s x`, []string{"rd /s x"}},
 		{`type %USERPROFILE%\.ssh\id_rsa`, []string{`type %USERPROFILE%\.ssh\id_rsa`}},
+		{`call del x & start /b rd /s y`, []string{"call del x", "del x", "start /b rd /s y", "rd /s y"}},
+		{`for /f %i in ('dir /b') do del %i`, []string{"for /f %i in", "'dir /b'", "do del %i", "del %i"}},
 	}
 	for _, tc := range tests {
 		res, err := AnalyzeCmd(tc.src, nil)

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -16,6 +17,7 @@ import (
 // subexpressions inside strings and splatting make words dynamic. What
 // the tokenizer cannot follow is a [ParseError]; the caller asks.
 func AnalyzePowerShell(src string, opts *Options) (*Result, error) {
+	src = psNormalize(src)
 	p := &psParser{src: src, res: &Result{}}
 	if opts != nil {
 		p.dir = opts.Dir
@@ -25,6 +27,19 @@ func AnalyzePowerShell(src string, opts *Options) (*Result, error) {
 	}
 	return p.res, nil
 }
+
+// psQuotes maps the characters PowerShell reads as quotes and dashes to
+// their ASCII forms: “ ” „ close and open "…", ‘ ’ ‚ ‛ close and open '…',
+// and – — ― start a parameter like -. A lone carriage return ends a
+// statement like a newline.
+var psQuotes = strings.NewReplacer(
+	"\u201c", `"`, "\u201d", `"`, "\u201e", `"`,
+	"\u2018", "'", "\u2019", "'", "\u201a", "'", "\u201b", "'",
+	"\u2013", "-", "\u2014", "-", "\u2015", "-",
+	"\r\n", "\n", "\r", "\n",
+)
+
+func psNormalize(src string) string { return psQuotes.Replace(src) }
 
 type psParser struct {
 	src   string
@@ -38,6 +53,7 @@ type psToken struct {
 	text    string // value after quote removal, or the operator
 	op      bool   // ; | && || & newline ( ) { } redirection
 	dynamic bool   // holds a variable or subexpression
+	quoted  bool   // began with a quote: a value, not a command name
 	off     int    // byte offset in the source of this script
 }
 
@@ -209,6 +225,9 @@ func (p *psParser) word(src string, i, base int, wrappers []string) (psToken, in
 			t.text = b.String()
 			return t, i, nil
 		case c == '\'':
+			if b.Len() == 0 {
+				t.quoted = true
+			}
 			j := i + 1
 			for {
 				k := strings.IndexByte(src[j:], '\'')
@@ -226,6 +245,9 @@ func (p *psParser) word(src string, i, base int, wrappers []string) (psToken, in
 			}
 			i = j
 		case c == '"':
+			if b.Len() == 0 {
+				t.quoted = true
+			}
 			j := i + 1
 			for j < n && src[j] != '"' {
 				switch {
@@ -289,6 +311,20 @@ func (p *psParser) word(src string, i, base int, wrappers []string) (psToken, in
 func isPSVarStart(c byte) bool {
 	return c == '_' || c == '{' || c == '?' || c == '^' || c == '$' || c == ':' ||
 		'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// psAssign are PowerShell's assignment operators.
+var psAssign = map[string]bool{"=": true, "+=": true, "-=": true, "*=": true, "/=": true, "%=": true, "??=": true}
+
+// psCalls reports whether an expression invokes a method — $x.Delete(),
+// $s.Invoke() — which may do anything.
+func psCalls(words []psToken) bool {
+	for _, w := range words {
+		if strings.Contains(w.text, "(") || strings.Contains(strings.ToLower(w.text), "invoke") {
+			return true
+		}
+	}
+	return false
 }
 
 // psAliases maps the built-in aliases to the cmdlets they stand for.
@@ -366,6 +402,23 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string) {
 		}
 		words = append(words, t)
 	}
+	callOp := toks[0].op && (toks[0].text == "&" || toks[0].text == ".")
+	if !callOp && len(words) > 2 && psAssign[words[1].text] && strings.HasPrefix(words[0].text, "$") {
+		// $x = command args: the right-hand side runs.
+		words = words[2:]
+	}
+	if len(words) > 0 && !callOp && (words[0].quoted || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words)) {
+		// A statement that starts with a value ("x", $_.Name -gt 1) is
+		// an expression: no program runs. Its words are kept as Args (a
+		// value such as $env:TOKEN is printed) and its redirections count.
+		c.Name = ""
+		for _, w := range words {
+			c.Args = append(c.Args, w.text)
+			c.ArgDynamic = append(c.ArgDynamic, w.dynamic)
+		}
+		p.res.Commands = append(p.res.Commands, c)
+		return
+	}
 	if len(words) == 0 {
 		if len(c.Redirects) > 0 {
 			p.res.Commands = append(p.res.Commands, c)
@@ -399,6 +452,38 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string) {
 	}
 	c.Source = strings.TrimSpace(p.srcOf(words))
 	p.res.Commands = append(p.res.Commands, c)
+	switch name {
+	case "set-location", "push-location", "chdir":
+		// Later commands run in the new directory.
+		for i, a := range c.Args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if c.ArgDynamic[i] || p.dir == "" && !path.IsAbs(a) {
+				p.dir = ""
+			} else if path.IsAbs(strings.ReplaceAll(a, `\`, "/")) {
+				p.dir = path.Clean(strings.ReplaceAll(a, `\`, "/"))
+			} else if !strings.HasPrefix(a, "~") {
+				p.dir = path.Join(p.dir, strings.ReplaceAll(a, `\`, "/"))
+			} else {
+				p.dir = ""
+			}
+			break
+		}
+	case "invoke-expression":
+		// iex 'literal': the string is a script of its own.
+		for i, a := range c.Args {
+			if strings.HasPrefix(a, "-") && !c.ArgDynamic[i] {
+				continue
+			}
+			if !c.ArgDynamic[i] {
+				if err := p.script(a, 0, append(append([]string{}, wrappers...), "invoke-expression"), "eval"); err != nil {
+					p.res.Problems = append(p.res.Problems, Problem{Msg: "Invoke-Expression text does not parse: " + err.Error()})
+				}
+			}
+			break
+		}
+	}
 	// Nested PowerShell: powershell -Command "…" / pwsh -c "…".
 	if name == "powershell" || name == "pwsh" {
 		p.nested(c, wrappers)
@@ -413,8 +498,14 @@ func (p *psParser) srcOf(words []psToken) string {
 	return strings.Join(parts, " ")
 }
 
+// psParamAliases are the parameter aliases PowerShell cmdlets share.
+var psParamAliases = map[string]string{"lp": "literalpath", "pspath": "literalpath", "fullname": "literalpath"}
+
 // completeParam completes an unambiguous prefix of a known parameter.
 func completeParam(name string, params []string) string {
+	if a, ok := psParamAliases[name]; ok && params != nil {
+		return a
+	}
 	found := ""
 	for _, p := range params {
 		if p == name {
@@ -437,7 +528,7 @@ func completeParam(name string, params []string) string {
 func (p *psParser) nested(c Command, wrappers []string) {
 	for i, a := range c.Args {
 		la := strings.ToLower(a)
-		if la == "-c" || la == "-command" || la == "-com" || la == "-comm" {
+		if len(la) >= 2 && strings.HasPrefix("-command", la) || la == "-commandwithargs" || la == "-cwa" {
 			rest := strings.Join(c.Args[i+1:], " ")
 			if slicesAny(c.ArgDynamic[i+1:]) {
 				p.res.Problems = append(p.res.Problems, Problem{Msg: "powershell -Command with a script that is not static"})
@@ -448,7 +539,7 @@ func (p *psParser) nested(c Command, wrappers []string) {
 			}
 			return
 		}
-		if strings.HasPrefix(la, "-e") && strings.HasPrefix("-encodedcommand", la) && len(la) >= 2 {
+		if la == "-ec" || la == "-e" || len(la) >= 3 && strings.HasPrefix("-encodedcommand", la) || strings.HasPrefix(la, "-encodedarguments") {
 			p.res.Problems = append(p.res.Problems, Problem{Msg: "powershell -EncodedCommand hides its script"})
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -43,11 +44,13 @@ type Unit struct {
 	secret      string
 	network     bool
 	navigation  bool
-	exec        string // runs code its words do not show: no allow rule covers it
-	opaque      string // writes files its words do not name: asks unless a rule allows it
-	hard        bool   // an ask that no mode, allow rule or approval=never lifts
-	outside     bool   // touches a path outside the workspace and writable roots
-	escape      bool   // a link inside the workspace leads out of it
+	base        risk.Level // the command's own level, before paths raise it
+	secretVar   string     // expands a variable named like a secret
+	exec        string     // runs code its words do not show: no allow rule covers it
+	opaque      string     // writes files its words do not name: asks unless a rule allows it
+	hard        bool       // an ask that no mode, allow rule or approval=never lifts
+	outside     bool       // touches a path outside the workspace and writable roots
+	escape      bool       // a link inside the workspace leads out of it
 }
 
 // CommandFact describes a simple command for explain output.
@@ -324,6 +327,14 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			// fd -x CMD runs CMD for every file found: judge it as a command.
 			units = append(units, e.commandUnit(inner))
 		}
+		if nested, ok, perr := e.nestedCmd(cmd); ok {
+			// cmd /c started from bash or PowerShell: judge its line as cmd.
+			if perr != nil {
+				units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: perr.Error()})
+			} else {
+				units = append(units, nested...)
+			}
+		}
 		if !e.powershell && (cmd.Name == "pwsh" || cmd.Name == "powershell" || cmd.Name == "powershell.exe") {
 			// A PowerShell started from bash: judge its script as PowerShell.
 			if nested, perr := e.nestedPowerShell(cmd); perr != nil {
@@ -342,6 +353,38 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		})
 	}
 	return units, nil
+}
+
+// nestedCmd judges the line given to cmd /c, /k or /r from another shell.
+// It reports false when cmd is not given one.
+func (e *env) nestedCmd(cmd *shell.Command) ([]*Unit, bool, error) {
+	if e.cmd || (cmd.Name != "cmd" && cmd.Name != "cmd.exe") {
+		return nil, false, nil
+	}
+	for i, a := range cmd.Args {
+		if la := strings.ToLower(a); la != "/c" && la != "/k" && la != "/r" {
+			continue
+		}
+		if slices.Contains(cmd.ArgDynamic[i+1:], true) {
+			return nil, true, fmt.Errorf("the cmd /c line is not static")
+		}
+		res, err := shell.AnalyzeCmd(strings.Join(cmd.Args[i+1:], " "), &shell.Options{Dir: cmd.Dir, Home: e.home})
+		if err != nil {
+			return nil, true, err
+		}
+		savedCmd, savedPS := e.cmd, e.powershell
+		e.cmd, e.powershell = true, false
+		defer func() { e.cmd, e.powershell = savedCmd, savedPS }()
+		var units []*Unit
+		for k := range res.Commands {
+			units = append(units, e.commandUnit(&res.Commands[k]))
+		}
+		for _, p := range res.Problems {
+			units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: p.Msg})
+		}
+		return units, true, nil
+	}
+	return nil, false, nil
 }
 
 // nestedPowerShell judges the script of pwsh/powershell started from bash.
@@ -397,6 +440,29 @@ func execOption(cmd *shell.Command) *shell.Command {
 		}
 	}
 	return nil
+}
+
+// varRef finds variable references: $NAME, ${NAME}, and PowerShell's
+// $env:NAME.
+var varRef = regexp.MustCompile(`\$\{?(?:env:)?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// secretVar returns a variable a command expands whose name says it holds
+// a secret (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWORD), or "".
+func secretVar(cmd *shell.Command) string {
+	for i, a := range cmd.Args {
+		if !cmd.ArgDynamic[i] {
+			continue
+		}
+		for _, m := range varRef.FindAllStringSubmatch(a, -1) {
+			n := strings.ToUpper(m[1])
+			for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH"} {
+				if strings.Contains(n, w) {
+					return "$" + m[1]
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // subscriptRuns reports a word that names an array element whose
@@ -609,7 +675,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			eff = risk.CmdCommand(name, cmd.Args, cmd.ArgDynamic)
 		}
 		u.known = eff.Known
-		u.Risk = eff.Level
+		u.Risk, u.base = eff.Level, eff.Level
 		u.navigation = eff.Navigation
 		u.network = eff.Network
 		u.destructive = eff.Destructive
@@ -672,6 +738,11 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			out = append(out, a.Value)
 		}
 		u.Secrets = secretKinds(strings.Join(out, "\n"))
+	}
+	if v := secretVar(cmd); v != "" {
+		// The value is not known here, so a person judges where it goes.
+		u.secretVar = "expands " + v + ", which by its name holds a secret"
+		u.RiskWhy = append(u.RiskWhy, u.secretVar)
 	}
 	if subscriptRuns(cmd) {
 		u.exec = "an array subscript with a command substitution runs when it is assigned"
@@ -849,6 +920,9 @@ func (e *env) toolUnit(c *call) *Unit {
 	}
 	if c.tool == policy.ToolWebSearch {
 		u.network = true
+		if q, ok := c.input["query"].(string); ok {
+			u.Secrets = secretKinds(q)
+		}
 	}
 	if c.tool == policy.ToolMCP {
 		u.Label = c.mcpName
@@ -862,6 +936,18 @@ func (e *env) toolUnit(c *call) *Unit {
 
 // escalate raises a unit's risk from what its paths reveal.
 func (e *env) escalate(u *Unit) {
+	for i, p := range u.Reads {
+		if !p.Recursive || p.Unknown || p.Class == "credential" {
+			continue
+		}
+		for _, r := range e.credentialPaths {
+			if r.MatchBelow(p.Real, &e.match) {
+				// Reading the whole tree reads the credential inside it.
+				u.Reads[i].Class = "credential"
+				break
+			}
+		}
+	}
 	all := append(append([]PathFact{}, u.Reads...), u.Writes...)
 	outside, escape := false, false
 	for _, p := range all {

@@ -127,6 +127,8 @@ func (st *state) judge(u *Unit) {
 		floor, floorHard, floorImmune = u.unknown, true, true
 	case u.exec != "":
 		floor, floorHard = u.exec, true
+	case u.secretVar != "":
+		floor, floorHard, floorReason = u.secretVar, true, ReasonCredential
 	case u.opaque != "":
 		floor = u.opaque
 	case c.tool == policy.ToolMCP:
@@ -134,6 +136,10 @@ func (st *state) judge(u *Unit) {
 		if !slices.Contains(st.set.TrustedMCPServers, server) {
 			floor, floorReason = "MCP server "+server+" is not trusted: its tools may do anything", ReasonUntrustedMCP
 		}
+	}
+	if u.secretVar != "" && floor != "" {
+		// A secret-named variable is the reason a person should see.
+		floor, floorReason = u.secretVar+"; "+floor, ReasonCredential
 	}
 	if floor != "" && u.destructive != "" {
 		// A destructive effect is the weightier reason to ask.
@@ -250,7 +256,7 @@ func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
 	if st.mode == policy.ModePlan {
 		offered := c.meta.readOnly
 		if c.tool == policy.ToolShell {
-			offered = u.known && u.Risk <= risk.Write && len(u.Writes) == 0 && !u.network && u.destructive == "" && u.unknown == "" && risk.Command(u.view.Name, u.view.Args, u.view.Dynamic).Level == risk.Read
+			offered = u.known && u.Risk <= risk.Write && len(u.Writes) == 0 && !u.network && u.destructive == "" && u.unknown == "" && u.base == risk.Read
 		}
 		if !offered {
 			return ReasonModePlan, SourceMode, "plan mode offers only read-only tools: " + u.Label
@@ -332,7 +338,7 @@ func (st *state) editInWorkspace(u *Unit) bool {
 	switch {
 	case c.tool.PathFamily() == "write":
 	case c.tool == policy.ToolShell && u.known && len(u.Writes) > 0:
-		if risk.Command(u.view.Name, u.view.Args, u.view.Dynamic).Level > risk.Write {
+		if u.base > risk.Write {
 			return false
 		}
 	default:
@@ -509,7 +515,7 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 	// A known file command, or a file tool, whose every path an allow rule
 	// covers.
 	if u.Command != nil && (!u.known || u.network || u.destructive != "" || u.unknown != "" ||
-		risk.Command(u.view.Name, u.view.Args, u.view.Dynamic).Level > risk.Write) {
+		u.base > risk.Write) {
 		return nil, why
 	}
 	var first *policy.Rule
