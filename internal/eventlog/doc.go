@@ -1,0 +1,48 @@
+// Package eventlog is toolgate's append-only record of everything that
+// happens to a tool call: the [Event] envelope and types of DESIGN.md, and
+// the [Store] interface that the SQLite store (package
+// eventlog/sqlite) and any later store implement. Package
+// eventlog/storetest holds the conformance suite every store passes.
+//
+// # Walkthrough
+//
+// Open a store and append events to a session. The store numbers them:
+// seq starts at 1 in every session and has no gaps, even with many
+// goroutines appending at once, and Append returns only once the events
+// are durable:
+//
+//	s, err := sqlite.Open(filepath.Join(stateDir, "events.db"), nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//	evs, err := s.Append(ctx, "sess-1",
+//		eventlog.Draft{Type: eventlog.TypeToolCallRequested, Payload: req},
+//		eventlog.Draft{Type: eventlog.TypePermissionResolved, Payload: decision})
+//	// evs[0].Seq, evs[1].Seq are consecutive.
+//
+// Query reads what is stored, filtered by session, type, time, and the
+// payload's "decision" and "tool" fields:
+//
+//	for e, err := range s.Query(ctx, eventlog.Filter{Decisions: []string{"deny"}, Since: dayAgo}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(e.Session, e.Seq, e.Type)
+//	}
+//
+// Subscribe follows the log as it grows, until ctx ends. To read a session
+// and then follow it without missing an event, query it and subscribe
+// from the last seq seen:
+//
+//	for e, err := range s.Subscribe(ctx, eventlog.Filter{Session: "sess-1", AfterSeq: last}) {
+//		…
+//	}
+//
+// A slow subscriber never holds back writers: it reads what it has not
+// seen yet from the store, so it lags but loses nothing.
+//
+// Bad input (an empty session or type, a payload that is not a JSON
+// object) is an error wrapping [ErrInvalid], checked by [Validate] before
+// anything is written.
+package eventlog

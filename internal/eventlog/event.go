@@ -1,0 +1,88 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Type names the kind of an [Event]. The types toolgate writes are the
+// constants below; a [Store] accepts any type that passes [Validate], so a
+// newer toolgate can add types without a schema change.
+type Type string
+
+// The event types of DESIGN.md, in the order they occur in a session.
+const (
+	// TypeSessionStarted opens a session.
+	TypeSessionStarted Type = "session.started"
+	// TypeTurnStarted opens a turn of the conversation.
+	TypeTurnStarted Type = "turn.started"
+	// TypeUserMessage records what the person said to the agent.
+	TypeUserMessage Type = "user.message"
+	// TypeToolCallRequested records a tool call the model asked for.
+	TypeToolCallRequested Type = "model.tool_call_requested"
+	// TypePermissionRequested records that a person was asked.
+	TypePermissionRequested Type = "permission.requested"
+	// TypePermissionResolved records a decision: its payload carries
+	// decision, reason, actor, riskAtDecision, sourcedFrom, rule and receipt.
+	TypePermissionResolved Type = "permission.resolved"
+	// TypeToolStarted records that an allowed call began executing.
+	TypeToolStarted Type = "tool.started"
+	// TypeToolCompleted records a call that finished, with a truncated,
+	// redacted stdout preview and byte counts.
+	TypeToolCompleted Type = "tool.completed"
+	// TypeToolFailed records a call that could not finish.
+	TypeToolFailed Type = "tool.failed"
+	// TypeTurnCompleted closes a turn.
+	TypeTurnCompleted Type = "turn.completed"
+	// TypePolicyChanged records a change of rules or settings.
+	TypePolicyChanged Type = "policy.changed"
+	// TypeLeaseGranted records a temporary grant.
+	TypeLeaseGranted Type = "lease.granted"
+	// TypeLeaseRevoked records the end of a temporary grant.
+	TypeLeaseRevoked Type = "lease.revoked"
+	// TypeInjectionSuspected flags tool output that looks like prompt injection.
+	TypeInjectionSuspected Type = "injection.suspected"
+)
+
+// Types lists every type of DESIGN.md, in the order of the constants.
+func Types() []Type {
+	return []Type{
+		TypeSessionStarted, TypeTurnStarted, TypeUserMessage, TypeToolCallRequested,
+		TypePermissionRequested, TypePermissionResolved, TypeToolStarted,
+		TypeToolCompleted, TypeToolFailed, TypeTurnCompleted, TypePolicyChanged,
+		TypeLeaseGranted, TypeLeaseRevoked, TypeInjectionSuspected,
+	}
+}
+
+// Event is one stored entry of the log. Its JSON form is the envelope of
+// DESIGN.md: {"seq", "session", "turn", "time", "type", "payload"}.
+type Event struct {
+	// Seq numbers the events of one session: 1, 2, 3, … with no gap. The
+	// store assigns it; it is never reused.
+	Seq int64 `json:"seq"`
+	// Session is the session the event belongs to; never empty.
+	Session string `json:"session"`
+	// Turn is the turn within the session, or empty for events outside a turn.
+	Turn string `json:"turn,omitempty"`
+	// Time is when the event happened, in UTC.
+	Time time.Time `json:"time"`
+	// Type is the kind of event.
+	Type Type `json:"type"`
+	// Payload is the type-specific body: a JSON object, "{}" when empty.
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Draft is an event before it is stored: what a caller passes to
+// [Store.Append]. The store adds the session and the sequence number.
+type Draft struct {
+	// Turn is the turn within the session, or empty.
+	Turn string
+	// Time is when the event happened; the zero time means "when the store
+	// commits it", which keeps times non-decreasing along a session's seq.
+	Time time.Time
+	// Type is the kind of event; it must not be empty (see [Validate]).
+	Type Type
+	// Payload is a JSON object, or empty for "{}". Its top-level string
+	// fields "decision" and "tool" are indexed for [Filter].
+	Payload json.RawMessage
+}

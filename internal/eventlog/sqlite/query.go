@@ -1,0 +1,247 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+)
+
+// Query implements [eventlog.Store.Query]. Rows are read as the iteration
+// asks for them, inside one read transaction, so the sequence is a
+// consistent snapshot of the log; appends go on meanwhile (WAL readers do
+// not block the writer), and the snapshot ends when the iteration does.
+func (s *Store) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		if s.isClosed() {
+			yield(eventlog.Event{}, fmt.Errorf("query %s: %w", s.path, eventlog.ErrClosed))
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(eventlog.Event{}, err)
+			return
+		}
+		order := "id"
+		if f.Session != "" {
+			order = "seq"
+		}
+		err := s.scan(ctx, f, 0, 0, f.Limit, order, func(_ int64, e eventlog.Event) bool {
+			return yield(e, nil)
+		})
+		if err != nil {
+			yield(eventlog.Event{}, err)
+		}
+	}
+}
+
+// subscribePage is how many events a subscriber reads per query.
+const subscribePage = 256
+
+// Subscribe implements [eventlog.Store.Subscribe]. A subscription is a
+// cursor over events.id, the commit order: it reads the events past its
+// cursor a page at a time and, when it has seen all of them, waits for the
+// next commit. The writer only closes a channel to wake subscribers, so a
+// slow one never delays an append and costs no memory while it lags; it
+// reads what it missed from the file.
+func (s *Store) Subscribe(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
+	start := s.lastID.Load()
+	if f.Session != "" && f.AfterSeq > 0 {
+		start = 0 // replay the session past AfterSeq first
+	}
+	return func(yield func(eventlog.Event, error) bool) {
+		cursor := start
+		sent := 0
+		var poll *time.Ticker
+		defer func() {
+			if poll != nil {
+				poll.Stop()
+			}
+		}()
+		type entry struct {
+			id int64
+			e  eventlog.Event
+		}
+		page := make([]entry, 0, subscribePage)
+		for {
+			if ctx.Err() != nil {
+				return
+			}
+			if s.isClosed() {
+				yield(eventlog.Event{}, fmt.Errorf("subscribe to %s: %w", s.path, eventlog.ErrClosed))
+				return
+			}
+			wake := s.changed()
+			limit := subscribePage
+			if f.Limit > 0 && f.Limit-sent < limit {
+				limit = f.Limit - sent
+			}
+			var high int64
+			err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&high)
+			page = page[:0]
+			if err == nil && high > cursor {
+				err = s.scan(ctx, f, cursor, high, limit, "id", func(id int64, e eventlog.Event) bool {
+					page = append(page, entry{id, e})
+					return true
+				})
+			}
+			if err != nil {
+				switch {
+				case ctx.Err() != nil:
+				case s.isClosed():
+					yield(eventlog.Event{}, fmt.Errorf("subscribe to %s: %w", s.path, eventlog.ErrClosed))
+				default:
+					yield(eventlog.Event{}, err)
+				}
+				return
+			}
+			full := len(page) == limit
+			if full {
+				cursor = page[len(page)-1].id
+			} else if high > cursor {
+				cursor = high // every row up to high has been looked at
+			}
+			for _, p := range page {
+				if !yield(p.e, nil) {
+					return
+				}
+				sent++
+				if f.Limit > 0 && sent >= f.Limit {
+					return
+				}
+			}
+			if full {
+				continue
+			}
+			if poll == nil {
+				poll = time.NewTicker(s.opts.PollInterval)
+			}
+			select {
+			case <-wake:
+			case <-poll.C:
+			case <-ctx.Done():
+				return
+			case <-s.done:
+			}
+		}
+	}
+}
+
+// scan runs the query for f over events with afterID < id <= upToID (a
+// bound of 0 is no bound), ordered by order ("id" or "seq"), at most limit
+// rows when limit > 0, and calls fn for each row until it returns false.
+func (s *Store) scan(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int, order string, fn func(id int64, e eventlog.Event) bool) error {
+	q, args := buildQuery(f, afterID, upToID, limit, order)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return queryErr(ctx, s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id, nanos int64
+			e         eventlog.Event
+			typ       string
+			payload   []byte
+		)
+		if err := rows.Scan(&id, &e.Session, &e.Seq, &e.Turn, &nanos, &typ, &payload); err != nil {
+			return queryErr(ctx, s.path, err)
+		}
+		e.Time = time.Unix(0, nanos).UTC()
+		e.Type = eventlog.Type(typ)
+		e.Payload = payload
+		if !fn(id, e) {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return queryErr(ctx, s.path, err)
+	}
+	return nil
+}
+
+// queryErr reports a cancelled query as the context's error, which is the
+// cause, and any other failure with the file it happened in.
+func queryErr(ctx context.Context, path string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("query %s: %w", path, err)
+}
+
+// buildQuery turns a filter into SQL. Every value is a bound parameter.
+func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order string) (string, []any) {
+	var b strings.Builder
+	var args []any
+	b.WriteString("SELECT id, session, seq, turn, time, type, payload FROM events WHERE 1")
+	cond := func(sql string, vals ...any) {
+		b.WriteString(" AND ")
+		b.WriteString(sql)
+		args = append(args, vals...)
+	}
+	in := func(col string, vals []string) {
+		b.WriteString(" AND ")
+		b.WriteString(col)
+		b.WriteString(" IN (")
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("?")
+			args = append(args, v)
+		}
+		b.WriteString(")")
+	}
+	if afterID > 0 {
+		cond("id > ?", afterID)
+	}
+	if upToID > 0 {
+		cond("id <= ?", upToID)
+	}
+	if f.Session != "" {
+		cond("session = ?", f.Session)
+	}
+	if f.AfterSeq > 0 {
+		cond("seq > ?", f.AfterSeq)
+	}
+	if len(f.Types) > 0 {
+		types := make([]string, len(f.Types))
+		for i, t := range f.Types {
+			types[i] = string(t)
+		}
+		in("type", types)
+	}
+	if len(f.Decisions) > 0 {
+		in("decision", f.Decisions)
+	}
+	if len(f.Tools) > 0 {
+		in("tool", f.Tools)
+	}
+	if !f.Since.IsZero() {
+		cond("time >= ?", nanos(f.Since))
+	}
+	if !f.Until.IsZero() {
+		cond("time < ?", nanos(f.Until))
+	}
+	b.WriteString(" ORDER BY ")
+	b.WriteString(order)
+	if limit > 0 {
+		b.WriteString(" LIMIT ?")
+		args = append(args, limit)
+	}
+	return b.String(), args
+}
+
+// nanos is t in Unix nanoseconds, clamped to what an int64 holds.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}

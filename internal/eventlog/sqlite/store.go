@@ -1,0 +1,259 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Sync chooses when a commit reaches stable storage.
+type Sync int
+
+const (
+	// SyncFull, the default, fsyncs the write-ahead log at every commit
+	// (PRAGMA synchronous=FULL): an acknowledged append survives the
+	// process being killed, the kernel crashing and the power failing.
+	// Group commit makes the fsync one per batch, not one per event.
+	SyncFull Sync = iota
+	// SyncNormal leaves the fsync to checkpoints (PRAGMA
+	// synchronous=NORMAL in WAL mode): an acknowledged append survives the
+	// process being killed, since the commit is in the operating system's
+	// page cache, but the last commits may be lost if the machine loses
+	// power or the kernel crashes. The database is never corrupted.
+	SyncNormal
+)
+
+func (s Sync) pragma() (string, error) {
+	switch s {
+	case SyncFull:
+		return "FULL", nil
+	case SyncNormal:
+		return "NORMAL", nil
+	}
+	return "", fmt.Errorf("unknown Sync value %d", int(s))
+}
+
+// Options configures [Open]. The zero value, and nil, mean the defaults.
+type Options struct {
+	// Sync is the durability of a commit; the default is [SyncFull].
+	Sync Sync
+	// MaxBatch caps the events committed in one transaction; the default
+	// is 4096. A single Append larger than that is still one transaction.
+	MaxBatch int
+	// PollInterval is how often a subscriber looks for events appended by
+	// other processes sharing the file (appends through this Store wake
+	// subscribers at once); the default is one second.
+	PollInterval time.Duration
+}
+
+// Store is the SQLite [eventlog.Store]: one database file in WAL mode,
+// written by one goroutine that commits concurrent appends together.
+// All methods are safe for use by multiple goroutines.
+type Store struct {
+	path string
+	opts Options
+	db   *sql.DB
+
+	// The writer goroutine owns wconn, insert, lastSeq and dataVersion.
+	wconn       *sql.Conn
+	insert      *sql.Stmt
+	maxSeq      *sql.Stmt
+	lastSeq     map[string]int64 // committed last seq per session; a cache of MAX(seq)
+	staged      map[string]int64 // last seq per session in the open transaction
+	dataVersion int64
+
+	mu     sync.RWMutex // guards closed and sending on queue
+	closed bool
+	queue  chan *request
+
+	lastID atomic.Int64 // highest committed events.id, the subscription cursor
+
+	commits, committed atomic.Int64 // transactions and events committed, for Stats
+
+	notifyMu sync.Mutex
+	notify   chan struct{} // closed and replaced after each commit
+
+	writerDone chan struct{}
+	done       chan struct{} // closed when the store is closed
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+var _ eventlog.Store = (*Store)(nil)
+
+// Open opens the event log in the SQLite database file at path, creating
+// the file (mode 0600: the log records what agents did) if it does not
+// exist and bringing its schema up to date. The directory must exist. A
+// database written by a newer toolgate is refused with [ErrSchemaTooNew].
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 4096
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	syncMode, err := o.Sync.pragma()
+	if err != nil {
+		return nil, fmt.Errorf("open event log %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open event log %s: %w", path, err)
+	}
+	if err := createFile(abs); err != nil {
+		return nil, err
+	}
+
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+syncMode+")")
+	q.Add("_pragma", "journal_size_limit(67108864)")
+	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open event log %s: %w", abs, err)
+	}
+	s := &Store{
+		path:       abs,
+		opts:       o,
+		db:         db,
+		lastSeq:    make(map[string]int64),
+		staged:     make(map[string]int64),
+		queue:      make(chan *request, 1024),
+		notify:     make(chan struct{}),
+		writerDone: make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	if err := s.init(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go s.write()
+	return s, nil
+}
+
+// createFile creates the database file with mode 0600 if it is missing,
+// so that SQLite (which gives its -wal and -shm files the database's mode)
+// does not create it world-readable.
+func createFile(abs string) error {
+	dir := filepath.Dir(abs)
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("open event log %s: the directory: %w", abs, err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("open event log %s: %s is not a directory", abs, dir)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open event log: %w", err)
+	}
+	return f.Close()
+}
+
+func (s *Store) init(ctx context.Context) error {
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		return fmt.Errorf("event log migrations (a build problem, not the file's): %w", err)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("open event log %s: %w", s.path, err)
+	}
+	s.wconn = conn
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("open event log %s: is it an SQLite database? %w", s.path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("open event log %s: journal mode is %q, not WAL; the file system may not support the shared memory WAL needs", s.path, mode)
+	}
+	if err := migrate(ctx, conn, s.path, ms); err != nil {
+		return err
+	}
+	if s.insert, err = conn.PrepareContext(ctx,
+		"INSERT INTO events (session, seq, turn, time, type, decision, tool, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"); err != nil {
+		return fmt.Errorf("open event log %s: %w", s.path, err)
+	}
+	if s.maxSeq, err = conn.PrepareContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"); err != nil {
+		return fmt.Errorf("open event log %s: %w", s.path, err)
+	}
+	var last int64
+	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&last); err != nil {
+		return fmt.Errorf("open event log %s: %w", s.path, err)
+	}
+	s.lastID.Store(last)
+	return nil
+}
+
+// Stats are counters of a [Store] since it was opened.
+type Stats struct {
+	// Commits is the number of append transactions committed, each one
+	// fsync in the default mode.
+	Commits int64
+	// Events is the number of events they committed. Events/Commits is
+	// the average group-commit batch.
+	Events int64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.commits.Load(), Events: s.committed.Load()}
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close implements [eventlog.Store.Close]: it stops accepting appends,
+// commits those already queued, ends subscriptions and closes the file.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.queue)
+		s.mu.Unlock()
+		<-s.writerDone
+		close(s.done)
+		err := errors.Join(s.insert.Close(), s.maxSeq.Close(), s.wconn.Close(), s.db.Close())
+		if err != nil {
+			s.closeErr = fmt.Errorf("close event log %s: %w", s.path, err)
+		}
+	})
+	return s.closeErr
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// changed returns a channel that is closed at the next commit.
+func (s *Store) changed() <-chan struct{} {
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
+	return s.notify
+}
+
+func (s *Store) broadcast() {
+	s.notifyMu.Lock()
+	close(s.notify)
+	s.notify = make(chan struct{})
+	s.notifyMu.Unlock()
+}

@@ -1,0 +1,136 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on the envelope's strings, checked by [Validate].
+const (
+	MaxSessionLen = 256
+	MaxTurnLen    = 256
+	MaxTypeLen    = 128
+)
+
+// Validate reports whether events can be appended to session: the session
+// is non-empty, at most [MaxSessionLen] bytes of UTF-8 without control
+// characters; each type is non-empty, at most [MaxTypeLen] bytes, without
+// spaces or control characters; each turn is at most [MaxTurnLen] bytes of
+// UTF-8; each time is zero or within the years 1678–2261 (what Unix
+// nanoseconds hold); each payload is empty or a JSON object. The error
+// wraps [ErrInvalid] and says which event is wrong and why.
+//
+// Stores check their input this way before writing anything, so one bad
+// event keeps the whole call from being written.
+func Validate(session string, events []Draft) error {
+	_, err := Prepare(session, events)
+	return err
+}
+
+// Prepare validates events as [Validate] does and returns the
+// [IndexedFields] of each, so a store parses every payload once.
+func Prepare(session string, events []Draft) ([]Fields, error) {
+	switch {
+	case session == "":
+		return nil, fmt.Errorf("%w: session is empty", ErrInvalid)
+	case len(session) > MaxSessionLen:
+		return nil, fmt.Errorf("%w: session is %d bytes long, the limit is %d", ErrInvalid, len(session), MaxSessionLen)
+	case !utf8.ValidString(session) || hasControl(session):
+		return nil, fmt.Errorf("%w: session %q is not UTF-8 text without control characters", ErrInvalid, session)
+	}
+	fields := make([]Fields, len(events))
+	for i, d := range events {
+		f, err := validateDraft(d)
+		if err != nil {
+			return nil, fmt.Errorf("%w: event %d of %d for session %q: %s", ErrInvalid, i+1, len(events), session, err)
+		}
+		fields[i] = f
+	}
+	return fields, nil
+}
+
+var (
+	minTime = time.Unix(0, math.MinInt64).Add(24 * time.Hour)
+	maxTime = time.Unix(0, math.MaxInt64).Add(-24 * time.Hour)
+)
+
+func validateDraft(d Draft) (Fields, error) {
+	switch {
+	case d.Type == "":
+		return Fields{}, fmt.Errorf("type is empty")
+	case len(d.Type) > MaxTypeLen:
+		return Fields{}, fmt.Errorf("type is %d bytes long, the limit is %d", len(d.Type), MaxTypeLen)
+	case !utf8.ValidString(string(d.Type)) || hasControl(string(d.Type)) || bytes.ContainsFunc([]byte(d.Type), unicode.IsSpace):
+		return Fields{}, fmt.Errorf("type %q holds spaces, control characters or invalid UTF-8", d.Type)
+	case len(d.Turn) > MaxTurnLen:
+		return Fields{}, fmt.Errorf("turn is %d bytes long, the limit is %d", len(d.Turn), MaxTurnLen)
+	case !utf8.ValidString(d.Turn):
+		return Fields{}, fmt.Errorf("turn %q is not UTF-8", d.Turn)
+	case !d.Time.IsZero() && (d.Time.Before(minTime) || d.Time.After(maxTime)):
+		return Fields{}, fmt.Errorf("time %s is outside the years 1678–2261", d.Time.Format(time.RFC3339))
+	}
+	return IndexedFields(d.Payload)
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Fields are the payload fields a [Filter] can select on.
+type Fields struct {
+	// Decision is the payload's top-level "decision" if it is a string.
+	Decision string
+	// Tool is the payload's top-level "tool" if it is a string.
+	Tool string
+}
+
+// IndexedFields parses payload, which must be empty or a JSON object, and
+// returns its top-level string fields "decision" and "tool"; a field that
+// is missing or not a string is returned empty. Keys are matched as
+// encoding/json matches struct fields (an exact match preferred, else
+// case-insensitively).
+func IndexedFields(payload json.RawMessage) (Fields, error) {
+	trimmed := bytes.TrimSpace(payload)
+	if len(trimmed) == 0 {
+		return Fields{}, nil
+	}
+	if trimmed[0] != '{' {
+		return Fields{}, fmt.Errorf("payload is not a JSON object: it starts with %q", truncate(trimmed, 20))
+	}
+	var raw struct {
+		Decision json.RawMessage `json:"decision"`
+		Tool     json.RawMessage `json:"tool"`
+	}
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return Fields{}, fmt.Errorf("payload is not valid JSON: %v", err)
+	}
+	return Fields{Decision: jsonString(raw.Decision), Tool: jsonString(raw.Tool)}, nil
+}
+
+func jsonString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
