@@ -18,8 +18,9 @@ const (
 	ModePlan Mode = "plan"
 	// ModeDontAsk turns every ask into a deny.
 	ModeDontAsk Mode = "dontAsk"
-	// ModeBypass allows everything that no deny rule, sandbox, ask rule or
-	// safety check stops.
+	// ModeBypass allows everything that no deny rule, sandbox, credential
+	// check, ask rule or protected path stops — except destructive effects
+	// and what cannot be judged statically, which still ask.
 	ModeBypass Mode = "bypassPermissions"
 	// ModeStrict denies everything no allow rule matches.
 	ModeStrict Mode = "strict"
