@@ -311,9 +311,27 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 	}
 	var units []*Unit
 	sawNetwork := false
+	var found []string // paths the last harmless find lists, for its -exec and xargs
 	for i := range res.Commands {
 		cmd := &res.Commands[i]
+		switch {
+		case cmd.Name == "find" && cmd.Via != "find -exec":
+			found = harmlessFind(cmd, e.home)
+		case (cmd.Via == "find -exec" || cmd.Via == "xargs") && found != nil:
+			// Right after the find: its -exec commands, or the xargs it
+			// pipes into.
+			cmd = substituteFound(cmd, found)
+		default:
+			found = nil
+		}
 		u := e.commandUnit(cmd)
+		if cmd.Via == "find -exec" || cmd.Via == "xargs" {
+			for k := range u.Reads {
+				if slices.Contains(found, u.Reads[k].Requested) {
+					u.Reads[k].Recursive = true
+				}
+			}
+		}
 		// A download piped or fed into an interpreter runs code nobody saw.
 		if sawNetwork && readsScriptFromStdin(cmd) {
 			u.destructive = "a download fed into " + cmd.Name + " runs code nobody has read"
@@ -353,6 +371,75 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		})
 	}
 	return units, nil
+}
+
+// harmlessFind returns the start paths of a find whose results are
+// restricted by -name or -iname patterns that cannot name a credential or
+// protected file, or nil. Its {} (and xargs input) then stands for files
+// below those paths; any other find leaves them unknown.
+func harmlessFind(cmd *shell.Command, home string) []string {
+	var starts []string
+	named := false
+	for i := 0; i < len(cmd.Args); i++ {
+		a := cmd.Args[i]
+		if cmd.ArgDynamic[i] {
+			return nil
+		}
+		switch {
+		case a == "-name" || a == "-iname":
+			if i+1 >= len(cmd.Args) || cmd.ArgDynamic[i+1] {
+				return nil
+			}
+			pat := cmd.Args[i+1]
+			if a == "-iname" {
+				pat = strings.ToLower(pat)
+			}
+			if risk.ClassifyPattern("/x/"+pat, home) != risk.Ordinary || risk.ClassifyPath("/x/"+pat, home) != risk.Ordinary {
+				return nil
+			}
+			named = true
+			i++
+		case a == "-type" || a == "-maxdepth" || a == "-mindepth" || a == "-newer" || a == "-size" || a == "-mtime":
+			i++
+		case a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir":
+			// The rest belongs to the command; find's own words end here.
+			i = len(cmd.Args)
+		case a == "-print" || a == "-print0" || a == "-o" || a == "-a" || a == "(" || a == ")" || a == "-and" || a == "-or" || a == "-prune":
+		case strings.HasPrefix(a, "-"):
+			return nil // -path, -regex, -wholename, -not … : not followed here
+		case !named && len(starts) == i:
+			starts = append(starts, a)
+		default:
+			return nil
+		}
+	}
+	if !named {
+		return nil
+	}
+	if len(starts) == 0 {
+		starts = []string{"."}
+	}
+	return starts
+}
+
+// substituteFound returns a copy of a command run by find -exec or xargs
+// in which the unknown operand that stands for found files is replaced by
+// the paths find searched.
+func substituteFound(cmd *shell.Command, found []string) *shell.Command {
+	c := *cmd
+	c.Args, c.ArgDynamic = nil, nil
+	for i, a := range cmd.Args {
+		if cmd.ArgDynamic[i] && (a == "{}" || strings.Contains(a, "xargs")) {
+			for _, f := range found {
+				c.Args = append(c.Args, f)
+				c.ArgDynamic = append(c.ArgDynamic, false)
+			}
+			continue
+		}
+		c.Args = append(c.Args, a)
+		c.ArgDynamic = append(c.ArgDynamic, cmd.ArgDynamic[i])
+	}
+	return &c
 }
 
 // nestedCmd judges the line given to cmd /c, /k or /r from another shell.
