@@ -188,7 +188,12 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 	if req.Input == nil {
 		c.input = map[string]any{}
 	}
+	// The tool's own checks name the field precisely; the schema then
+	// checks every other field the tool declares.
 	if err := c.meta.parse(c.input, c); err != nil {
+		return deny(ReasonInvalidArguments, err.Error()), t
+	}
+	if err := validateSchema(tool, c.input); err != nil {
 		return deny(ReasonInvalidArguments, err.Error()), t
 	}
 	cwd := pathres.Real(filepath.Clean(req.Cwd))

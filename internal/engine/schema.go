@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// toolSchemas are the argument schemas of the canonical tools (JSON Schema
+// 2020-12). Fields agents add that the gate does not judge are allowed;
+// fields it judges must have the right type, and at least one of a tool's
+// path, command or URL fields must be present.
+var toolSchemas = map[policy.Tool]string{
+	policy.ToolShell: `{
+	  "type": "object",
+	  "properties": {
+	    "command": {"$ref": "#/$defs/cmd"}, "cmd": {"$ref": "#/$defs/cmd"},
+	    "directory": {"type": "string"}, "workdir": {"type": "string"}, "cwd": {"type": "string"}, "dir_path": {"type": "string"},
+	    "description": {"type": "string"}, "timeout": {"type": "number"}, "run_in_background": {"type": "boolean"}
+	  },
+	  "anyOf": [{"required": ["command"]}, {"required": ["cmd"]}],
+	  "$defs": {"cmd": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]}}
+	}`,
+	policy.ToolRead: `{
+	  "type": "object",
+	  "properties": {"file_path": {"type": "string"}, "path": {"type": "string"}, "absolute_path": {"type": "string"},
+	    "notebook_path": {"type": "string"}, "offset": {"type": "number"}, "limit": {"type": "number"}},
+	  "anyOf": [{"required": ["file_path"]}, {"required": ["path"]}, {"required": ["absolute_path"]}, {"required": ["notebook_path"]}]
+	}`,
+	policy.ToolWrite: `{
+	  "type": "object",
+	  "properties": {"file_path": {"type": "string"}, "path": {"type": "string"}, "absolute_path": {"type": "string"}, "content": {"type": "string"}},
+	  "anyOf": [{"required": ["file_path"]}, {"required": ["path"]}, {"required": ["absolute_path"]}]
+	}`,
+	policy.ToolEdit: `{
+	  "type": "object",
+	  "properties": {"file_path": {"type": "string"}, "path": {"type": "string"}, "absolute_path": {"type": "string"},
+	    "notebook_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
+	    "replace_all": {"type": "boolean"}, "edits": {"type": "array"}},
+	  "anyOf": [{"required": ["file_path"]}, {"required": ["path"]}, {"required": ["absolute_path"]}, {"required": ["notebook_path"]}]
+	}`,
+	policy.ToolPatch: `{
+	  "type": "object",
+	  "properties": {"patch": {"type": "string"}, "input": {"type": "string"}, "diff": {"type": "string"}},
+	  "anyOf": [{"required": ["patch"]}, {"required": ["input"]}, {"required": ["diff"]}]
+	}`,
+	policy.ToolList: `{
+	  "type": "object",
+	  "properties": {"path": {"type": "string"}, "dir_path": {"type": "string"}, "directory": {"type": "string"},
+	    "pattern": {"type": "string"}, "glob": {"type": "string"}, "ignore": {"type": "array"}}
+	}`,
+	policy.ToolSearch: `{
+	  "type": "object",
+	  "properties": {"pattern": {"type": "string"}, "query": {"type": "string"}, "regex": {"type": "string"},
+	    "path": {"type": "string"}, "dir_path": {"type": "string"}, "directory": {"type": "string"},
+	    "glob": {"type": "string"}, "include": {"type": "string"}},
+	  "anyOf": [{"required": ["pattern"]}, {"required": ["query"]}, {"required": ["regex"]}]
+	}`,
+	policy.ToolFetch: `{
+	  "type": "object",
+	  "properties": {"url": {"type": "string", "minLength": 1}, "prompt": {"type": "string"}},
+	  "required": ["url"]
+	}`,
+	policy.ToolWebSearch: `{
+	  "type": "object",
+	  "properties": {"query": {"type": "string", "minLength": 1}},
+	  "required": ["query"]
+	}`,
+	policy.ToolMCP: `{"type": "object"}`,
+}
+
+// compiledSchemas holds the compiled schemas; a schema that does not
+// compile is a programming error caught by the tests.
+var compiledSchemas = func() map[policy.Tool]*jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	out := map[policy.Tool]*jsonschema.Schema{}
+	for tool, src := range toolSchemas {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
+		if err != nil {
+			panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
+		}
+		url := "toolgate:" + string(tool) + ".json"
+		if err := c.AddResource(url, doc); err != nil {
+			panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
+		}
+		s, err := c.Compile(url)
+		if err != nil {
+			panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
+		}
+		out[tool] = s
+	}
+	return out
+}()
+
+// validateSchema checks a tool's arguments against its schema. The error
+// names the offending field: "input.command: got number, want string".
+func validateSchema(tool policy.Tool, in map[string]any) error {
+	s, ok := compiledSchemas[tool]
+	if !ok {
+		return fmt.Errorf("tool %s has no argument schema", tool)
+	}
+	err := s.Validate(in)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var msgs []string
+	seen := map[string]bool{}
+	missing := map[string][]string{}
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil {
+			continue
+		}
+		loc := strings.ReplaceAll(strings.TrimPrefix(u.InstanceLocation, "/"), "/", ".")
+		where := "input"
+		if loc != "" {
+			where += "." + loc
+		}
+		text := u.Error.String()
+		if name, ok := strings.CutPrefix(text, "missing property "); ok {
+			missing[where] = append(missing[where], strings.Trim(name, "'"))
+			continue
+		}
+		if strings.Contains(text, "failed") {
+			continue // the summary of an anyOf/oneOf: its causes say more
+		}
+		if m := where + ": " + text; !seen[m] {
+			seen[m] = true
+			msgs = append(msgs, m)
+		}
+	}
+	for where, names := range missing {
+		sort.Strings(names)
+		msgs = append(msgs, where+": needs one of "+strings.Join(names, ", "))
+	}
+	if len(msgs) == 0 {
+		return errors.New("input: " + strings.TrimSpace(err.Error()))
+	}
+	sort.Strings(msgs)
+	return errors.New(strings.Join(msgs, "; "))
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+func TestToolSchemas(t *testing.T) {
+	for tool := range tools {
+		if _, ok := compiledSchemas[tool]; !ok {
+			t.Errorf("tool %s has no argument schema", tool)
+		}
+	}
+	tests := []struct {
+		tool policy.Tool
+		in   map[string]any
+		want string // "" for valid
+	}{
+		{policy.ToolShell, map[string]any{"command": "ls", "timeout": 5, "description": "list"}, ""},
+		{policy.ToolShell, map[string]any{"command": "ls", "timeout": "soon"}, "input.timeout: got string, want number"},
+		{policy.ToolShell, map[string]any{"command": "ls", "run_in_background": "yes"}, "input.run_in_background: got string, want boolean"},
+		{policy.ToolShell, map[string]any{}, "input: needs one of cmd, command"},
+		{policy.ToolRead, map[string]any{"file_path": "a", "offset": 3, "extra": true}, ""},
+		{policy.ToolRead, map[string]any{"file_path": "a", "limit": []any{}}, "input.limit: got array, want number"},
+		{policy.ToolEdit, map[string]any{"file_path": "a", "old_string": 1}, "input.old_string: got number, want string"},
+		{policy.ToolFetch, map[string]any{"url": "https://e.com", "prompt": 3}, "input.prompt: got number, want string"},
+		{policy.ToolMCP, map[string]any{"anything": []any{1}}, ""},
+	}
+	for _, tc := range tests {
+		err := validateSchema(tc.tool, tc.in)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %v: %v", tc.tool, tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s %v: got %v, want %q", tc.tool, tc.in, err, tc.want)
+		}
+	}
+}
