@@ -1,0 +1,153 @@
+package gate
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/secrets"
+)
+
+// PreviewBytes is the most stdout a tool.completed event keeps.
+const PreviewBytes = 2 << 10
+
+// redactWindow is how much stdout is redacted before the preview is cut,
+// so that a secret crossing the cut is still found whole.
+const redactWindow = PreviewBytes + 8<<10
+
+// Result is what running a tool produced.
+type Result struct {
+	// ExitCode is the process's exit status, or 0 for a tool that has none.
+	ExitCode int
+	// Stdout and Stderr are the tool's output.
+	Stdout, Stderr []byte
+}
+
+// Exec runs an allowed tool call. It should stop when ctx is done.
+type Exec func(ctx context.Context) (Result, error)
+
+// injectionPatterns are lower-case phrases that mark output as a likely
+// prompt injection. "system:" counts only at the start of a line, where a
+// forged role prefix would be.
+var injectionPatterns = []string{
+	"ignore previous instructions",
+	"ignore all previous",
+	"new instructions:",
+	"system:",
+	"you are now",
+	"disregard the above",
+}
+
+// Run decides req as [Gate.Check] does and, only when the call is allowed,
+// runs exec: it records tool.started, calls exec, and records
+// tool.completed (exit code, byte counts, duration and a redacted stdout
+// preview of at most [PreviewBytes]) or, when exec returns an error,
+// tool.failed. Output that looks like prompt injection is recorded as
+// injection.suspected, one event per pattern found. Output is only ever
+// recorded: nothing in it makes the gate request or run another call.
+//
+// When the call is not allowed exec is not called and the zero Result is
+// returned with the deny decision and a nil error: the deny is already in
+// the log. The error is exec's error, or a failure to write the log.
+func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec Exec) (*engine.Decision, Result, error) {
+	d, id, err := g.check(ctx, req, turn)
+	if err != nil || d.Decision != policy.Allow {
+		return d, Result{}, err
+	}
+	if err := g.append(ctx, req.Session, turn, eventlog.TypeToolStarted, map[string]any{"toolCallId": id}); err != nil {
+		return d, Result{}, err
+	}
+	start := g.opts.Clock()
+	res, execErr := exec(ctx)
+	dur := g.opts.Clock().Sub(start)
+	if execErr != nil {
+		if err := g.record(ctx, req.Session, turn, eventlog.TypeToolFailed, map[string]any{
+			"toolCallId": id, "error": execErr.Error(), "durationMs": dur.Milliseconds(),
+		}); err != nil {
+			return d, res, err
+		}
+		return d, res, execErr
+	}
+	preview, truncated := Preview(res.Stdout)
+	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCompleted, map[string]any{
+		"toolCallId":      id,
+		"exitCode":        res.ExitCode,
+		"stdoutBytes":     len(res.Stdout),
+		"stderrBytes":     len(res.Stderr),
+		"durationMs":      dur.Milliseconds(),
+		"stdoutPreview":   preview,
+		"stdoutTruncated": truncated,
+	}); err != nil {
+		return d, res, err
+	}
+	for _, p := range SuspectedInjection(res.Stdout, res.Stderr) {
+		if err := g.record(ctx, req.Session, turn, eventlog.TypeInjectionSuspected, map[string]any{
+			"toolCallId": id, "pattern": p,
+		}); err != nil {
+			return d, res, err
+		}
+	}
+	return d, res, nil
+}
+
+// record appends an event that must be written even when ctx ended after
+// the tool ran.
+func (g *Gate) record(ctx context.Context, session, turn string, typ eventlog.Type, payload any) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+	defer cancel()
+	return g.append(actx, session, turn, typ, payload)
+}
+
+// Preview returns the first [PreviewBytes] of out as valid UTF-8 with
+// secrets redacted, and whether anything was cut.
+func Preview(out []byte) (string, bool) {
+	window := out
+	if len(window) > redactWindow {
+		window = window[:redactWindow]
+	}
+	s := secrets.Redact(strings.ToValidUTF8(string(window), "\uFFFD"))
+	truncated := len(out) > PreviewBytes
+	if len(s) > PreviewBytes {
+		cut := PreviewBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+		truncated = true
+	}
+	return s, truncated
+}
+
+// SuspectedInjection returns the injection patterns found in the outputs,
+// case-insensitively, each once, in a fixed order.
+func SuspectedInjection(outs ...[]byte) []string {
+	lower := make([]string, len(outs))
+	for i, out := range outs {
+		lower[i] = strings.ToLower(string(out))
+	}
+	var found []string
+	for _, p := range injectionPatterns {
+		for _, out := range lower {
+			if containsPattern(out, p) {
+				found = append(found, p)
+				break
+			}
+		}
+	}
+	return found
+}
+
+func containsPattern(text, p string) bool {
+	if p != "system:" {
+		return strings.Contains(text, p)
+	}
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t>*#-"), p) {
+			return true
+		}
+	}
+	return false
+}
