@@ -25,10 +25,13 @@ func normalizeHost(h string) string {
 		b.WriteRune(r)
 	}
 	s := strings.TrimSuffix(strings.ToLower(strings.Trim(b.String(), "[]")), ".")
+	// IDNA mapping can turn a name into an address ("0" and a combining
+	// mark is "0"), so the address forms are checked after it.
+	s = strings.TrimSuffix(policy.ASCIIHost(s), ".")
 	if a, ok := parseIPv4Loose(s); ok {
 		return a.String()
 	}
-	return policy.ASCIIHost(s)
+	return s
 }
 
 // parseIPv4Loose parses the forms of an IPv4 address that inet_aton and

@@ -26,6 +26,8 @@ func TestHostFact(t *testing.T) {
 		{"256.1.1.1", "256.1.1.1", ""},
 		{"1.2.3.4.5", "1.2.3.4.5", ""},
 		{"bücher.de", "xn--bcher-kva.de", ""},
+		{"0\u034f", "0.0.0.0", "unspecified"},
+		{"127.0.0.\u0661", "127.0.0.\u0661", ""},
 	}
 	for _, tc := range tests {
 		f := hostFact(tc.host)
