@@ -2,6 +2,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,12 @@ func Main() int {
 // returns the process exit code: 0 success, 1 failure or findings, 2 bad
 // input.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return RunContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// RunContext is [Run] with a context that ends long-running verbs
+// (serve, audit --follow).
+func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "toolgate",
 		Short:         "The permission gate for AI agents' tool calls",
@@ -42,8 +49,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd())
-	err := root.Execute()
+	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), auditCmd())
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}

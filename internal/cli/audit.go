@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
+)
+
+// DefaultLogPath is where toolgate keeps its event log:
+// $XDG_STATE_HOME/toolgate/events.db, or ~/.local/state/toolgate/events.db.
+func DefaultLogPath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "toolgate", "events.db")
+}
+
+func auditCmd() *cobra.Command {
+	var (
+		db, session, since, until string
+		types, decisions, tools   []string
+		limit                     int
+		asJSON, follow            bool
+	)
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "Show the event log: who allowed what, when, by which rule",
+		Long: `audit prints the events of the log that match the filters, as a table or,
+with --json, as JSON Lines. --since and --until take an RFC 3339 time or a
+duration back from now (90m, 24h). With --follow it keeps printing new
+events until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if db == "" {
+				return usageError("no event log path: give --db")
+			}
+			if _, err := os.Stat(db); err != nil {
+				return usageError("no event log at %s: %v", db, errors.Unwrap(err))
+			}
+			f := eventlog.Filter{Session: session, Decisions: decisions, Tools: tools, Limit: limit}
+			for _, t := range types {
+				f.Types = append(f.Types, eventlog.Type(t))
+			}
+			var err error
+			if f.Since, err = parseWhen(since); err != nil {
+				return usageError("--since: %v", err)
+			}
+			if f.Until, err = parseWhen(until); err != nil {
+				return usageError("--until: %v", err)
+			}
+			store, err := sqlite.Open(db, nil)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			out := newAuditWriter(c.OutOrStdout(), asJSON)
+			ctx := c.Context()
+			last := map[string]int64{}
+			for e, err := range store.Query(ctx, f) {
+				if err != nil {
+					return err
+				}
+				out.write(e)
+				last[e.Session] = max(last[e.Session], e.Seq)
+			}
+			out.flush()
+			if !follow {
+				return nil
+			}
+			ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			f.Limit = 0
+			for e, err := range store.Subscribe(ctx, f) {
+				if err != nil {
+					if errors.Is(err, ctx.Err()) {
+						return nil
+					}
+					return err
+				}
+				if e.Seq <= last[e.Session] {
+					continue // already printed by the query
+				}
+				out.write(e)
+				out.flush()
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&db, "db", DefaultLogPath(), "event log (SQLite file)")
+	fl.StringVar(&session, "session", "", "only this session")
+	fl.StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
+	fl.StringSliceVar(&decisions, "decision", nil, "only events whose decision is one of these (allow, ask, deny)")
+	fl.StringSliceVar(&tools, "tool", nil, "only events for these tools")
+	fl.StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or a duration back from now)")
+	fl.StringVar(&until, "until", "", "only events before this time (RFC 3339, or a duration back from now)")
+	fl.IntVar(&limit, "limit", 0, "at most this many events (0: all)")
+	fl.BoolVar(&asJSON, "json", false, "print JSON Lines")
+	fl.BoolVar(&follow, "follow", false, "keep printing new events")
+	return c
+}
+
+// parseWhen reads an RFC 3339 time or a duration back from now.
+func parseWhen(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time nor a duration such as 24h", s)
+	}
+	return time.Now().Add(-d), nil
+}
+
+// auditWriter prints events as a table or as JSON Lines.
+type auditWriter struct {
+	json *json.Encoder
+	tab  *tabwriter.Writer
+	head bool
+}
+
+func newAuditWriter(w io.Writer, asJSON bool) *auditWriter {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return &auditWriter{json: enc}
+	}
+	return &auditWriter{tab: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+}
+
+func (a *auditWriter) write(e eventlog.Event) {
+	if a.json != nil {
+		_ = a.json.Encode(e)
+		return
+	}
+	if !a.head {
+		fmt.Fprintln(a.tab, "TIME\tSESSION\tSEQ\tTYPE\tTOOL\tDECISION\tREASON\tACTOR\tRULE")
+		a.head = true
+	}
+	var p struct{ Tool, Decision, Reason, Actor, Rule string }
+	_ = json.Unmarshal(e.Payload, &p)
+	fmt.Fprintf(a.tab, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Session, e.Seq,
+		e.Type, dash(p.Tool), dash(p.Decision), dash(p.Reason), dash(p.Actor), dash(p.Rule))
+}
+
+func (a *auditWriter) flush() {
+	if a.tab != nil {
+		_ = a.tab.Flush()
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
+)
+
+func TestAudit(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "events.db")
+	store, err := sqlite.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := func(typ eventlog.Type, payload string) eventlog.Draft {
+		at = at.Add(time.Minute)
+		return eventlog.Draft{Turn: "t1", Time: at, Type: typ, Payload: json.RawMessage(payload)}
+	}
+	ctx := context.Background()
+	if _, err := store.Append(ctx, "s1",
+		ev(eventlog.TypeToolCallRequested, `{"tool":"Bash","input":{"command":"npm test"}}`),
+		ev(eventlog.TypePermissionResolved, `{"tool":"Bash","decision":"allow","reason":"user_approved","actor":"user"}`),
+		ev(eventlog.TypeToolCallRequested, `{"tool":"Read","input":{"file_path":".env"}}`),
+		ev(eventlog.TypePermissionResolved, `{"tool":"Read","decision":"deny","reason":"credential_access","actor":"policy"}`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Append(ctx, "s2", ev(eventlog.TypePermissionResolved, `{"tool":"Bash","decision":"deny","reason":"rule_deny","actor":"policy","rule":"Bash(rm -rf:*)"}`)); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	out, stderr, code := run(t, dir, "", "audit", "--db", db, "--decision", "deny", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "credential_access") || !strings.Contains(lines[1], `"session":"s2"`) {
+		t.Fatalf("deny events:\n%s", out)
+	}
+	out, _, _ = run(t, dir, "", "audit", "--db", db, "--session", "s1", "--type", "permission.resolved")
+	if !strings.Contains(out, "TIME") || strings.Count(out, "\n") != 3 || !strings.Contains(out, "user_approved") || strings.Contains(out, "rule_deny") {
+		t.Fatalf("table:\n%s", out)
+	}
+	out, _, _ = run(t, dir, "", "audit", "--db", db, "--tool", "Bash", "--since", "2026-01-01T00:04:30Z", "--json")
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "Bash(rm -rf:*)") {
+		t.Fatalf("since:\n%s", out)
+	}
+	if _, stderr, code := run(t, dir, "", "audit", "--db", filepath.Join(dir, "missing.db")); code != 2 || !strings.Contains(stderr, "no event log at") {
+		t.Fatalf("missing log: exit %d %s", code, stderr)
+	}
+	if _, _, code := run(t, dir, "", "audit", "--db", db, "--since", "yesterday"); code != 2 {
+		t.Fatalf("bad --since: exit %d", code)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestAuditFollow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "events.db")
+	store, err := sqlite.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	resolved := func(reason string) eventlog.Draft {
+		return eventlog.Draft{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(`{"decision":"deny","reason":"` + reason + `"}`)}
+	}
+	if _, err := store.Append(context.Background(), "s1", resolved("before")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- RunContext(ctx, []string{"audit", "--db", db, "--follow", "--json"}, strings.NewReader(""), &out, &errb)
+	}()
+	waitFor := func(s string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if strings.Contains(out.String(), s) {
+				return
+			}
+		}
+		t.Fatalf("no %q in the output:\n%s%s", s, out.String(), errb.String())
+	}
+	waitFor("before")
+	if _, err := store.Append(context.Background(), "s1", resolved("after")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("after")
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if strings.Count(out.String(), "before") != 1 {
+		t.Fatalf("an event printed twice:\n%s", out.String())
+	}
+}
