@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
@@ -121,5 +122,39 @@ func TestAuditFollow(t *testing.T) {
 	}
 	if strings.Count(out.String(), "before") != 1 {
 		t.Fatalf("an event printed twice:\n%s", out.String())
+	}
+}
+
+func TestReplay(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{})
+	project := filepath.Join(dir, "project")
+	db := filepath.Join(dir, "events.db")
+	store, err := sqlite.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id, tool, input string) eventlog.Draft {
+		return eventlog.Draft{Type: eventlog.TypeToolCallRequested, Payload: json.RawMessage(`{"toolCallId":"` + id + `","tool":"` + tool + `","input":` + input + `,"cwd":"` + project + `"}`)}
+	}
+	res := func(id, decision, actor string) eventlog.Draft {
+		return eventlog.Draft{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(`{"toolCallId":"` + id + `","decision":"` + decision + `","actor":"` + actor + `"}`)}
+	}
+	if _, err := store.Append(context.Background(), "s1",
+		call("tc_1", "Read", `{"file_path":"README.md"}`), res("tc_1", "allow", "policy"),
+		call("tc_2", "Bash", `{"command":"npm test"}`), res("tc_2", "allow", "user"),
+		call("tc_3", "Bash", `{"command":"git status"}`), res("tc_3", "allow", "policy"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	// Today's policy denies git: tc_3 changes; tc_2 was a person's answer,
+	// which the policy alone would ask.
+	out, stderr, code := run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(git:*)")
+	if code != 1 || !strings.Contains(out, "tc_3") || !strings.Contains(out, "rule_deny") || !strings.Contains(out, "tc_2") ||
+		strings.Contains(out, "tc_1") || !strings.Contains(out, "2 of 3 calls decide differently") {
+		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+	}
+	if _, stderr, code := run(t, dir, "", "replay", "nope", "--db", db); code != 2 || !strings.Contains(stderr, "no tool calls") {
+		t.Fatalf("unknown session: exit %d %s", code, stderr)
 	}
 }
