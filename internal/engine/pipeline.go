@@ -76,7 +76,13 @@ func (st *state) judge(u *Unit) {
 	// 1. Deny rules: any aspect of the unit matching is enough.
 	r := st.matchRule(u, policy.Deny)
 	if r == nil {
-		r = st.nestedRule(u, policy.Deny)
+		var err error
+		if r, err = st.nestedRule(u, policy.Deny); err != nil {
+			msg := "a nested project's policy cannot be loaded, so its files are not touched: " + err.Error()
+			st.step(u, "deny rules", "deny", msg)
+			st.decide(u, policy.Deny, ReasonPolicyError, SourceRule, nil, msg)
+			return
+		}
 	}
 	if r != nil {
 		st.step(u, "deny rules", "deny", ruleRef(r))
@@ -105,7 +111,7 @@ func (st *state) judge(u *Unit) {
 	// 4. Ask rules: bypass-immune.
 	r = st.matchRule(u, policy.Ask)
 	if r == nil {
-		r = st.nestedRule(u, policy.Ask)
+		r, _ = st.nestedRule(u, policy.Ask) // a load error already denied
 	}
 	if r != nil {
 		st.step(u, "ask rules", "ask", ruleRef(r))
@@ -413,7 +419,9 @@ func (st *state) matchRule(u *Unit, eff policy.Decision) *policy.Rule {
 // directory with its own .toolgate/ between a path and the workspace root —
 // that matches one of the unit's paths. A project's deny rules hold
 // whichever directory the agent calls from.
-func (st *state) nestedRule(u *Unit, eff policy.Decision) *policy.Rule {
+// A nested policy that cannot be loaded is an error: the caller denies,
+// as it does for its own policy.
+func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) {
 	for _, g := range []struct {
 		family string
 		paths  []PathFact
@@ -428,7 +436,7 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) *policy.Rule {
 				}
 				set, err := st.e.policyFor(dir)
 				if err != nil {
-					continue // its own requests fail closed; here the outer policy rules
+					return nil, err
 				}
 				ctx := &policy.MatchContext{Root: dir, Home: st.env.home}
 				x := set.Index()
@@ -439,12 +447,12 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) *policy.Rule {
 					}
 				})
 				if hit != nil {
-					return hit
+					return hit, nil
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // pathAllow returns the first allow rule of the family matching the real
