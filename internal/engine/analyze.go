@@ -89,6 +89,38 @@ type HostFact struct {
 	Private string `json:"private,omitempty"`
 }
 
+// dialect is a shell language: each has its analysis and its command
+// knowledge.
+type dialect uint8
+
+const (
+	bash dialect = iota
+	powerShell
+	cmdExe
+)
+
+func (d dialect) String() string { return [...]string{"bash", "PowerShell", "cmd"}[d] }
+
+func (d dialect) analyze(src string, opts *shell.Options) (*shell.Result, error) {
+	switch d {
+	case powerShell:
+		return shell.AnalyzePowerShell(src, opts)
+	case cmdExe:
+		return shell.AnalyzeCmd(src, opts)
+	}
+	return shell.Analyze(src, opts)
+}
+
+func (d dialect) effect(name string, args []string, dyn []bool) risk.Effect {
+	switch d {
+	case powerShell:
+		return risk.PowerShellCommand(name, args, dyn)
+	case cmdExe:
+		return risk.CmdCommand(name, args, dyn)
+	}
+	return risk.Command(name, args, dyn)
+}
+
 // env is what analysis needs to know about where the call runs.
 type env struct {
 	cwd, root, home string
@@ -100,9 +132,8 @@ type env struct {
 	// policyDirs remembers, for this request, which directories hold a
 	// .toolgate/ directory.
 	policyDirs map[string]bool
-	// powershell is set when the command line is PowerShell, cmd when it
-	// is cmd.exe.
-	powershell, cmd bool
+	// dialect is the shell the command line is written for.
+	dialect dialect
 	// credentialPaths and protectedPaths are the policy's additions to
 	// the sensitive path classes.
 	credentialPaths, protectedPaths []*policy.Rule
@@ -229,7 +260,7 @@ func (e *env) pathFact(dir, raw string) PathFact {
 		}
 		return f
 	}
-	if e.powershell || e.cmd {
+	if e.dialect != bash {
 		raw = strings.ReplaceAll(raw, `\`, "/")
 	}
 	if abs, ok := pathres.Absolute(dir, e.home, raw); ok && len(e.links) > 0 {
@@ -298,14 +329,7 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			dir = pathres.Real(abs)
 		}
 	}
-	analyze := shell.Analyze
-	switch {
-	case e.powershell:
-		analyze = shell.AnalyzePowerShell
-	case e.cmd:
-		analyze = shell.AnalyzeCmd
-	}
-	res, err := analyze(c.command, &shell.Options{Dir: dir, Home: e.home})
+	res, err := e.dialect.analyze(c.command, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
 		return nil, err
 	}
@@ -345,21 +369,10 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			// fd -x CMD runs CMD for every file found: judge it as a command.
 			units = append(units, e.commandUnit(inner))
 		}
-		if nested, ok, perr := e.nestedCmd(cmd); ok {
-			// cmd /c started from bash or PowerShell: judge its line as cmd.
-			if perr != nil {
-				units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: perr.Error()})
-			} else {
-				units = append(units, nested...)
-			}
-		}
-		if !e.powershell && (cmd.Name == "pwsh" || cmd.Name == "powershell" || cmd.Name == "powershell.exe") {
-			// A PowerShell started from bash: judge its script as PowerShell.
-			if nested, perr := e.nestedPowerShell(cmd); perr != nil {
-				units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: perr.Error()})
-			} else {
-				units = append(units, nested...)
-			}
+		// cmd /c, or a PowerShell, started from another shell: judge what it
+		// is given in its own dialect.
+		if d, src, skip, ok := nestedLine(e.dialect, cmd); ok {
+			units = append(units, e.unitsIn(d, src, cmd.Dir, skip)...)
 		}
 	}
 	for _, p := range res.Problems {
@@ -442,66 +455,64 @@ func substituteFound(cmd *shell.Command, found []string) *shell.Command {
 	return &c
 }
 
-// nestedCmd judges the line given to cmd /c, /k or /r from another shell.
-// It reports false when cmd is not given one.
-func (e *env) nestedCmd(cmd *shell.Command) ([]*Unit, bool, error) {
-	if e.cmd || (cmd.Name != "cmd" && cmd.Name != "cmd.exe") {
-		return nil, false, nil
+// nestedLine returns the line a command hands to a shell of another
+// dialect — cmd /c LINE, or a pwsh/powershell invocation (whose own
+// -Command the PowerShell analysis finds) — and the name of the program
+// whose own command heads that line, if any. It reports false for any
+// other command. A line that is not static is returned empty.
+func nestedLine(from dialect, cmd *shell.Command) (d dialect, src, skip string, ok bool) {
+	switch {
+	case from != cmdExe && (cmd.Name == "cmd" || cmd.Name == "cmd.exe"):
+		for i, a := range cmd.Args {
+			if la := strings.ToLower(a); la == "/c" || la == "/k" || la == "/r" {
+				if slices.Contains(cmd.ArgDynamic[i+1:], true) {
+					return cmdExe, "", "", true
+				}
+				return cmdExe, strings.Join(cmd.Args[i+1:], " "), "", true
+			}
+		}
+	case from != powerShell && (cmd.Name == "pwsh" || cmd.Name == "powershell" || cmd.Name == "powershell.exe"):
+		if slices.Contains(cmd.ArgDynamic, true) {
+			return powerShell, "", "", true
+		}
+		words := make([]string, len(cmd.Args))
+		for i, a := range cmd.Args {
+			words[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+		}
+		return powerShell, "pwsh " + strings.Join(words, " "), "pwsh", true
 	}
-	for i, a := range cmd.Args {
-		if la := strings.ToLower(a); la != "/c" && la != "/k" && la != "/r" {
-			continue
-		}
-		if slices.Contains(cmd.ArgDynamic[i+1:], true) {
-			return nil, true, fmt.Errorf("the cmd /c line is not static")
-		}
-		res, err := shell.AnalyzeCmd(strings.Join(cmd.Args[i+1:], " "), &shell.Options{Dir: cmd.Dir, Home: e.home})
-		if err != nil {
-			return nil, true, err
-		}
-		savedCmd, savedPS := e.cmd, e.powershell
-		e.cmd, e.powershell = true, false
-		defer func() { e.cmd, e.powershell = savedCmd, savedPS }()
-		var units []*Unit
-		for k := range res.Commands {
-			units = append(units, e.commandUnit(&res.Commands[k]))
-		}
-		for _, p := range res.Problems {
-			units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: p.Msg})
-		}
-		return units, true, nil
-	}
-	return nil, false, nil
+	return 0, "", "", false
 }
 
-// nestedPowerShell judges the script of pwsh/powershell started from bash.
-func (e *env) nestedPowerShell(cmd *shell.Command) ([]*Unit, error) {
-	if slices.Contains(cmd.ArgDynamic, true) {
-		return nil, fmt.Errorf("the PowerShell script is not static")
+// unitsIn judges src, a line of dialect d run in dir, and returns its
+// units; skip names a leading command that was already judged. A line that
+// is empty (not static) or does not parse is one unit that cannot be
+// judged.
+func (e *env) unitsIn(d dialect, src, dir, skip string) []*Unit {
+	unjudgeable := func(why string) []*Unit {
+		return []*Unit{{Label: "(unjudgeable)", Risk: risk.Execute, unknown: why}}
 	}
-	words := make([]string, len(cmd.Args))
-	for i, a := range cmd.Args {
-		words[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+	if src == "" {
+		return unjudgeable("the " + d.String() + " line is not static")
 	}
-	res, err := shell.AnalyzePowerShell("pwsh "+strings.Join(words, " "), &shell.Options{Dir: cmd.Dir, Home: e.home})
+	res, err := d.analyze(src, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
-		return nil, err
+		return unjudgeable(err.Error())
 	}
-	saved := e.powershell
-	e.powershell = true
-	defer func() { e.powershell = saved }()
+	saved := e.dialect
+	e.dialect = d
+	defer func() { e.dialect = saved }()
 	var units []*Unit
-	for i := range res.Commands {
-		c := &res.Commands[i]
-		if i == 0 && c.Name == "pwsh" {
+	for k := range res.Commands {
+		if k == 0 && skip != "" && res.Commands[k].Name == skip {
 			continue
 		}
-		units = append(units, e.commandUnit(c))
+		units = append(units, e.commandUnit(&res.Commands[k]))
 	}
 	for _, p := range res.Problems {
-		units = append(units, &Unit{Label: "(unjudgeable)", Risk: risk.Execute, unknown: p.Msg})
+		units = append(units, unjudgeable(p.Msg)...)
 	}
-	return units, nil
+	return units
 }
 
 // execOption returns the command that fd -x/-X/--exec runs, as a command
@@ -754,13 +765,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.Reads = append(u.Reads, e.pathFact(dir, name))
 		}
 	} else {
-		eff := risk.Command(name, cmd.Args, cmd.ArgDynamic)
-		switch {
-		case e.powershell:
-			eff = risk.PowerShellCommand(name, cmd.Args, cmd.ArgDynamic)
-		case e.cmd:
-			eff = risk.CmdCommand(name, cmd.Args, cmd.ArgDynamic)
-		}
+		eff := e.dialect.effect(name, cmd.Args, cmd.ArgDynamic)
 		u.known = eff.Known
 		u.Risk, u.base = eff.Level, eff.Level
 		u.navigation = eff.Navigation

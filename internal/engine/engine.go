@@ -215,12 +215,13 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 	env := &env{cwd: cwd, root: root, home: e.opts.Home}
 	switch strings.ToLower(req.Shell) {
 	case "", "bash", "sh", "zsh":
-		lt := strings.ToLower(req.Tool)
-		env.powershell = lt == "powershell" || lt == "pwsh"
+		if lt := strings.ToLower(req.Tool); lt == "powershell" || lt == "pwsh" {
+			env.dialect = powerShell
+		}
 	case "powershell", "pwsh":
-		env.powershell = true
+		env.dialect = powerShell
 	case "cmd", "cmd.exe":
-		env.cmd = true
+		env.dialect = cmdExe
 	default:
 		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash, powershell or cmd, got %q`, req.Shell)), t
 	}
