@@ -64,6 +64,7 @@ var interpreter = map[string]bool{
 	"python": true, "python3": true, "python2": true, "node": true, "nodejs": true, "deno": true, "bun": true,
 	"perl": true, "ruby": true, "php": true, "lua": true, "Rscript": true, "bash": true, "sh": true, "zsh": true,
 	"dash": true, "ksh": true, "fish": true, "eval": true, "source": true, ".": true, "exec": true, "osascript": true,
+	"pwsh": true, "powershell": true, "invoke-expression": true,
 }
 
 // Interpreter reports whether the program runs code it is given (a script,

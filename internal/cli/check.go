@@ -37,16 +37,9 @@ with reason invalid_request so the outputs stay aligned.`,
 			if batch {
 				return checkBatch(c, eng, out)
 			}
-			data, err := io.ReadAll(io.LimitReader(c.InOrStdin(), maxRequest+1))
+			req, err := readRequest(c)
 			if err != nil {
 				return err
-			}
-			if len(data) > maxRequest {
-				return usageError("request is larger than %d bytes", maxRequest)
-			}
-			req, err := engine.DecodeRequest(data)
-			if err != nil {
-				return usageError("%v", err)
 			}
 			return out.Encode(eng.Check(c.Context(), req))
 		},
@@ -54,6 +47,24 @@ with reason invalid_request so the outputs stay aligned.`,
 	pf.register(c)
 	c.Flags().BoolVar(&batch, "batch", false, "read JSON Lines, write one decision line per request")
 	return c
+}
+
+// readRequest reads one request from standard input: at most maxRequest
+// bytes, exactly one JSON value, no unknown field. Bad input is a usage
+// error (exit 2).
+func readRequest(c *cobra.Command) (*engine.Request, error) {
+	data, err := io.ReadAll(io.LimitReader(c.InOrStdin(), maxRequest+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxRequest {
+		return nil, usageError("request is larger than %d bytes", maxRequest)
+	}
+	req, err := engine.DecodeRequest(data)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return req, nil
 }
 
 func checkBatch(c *cobra.Command, eng *engine.Engine, out *json.Encoder) error {

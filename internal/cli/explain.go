@@ -22,13 +22,9 @@ func explainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			data, err := io.ReadAll(io.LimitReader(c.InOrStdin(), maxRequest+1))
+			req, err := readRequest(c)
 			if err != nil {
 				return err
-			}
-			req, err := engine.DecodeRequest(data)
-			if err != nil {
-				return usageError("%v", err)
 			}
 			d := eng.Explain(c.Context(), req)
 			if asJSON {

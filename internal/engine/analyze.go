@@ -688,15 +688,10 @@ func assignedRisky(cmd *shell.Command) string {
 	return ""
 }
 
-// interpreters read a script from standard input when given no script.
-var interpreters = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true,
-	"python3": true, "perl": true, "ruby": true, "node": true, "php": true, "pwsh": true, "iex": true,
-	"source": true, ".": true, "eval": true, "invoke-expression": true,
-}
-
+// readsScriptFromStdin reports an interpreter given no script of its own
+// (or "-", /dev/stdin): it runs what it reads from standard input.
 func readsScriptFromStdin(c *shell.Command) bool {
-	if !interpreters[c.Name] {
+	if !risk.Interpreter(c.Name) {
 		return false
 	}
 	for i := 0; i < len(c.Args); i++ {
