@@ -152,7 +152,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 	case "set", "export", "declare", "typeset":
 		dump := true
 		for _, a := range args {
-			if !strings.HasPrefix(a, "-") || strings.Trim(a, "-pxrgaAfFilnrtu") != "" {
+			if !strings.HasPrefix(a, "-") || strings.Trim(a, "-pxrgaAfFilntu") != "" {
 				dump = false
 			}
 		}
@@ -636,8 +636,11 @@ func sedSafe(script string) bool {
 			}
 			d := script[i]
 			i++
-			if !delimited(d) || !delimited(d) {
-				return false
+			// Skip the pattern, then the replacement, each ending at d.
+			for range 2 {
+				if !delimited(d) {
+					return false
+				}
 			}
 			for i < n && (script[i] >= 'a' && script[i] <= 'z' || script[i] >= 'A' && script[i] <= 'Z' || script[i] >= '0' && script[i] <= '9') {
 				if script[i] == 'e' || script[i] == 'w' || script[i] == 'W' {

@@ -89,9 +89,7 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	case "set-content", "add-content", "clear-content", "new-item", "mkdir", "rename-item":
 		e.Level, e.Writes = Write, paths()
 		if name == "new-item" {
-			for _, n := range named["name"] {
-				e.Writes = append(e.Writes, n)
-			}
+			e.Writes = append(e.Writes, named["name"]...)
 		}
 	case "out-file", "tee-object":
 		e.Level, e.Writes = Write, append(get("filepath"), named["literalpath"]...)

@@ -208,7 +208,7 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 			Cwd: req.Cwd, Reason: string(d.Reason), Message: d.Message, Risk: d.Risk.String(),
 			Rule: d.Rule, Summary: summary, Destructive: destructive, SuggestedRule: suggested,
 		}
-		ans, err, outcome := g.ask(ctx, ar)
+		ans, outcome, err := g.ask(ctx, ar)
 		switch outcome {
 		case outcomeTimeout:
 			setDeny(engine.ReasonApprovalTimeout, ActorSystem,
@@ -269,7 +269,7 @@ const (
 
 // ask puts ar to the approver and waits at most the timeout; it stops
 // waiting at once when ctx is done, even if the approver does not.
-func (g *Gate) ask(ctx context.Context, ar *approval.Request) (approval.Answer, error, outcome) {
+func (g *Gate) ask(ctx context.Context, ar *approval.Request) (approval.Answer, outcome, error) {
 	actx, cancel := context.WithTimeout(ctx, g.opts.Timeout)
 	defer cancel()
 	type result struct {
@@ -290,17 +290,17 @@ func (g *Gate) ask(ctx context.Context, ar *approval.Request) (approval.Answer, 
 	case r := <-ch:
 		// An approver that returns because its context ended did not answer.
 		if ctx.Err() != nil {
-			return approval.Answer{}, ctx.Err(), outcomeCancelled
+			return approval.Answer{}, outcomeCancelled, ctx.Err()
 		}
 		if actx.Err() != nil && r.err != nil && errors.Is(r.err, actx.Err()) {
-			return approval.Answer{}, actx.Err(), outcomeTimeout
+			return approval.Answer{}, outcomeTimeout, actx.Err()
 		}
-		return r.a, r.err, outcomeAnswered
+		return r.a, outcomeAnswered, r.err
 	case <-actx.Done():
 		if ctx.Err() != nil {
-			return approval.Answer{}, ctx.Err(), outcomeCancelled
+			return approval.Answer{}, outcomeCancelled, ctx.Err()
 		}
-		return approval.Answer{}, actx.Err(), outcomeTimeout
+		return approval.Answer{}, outcomeTimeout, actx.Err()
 	}
 }
 
