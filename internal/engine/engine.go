@@ -199,8 +199,8 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 	cwd := pathres.Real(filepath.Clean(req.Cwd))
 	root, from := e.opts.Project, "--project"
 	if root == "" {
+		// cwd is a real path, so each directory above it is one too.
 		root, from = FindRoot(cwd)
-		root = pathres.Real(root)
 	}
 	t.Root, t.RootFrom = root, from
 	set, err := e.policyFor(root)
