@@ -378,9 +378,8 @@ func FuzzParseRule(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseRule(s, Deny, Position{File: "f", Line: 1, Column: 1})
 		if err != nil {
-			var pe *Error
-			if e, ok := err.(*Error); !ok || e.Pos.Line != 1 || e.Pos.Column < 1 {
-				t.Fatalf("ParseRule(%q): error %v (%T) without a position", s, err, pe)
+			if e, ok := err.(*Error); !ok || e.Pos.Line != 1 || e.Pos.Column < 1 || e.Pos.File != "f" {
+				t.Fatalf("ParseRule(%q): error %v (%T) without its position", s, err, err)
 			}
 			return
 		}

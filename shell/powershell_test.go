@@ -73,9 +73,8 @@ func FuzzAnalyzePowerShell(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		res, err := AnalyzePowerShell(s, nil)
 		if err != nil {
-			var pe *ParseError
-			if e, ok := err.(*ParseError); !ok || e.Line < 0 {
-				t.Fatalf("error %v (%T) is not a *ParseError%v", err, err, pe)
+			if e, ok := err.(*ParseError); !ok || e.Line < 1 || e.Col < 1 || e.Msg == "" {
+				t.Fatalf("AnalyzePowerShell(%q): error %v (%T) is not a located *ParseError", s, err, err)
 			}
 			return
 		}
