@@ -32,13 +32,6 @@ type commandPattern struct {
 	wrapper string
 }
 
-// wrapperNames are the programs the shell analysis sees through.
-var wrapperNames = map[string]bool{
-	"sudo": true, "doas": true, "env": true, "timeout": true, "nice": true, "ionice": true, "nohup": true,
-	"time": true, "command": true, "builtin": true, "exec": true, "stdbuf": true, "xargs": true, "watch": true,
-	"chrt": true, "taskset": true, "setsid": true, "unbuffer": true, "su": true, "busybox": true,
-}
-
 func parseCommandPattern(spec string) (*commandPattern, error) {
 	s := strings.TrimSpace(spec)
 	if s == "*" {
@@ -74,7 +67,7 @@ func parseCommandPattern(spec string) (*commandPattern, error) {
 		}
 		return p, nil
 	}
-	if wrapperNames[s] {
+	if shell.IsWrapper(s) {
 		p.wrapper, p.name = s, s
 		return p, nil
 	}

@@ -215,3 +215,15 @@ func Analyze(src string, opts *Options) (res *Result, err error) {
 	}
 	return &a.res, nil
 }
+
+// wrappers are the programs Analyze sees through, reporting the command
+// they run (with the wrapper in Command.Wrappers).
+var wrappers = map[string]bool{
+	"sudo": true, "doas": true, "env": true, "timeout": true, "nice": true, "ionice": true, "nohup": true,
+	"time": true, "command": true, "builtin": true, "exec": true, "stdbuf": true, "xargs": true, "watch": true,
+	"chrt": true, "taskset": true, "setsid": true, "unbuffer": true, "su": true, "busybox": true,
+}
+
+// IsWrapper reports whether Analyze sees through the program name: the
+// command it runs is reported instead, with name in its Wrappers.
+func IsWrapper(name string) bool { return wrappers[name] }

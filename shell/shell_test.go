@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -810,5 +811,36 @@ func TestCommentBackslashIsAnError(t *testing.T) {
 	}
 	if _, err := Analyze("echo a \\\n  b # fine\nls", nil); err != nil {
 		t.Errorf("a continuation before a comment is fine: %v", err)
+	}
+}
+
+// TestIsWrapper ties the exported wrapper list to what Analyze does.
+func TestIsWrapper(t *testing.T) {
+	lines := map[string]string{
+		"timeout": "timeout 5 rm x", "nice": "nice -n 1 rm x", "ionice": "ionice -c 3 rm x", "chrt": "chrt 5 rm x",
+		"taskset": "taskset 1 rm x", "watch": "watch rm x", "su": "su -c 'rm x'", "busybox": "busybox rm x",
+		"exec": "exec rm x", "xargs": "xargs rm x", "env": "env A=1 rm x",
+	}
+	for name := range wrappers {
+		line, ok := lines[name]
+		if !ok {
+			line = name + " rm x"
+		}
+		res, err := Analyze(line, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		found := false
+		for _, c := range res.Commands {
+			if c.Name == "rm" && slices.Contains(c.Wrappers, name) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("IsWrapper(%q) but Analyze(%q) does not report rm run through it: %+v", name, line, res.Commands)
+		}
+	}
+	if IsWrapper("rm") || IsWrapper("bash") {
+		t.Error("rm and bash are not wrappers")
 	}
 }

@@ -626,6 +626,10 @@ var systemBin = map[string]bool{
 	"/opt/homebrew/bin": true,
 }
 
+// SystemBinDir reports whether dir (absolute, clean) is a system program
+// directory whose programs are named by their base name: /bin/rm is rm.
+func SystemBinDir(dir string) bool { return systemBin[dir] }
+
 // progName returns the name under which a program word is looked up.
 func progName(s string) string {
 	if strings.IndexByte(s, '/') < 0 {

@@ -526,7 +526,7 @@ func execOption(cmd *shell.Command) *shell.Command {
 			rest := cmd.Args[i+1:]
 			dyn := cmd.ArgDynamic[i+1:]
 			name := rest[0]
-			if systemBins[filepath.Dir(name)] {
+			if shell.SystemBinDir(filepath.Dir(name)) {
 				name = filepath.Base(name)
 			}
 			return &shell.Command{
@@ -580,11 +580,6 @@ func subscriptRuns(cmd *shell.Command) bool {
 	return false
 }
 
-// systemBins are the directories whose programs are named by their base
-// name, as the shell analysis names them.
-var systemBins = map[string]bool{"/bin": true, "/usr/bin": true, "/sbin": true, "/usr/sbin": true,
-	"/usr/local/bin": true, "/usr/local/sbin": true, "/opt/homebrew/bin": true}
-
 // systemProgram returns the base name of a program named by path when the
 // path really leads into a system bin directory, or "".
 func systemProgram(dir, name string) string {
@@ -598,7 +593,7 @@ func systemProgram(dir, name string) string {
 	// Judge by the directory the path reaches, not by where the binary's
 	// own links lead (/usr/bin/python3 -> python3.11).
 	parent := pathres.Real(filepath.Dir(p.Abs))
-	if systemBins[parent] {
+	if shell.SystemBinDir(parent) {
 		return filepath.Base(p.Abs)
 	}
 	return ""

@@ -21,16 +21,6 @@ import (
 // Options.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
-// Reason codes the gate adds to the engine's.
-const (
-	// ReasonApprovalCancelled is a deny because the caller's context ended
-	// while a person was being asked.
-	ReasonApprovalCancelled engine.Reason = "approval_cancelled"
-	// ReasonApproverError is a deny because the approver failed or gave an
-	// answer that is not valid.
-	ReasonApproverError engine.Reason = "approver_error"
-)
-
 // appendTimeout bounds how long recording a decision may take once the
 // caller's context is done; the decision is still written (invariant 11).
 const appendTimeout = 10 * time.Second
@@ -214,7 +204,7 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 			setDeny(engine.ReasonApprovalTimeout, ActorSystem,
 				fmt.Sprintf("no answer within %s, so the call is denied", g.opts.Timeout))
 		case outcomeCancelled:
-			setDeny(ReasonApprovalCancelled, ActorSystem,
+			setDeny(engine.ReasonApprovalCancelled, ActorSystem,
 				fmt.Sprintf("the request was cancelled while waiting for approval: %v", err))
 			res.Error = err.Error()
 		default:
@@ -223,7 +213,7 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 			}
 			switch {
 			case err != nil:
-				setDeny(ReasonApproverError, ActorSystem, "the approver failed, so the call is denied: "+err.Error())
+				setDeny(engine.ReasonApproverError, ActorSystem, "the approver failed, so the call is denied: "+err.Error())
 				res.Error = err.Error()
 			case ans.Kind == approval.Deny:
 				msg := ans.Message

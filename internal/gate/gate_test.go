@@ -84,7 +84,7 @@ func TestCommandApprover(t *testing.T) {
 	if d.Decision != policy.Deny {
 		t.Fatalf("exit 2 gave %s", d.Decision)
 	}
-	if r := resolved(t, store, "s2"); r["actor"] != "system" || r["reason"] != string(ReasonApproverError) || r["error"] == nil {
+	if r := resolved(t, store, "s2"); r["actor"] != "system" || r["reason"] != string(engine.ReasonApproverError) || r["error"] == nil {
 		t.Fatalf("resolved event %v", r)
 	}
 }
@@ -116,7 +116,7 @@ func TestCancelledContextStillRecords(t *testing.T) {
 	if time.Since(start) > 5*time.Second || d.Decision != policy.Deny {
 		t.Fatalf("got %s after %v", d.Decision, time.Since(start))
 	}
-	if r := resolved(t, store, "s1"); r["reason"] != string(ReasonApprovalCancelled) || r["actor"] != "system" || r["error"] != "context canceled" {
+	if r := resolved(t, store, "s1"); r["reason"] != string(engine.ReasonApprovalCancelled) || r["actor"] != "system" || r["error"] != "context canceled" {
 		t.Fatalf("resolved event %v", r)
 	}
 }
