@@ -3,6 +3,8 @@ package policy
 import (
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/risk"
 )
 
 // longAliases maps, per program, long option spellings (and upper-case
@@ -26,35 +28,6 @@ var longAliases = map[string]map[string]string{
 	"tar":   {"--extract": "-x", "--create": "-c", "--file": "-f", "--directory": "-C", "--gzip": "-z"},
 	"grep":  {"--recursive": "-r", "-R": "-r", "--ignore-case": "-i"},
 	"npm":   {"--global": "-g", "--force": "-f"},
-}
-
-// valueOpts lists, per program, options whose value is the next word (or
-// is attached: -XDELETE). Their value is kept with the flag ("-X=DELETE")
-// rather than read as an operand, so `git -C . push` is still a push and
-// `curl -XDELETE` is `curl -X DELETE`.
-var valueOpts = map[string]map[string]bool{}
-
-func init() {
-	for prog, list := range map[string]string{
-		"git":     "-C -c --git-dir --work-tree --namespace --exec-path",
-		"kubectl": "-n --namespace --context --kubeconfig --cluster --user -l --selector -o --output -c --container",
-		"helm":    "-n --namespace --kube-context --kubeconfig",
-		"npm":     "--registry --prefix -w --workspace --userconfig --cache",
-		"yarn":    "--cwd", "pnpm": "-C --dir --filter -F",
-		"docker": "-H --host --context -c --config -f --file",
-		"curl":   "-X --request -H --header -d --data -o --output -u --user -A --user-agent -e --referer -T --upload-file -x --proxy -m --max-time -b --cookie",
-		"wget":   "-O --output-document -U --user-agent --header",
-		"ssh":    "-p -i -l -o -F -J -L -R -D",
-		"gh":     "-R --repo",
-		"cargo":  "-p --package --manifest-path",
-		"go":     "-C",
-	} {
-		m := map[string]bool{}
-		for _, f := range strings.Fields(list) {
-			m[f] = true
-		}
-		valueOpts[prog] = m
-	}
 }
 
 // noClusters lists programs whose single-dash options are words, not
@@ -86,16 +59,16 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 		}
 		return n
 	}
-	takes := valueOpts[name]
+	takes := func(f string) bool { return risk.TakesValue(name, f) }
 	endOfFlags := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if i < len(dyn) && dyn[i] {
 			continue
 		}
-		if !endOfFlags && len(takes) > 0 && strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
-			short := len(a) > 2 && !strings.HasPrefix(a, "--") && takes[a[:2]]
-			if takes[a] && i+1 < len(args) {
+		if !endOfFlags && strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			short := len(a) > 2 && !strings.HasPrefix(a, "--") && takes(a[:2])
+			if takes(a) && i+1 < len(args) {
 				v := args[i+1]
 				if i+1 < len(dyn) && dyn[i+1] {
 					v = "*"

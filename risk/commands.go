@@ -473,7 +473,34 @@ func init() {
 		}
 		valueFlags[prog] = m
 	}
+	// Global and subcommand options of tools judged by rule matching.
+	for _, e := range []struct{ prog, list string }{
+		{"git", "-C -c --git-dir --work-tree --namespace --exec-path"},
+		{"kubectl", "-n --namespace --context --kubeconfig --cluster --user -l --selector -o --output -c --container"},
+		{"helm", "-n --namespace --kube-context --kubeconfig"},
+		{"npm", "--registry --prefix -w --workspace --userconfig --cache"},
+		{"yarn", "--cwd"},
+		{"pnpm", "-C --dir --filter -F"},
+		{"docker", "-H --host --context -c --config -f --file"},
+		{"curl", "-X --request -H --header -d --data -o --output -u --user -A --user-agent -e --referer -T --upload-file -x --proxy -m --max-time -b --cookie"},
+		{"wget", "-O --output-document -U --user-agent --header"},
+		{"ssh", "-p -i -l -o -F -J -L -R -D"},
+		{"gh", "-R --repo"},
+		{"cargo", "-p --package --manifest-path"},
+		{"go", "-C"},
+	} {
+		if valueFlags[e.prog] == nil {
+			valueFlags[e.prog] = map[string]bool{}
+		}
+		for _, f := range strings.Fields(e.list) {
+			valueFlags[e.prog][f] = true
+		}
+	}
 }
+
+// TakesValue reports whether flag, given to prog, takes the next word as
+// its value (git -C DIR, curl -X METHOD, head -n N).
+func TakesValue(prog, flag string) bool { return valueFlags[prog][flag] }
 
 // longNames lists, per program, its long options, so that an unambiguous
 // abbreviation (rm --rec --for) is read as the option it abbreviates, as
