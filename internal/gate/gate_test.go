@@ -20,16 +20,24 @@ func newTestGate(t *testing.T, a approval.Approver, opts Options) (*Gate, eventl
 	project, home := realDir(t), realDir(t)
 	f, err := policy.ParseRules(policy.LayerProject, nil, nil, nil)
 	must(t, err)
-	set, err := policy.Merge(f)
+	eng, store := engineAndStore(t, f, project, home)
+	g, err := New(eng, store, a, opts)
+	must(t, err)
+	return g, store, project
+}
+
+// engineAndStore builds an engine over one policy layer for project and
+// home, and a fresh SQLite event log closed when the test ends.
+func engineAndStore(t *testing.T, layer *policy.File, project, home string) (*engine.Engine, eventlog.Store) {
+	t.Helper()
+	set, err := policy.Merge(layer)
 	must(t, err)
 	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Project: project, Home: home})
 	must(t, err)
 	store, err := sqlite.Open(filepath.Join(t.TempDir(), "events.db"), nil)
 	must(t, err)
 	t.Cleanup(func() { store.Close() })
-	g, err := New(eng, store, a, opts)
-	must(t, err)
-	return g, store, project
+	return eng, store
 }
 
 func resolved(t *testing.T, store eventlog.Store, session string) map[string]any {

@@ -20,7 +20,6 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
-	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -111,13 +110,7 @@ func runGolden(t *testing.T, path string) {
 	expand := strings.NewReplacer("$PROJECT", project, "$HOME", home)
 	pf, err := policy.ParseFile("project.toml", sections["project.toml"], policy.LayerProject)
 	must(t, err)
-	set, err := policy.Merge(pf)
-	must(t, err)
-	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Project: project, Home: home})
-	must(t, err)
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "events.db"), nil)
-	must(t, err)
-	t.Cleanup(func() { store.Close() })
+	eng, store := engineAndStore(t, pf, project, home)
 
 	var answers []scripted
 	for _, line := range lines(sections["answers.jsonl"]) {
