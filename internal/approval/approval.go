@@ -60,10 +60,34 @@ type Request struct {
 	// Destructive reports that the call cannot be undone. Its answer is
 	// never remembered: only allow once or deny take effect.
 	Destructive bool `json:"destructive"`
+	// Units are the parts of the call (the simple commands of a shell line,
+	// or the call itself) with what each does.
+	Units []Unit `json:"units,omitempty"`
+	// ConfirmTarget is what a person must type to allow a destructive call
+	// (a path it deletes, or its program and subcommand); empty otherwise.
+	ConfirmTarget string `json:"confirmTarget,omitempty"`
 	// SuggestedRule is the narrowest rule that would allow this call next
 	// time, or empty when no single rule would. The person may edit it
 	// (see [Answer.Rule]).
 	SuggestedRule string `json:"suggestedRule,omitempty"`
+}
+
+// Unit is one part of a call as a person is shown it: a simple command of
+// a shell line, or the whole call for other tools.
+type Unit struct {
+	// Label is the part as written, such as "rm -rf dist" or "Read src/a.go".
+	Label string `json:"label"`
+	// Risk is the part's risk level.
+	Risk string `json:"risk"`
+	// Decision and Reason are what the engine concluded for this part.
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+	// Reads, Writes and Deletes are resolved paths (real paths, with
+	// symlinks followed); Hosts are the hosts the part contacts.
+	Reads   []string `json:"reads,omitempty"`
+	Writes  []string `json:"writes,omitempty"`
+	Deletes []string `json:"deletes,omitempty"`
+	Hosts   []string `json:"hosts,omitempty"`
 }
 
 // Kind is what the person decided.

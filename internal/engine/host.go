@@ -150,3 +150,10 @@ func hostFact(host string) HostFact {
 	}
 	return f
 }
+
+// PrivateTarget reports why host — a name, or an IP literal in any
+// spelling (decimal, hex, octal, short, IPv4-mapped IPv6) — must not be
+// reached without a rule that allows it: "loopback", "private",
+// "link-local", "carrier-grade NAT", "cloud metadata", "internal name",
+// "unspecified" or "multicast". It returns "" for a public target.
+func PrivateTarget(host string) string { return hostFact(host).Private }
