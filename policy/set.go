@@ -46,6 +46,8 @@ type Set struct {
 	// From says which layer set each setting ("mode", "approval",
 	// "sandbox", "network", "writable_roots"), as file:line or layer name.
 	From map[string]string
+	// Layers says which layer set each setting, by the same keys as From.
+	Layers map[string]Layer
 	// Notes record settings that a lock or a missing trust overrode.
 	Notes []string
 
@@ -90,6 +92,7 @@ func Merge(files ...*File) (*Set, error) {
 		Approval: ApprovalOnRequest,
 		Sandbox:  SandboxWorkspaceWrite,
 		From:     map[string]string{},
+		Layers:   map[string]Layer{},
 	}
 	var managed *File
 	for i, f := range fs {
@@ -123,6 +126,7 @@ func Merge(files ...*File) (*Set, error) {
 				s.Notes = append(s.Notes, fmt.Sprintf("mode bypassPermissions from %s ignored: disabled by the managed policy %s", origin(f, "mode"), managed.Path))
 			} else {
 				s.Mode, s.From["mode"] = *f.Mode, origin(f, "mode")
+				s.Layers["mode"] = f.Layer
 				s.ModeLayer, s.ModeSet = f.Layer, true
 			}
 		}
@@ -131,19 +135,23 @@ func Merge(files ...*File) (*Set, error) {
 				s.Notes = append(s.Notes, fmt.Sprintf("approval never from %s ignored: the managed policy allows only its own allow rules", origin(f, "approval")))
 			} else {
 				s.Approval, s.From["approval"] = *f.Approval, origin(f, "approval")
+				s.Layers["approval"] = f.Layer
 			}
 		}
 		if f.Sandbox != nil {
 			s.Sandbox, s.From["sandbox"] = *f.Sandbox, origin(f, "sandbox")
+			s.Layers["sandbox"] = f.Layer
 		}
 		if f.Network != nil {
 			s.Network, s.From["network"] = *f.Network, origin(f, "network")
+			s.Layers["network"] = f.Layer
 		}
 		if f.WritableRootsSet {
 			if managed != nil && managed.Sandbox != nil && !managed.WritableRootsSet && f.Layer != LayerManaged {
 				s.Notes = append(s.Notes, fmt.Sprintf("writable_roots from %s ignored: the managed policy %s sets the sandbox", origin(f, "writable_roots"), managed.Path))
 			} else {
 				s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, origin(f, "writable_roots")
+				s.Layers["writable_roots"] = f.Layer
 			}
 		}
 	}

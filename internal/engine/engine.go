@@ -50,6 +50,8 @@ type Options struct {
 	Home string
 	// Prior is consulted for calls that would ask; nil means none.
 	Prior PriorApprovals
+	// Sessions holds settings switched per session; nil means none.
+	Sessions *Sessions
 }
 
 // Engine decides tool calls. It is safe for use by multiple goroutines.
@@ -239,7 +241,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 	env.match = policy.MatchContext{Root: env.root, Home: e.opts.Home}
 	env.credentialPaths, env.protectedPaths = set.CredentialPaths, set.ProtectedPaths
 	st.env = env
-	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, set.Approval, st.sandbox, set.Network)
+	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, st.approval, st.sandbox, st.network)
 	for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {
 		if f, ok := set.From[k]; ok {
 			t.From = append(t.From, k+" from "+f)

@@ -19,16 +19,44 @@ type state struct {
 	idx     *policy.Index
 	call    *call
 	env     *env
-	mode    policy.Mode
-	sandbox policy.Sandbox
-	notes   []string
+	mode     policy.Mode
+	sandbox  policy.Sandbox
+	approval policy.Approval
+	network  bool
+	notes    []string
 	explain bool
 }
 
-// settle fixes the mode and sandbox for this request.
+// settle fixes the mode and the axes for this request: the policy's, then
+// the session's settings, then the mode the request reports.
 func (st *state) settle(req *Request) error {
-	st.mode, st.sandbox = st.set.Mode, st.set.Sandbox
-	if req.Mode != "" {
+	st.mode, st.sandbox, st.approval, st.network = st.set.Mode, st.set.Sandbox, st.set.Approval, st.set.Network
+	sessionMode := false
+	if v, ok := st.e.opts.Sessions.Get(req.Session); ok && req.Session != "" {
+		for _, key := range v.keys() {
+			if why := locked(st.set, key, v); why != "" {
+				st.notes = append(st.notes, fmt.Sprintf("session %s ignored: %s", key, why))
+				continue
+			}
+			switch key {
+			case "mode":
+				st.mode, sessionMode = *v.Mode, true
+			case "approval":
+				st.approval = *v.Approval
+			case "sandbox":
+				st.sandbox = *v.Sandbox
+			case "network":
+				st.network = *v.Network
+			}
+			st.notes = append(st.notes, "session "+key+" set for session "+req.Session)
+		}
+	}
+	if req.Mode != "" && sessionMode {
+		if _, err := policy.ParseMode(req.Mode); err != nil {
+			return fmt.Errorf(`request "mode": %v`, err)
+		}
+		st.notes = append(st.notes, fmt.Sprintf("request mode %s ignored: the session's mode is %s", req.Mode, st.mode))
+	} else if req.Mode != "" {
 		m, err := policy.ParseMode(req.Mode)
 		if err != nil {
 			return fmt.Errorf(`request "mode": %v`, err)
@@ -284,7 +312,7 @@ func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
 			return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox permits writes only inside the workspace %s and writable roots; %s resolves to %s", st.sandbox, st.env.root, w.Requested, w.Real)
 		}
 	}
-	if u.network && (st.sandbox == policy.SandboxReadOnly || !st.set.Network) {
+	if u.network && (st.sandbox == policy.SandboxReadOnly || !st.network) {
 		return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox has network access off (set network = true to allow it): %s", st.sandbox, u.Label)
 	}
 	return "", "", ""
@@ -627,7 +655,7 @@ func (st *state) aggregate(units []*Unit) *Decision {
 // A hard ask — an ask rule, a protected path, a destructive effect, a line
 // that cannot be parsed or judged — is never turned into an allow.
 func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Decision {
-	if st.set.Approval == policy.ApprovalAlways && d.Decision == policy.Allow {
+	if st.approval == policy.ApprovalAlways && d.Decision == policy.Allow {
 		d.Decision, d.Reason, d.Source = policy.Ask, ReasonPolicyAlways, SourceMode
 		d.Message = "approval is set to always: every call asks (" + d.Message + ")"
 		t.Steps = append(t.Steps, Step{"approval axis", "ask", "always"})
@@ -638,7 +666,7 @@ func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Deci
 		t.Steps = append(t.Steps, Step{"mode", "deny", "dontAsk"})
 		return d
 	}
-	switch st.set.Approval {
+	switch st.approval {
 	case policy.ApprovalNever:
 		if d.Decision != policy.Ask {
 			break

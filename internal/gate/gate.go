@@ -141,6 +141,12 @@ func (g *Gate) Check(ctx context.Context, req *engine.Request, turn string) (*en
 	return d, err
 }
 
+// CheckCall is [Gate.Check] that also returns the tool call id its events
+// carry (the id an approval of the call is known by).
+func (g *Gate) CheckCall(ctx context.Context, req *engine.Request, turn string) (*engine.Decision, string, error) {
+	return g.check(ctx, req, turn)
+}
+
 func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*engine.Decision, string, error) {
 	if req == nil {
 		return systemDeny(engine.ReasonInvalidRequest, "no request"), "", errors.New("gate: nil request")

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+// SessionSettings are the settings a person switched for one session: the
+// mode and the two axes. A nil field leaves the setting to the policy files.
+// A setting made by the managed policy or a command-line flag is locked: a
+// session setting does not override it.
+type SessionSettings struct {
+	Mode     *policy.Mode     `json:"mode,omitempty"`
+	Approval *policy.Approval `json:"approval,omitempty"`
+	Sandbox  *policy.Sandbox  `json:"sandbox,omitempty"`
+	Network  *bool            `json:"network,omitempty"`
+}
+
+// Sessions holds the [SessionSettings] of each session. It is safe for use
+// by multiple goroutines; a change applies to the next decision.
+type Sessions struct {
+	mu sync.RWMutex
+	m  map[string]SessionSettings
+}
+
+// NewSessions returns an empty set of session settings.
+func NewSessions() *Sessions { return &Sessions{m: map[string]SessionSettings{}} }
+
+// Get returns the settings of session, and whether it has any.
+func (s *Sessions) Get(session string) (SessionSettings, bool) {
+	if s == nil {
+		return SessionSettings{}, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	v, ok := s.m[session]
+	return v, ok
+}
+
+// Set replaces the settings of session; the zero value removes them.
+func (s *Sessions) Set(session string, v SessionSettings) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v == (SessionSettings{}) {
+		delete(s.m, session)
+		return
+	}
+	s.m[session] = v
+}
+
+// Locked returns an error naming the file for each of v's settings that
+// the policy for cwd does not let a session change; nil when all apply.
+func (e *Engine) Locked(cwd string, v SessionSettings) error {
+	root := e.opts.Project
+	if root == "" {
+		root, _ = FindRoot(cwd)
+	}
+	set, err := e.policyFor(root)
+	if err != nil {
+		return err
+	}
+	for _, key := range v.keys() {
+		if why := locked(set, key, v); why != "" {
+			return fmt.Errorf("%s cannot be changed for a session: %s", key, why)
+		}
+	}
+	return nil
+}
+
+func (v SessionSettings) keys() []string {
+	var k []string
+	if v.Mode != nil {
+		k = append(k, "mode")
+	}
+	if v.Approval != nil {
+		k = append(k, "approval")
+	}
+	if v.Sandbox != nil {
+		k = append(k, "sandbox")
+	}
+	if v.Network != nil {
+		k = append(k, "network")
+	}
+	return k
+}
+
+// locked says why the setting key of v cannot apply under set, or "".
+func locked(set *policy.Set, key string, v SessionSettings) string {
+	if l, ok := set.Layers[key]; ok && (l == policy.LayerManaged || l == policy.LayerCLI) {
+		return "it is set by " + set.From[key]
+	}
+	switch key {
+	case "mode":
+		if *v.Mode == policy.ModeBypass && !set.AllowsBypass() {
+			return "bypassPermissions is disabled by the managed policy"
+		}
+		if set.ManagedRulesOnly && (*v.Mode == policy.ModeBypass || *v.Mode == policy.ModeAcceptEdits) {
+			return "the managed policy allows only its own allow rules"
+		}
+	case "approval":
+		if *v.Approval == policy.ApprovalNever && set.ManagedRulesOnly {
+			return "the managed policy allows only its own allow rules"
+		}
+	case "network":
+		if *v.Network && set.NetworkLocked {
+			return "the managed policy turns the network off"
+		}
+	}
+	return ""
+}
