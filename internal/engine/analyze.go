@@ -1080,3 +1080,24 @@ func (e *env) escalate(u *Unit) {
 	}
 	u.outside, u.escape = outside, escape
 }
+
+// PathsOnly reports whether everything the unit does is in its Reads and
+// Writes: a program whose effects are known, that runs no hidden code,
+// reaches no host, sends no secret, deletes nothing irreversibly and names
+// every path it touches. Only such a unit can be covered by a lease on its
+// paths.
+func (u *Unit) PathsOnly() bool {
+	if u.unknown != "" || u.exec != "" || u.opaque != "" || u.network || len(u.Hosts) > 0 ||
+		len(u.Secrets) > 0 || u.secret != "" || u.secretVar != "" || u.destructive != "" ||
+		u.Risk == risk.Destructive || (u.Command != nil && !u.known) {
+		return false
+	}
+	for _, ps := range [][]PathFact{u.Reads, u.Writes} {
+		for _, p := range ps {
+			if p.Unknown || p.Real == "" {
+				return false
+			}
+		}
+	}
+	return true
+}

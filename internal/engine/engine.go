@@ -19,9 +19,18 @@ import (
 // never consulted for destructive calls. Implementations must be safe for
 // use by multiple goroutines.
 type PriorApprovals interface {
-	// Lookup reports whether an earlier approval covers this exact call,
-	// and a short description of it for the decision message.
-	Lookup(ctx context.Context, c *Call) (string, bool)
+	// Lookup reports whether an earlier approval or a lease covers this
+	// exact call, and which.
+	Lookup(ctx context.Context, c *Call) (Grant, bool)
+}
+
+// Grant is what a [PriorApprovals] found to cover a call.
+type Grant struct {
+	// Reason is ReasonPriorApproval or ReasonLease.
+	Reason Reason
+	// ID identifies the approval or lease; Message describes it for the
+	// decision message.
+	ID, Message string
 }
 
 // Call is the normalized form of a request given to [PriorApprovals].
@@ -31,6 +40,8 @@ type Call struct {
 	Tool policy.Tool
 	// Root is the project root the call was judged against.
 	Root string
+	// Cwd is the real path of the request's working directory.
+	Cwd string
 	// Units are the parts of the call with their resolved effects.
 	Units []*Unit
 }
@@ -130,15 +141,39 @@ func (e *Engine) policyFor(root string) (*policy.Set, error) {
 // Check decides a request. It never returns nil and never fails: bad input
 // is a deny with reason invalid_request or invalid_arguments.
 func (e *Engine) Check(ctx context.Context, req *Request) *Decision {
-	d, _ := e.decide(ctx, req, false)
+	d, _ := e.decide(ctx, req, false, nil)
 	return d
 }
 
 // Explain decides a request and returns the decision with its full trace.
 func (e *Engine) Explain(ctx context.Context, req *Request) *Decision {
-	d, t := e.decide(ctx, req, true)
+	d, t := e.decide(ctx, req, true, nil)
 	d.Trace = t
 	return d
+}
+
+// Decide is [Engine.Check] that consults prior (instead of
+// Options.Prior, when prior is not nil) and also returns the call in its
+// normalized form: the canonical tool, the project root and the units with
+// their resolved effects. The call is nil when the request was refused
+// before it could be analysed (bad input, unknown tool, policy error).
+func (e *Engine) Decide(ctx context.Context, req *Request, prior PriorApprovals) (*Decision, *Call) {
+	d, t := e.decide(ctx, req, false, prior)
+	if t.call == nil {
+		return d, nil
+	}
+	return d, t.call
+}
+
+// Home returns the home directory the engine resolves "~" against.
+func (e *Engine) Home() string { return e.opts.Home }
+
+// Forget drops the cached policy of every project, so the next decision
+// loads the policy files again (after a rule was written to one).
+func (e *Engine) Forget() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	clear(e.cache)
 }
 
 // FindRoot returns the project root for cwd and what marked it: the
@@ -166,7 +201,10 @@ func deny(reason Reason, msg string) *Decision {
 	return &Decision{Decision: policy.Deny, Reason: reason, Message: msg, Risk: risk.Execute, Source: SourceTool}
 }
 
-func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decision, *Trace) {
+func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior PriorApprovals) (*Decision, *Trace) {
+	if prior == nil {
+		prior = e.opts.Prior
+	}
 	t := &Trace{}
 	if req == nil {
 		return deny(ReasonInvalidRequest, "no request"), t
@@ -266,10 +304,14 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool) (*Decis
 	}
 	t.Units = units
 	d := st.aggregate(units)
-	if d.Decision == policy.Ask && e.opts.Prior != nil && d.Risk != risk.Destructive {
-		if desc, ok := e.opts.Prior.Lookup(ctx, &Call{Request: req, Tool: tool, Root: root, Units: units}); ok && !anyHard(units) {
-			d = &Decision{Decision: policy.Allow, Reason: ReasonPriorApproval, Risk: d.Risk, Source: SourcePrior, Message: desc}
-			t.Steps = append(t.Steps, Step{"prior approval", "allow", desc})
+	t.call = &Call{Request: req, Tool: tool, Root: root, Cwd: cwd, Units: units}
+	if d.Decision == policy.Ask && prior != nil && d.Risk != risk.Destructive && !anyHard(units) {
+		if g, ok := prior.Lookup(ctx, t.call); ok {
+			if g.Reason == "" {
+				g.Reason = ReasonPriorApproval
+			}
+			d = &Decision{Decision: policy.Allow, Reason: g.Reason, Risk: d.Risk, Source: SourcePrior, Message: g.Message, Grant: g.ID}
+			t.Steps = append(t.Steps, Step{"prior approval", "allow", g.Message})
 		}
 	}
 	return st.wrap(ctx, d, t, anyHard(units)), t

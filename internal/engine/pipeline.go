@@ -14,17 +14,17 @@ import (
 
 // state is one request's pass through the pipeline.
 type state struct {
-	e       *Engine
-	set     *policy.Set
-	idx     *policy.Index
-	call    *call
-	env     *env
+	e        *Engine
+	set      *policy.Set
+	idx      *policy.Index
+	call     *call
+	env      *env
 	mode     policy.Mode
 	sandbox  policy.Sandbox
 	approval policy.Approval
 	network  bool
 	notes    []string
-	explain bool
+	explain  bool
 }
 
 // settle fixes the mode and the axes for this request: the policy's, then

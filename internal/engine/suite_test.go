@@ -387,7 +387,9 @@ func TestBenignSuite(t *testing.T) {
 // approvedBefore is a PriorApprovals that claims every call was approved.
 type approvedBefore struct{}
 
-func (approvedBefore) Lookup(context.Context, *Call) (string, bool) { return "approved earlier", true }
+func (approvedBefore) Lookup(context.Context, *Call) (Grant, bool) {
+	return Grant{Message: "approved earlier"}, true
+}
 
 // TestAttackGoOnly holds the attacks that need Go: inputs too large or not
 // valid UTF-8 for a text file, requests decoded from raw JSON (a panic or a

@@ -29,6 +29,10 @@ type Request struct {
 	Mode string `json:"mode,omitempty"`
 	// Agent names the (sub)agent making the call; optional.
 	Agent string `json:"agent,omitempty"`
+	// Parent names the agent that started this one, for a subagent's
+	// call. A subagent inherits no session approval or lease of its
+	// parent's unless one is delegated to it explicitly.
+	Parent string `json:"parent_agent,omitempty"`
 	// Shell is the shell a shell tool runs its command in: "bash" (the
 	// default) or "powershell". A tool named PowerShell or pwsh implies
 	// powershell.
@@ -93,6 +97,13 @@ const (
 	// asked; ReasonApproverError: the approver failed.
 	ReasonApprovalCancelled Reason = "approval_cancelled"
 	ReasonApproverError     Reason = "approver_error"
+	// ReasonReceiptInvalid: the call changed between its approval and its
+	// execution (arguments, files, cwd) or the receipt expired.
+	ReasonReceiptInvalid Reason = "receipt_invalid"
+	// ReasonClassifier: the auto-mode classifier decided.
+	ReasonClassifier Reason = "classifier"
+	// ReasonHeadless: a headless run had no hook that answered.
+	ReasonHeadless Reason = "headless"
 )
 
 // Source is the kind of pipeline stage that decided.
@@ -118,6 +129,9 @@ type Decision struct {
 	Source     Source          `json:"source"`
 	Rule       string          `json:"rule,omitempty"`
 	RuleOrigin string          `json:"rule_origin,omitempty"`
+	// Grant is the id of the session approval or lease that allowed the
+	// call, when Reason is prior_approval or lease.
+	Grant string `json:"grant,omitempty"`
 	// Trace is every step the pipeline took; filled by Explain.
 	Trace *Trace `json:"trace,omitempty"`
 }
@@ -134,6 +148,8 @@ type Trace struct {
 	Notes     []string `json:"notes,omitempty"`
 	Units     []*Unit  `json:"units"`
 	Steps     []Step   `json:"steps,omitempty"`
+
+	call *Call
 }
 
 // Step is one pipeline stage's conclusion.

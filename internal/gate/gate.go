@@ -34,6 +34,8 @@ const (
 	ActorPolicy Actor = "policy"
 	ActorSystem Actor = "system"
 	ActorHook   Actor = "hook"
+	// ActorClassifier is the auto-mode classifier.
+	ActorClassifier Actor = "classifier"
 )
 
 // Options configure a [Gate]. The zero value of each field means its default.
@@ -45,6 +47,34 @@ type Options struct {
 	Clock func() time.Time
 	// NewID returns a fresh tool call id; default a random "tc_" id.
 	NewID func() string
+	// ReceiptTTL is how long a receipt stays valid; default
+	// [DefaultReceiptTTL].
+	ReceiptTTL time.Duration
+	// Rules saves "always allow" answers into policy files; nil means
+	// such answers are taken as allow once.
+	Rules RuleWriter
+	// Classifier, when set, runs the gate in auto mode: asks go to the
+	// classifier first, except destructive ones, and to the approver when
+	// the classifier defers, fails, or its circuit breaker is open.
+	Classifier approval.Classifier
+	// Headless runs the gate without a person: the approver is a hook
+	// (its answers are recorded with actor hook), and with no approver
+	// every ask is denied with reason headless.
+	Headless bool
+}
+
+// RuleWriter saves a rule a person chose to always allow.
+type RuleWriter interface {
+	// SaveRule adds rule as an allow rule for scope "project" (the
+	// project's local policy file under root) or "user" (the user's
+	// policy file), and says where it was written.
+	SaveRule(ctx context.Context, scope, root, rule string) (SavedRule, error)
+}
+
+// SavedRule is where a [RuleWriter] wrote a rule.
+type SavedRule struct {
+	File string
+	Line int
 }
 
 // Gate decides tool calls with an engine, asks a person through an
@@ -55,6 +85,8 @@ type Gate struct {
 	store    eventlog.Store
 	approver approval.Approver
 	opts     Options
+	grants   *grants
+	breaker  *breaker
 }
 
 // New returns a gate. eng and store are required; approver may be nil, in
@@ -75,14 +107,23 @@ func New(eng *engine.Engine, store eventlog.Store, approver approval.Approver, o
 	if opts.NewID == nil {
 		opts.NewID = randomID
 	}
-	return &Gate{engine: eng, store: store, approver: approver, opts: opts}, nil
+	if opts.ReceiptTTL <= 0 {
+		opts.ReceiptTTL = DefaultReceiptTTL
+	}
+	g := &Gate{engine: eng, store: store, approver: approver, opts: opts, breaker: newBreaker()}
+	g.grants = newGrants(g)
+	return g, nil
 }
 
-func randomID() string {
+func randomID() string { return "tc_" + randomHex() }
+
+func randomHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return "tc_" + hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:])
 }
+
+func (g *Gate) engineHome() string { return g.engine.Home() }
 
 // The payloads of the events the gate writes.
 type (
@@ -91,19 +132,26 @@ type (
 		Tool       string         `json:"tool"`
 		Input      map[string]any `json:"input"`
 		Cwd        string         `json:"cwd"`
+		Agent      string         `json:"agent,omitempty"`
+		Parent     string         `json:"parentAgent,omitempty"`
 	}
 	permissionRequested struct {
-		ToolCallID        string         `json:"toolCallId"`
-		Tool              string         `json:"tool"`
-		Args              map[string]any `json:"args"`
-		RiskAtDecision    risk.Level     `json:"riskAtDecision"`
-		SourcedFrom       engine.Source  `json:"sourcedFrom"`
-		Reason            engine.Reason  `json:"reason"`
-		Message           string         `json:"message,omitempty"`
-		Rule              string         `json:"rule,omitempty"`
-		Destructive       bool           `json:"destructive,omitempty"`
-		SuggestedDecision string         `json:"suggestedDecision"`
-		SuggestedRule     string         `json:"suggestedRule,omitempty"`
+		ToolCallID        string          `json:"toolCallId"`
+		Tool              string          `json:"tool"`
+		Args              map[string]any  `json:"args"`
+		RiskAtDecision    risk.Level      `json:"riskAtDecision"`
+		SourcedFrom       engine.Source   `json:"sourcedFrom"`
+		Reason            engine.Reason   `json:"reason"`
+		Message           string          `json:"message,omitempty"`
+		Rule              string          `json:"rule,omitempty"`
+		Destructive       bool            `json:"destructive,omitempty"`
+		SuggestedDecision string          `json:"suggestedDecision"`
+		SuggestedRule     string          `json:"suggestedRule,omitempty"`
+		Units             []approval.Unit `json:"units,omitempty"`
+		ConfirmTarget     string          `json:"confirmTarget,omitempty"`
+		// AskedOf is who is asked first: user, hook or classifier.
+		AskedOf  Actor     `json:"askedOf"`
+		Deadline time.Time `json:"deadline"`
 	}
 	permissionResolved struct {
 		ToolCallID     string          `json:"toolCallId"`
@@ -126,49 +174,77 @@ type (
 		Downgraded bool   `json:"downgraded,omitempty"`
 		TimeoutMs  int64  `json:"timeoutMs,omitempty"`
 		Error      string `json:"error,omitempty"`
+		// Grant is the session approval or lease that allowed the call,
+		// or the session approval this answer created.
+		Grant string `json:"grant,omitempty"`
+		// Receipt binds an allow to what was allowed.
+		Receipt *Receipt `json:"receipt,omitempty"`
+		// BreakerOpened reports that this classifier denial opened the
+		// auto-mode circuit breaker for the session.
+		BreakerOpened bool `json:"breakerOpened,omitempty"`
 	}
 )
 
 // Check decides req and records it as events of session req.Session, in
 // turn turn (which may be empty). It returns the final decision: the
-// engine's, or — when the engine asked — the person's answer or a deny.
+// engine's, or — when the engine asked — the answer of the classifier, the
+// hook or the person, or a deny.
 //
 // Check fails only when the request has no session or the event log
 // cannot be written; the returned decision is then a deny, so a caller that
 // ignores the error still fails closed.
 func (g *Gate) Check(ctx context.Context, req *engine.Request, turn string) (*engine.Decision, error) {
-	d, _, err := g.check(ctx, req, turn)
-	return d, err
+	v, err := g.decide(ctx, req, turn)
+	return v.d, err
 }
 
 // CheckCall is [Gate.Check] that also returns the tool call id its events
 // carry (the id an approval of the call is known by).
 func (g *Gate) CheckCall(ctx context.Context, req *engine.Request, turn string) (*engine.Decision, string, error) {
-	return g.check(ctx, req, turn)
+	v, err := g.decide(ctx, req, turn)
+	return v.d, v.id, err
 }
 
-func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*engine.Decision, string, error) {
+// verdict is a decided call: the decision, the tool call id, the call in
+// normalized form and, for an allow, its receipt.
+type verdict struct {
+	d       *engine.Decision
+	id      string
+	call    *engine.Call
+	receipt *Receipt
+}
+
+func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (verdict, error) {
 	if req == nil {
-		return systemDeny(engine.ReasonInvalidRequest, "no request"), "", errors.New("gate: nil request")
+		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "no request")}, errors.New("gate: nil request")
 	}
 	if req.Session == "" {
-		return systemDeny(engine.ReasonInvalidRequest, "the request names no session"), "", errors.New("gate: request has no session")
+		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "the request names no session")}, errors.New("gate: request has no session")
 	}
 	id := g.opts.NewID()
 	if err := g.append(ctx, req.Session, turn, eventlog.TypeToolCallRequested, toolCallRequested{
-		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd,
+		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
 	}); err != nil {
-		return systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id, err
+		return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, err
 	}
 
-	d := g.engine.Check(ctx, req)
+	lk := &lookup{gr: g.grants}
+	d, call := g.engine.Decide(ctx, req, lk)
+	if err := g.recordRevocations(ctx, turn, lk.revoked); err != nil {
+		return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, err
+	}
 	res := permissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason,
 		Actor: ActorPolicy, RiskAtDecision: d.Risk, SourcedFrom: d.Source,
-		Rule: d.Rule, RuleOrigin: d.RuleOrigin, Message: d.Message,
+		Rule: d.Rule, RuleOrigin: d.RuleOrigin, Message: d.Message, Grant: d.Grant,
 	}
 	if d.Decision != policy.Ask {
-		return d, id, g.resolve(ctx, req.Session, turn, res)
+		v := verdict{d: d, id: id, call: call}
+		if d.Decision == policy.Allow {
+			v.receipt = g.issue(id, call)
+			res.Receipt = v.receipt
+		}
+		return v, g.resolve(ctx, req.Session, turn, res)
 	}
 
 	destructive := d.Risk == risk.Destructive
@@ -178,16 +254,37 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 		// A destructive call is never remembered, so no rule is offered.
 		suggested = approval.Suggest(req.Tool, arg)
 	}
+	ar := &approval.Request{
+		Session: req.Session, Turn: turn, ToolCallID: id, Tool: req.Tool, Input: req.Input,
+		Cwd: req.Cwd, Reason: string(d.Reason), Message: d.Message, Risk: d.Risk.String(),
+		Rule: d.Rule, Summary: summary, Destructive: destructive, SuggestedRule: suggested,
+		Units: units(call),
+	}
+	if destructive {
+		ar.ConfirmTarget = confirmTarget(call, arg)
+	}
+	askedOf := ActorUser
+	switch {
+	case g.opts.Classifier != nil && !destructive && !g.breaker.open(req.Session):
+		askedOf = ActorClassifier
+	case g.opts.Headless:
+		askedOf = ActorHook
+	}
 	if err := g.append(ctx, req.Session, turn, eventlog.TypePermissionRequested, permissionRequested{
 		ToolCallID: id, Tool: req.Tool, Args: req.Input, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
+		Units: ar.Units, ConfirmTarget: ar.ConfirmTarget, AskedOf: askedOf,
+		Deadline: g.opts.Clock().Add(g.opts.Timeout),
 	}); err != nil {
 		out := *d
 		out.Decision, out.Reason, out.Message = policy.Deny, engine.ReasonPolicyError, "the event log could not be written"
-		return &out, id, err
+		return verdict{d: &out, id: id, call: call}, err
 	}
 
+	// The receipt binds what the person is shown, as it is now: a change
+	// while they look makes the call fail its check before it runs.
+	bound := g.issue(id, call)
 	res.TimeoutMs = g.opts.Timeout.Milliseconds()
 	res.Rule, res.RuleOrigin = "", ""
 	out := *d
@@ -196,13 +293,20 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 		res.Decision, res.Reason, res.Actor, res.Message = policy.Deny, reason, actor, msg
 	}
 
-	if g.approver == nil {
+	answered := false
+	if askedOf == ActorClassifier {
+		answered = g.classify(ctx, ar, &res)
+	}
+	switch {
+	case answered:
+	case g.approver == nil && g.opts.Headless:
+		setDeny(engine.ReasonHeadless, ActorSystem, "running headless and no hook answered, so the call is denied")
+	case g.approver == nil:
 		setDeny(engine.ReasonNoApprover, ActorSystem, "no approver is configured to ask a person, so the call is denied")
-	} else {
-		ar := &approval.Request{
-			Session: req.Session, Turn: turn, ToolCallID: id, Tool: req.Tool, Input: req.Input,
-			Cwd: req.Cwd, Reason: string(d.Reason), Message: d.Message, Risk: d.Risk.String(),
-			Rule: d.Rule, Summary: summary, Destructive: destructive, SuggestedRule: suggested,
+	default:
+		actor := ActorUser
+		if g.opts.Headless {
+			actor = ActorHook
 		}
 		ans, outcome, err := g.ask(ctx, ar)
 		switch outcome {
@@ -226,22 +330,19 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 				if msg == "" {
 					msg = "the user denied the call"
 				}
-				setDeny(engine.ReasonUserDenied, ActorUser, msg)
+				setDeny(engine.ReasonUserDenied, actor, msg)
 				res.Answer = ans.Kind
 			default:
-				res.Decision, res.Reason, res.Actor = policy.Allow, engine.ReasonUserApproved, ActorUser
+				res.Decision, res.Reason, res.Actor = policy.Allow, engine.ReasonUserApproved, actor
 				res.Answer = ans.Kind
 				res.Scope = scopeOf(ans.Kind)
 				res.Message = fmt.Sprintf("user approved (%s)", ans.Kind)
 				if ans.Kind.Remembered() {
-					if destructive {
+					if destructive || call == nil {
 						res.Scope, res.Downgraded = "once", true
 						res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: destructive calls are never remembered)", ans.Kind)
-					} else {
-						res.Rule = ans.Rule
-						if res.Rule == "" {
-							res.Rule = suggested
-						}
+					} else if err := g.remember(ctx, turn, ans, suggested, call, &res); err != nil {
+						return verdict{d: &out, id: id, call: call}, err
 					}
 				}
 				if ans.Message != "" {
@@ -250,8 +351,106 @@ func (g *Gate) check(ctx context.Context, req *engine.Request, turn string) (*en
 			}
 		}
 	}
-	out.Decision, out.Reason, out.Message = res.Decision, res.Reason, res.Message
-	return &out, id, g.resolve(ctx, req.Session, turn, res)
+	out.Decision, out.Reason, out.Message, out.Grant = res.Decision, res.Reason, res.Message, res.Grant
+	v := verdict{d: &out, id: id, call: call}
+	if out.Decision == policy.Allow && bound != nil {
+		bound.Expires = g.opts.Clock().Add(g.opts.ReceiptTTL)
+		v.receipt, res.Receipt = bound, bound
+	}
+	return v, g.resolve(ctx, req.Session, turn, res)
+}
+
+// remember makes a remembered allow outlive the call: a session approval,
+// or a rule written to a policy file. res records what was remembered.
+func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *permissionResolved) error {
+	req := call.Request
+	if ans.Kind == approval.AllowSession {
+		sa := g.grants.remember(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"))
+		res.Grant = sa.id
+		return g.append(ctx, req.Session, turn, eventlog.TypeLeaseGranted, map[string]any{
+			"id": sa.id, "kind": KindSessionApproval, "toolCallId": res.ToolCallID, "agent": req.Agent,
+			"parentAgent": req.Parent, "resources": sa.resources, "actor": ActorUser,
+		})
+	}
+	rule := ans.Rule
+	if rule == "" {
+		rule = suggested
+	}
+	res.Rule = rule
+	if rule == "" {
+		res.Scope, res.Downgraded = "once", true
+		res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: no single rule covers this call)", ans.Kind)
+		return nil
+	}
+	if g.opts.Rules == nil {
+		res.Scope, res.Downgraded = "once", true
+		res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: this gate writes no policy files)", ans.Kind)
+		return nil
+	}
+	saved, err := g.opts.Rules.SaveRule(ctx, res.Scope, call.Root, rule)
+	if err != nil {
+		res.Scope, res.Downgraded = "once", true
+		res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: the rule was not saved: %v)", ans.Kind, err)
+		res.Error = err.Error()
+		return nil
+	}
+	res.RuleOrigin = fmt.Sprintf("%s:%d", saved.File, saved.Line)
+	g.engine.Forget()
+	return g.append(ctx, req.Session, turn, eventlog.TypePolicyChanged, map[string]any{
+		"toolCallId": res.ToolCallID, "change": "rule_added", "decision": "allow", "rule": rule,
+		"file": saved.File, "line": saved.Line, "scope": res.Scope, "actor": ActorUser,
+	})
+}
+
+// issue makes the receipt of an allowed call.
+func (g *Gate) issue(id string, call *engine.Call) *Receipt {
+	if call == nil {
+		return nil
+	}
+	return &Receipt{
+		ID: "rc_" + strings.TrimPrefix(id, "tc_"), ToolCallID: id, Tool: string(call.Tool), ArgsHash: argsHash(call),
+		Cwd: call.Cwd, Resources: resources(call), Expires: g.opts.Clock().Add(g.opts.ReceiptTTL),
+	}
+}
+
+// Verify checks, just before an allowed call runs, that req is still the
+// call rc was issued for: the same tool and normalized arguments, the same
+// real working directory, every resource at the same real path in the same
+// version, and rc not expired. It returns nil only when all hold.
+func (g *Gate) Verify(ctx context.Context, req *engine.Request, rc *Receipt) error {
+	if rc == nil {
+		return errors.New("no receipt: the call was not allowed")
+	}
+	if now := g.opts.Clock(); !now.Before(rc.Expires) {
+		return fmt.Errorf("receipt %s expired at %s", rc.ID, rc.Expires.UTC().Format(time.RFC3339))
+	}
+	_, call := g.engine.Decide(ctx, req, noPrior{})
+	if call == nil {
+		return fmt.Errorf("receipt %s: the call can no longer be analysed", rc.ID)
+	}
+	switch {
+	case string(call.Tool) != rc.Tool:
+		return fmt.Errorf("receipt %s: the tool changed from %s to %s", rc.ID, rc.Tool, call.Tool)
+	case call.Cwd != rc.Cwd:
+		return fmt.Errorf("receipt %s: the working directory is now %s, not %s", rc.ID, call.Cwd, rc.Cwd)
+	case argsHash(call) != rc.ArgsHash:
+		return fmt.Errorf("receipt %s: the arguments changed after the call was allowed", rc.ID)
+	}
+	now := resources(call)
+	if r := changed(rc.Resources, now); r != nil {
+		return fmt.Errorf("receipt %s: %s changed after the call was allowed", rc.ID, r.Path)
+	}
+	if r := changed(now, rc.Resources); r != nil {
+		return fmt.Errorf("receipt %s: the call now touches %s", rc.ID, r.Path)
+	}
+	return nil
+}
+
+// noPrior is a PriorApprovals that knows none.
+type noPrior struct{}
+
+func (noPrior) Lookup(context.Context, *engine.Call) (engine.Grant, bool) {
+	return engine.Grant{}, false
 }
 
 // The reason a wait for an approver ended.
@@ -372,4 +571,66 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// units describes the call's parts for a person.
+func units(call *engine.Call) []approval.Unit {
+	if call == nil {
+		return nil
+	}
+	out := make([]approval.Unit, 0, len(call.Units))
+	for _, u := range call.Units {
+		au := approval.Unit{Label: u.Label, Risk: u.Risk.String(), Decision: u.Decision.String(), Reason: string(u.Reason)}
+		for _, p := range u.Reads {
+			au.Reads = append(au.Reads, shownPath(p))
+		}
+		for _, p := range u.Writes {
+			if p.Delete {
+				au.Deletes = append(au.Deletes, shownPath(p))
+			} else {
+				au.Writes = append(au.Writes, shownPath(p))
+			}
+		}
+		for _, h := range u.Hosts {
+			au.Hosts = append(au.Hosts, h.Host)
+		}
+		out = append(out, au)
+	}
+	return out
+}
+
+func shownPath(p engine.PathFact) string {
+	if p.Real != "" {
+		return p.Real
+	}
+	return p.Requested
+}
+
+// confirmTarget is what a person types to allow a destructive call: the
+// first path it deletes as the call spells it, else the program and its
+// first operand, else the call's argument.
+func confirmTarget(call *engine.Call, arg string) string {
+	if call != nil {
+		for _, u := range call.Units {
+			if u.Risk != risk.Destructive {
+				continue
+			}
+			for _, p := range u.Writes {
+				if p.Delete && p.Requested != "" {
+					return p.Requested
+				}
+			}
+			if u.Command != nil {
+				t := u.Command.Name
+				for _, a := range u.Command.Args {
+					if !strings.HasPrefix(a, "-") {
+						t += " " + a
+						break
+					}
+				}
+				return t
+			}
+		}
+	}
+	return oneLine(arg, 80)
 }

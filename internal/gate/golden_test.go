@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -31,10 +32,13 @@ var update = flag.Bool("update", false, "rewrite the events.jsonl section of tes
 //	project.toml    the project policy
 //	requests.jsonl  one step a line: {"advance": "10m", "turn": "t1",
 //	                "cancelAfter": "20ms", "request": {…engine request…},
-//	                "run": {"exitCode": 0, "stdout": "…", "stderr": "…", "error": "…"}}
-//	                A step with "run" goes through Gate.Run, else Gate.Check.
+//	                "run": {"exitCode": 0, "stdout": "…", "stderr": "…", "error": "…"},
+//	                "write": {"path": "…", "content": "…"}}
+//	                A step with "run" goes through Gate.Run, else Gate.Check;
+//	                "write" writes a file before the step's request.
 //	answers.jsonl   the scripted approver's answers, in order: an Answer,
-//	                {"block": true} (wait for the context) or {"error": "…"}
+//	                {"block": true} (wait for the context) or {"error": "…"};
+//	                "write" (as above) changes a file while the person looks
 //	events.jsonl    the exact event chain expected, read back with Query
 //
 // $PROJECT and $HOME stand for the temporary project and home directories.
@@ -46,6 +50,7 @@ type step struct {
 	Turn        string          `json:"turn"`
 	CancelAfter string          `json:"cancelAfter"`
 	Request     json.RawMessage `json:"request"`
+	Write       *fileWrite      `json:"write"`
 	Run         *struct {
 		ExitCode int    `json:"exitCode"`
 		Stdout   string `json:"stdout"`
@@ -54,9 +59,15 @@ type step struct {
 	} `json:"run"`
 }
 
+type fileWrite struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
 type scripted struct {
-	Block bool   `json:"block"`
-	Error string `json:"error"`
+	Block bool       `json:"block"`
+	Error string     `json:"error"`
+	Write *fileWrite `json:"write"`
 	approval.Answer
 }
 
@@ -129,6 +140,9 @@ func runGolden(t *testing.T, path string) {
 		a := answers[next]
 		next++
 		mu.Unlock()
+		if a.Write != nil {
+			writeFile(t, expand, a.Write)
+		}
 		switch {
 		case a.Block:
 			<-ctx.Done()
@@ -160,6 +174,12 @@ func runGolden(t *testing.T, path string) {
 			d, err := time.ParseDuration(s.Advance)
 			must(t, err)
 			clock.Advance(d)
+		}
+		if s.Write != nil {
+			writeFile(t, expand, s.Write)
+		}
+		if len(s.Request) == 0 {
+			continue
 		}
 		req, err := engine.DecodeRequest([]byte(expand.Replace(string(s.Request))))
 		must(t, err)
@@ -219,7 +239,7 @@ func runGolden(t *testing.T, path string) {
 			e.Payload = payload.Bytes()
 			b, err := json.Marshal(e)
 			must(t, err)
-			got.WriteString(unexpand.Replace(string(b)))
+			got.WriteString(unstable.ReplaceAllString(unexpand.Replace(string(b)), "${1}…\""))
 			got.WriteByte('\n')
 		}
 	}
@@ -236,6 +256,16 @@ func runGolden(t *testing.T, path string) {
 	if diff := cmp.Diff(lines(sections["events.jsonl"]), lines(got.Bytes())); diff != "" {
 		t.Errorf("event chain mismatch (-want +got); run with -update to accept:\n%s", diff)
 	}
+}
+
+// unstable matches the parts of an event that differ from run to run: a
+// hash over temporary paths, and the inode and change times of a file.
+var unstable = regexp.MustCompile(`("argsHash":"|"version":"stat:)[^"]*"`)
+
+func writeFile(t *testing.T, expand *strings.Replacer, w *fileWrite) {
+	p := expand.Replace(w.Path)
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, []byte(w.Content), 0o644))
 }
 
 func lines(b []byte) []string {

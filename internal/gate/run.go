@@ -41,8 +41,9 @@ var injectionPatterns = []string{
 	"disregard the above",
 }
 
-// Run decides req as [Gate.Check] does and, only when the call is allowed,
-// runs exec: it records tool.started, calls exec, and records
+// Run decides req as [Gate.Check] does and, only when the call is allowed
+// and its receipt still holds (see [Gate.Verify]; a call that changed after
+// it was allowed is denied with reason receipt_invalid), runs exec: it records tool.started, calls exec, and records
 // tool.completed (exit code, byte counts, duration and a redacted stdout
 // preview of at most [PreviewBytes]) or, when exec returns an error,
 // tool.failed. Output that looks like prompt injection is recorded as
@@ -53,10 +54,24 @@ var injectionPatterns = []string{
 // returned with the deny decision and a nil error: the deny is already in
 // the log. The error is exec's error, or a failure to write the log.
 func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec Exec) (*engine.Decision, Result, error) {
-	d, id, err := g.check(ctx, req, turn)
-	if err != nil || d.Decision != policy.Allow {
-		return d, Result{}, err
+	v, err := g.decide(ctx, req, turn)
+	if err != nil || v.d.Decision != policy.Allow {
+		return v.d, Result{}, err
 	}
+	// The call may have changed while a person looked at it: run it only
+	// if it is still exactly what was allowed.
+	if verr := g.Verify(ctx, req, v.receipt); verr != nil {
+		d := *v.d
+		d.Decision, d.Reason, d.Source = policy.Deny, engine.ReasonReceiptInvalid, engine.SourceSafety
+		d.Message = "the call changed after it was allowed, so it does not run: " + verr.Error()
+		res := permissionResolved{
+			ToolCallID: v.id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
+			RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message, Receipt: v.receipt,
+		}
+		return &d, Result{}, g.resolve(ctx, req.Session, turn, res)
+	}
+	id := v.id
+	d := v.d
 	if err := g.append(ctx, req.Session, turn, eventlog.TypeToolStarted, map[string]any{"toolCallId": id}); err != nil {
 		return d, Result{}, err
 	}

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+// TestSessionSettings: a person switches a session's mode and axes; the
+// managed policy and flags lock theirs, and other sessions are untouched.
+func TestSessionSettings(t *testing.T) {
+	w := newWorld(t)
+	mode := func(s string) *policy.Mode { m, err := policy.ParseMode(s); must(t, err); return &m }
+	sandbox := func(s policy.Sandbox) *policy.Sandbox { return &s }
+	approval := func(a policy.Approval) *policy.Approval { return &a }
+	on := true
+	cases := []struct {
+		name     string
+		managed  string
+		cli      *policy.File
+		settings SessionSettings
+		session  string
+		reqMode  string
+		tool     string
+		input    map[string]any
+		want     policy.Decision
+		reason   Reason
+		lockedBy string // Locked must name this; "" means not locked
+	}{
+		{name: "plan for the session", settings: SessionSettings{Mode: mode("plan")}, tool: "Write", input: fp("src/x.go"), want: policy.Deny, reason: ReasonModePlan},
+		{name: "another session keeps the default", settings: SessionSettings{Mode: mode("plan")}, session: "other", tool: "Write", input: fp("src/x.go"), want: policy.Ask},
+		{name: "the session's mode beats the request's", settings: SessionSettings{Mode: mode("plan")}, reqMode: "bypassPermissions", tool: "Bash", input: sh("make"), want: policy.Deny, reason: ReasonModePlan},
+		{name: "read-only sandbox", settings: SessionSettings{Sandbox: sandbox(policy.SandboxReadOnly)}, tool: "Bash", input: sh("touch a"), want: policy.Deny, reason: ReasonSandbox},
+		{name: "network on", settings: SessionSettings{Network: &on}, tool: "WebFetch", input: map[string]any{"url": "https://example.com"}, want: policy.Ask, reason: ReasonNetwork},
+		{name: "approval always", settings: SessionSettings{Approval: approval(policy.ApprovalAlways)}, tool: "Read", input: fp("README.md"), want: policy.Ask, reason: ReasonPolicyAlways},
+		{name: "managed mode is locked", managed: `mode = "default"`, settings: SessionSettings{Mode: mode("bypassPermissions")}, tool: "Bash", input: sh("make"), want: policy.Ask, lockedBy: "managed.toml"},
+		{name: "managed network off is locked", managed: `network = false`, settings: SessionSettings{Network: &on}, tool: "WebFetch", input: map[string]any{"url": "https://example.com"}, want: policy.Deny, reason: ReasonSandbox, lockedBy: "managed"},
+		{name: "managed bypass ban", managed: "[managed]\ndisable_bypass_mode = true", settings: SessionSettings{Mode: mode("bypassPermissions")}, tool: "Bash", input: sh("make"), want: policy.Ask, lockedBy: "bypassPermissions is disabled"},
+		{name: "a flag's mode is locked", cli: cli(t, "strict", nil, nil, nil), settings: SessionSettings{Mode: mode("default")}, tool: "Read", input: fp("README.md"), want: policy.Deny, reason: ReasonStrict, lockedBy: "cli"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := w.engine(t, layers{managed: c.managed, cli: c.cli})
+			sessions := NewSessions()
+			e.opts.Sessions = sessions
+			sessions.Set("s1", c.settings)
+			session := c.session
+			if session == "" {
+				session = "s1"
+			}
+			d := e.Check(context.Background(), &Request{Tool: c.tool, Input: c.input, Cwd: w.project, Session: session, Mode: c.reqMode})
+			if d.Decision != c.want || (c.reason != "" && d.Reason != c.reason) {
+				t.Fatalf("got %s/%s (%s), want %s/%s", d.Decision, d.Reason, d.Message, c.want, c.reason)
+			}
+			err := e.Locked(w.project, c.settings)
+			switch {
+			case c.lockedBy == "" && err != nil:
+				t.Fatalf("Locked = %v, want nil", err)
+			case c.lockedBy != "" && (err == nil || !strings.Contains(err.Error(), c.lockedBy)):
+				t.Fatalf("Locked = %v, want an error naming %q", err, c.lockedBy)
+			}
+		})
+	}
+	// Clearing the settings restores the policy's.
+	s := NewSessions()
+	s.Set("s1", SessionSettings{Mode: mode("plan")})
+	s.Set("s1", SessionSettings{})
+	if _, ok := s.Get("s1"); ok {
+		t.Fatal("zero settings were kept")
+	}
+}

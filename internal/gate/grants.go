@@ -1,0 +1,382 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/pathres"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// DefaultLeaseTTL is how long a lease lasts when its TTL is not given.
+const DefaultLeaseTTL = 15 * time.Minute
+
+// Capability is what a lease lets a call do with its path.
+type Capability string
+
+// The capabilities. A write lease also covers reading the path.
+const (
+	CapRead  Capability = "read"
+	CapWrite Capability = "write"
+)
+
+// Grant kinds, as recorded in lease.granted and lease.revoked events.
+const (
+	KindLease           = "lease"
+	KindSessionApproval = "session_approval"
+)
+
+// Lease is a temporary grant: calls of one session and agent may read (or
+// write) one real path while it keeps the version it had when granted,
+// until the lease expires or is revoked.
+type Lease struct {
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	// Agent is the agent the lease is for; a subagent has none of its
+	// parent's leases unless one is delegated to it.
+	Agent      string     `json:"agent,omitempty"`
+	Path       string     `json:"path"`
+	Capability Capability `json:"capability"`
+	Version    string     `json:"version"`
+	Expires    time.Time  `json:"expires"`
+	// From is the lease this one was delegated from, if any.
+	From string `json:"from,omitempty"`
+}
+
+// LeaseSpec asks for a lease with [Gate.GrantLease].
+type LeaseSpec struct {
+	Session string
+	Agent   string
+	// Path is absolute, or relative to Cwd; "~" is the user's home.
+	Path, Cwd  string
+	Capability Capability
+	// TTL is how long the lease lasts; zero means DefaultLeaseTTL.
+	TTL time.Duration
+	// Granter is recorded as the actor; default ActorUser.
+	Granter Actor
+}
+
+// sessionApproval is an "allow for this session" answer: it covers exactly
+// the same normalized call, by the same agent, while the resources it
+// touched keep their versions.
+type sessionApproval struct {
+	id, session, agent, key string
+	resources               []Resource
+}
+
+// grants holds the session approvals and leases a gate knows.
+type grants struct {
+	g        *Gate
+	mu       sync.Mutex
+	sessions map[string]*sessionApproval // by session+agent+argsHash
+	byID     map[string]*sessionApproval
+	leases   map[string]*Lease
+}
+
+func newGrants(g *Gate) *grants {
+	return &grants{g: g, sessions: map[string]*sessionApproval{}, byID: map[string]*sessionApproval{}, leases: map[string]*Lease{}}
+}
+
+// agentKey names the agent a call is made by. A subagent's key includes
+// its parent, so it never equals the key of a top-level agent.
+func agentKey(req *engine.Request) string {
+	if req.Parent == "" {
+		return req.Agent
+	}
+	return req.Parent + "\x00" + req.Agent
+}
+
+func approvalKey(session, agent, hash string) string {
+	return session + "\x00" + agent + "\x00" + hash
+}
+
+// revocation is a grant ended during a lookup, recorded afterwards.
+type revocation struct {
+	session, id, kind, why string
+}
+
+// lookup is the gate's engine.PriorApprovals for one decision. Grants that
+// are found stale are ended and recorded after the decision.
+type lookup struct {
+	gr      *grants
+	revoked []revocation
+}
+
+// Lookup implements engine.PriorApprovals.
+func (l *lookup) Lookup(_ context.Context, c *engine.Call) (engine.Grant, bool) {
+	gr := l.gr
+	req := c.Request
+	if req.Session == "" {
+		return engine.Grant{}, false
+	}
+	agent := agentKey(req)
+	now := gr.g.opts.Clock()
+	res := resources(c)
+
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	key := approvalKey(req.Session, agent, argsHash(c))
+	if sa, ok := gr.sessions[key]; ok {
+		if r := stale(sa.resources, res); r != nil || len(res) != len(sa.resources) {
+			why := "the call's resources changed since it was approved"
+			if r != nil {
+				why = fmt.Sprintf("%s changed since the call was approved for the session", r.Path)
+			}
+			gr.dropApproval(sa)
+			l.revoked = append(l.revoked, revocation{req.Session, sa.id, KindSessionApproval, why})
+		} else {
+			return engine.Grant{Reason: engine.ReasonPriorApproval, ID: sa.id,
+				Message: "allowed for this session by an earlier approval (" + sa.id + ")"}, true
+		}
+	}
+
+	// Leases: every unit that asks must do nothing but touch paths, and
+	// each path must be covered by a live lease or be a read inside the
+	// workspace.
+	var used []string
+	asked := false
+	for _, u := range c.Units {
+		if u.Decision == policy.Allow {
+			continue
+		}
+		asked = true
+		if !u.PathsOnly() {
+			return engine.Grant{}, false
+		}
+		for _, set := range []struct {
+			facts []engine.PathFact
+			need  Capability
+		}{{u.Reads, CapRead}, {u.Writes, CapWrite}} {
+			for _, p := range set.facts {
+				if set.need == CapRead && p.Inside {
+					continue
+				}
+				id, ok := l.cover(req.Session, agent, p.Real, set.need, now)
+				if !ok {
+					return engine.Grant{}, false
+				}
+				used = append(used, id)
+			}
+		}
+	}
+	if !asked || len(used) == 0 {
+		return engine.Grant{}, false
+	}
+	return engine.Grant{Reason: engine.ReasonLease, ID: used[0],
+		Message: fmt.Sprintf("allowed by lease %s", joinIDs(used))}, true
+}
+
+// cover finds a live lease of session and agent for path with need; it
+// ends the leases it finds expired or changed. gr.mu is held.
+func (l *lookup) cover(session, agent, path string, need Capability, now time.Time) (string, bool) {
+	for id, ls := range l.gr.leases {
+		if ls.Session != session || ls.Agent != agent || ls.Path != path {
+			continue
+		}
+		if !now.Before(ls.Expires) {
+			delete(l.gr.leases, id)
+			l.revoked = append(l.revoked, revocation{session, id, KindLease, "expired"})
+			continue
+		}
+		if v := version(path); v != ls.Version {
+			delete(l.gr.leases, id)
+			l.revoked = append(l.revoked, revocation{session, id, KindLease, path + " changed since the lease was granted"})
+			continue
+		}
+		if need == CapRead || ls.Capability == CapWrite {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// stale returns the first resource of an approved call that is not as it
+// was: a path it read in another version, or any path it touched that the
+// call no longer resolves to. A path it writes may change (the approved
+// call itself changes it); where it leads may not.
+func stale(approved, now []Resource) *Resource {
+	cur := map[string]string{}
+	for _, r := range now {
+		cur[r.Path] = r.Version
+	}
+	for i, r := range approved {
+		v, ok := cur[r.Path]
+		if !ok || (r.Access == "read" && v != r.Version) {
+			return &approved[i]
+		}
+	}
+	return nil
+}
+
+func joinIDs(ids []string) string {
+	seen := map[string]bool{}
+	out := ""
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if out != "" {
+			out += ", "
+		}
+		out += id
+	}
+	return out
+}
+
+func (gr *grants) dropApproval(sa *sessionApproval) {
+	delete(gr.sessions, sa.key)
+	delete(gr.byID, sa.id)
+}
+
+// remember stores an allow-for-session answer for call c.
+func (gr *grants) remember(c *engine.Call, id string) *sessionApproval {
+	req := c.Request
+	sa := &sessionApproval{
+		id: id, session: req.Session, agent: agentKey(req),
+		resources: resources(c),
+	}
+	sa.key = approvalKey(sa.session, sa.agent, argsHash(c))
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	if old, ok := gr.sessions[sa.key]; ok {
+		gr.dropApproval(old)
+	}
+	gr.sessions[sa.key] = sa
+	gr.byID[sa.id] = sa
+	return sa
+}
+
+// recordRevocations writes a lease.revoked event for each grant ended.
+func (g *Gate) recordRevocations(ctx context.Context, turn string, rs []revocation) error {
+	var first error
+	for _, r := range rs {
+		if err := g.record(ctx, r.session, turn, eventlog.TypeLeaseRevoked, map[string]any{
+			"id": r.id, "kind": r.kind, "reason": r.why, "actor": ActorSystem,
+		}); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// GrantLease grants a lease and records lease.granted. The path is
+// resolved to its real path now; the lease holds while that path keeps
+// its current version.
+func (g *Gate) GrantLease(ctx context.Context, spec LeaseSpec) (Lease, error) {
+	if spec.Session == "" {
+		return Lease{}, errors.New("gate: a lease needs a session")
+	}
+	if spec.Capability != CapRead && spec.Capability != CapWrite {
+		return Lease{}, fmt.Errorf("gate: lease capability must be %q or %q, got %q", CapRead, CapWrite, spec.Capability)
+	}
+	home := g.engineHome()
+	abs, ok := pathres.Absolute(spec.Cwd, home, spec.Path)
+	if !ok || !filepath.IsAbs(abs) {
+		return Lease{}, fmt.Errorf("gate: lease path %q is not absolute and no cwd was given", spec.Path)
+	}
+	if spec.TTL <= 0 {
+		spec.TTL = DefaultLeaseTTL
+	}
+	if spec.Granter == "" {
+		spec.Granter = ActorUser
+	}
+	real := pathres.Real(abs)
+	ls := Lease{
+		ID: "ls_" + randomHex(), Session: spec.Session, Agent: spec.Agent, Path: real,
+		Capability: spec.Capability, Version: version(real), Expires: g.opts.Clock().Add(spec.TTL),
+	}
+	return ls, g.addLease(ctx, ls, spec.Granter)
+}
+
+func (g *Gate) addLease(ctx context.Context, ls Lease, actor Actor) error {
+	if err := g.append(ctx, ls.Session, "", eventlog.TypeLeaseGranted, map[string]any{
+		"id": ls.ID, "kind": KindLease, "agent": ls.Agent, "path": ls.Path, "capability": ls.Capability,
+		"version": ls.Version, "expires": ls.Expires, "from": ls.From, "actor": actor,
+	}); err != nil {
+		return err
+	}
+	g.grants.mu.Lock()
+	g.grants.leases[ls.ID] = &ls
+	g.grants.mu.Unlock()
+	return nil
+}
+
+// Leases returns the live leases of session.
+func (g *Gate) Leases(session string) []Lease {
+	now := g.opts.Clock()
+	g.grants.mu.Lock()
+	defer g.grants.mu.Unlock()
+	var out []Lease
+	for _, ls := range g.grants.leases {
+		if ls.Session == session && now.Before(ls.Expires) {
+			out = append(out, *ls)
+		}
+	}
+	return out
+}
+
+// Revoke ends a lease or a session approval by id, as the person asked,
+// and records lease.revoked with actor user. Revoking an unknown id is an
+// error.
+func (g *Gate) Revoke(ctx context.Context, id string) error {
+	g.grants.mu.Lock()
+	var session, kind string
+	if ls, ok := g.grants.leases[id]; ok {
+		session, kind = ls.Session, KindLease
+		delete(g.grants.leases, id)
+	} else if sa, ok := g.grants.byID[id]; ok {
+		session, kind = sa.session, KindSessionApproval
+		g.grants.dropApproval(sa)
+	}
+	g.grants.mu.Unlock()
+	if kind == "" {
+		return fmt.Errorf("gate: no lease or session approval %q", id)
+	}
+	return g.record(ctx, session, "", eventlog.TypeLeaseRevoked, map[string]any{
+		"id": id, "kind": kind, "reason": "revoked by the user", "actor": ActorUser,
+	})
+}
+
+// Delegate passes lease id down to a subagent: the new lease is for agent
+// (a subagent of the lease's agent, named as in its requests' "agent"
+// field), for the same path, with capability at most the original's and
+// an expiry no later than it. It is recorded as lease.granted with "from".
+func (g *Gate) Delegate(ctx context.Context, id, agent string, capability Capability, ttl time.Duration) (Lease, error) {
+	g.grants.mu.Lock()
+	parent, ok := g.grants.leases[id]
+	var ls Lease
+	if ok {
+		ls = *parent
+	}
+	g.grants.mu.Unlock()
+	if !ok {
+		return Lease{}, fmt.Errorf("gate: no lease %q to delegate", id)
+	}
+	if capability == "" {
+		capability = ls.Capability
+	}
+	if capability == CapWrite && ls.Capability != CapWrite {
+		return Lease{}, fmt.Errorf("gate: lease %s grants %s; a delegated lease cannot grant %s", id, ls.Capability, capability)
+	}
+	if capability != CapRead && capability != CapWrite {
+		return Lease{}, fmt.Errorf("gate: lease capability must be %q or %q, got %q", CapRead, CapWrite, capability)
+	}
+	expires := ls.Expires
+	if ttl > 0 {
+		if e := g.opts.Clock().Add(ttl); e.Before(expires) {
+			expires = e
+		}
+	}
+	child := Lease{
+		ID: "ls_" + randomHex(), Session: ls.Session, Agent: ls.Agent + "\x00" + agent, Path: ls.Path,
+		Capability: capability, Version: ls.Version, Expires: expires, From: id,
+	}
+	return child, g.addLease(ctx, child, ActorUser)
+}
