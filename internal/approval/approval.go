@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Approver asks a person about one tool call and returns their answer.
@@ -133,6 +134,25 @@ type Answer struct {
 	// Rule is the rule text to remember for a remembered allow, as the
 	// person edited it; empty means the suggested rule.
 	Rule string `json:"rule,omitempty"`
+	// Confirm is what the person typed to confirm a destructive call; an
+	// allow of a destructive call is taken only if [Request.Confirmed]
+	// accepts it.
+	Confirm string `json:"confirm,omitempty"`
+}
+
+// confirmWord is what a person must type to allow req when it is
+// destructive: its ConfirmTarget as shown on a terminal, or "yes".
+func (r *Request) confirmWord() string {
+	if t := strings.TrimSpace(clean(r.ConfirmTarget)); t != "" {
+		return t
+	}
+	return confirmWord
+}
+
+// Confirmed reports whether typed confirms req: it is the request's
+// ConfirmTarget (or "yes" when it has none), ignoring surrounding blanks.
+func (r *Request) Confirmed(typed string) bool {
+	return strings.TrimSpace(typed) == r.confirmWord()
 }
 
 // Validate reports whether a is a well-formed answer.

@@ -45,71 +45,117 @@ type Command struct {
 // returned answer is a deny and the error says what went wrong.
 func (c *Command) Approve(ctx context.Context, req *Request) (Answer, error) {
 	deny := Answer{Kind: Deny}
-	if len(c.Argv) == 0 || c.Argv[0] == "" {
-		return deny, errors.New("approval command: no program configured")
-	}
-	in, err := json.Marshal(req)
+	p := program{label: "approval command", argv: c.Argv, env: c.Env, dir: c.Dir, waitDelay: c.WaitDelay}
+	out, err := p.run(ctx, req)
 	if err != nil {
-		return deny, fmt.Errorf("approval command: encode request: %w", err)
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == 2 {
+			return deny, fmt.Errorf("%s %s denied the call (exit status 2)%s", p.label, p.name(), stderrNote(ee.stderr))
+		}
+		return deny, err
 	}
-	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
-	cmd.Env = c.Env
-	cmd.Dir = c.Dir
+	var a Answer
+	if err := decodeStrict(out, "answer", &a); err != nil {
+		return deny, fmt.Errorf("%s %s: stdout: %w", p.label, p.name(), err)
+	}
+	if err := a.Validate(); err != nil {
+		return deny, fmt.Errorf("%s %s: %w", p.label, p.name(), err)
+	}
+	return a, nil
+}
+
+// program is an external program configured by the user: what [Command]
+// and [CommandClassifier] run. label names its role in errors.
+type program struct {
+	label     string
+	argv      []string
+	env       []string
+	dir       string
+	waitDelay time.Duration
+}
+
+func (p program) name() string {
+	if len(p.argv) == 0 {
+		return ""
+	}
+	return p.argv[0]
+}
+
+// exitError is a program that exited with a non-zero status.
+type exitError struct {
+	label, name string
+	code        int
+	err         error
+	stderr      string
+}
+
+func (e *exitError) Error() string {
+	return fmt.Sprintf("%s %s failed: %v%s", e.label, e.name, e.err, stderrNote(e.stderr))
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// run encodes v as JSON, starts the program with it (and a newline) on
+// stdin, and returns what the program wrote on stdout once it exited with
+// status 0. A non-zero exit is an [*exitError]; when ctx is done the
+// process is killed and the error wraps ctx.Err(). Every error names the
+// program.
+func (p program) run(ctx context.Context, v any) ([]byte, error) {
+	if p.name() == "" {
+		return nil, fmt.Errorf("%s: no program configured", p.label)
+	}
+	in, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: encode request: %w", p.label, p.name(), err)
+	}
+	cmd := exec.CommandContext(ctx, p.argv[0], p.argv[1:]...)
+	cmd.Env = p.env
+	cmd.Dir = p.dir
 	cmd.Stdin = bytes.NewReader(append(in, '\n'))
-	var stdout limitedBuffer
-	stdout.max = maxAnswerBytes
-	var stderr limitedBuffer
-	stderr.max = 4 << 10
+	stdout := limitedBuffer{max: maxAnswerBytes}
+	stderr := limitedBuffer{max: 4 << 10}
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = c.WaitDelay
+	cmd.WaitDelay = p.waitDelay
 	if cmd.WaitDelay <= 0 {
 		cmd.WaitDelay = time.Second
 	}
-	name := c.Argv[0]
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return deny, fmt.Errorf("approval command %s: %w", name, ctx.Err())
+		return nil, fmt.Errorf("%s %s: %w", p.label, p.name(), ctx.Err())
 	}
 	if runErr != nil {
 		var ee *exec.ExitError
-		if errors.As(runErr, &ee) && ee.ExitCode() == 2 {
-			return deny, fmt.Errorf("approval command %s denied the call (exit status 2)%s", name, stderrNote(&stderr))
+		if errors.As(runErr, &ee) {
+			return nil, &exitError{label: p.label, name: p.name(), code: ee.ExitCode(), err: runErr, stderr: stderr.String()}
 		}
-		return deny, fmt.Errorf("approval command %s failed: %v%s", name, runErr, stderrNote(&stderr))
+		return nil, fmt.Errorf("%s %s failed: %w%s", p.label, p.name(), runErr, stderrNote(stderr.String()))
 	}
 	if stdout.over {
-		return deny, fmt.Errorf("approval command %s wrote more than %d bytes", name, maxAnswerBytes)
+		return nil, fmt.Errorf("%s %s wrote more than %d bytes on stdout", p.label, p.name(), maxAnswerBytes)
 	}
-	a, err := decodeAnswer(stdout.Bytes())
-	if err != nil {
-		return deny, fmt.Errorf("approval command %s: %w", name, err)
-	}
-	return a, nil
+	return stdout.Bytes(), nil
 }
 
-// decodeAnswer decodes exactly one JSON answer with only known fields.
-func decodeAnswer(b []byte) (Answer, error) {
+// decodeStrict decodes b as exactly one JSON value into v, refusing
+// fields v does not have. what names the value in errors ("answer").
+func decodeStrict(b []byte, what string, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return Answer{Kind: Deny}, errors.New("no answer on stdout")
+		return fmt.Errorf("no %s: want one JSON object", what)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var a Answer
-	if err := dec.Decode(&a); err != nil {
-		return Answer{Kind: Deny}, fmt.Errorf("bad answer %q: %v", clip(b, 200), err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("bad %s %q: %v", what, clip(b, 200), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Answer{Kind: Deny}, fmt.Errorf("bad answer %q: more than one JSON value", clip(b, 200))
+		return fmt.Errorf("bad %s %q: more than one JSON value", what, clip(b, 200))
 	}
-	if err := a.Validate(); err != nil {
-		return Answer{Kind: Deny}, err
-	}
-	return a, nil
+	return nil
 }
 
-func stderrNote(b *limitedBuffer) string {
-	s := strings.TrimSpace(b.String())
+func stderrNote(s string) string {
+	s = strings.TrimSpace(s)
 	if s == "" {
 		return ""
 	}
@@ -124,20 +170,24 @@ func clip(b []byte, n int) string {
 }
 
 // limitedBuffer keeps the first max bytes written to it and notes whether
-// more came.
+// more came. It has no ReadFrom, so io.Copy goes through Write and the
+// limit holds.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room < len(p) {
+	if room := b.max - b.buf.Len(); room < len(p) {
 		b.over = true
 		if room > 0 {
-			b.Buffer.Write(p[:room])
+			b.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
+
+func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *limitedBuffer) String() string { return b.buf.String() }
