@@ -39,6 +39,17 @@
 //		…
 //	}
 //
+// Every event also has an ID, store-wide and in commit order. A reader of
+// all sessions (an SSE stream) keeps the last ID it delivered and, after a
+// reconnect, resumes from it; the stored events after it come first, then
+// live ones, none missed and none twice:
+//
+//	for e, err := range s.Subscribe(ctx, eventlog.Filter{AfterID: lastEventID}) {
+//		…
+//	}
+//
+// A reader that has seen nothing yet passes [ReplayAll] instead.
+//
 // A slow subscriber never holds back writers: it reads what it has not
 // seen yet from the store, so it lags but loses nothing.
 //

@@ -55,8 +55,15 @@ func Types() []Type {
 }
 
 // Event is one stored entry of the log. Its JSON form is the envelope of
-// DESIGN.md: {"seq", "session", "turn", "time", "type", "payload"}.
+// DESIGN.md with the store-wide id: {"id", "seq", "session", "turn",
+// "time", "type", "payload"}.
 type Event struct {
+	// ID numbers all the events of a store, across sessions, in commit
+	// order: an event committed after another has a larger ID. IDs start
+	// at 1 and are never reused, but may have gaps. Within a session, ID
+	// grows with Seq. The store assigns it; it is the cursor a reader
+	// resumes from (see [Filter].AfterID).
+	ID int64 `json:"id"`
 	// Seq numbers the events of one session: 1, 2, 3, … with no gap. The
 	// store assigns it; it is never reused.
 	Seq int64 `json:"seq"`
@@ -73,7 +80,8 @@ type Event struct {
 }
 
 // Draft is an event before it is stored: what a caller passes to
-// [Store.Append]. The store adds the session and the sequence number.
+// [Store.Append]. The store adds the session, the ID and the sequence
+// number.
 type Draft struct {
 	// Turn is the turn within the session, or empty.
 	Turn string

@@ -11,15 +11,19 @@ import (
 // Store is an append-only, durable log of [Event]s.
 //
 // All methods are safe for use by multiple goroutines at once. Events of
-// one session are totally ordered by Seq; events of different sessions are
-// ordered by commit, which is the order Query yields them in when the
-// filter names no session.
+// one session are totally ordered by Seq; all events, across sessions, are
+// totally ordered by ID, which is commit order: an event with a smaller ID
+// was committed no later than one with a larger ID, so once a reader has
+// seen an ID, no event with a smaller ID can appear after it. Query yields
+// events in ID order when the filter names no session.
 type Store interface {
 	// Append stores events for session, in the order given, and returns
-	// them as stored, with Seq assigned. The sequence numbers of a session
-	// start at 1 and are strictly increasing and gapless, however many
-	// goroutines (or processes sharing the store) append at once; the
-	// events of one call get consecutive numbers.
+	// them as stored, with ID and Seq assigned. The sequence numbers of a
+	// session start at 1 and are strictly increasing and gapless, however
+	// many goroutines (or processes sharing the store) append at once; the
+	// events of one call get consecutive numbers. Their IDs increase in
+	// the order given and are larger than the ID of every event whose
+	// Append returned before this one was called.
 	//
 	// Append returns only after the events are durable: once it returns
 	// without error they survive the process being killed (and, for the
@@ -33,21 +37,32 @@ type Store interface {
 	Append(ctx context.Context, session string, events ...Draft) ([]Event, error)
 
 	// Query yields the stored events that match f, oldest first (by Seq
-	// when f names a session, by commit order otherwise). An error ends the
-	// sequence: it is yielded once, with a zero Event. Stopping the
-	// iteration early releases everything Query holds.
+	// when f names a session, by ID otherwise; within a session the two
+	// orders agree). An error ends the sequence: it is yielded once, with a
+	// zero Event. Stopping the iteration early releases everything Query
+	// holds.
 	Query(ctx context.Context, f Filter) iter.Seq2[Event, error]
 
-	// Subscribe yields events matching f as they are appended, in commit
-	// order, until ctx is done (the sequence then ends without an error),
-	// f.Limit events were yielded, or the store is closed (it then yields
-	// [ErrClosed]).
+	// Subscribe yields events matching f as they are appended, in ID
+	// (commit) order, until ctx is done (the sequence then ends without an
+	// error), f.Limit events were yielded, or the store is closed (it then
+	// yields [ErrClosed]).
 	//
 	// The starting point is fixed when Subscribe is called, not when the
 	// iteration starts: every matching event committed after the call is
-	// yielded. When f names a session and sets AfterSeq, the stored events
-	// after AfterSeq come first, so a Query followed by a Subscribe from
-	// the last Seq seen misses nothing.
+	// yielded. Stored events come first when f asks for them:
+	//
+	//   - with AfterID > 0, every stored matching event with a larger ID,
+	//     in any session: a reader that has seen everything up to an ID
+	//     (an SSE client's Last-Event-ID) resumes from it;
+	//   - with AfterID < 0 ([ReplayAll]), every stored matching event;
+	//   - with a session and AfterSeq > 0, the session's stored events
+	//     after AfterSeq, so a Query followed by a Subscribe from the last
+	//     Seq seen misses nothing.
+	//
+	// Stored and live events form one sequence in ID order: none is
+	// missed and none is yielded twice, however many appends run
+	// meanwhile.
 	//
 	// A slow subscriber holds back no one: the store never blocks an
 	// Append on a subscriber and keeps nothing in memory for it. A
@@ -83,6 +98,10 @@ type Filter struct {
 	// session (set Session too): sequence numbers of different sessions are
 	// unrelated.
 	AfterSeq int64
+	// AfterID keeps events with ID > AfterID, across sessions. Zero and
+	// negative values keep every event; for Subscribe, a positive value or
+	// [ReplayAll] also means "yield the stored events first".
+	AfterID int64
 	// Limit stops after this many events; 0 means no limit.
 	Limit int
 }
@@ -97,7 +116,7 @@ func (f Filter) Match(e Event) bool {
 	if len(f.Types) > 0 && !slices.Contains(f.Types, e.Type) {
 		return false
 	}
-	if e.Seq <= f.AfterSeq {
+	if e.Seq <= f.AfterSeq || e.ID <= f.AfterID {
 		return false
 	}
 	if !f.Since.IsZero() && e.Time.Before(f.Since) {
@@ -120,6 +139,13 @@ func (f Filter) Match(e Event) bool {
 	}
 	return true
 }
+
+// ReplayAll, as a [Filter]'s AfterID, makes [Store.Subscribe] yield every
+// stored event that matches the filter before the live ones; to
+// [Filter.Match] and [Store.Query] it is no bound, like 0. It is how a
+// reader that has seen nothing yet follows the log from its start without
+// a window between reading and subscribing.
+const ReplayAll int64 = -1
 
 // Errors a caller may branch on with [errors.Is].
 var (

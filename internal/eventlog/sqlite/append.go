@@ -2,165 +2,87 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
-	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
 )
 
-// A request is one Append call waiting for the writer.
-type request struct {
-	session string
-	drafts  []eventlog.Draft
-	fields  []eventlog.Fields
+// checkpointPages is the size of the WAL, in pages, past which a commit
+// is followed by a checkpoint (SQLite's wal_autocheckpoint; its default is
+// 1000). A checkpoint writes the pages back into the database file and
+// syncs it, and the next commit then starts the WAL over, which costs one
+// more sync. A larger WAL makes both rarer, and since the same pages are
+// rewritten commit after commit, a checkpoint's work grows less than the
+// WAL does.
+const checkpointPages = 8192
 
-	// state moves from pending to taken (by the writer) or to abandoned (by
-	// a caller whose context ended first), exactly once.
-	state atomic.Int32
-
-	events []eventlog.Event
-	err    error
-	done   chan struct{} // closed by the writer once events or err is set
+// writerStmts are the writer's prepared statements, reused for every batch.
+type writerStmts struct {
+	begin, commit, rollback, dataVersion, insert, maxSeq *sql.Stmt
 }
 
-const (
-	pending int32 = iota
-	taken
-	abandoned
-)
+func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&w.begin, "BEGIN IMMEDIATE"},
+		{&w.commit, "COMMIT"},
+		{&w.rollback, "ROLLBACK"},
+		{&w.dataVersion, "PRAGMA data_version"},
+		{&w.insert, "INSERT INTO events (session, seq, turn, time, type, decision, tool, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&w.maxSeq, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"},
+	} {
+		stmt, err := conn.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.sql, err)
+		}
+		*p.stmt = stmt
+	}
+	return nil
+}
+
+func (w *writerStmts) close() error {
+	var errs []error
+	for _, stmt := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.insert, w.maxSeq} {
+		if stmt != nil {
+			errs = append(errs, stmt.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Append implements [eventlog.Store.Append]. The events go to the writer
 // goroutine, which commits them with whatever other appends are waiting in
 // one transaction and one fsync; Append returns once that transaction has
 // committed.
 func (s *Store) Append(ctx context.Context, session string, drafts ...eventlog.Draft) ([]eventlog.Event, error) {
-	fields, err := eventlog.Prepare(session, drafts)
-	if err != nil {
-		return nil, err
-	}
-	if len(drafts) == 0 {
-		return nil, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r := &request{session: session, drafts: drafts, fields: fields, done: make(chan struct{})}
-
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, fmt.Errorf("append to %s: %w", s.path, eventlog.ErrClosed)
-	}
-	select {
-	case s.queue <- r:
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		return nil, ctx.Err()
-	}
-	s.mu.RUnlock()
-
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(pending, abandoned) {
-			return nil, ctx.Err()
-		}
-		// The writer has the events: report what became of them.
-		<-r.done
-	}
-	return r.events, r.err
+	return s.writer.Append(ctx, session, drafts)
 }
 
-// write is the writer goroutine. It takes the first waiting request, adds
-// every other request already queued (up to MaxBatch events), commits them
-// in one transaction and acknowledges each. The batch is whatever queued up
-// while the previous commit was being synced, so batches grow with the load
-// and a lone writer waits for no timer.
-func (s *Store) write() {
-	defer close(s.writerDone)
-	batch := make([]*request, 0, 64)
-	for {
-		r, ok := <-s.queue
-		if !ok {
-			return
-		}
-		batch = batch[:0]
-		n := 0
-		if r.state.CompareAndSwap(pending, taken) {
-			batch = append(batch, r)
-			n += len(r.drafts)
-		}
-		// Let appenders that are runnable reach the queue first: after a
-		// commit acknowledges a batch, its callers append again within
-		// microseconds, and without this yield the next batch would leave
-		// with only the first of them.
-		runtime.Gosched()
-		open := true
-	fill:
-		for n < s.opts.MaxBatch {
-			select {
-			case r, ok := <-s.queue:
-				if !ok {
-					open = false
-					break fill
-				}
-				if r.state.CompareAndSwap(pending, taken) {
-					batch = append(batch, r)
-					n += len(r.drafts)
-				}
-			default:
-				break fill
-			}
-		}
-		if len(batch) > 0 {
-			s.commit(batch)
-		}
-		if !open {
-			return
-		}
-	}
-}
-
-// commit writes batch in one transaction and acknowledges every request in
-// it. If the transaction fails, each request is retried in a transaction of
-// its own, so one request's failure is not another's.
-func (s *Store) commit(batch []*request) {
-	now := time.Now().UTC()
-	err := s.writeBatch(batch, now)
-	if err != nil && len(batch) > 1 {
-		for _, r := range batch {
-			r.err = s.writeBatch([]*request{r}, now)
-			close(r.done)
-		}
-		return
-	}
-	for _, r := range batch {
-		r.err = err
-		close(r.done)
-	}
-}
-
-func (s *Store) writeBatch(batch []*request, now time.Time) (err error) {
+// writeBatch is the writer's [storekit.CommitFunc]: it assigns sequence
+// numbers, inserts the batch in one IMMEDIATE transaction and commits.
+func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 	ctx := context.Background()
-	if _, err := s.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	now := time.Now().UTC()
+	if _, err := s.stmts.begin.ExecContext(ctx); err != nil {
 		return fmt.Errorf("append to %s: begin: %w", s.path, err)
 	}
 	clear(s.staged)
 	defer func() {
 		if err != nil {
-			_, _ = s.wconn.ExecContext(ctx, "ROLLBACK")
-			for _, r := range batch {
-				r.events = nil
-			}
+			_, _ = s.stmts.rollback.ExecContext(ctx)
 		}
 	}()
 
 	// Another process may have appended since our last transaction; then
 	// the cached last sequence numbers are stale.
 	var dv int64
-	if err := s.wconn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&dv); err != nil {
+	if err := s.stmts.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {
 		return fmt.Errorf("append to %s: %w", s.path, err)
 	}
 	if dv != s.dataVersion || len(s.lastSeq) > maxCachedSessions {
@@ -170,16 +92,16 @@ func (s *Store) writeBatch(batch []*request, now time.Time) (err error) {
 
 	var firstID, lastID int64
 	for _, r := range batch {
-		seq, ok := s.staged[r.session]
+		seq, ok := s.staged[r.Session]
 		if !ok {
-			if seq, ok = s.lastSeq[r.session]; !ok {
-				if err := s.maxSeq.QueryRowContext(ctx, r.session).Scan(&seq); err != nil {
-					return fmt.Errorf("append to %s: read last seq of session %q: %w", s.path, r.session, err)
+			if seq, ok = s.lastSeq[r.Session]; !ok {
+				if err := s.stmts.maxSeq.QueryRowContext(ctx, r.Session).Scan(&seq); err != nil {
+					return fmt.Errorf("append to %s: read last seq of session %q: %w", s.path, r.Session, err)
 				}
 			}
 		}
-		r.events = make([]eventlog.Event, len(r.drafts))
-		for i, d := range r.drafts {
+		r.Events = make([]eventlog.Event, len(r.Drafts))
+		for i, d := range r.Drafts {
 			seq++
 			t := now
 			if !d.Time.IsZero() {
@@ -189,10 +111,10 @@ func (s *Store) writeBatch(batch []*request, now time.Time) (err error) {
 			if len(payload) == 0 {
 				payload = emptyObject
 			}
-			res, err := s.insert.ExecContext(ctx, r.session, seq, d.Turn, t.UnixNano(), string(d.Type),
-				nullable(r.fields[i].Decision), nullable(r.fields[i].Tool), string(payload))
+			res, err := s.stmts.insert.ExecContext(ctx, r.Session, seq, d.Turn, t.UnixNano(), string(d.Type),
+				nullable(r.Fields[i].Decision), nullable(r.Fields[i].Tool), string(payload))
 			if err != nil {
-				return fmt.Errorf("append to %s: insert event %d of session %q: %w", s.path, seq, r.session, err)
+				return fmt.Errorf("append to %s: insert event %d of session %q: %w", s.path, seq, r.Session, err)
 			}
 			if lastID, err = res.LastInsertId(); err != nil {
 				return fmt.Errorf("append to %s: %w", s.path, err)
@@ -200,11 +122,11 @@ func (s *Store) writeBatch(batch []*request, now time.Time) (err error) {
 			if firstID == 0 {
 				firstID = lastID
 			}
-			r.events[i] = eventlog.Event{Seq: seq, Session: r.session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
+			r.Events[i] = eventlog.Event{ID: lastID, Seq: seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
 		}
-		s.staged[r.session] = seq
+		s.staged[r.Session] = seq
 	}
-	if _, err := s.wconn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := s.stmts.commit.ExecContext(ctx); err != nil {
 		// A failed COMMIT leaves the transaction open; the deferred
 		// ROLLBACK ends it and the cache is rebuilt from the file.
 		clear(s.lastSeq)
@@ -215,8 +137,8 @@ func (s *Store) writeBatch(batch []*request, now time.Time) (err error) {
 	}
 	s.lastID.Store(lastID)
 	s.commits.Add(1)
-	s.committed.Add(int64(lastID - firstID + 1))
-	s.broadcast()
+	s.committed.Add(lastID - firstID + 1)
+	s.notify.Broadcast()
 	return nil
 }
 

@@ -27,7 +27,7 @@ const crashHelperEnv = "TOOLGATE_EVENTLOG_CRASH_HELPER_DB"
 
 // TestCrashHelper is not a test: TestCrashKill9 runs the test binary again
 // with crashHelperEnv set, and then this appends from 8 goroutines to two
-// sessions until the process is killed, printing "ack SESSION SEQ" for
+// sessions until the process is killed, printing "ack SESSION SEQ ID" for
 // every event whose Append has returned.
 func TestCrashHelper(t *testing.T) {
 	path := os.Getenv(crashHelperEnv)
@@ -56,7 +56,7 @@ func TestCrashHelper(t *testing.T) {
 				}
 				var b strings.Builder
 				for _, e := range evs {
-					fmt.Fprintf(&b, "ack %s %d\n", e.Session, e.Seq)
+					fmt.Fprintf(&b, "ack %s %d %d\n", e.Session, e.Seq, e.ID)
 				}
 				mu.Lock()
 				os.Stdout.WriteString(b.String()) // one write, after the acknowledgement
@@ -69,8 +69,9 @@ func TestCrashHelper(t *testing.T) {
 
 // TestCrashKill9 kills a process that is appending with SIGKILL, several
 // times over the same database, and checks after each kill that every
-// event the process was told was stored is there and that no session's
-// seq has a gap.
+// event the process was told was stored is there with the seq and ID it
+// was given, that no session's seq has a gap and that IDs increase in
+// commit order, across the kills too.
 func TestCrashKill9(t *testing.T) {
 	if os.Getenv(crashHelperEnv) != "" {
 		t.Skip("inside the helper")
@@ -80,10 +81,10 @@ func TestCrashKill9(t *testing.T) {
 	for round, killAfter := range []int{1, 300, 3000} {
 		got, stderr := runAndKill(t, path, killAfter)
 		n := 0
-		for session, seq := range got {
-			n += len(seq)
-			for _, q := range seq {
-				acked[session] = max(acked[session], q)
+		for session, as := range got {
+			n += len(as)
+			for _, a := range as {
+				acked[session] = max(acked[session], a.seq)
 			}
 		}
 		if n < killAfter {
@@ -93,6 +94,24 @@ func TestCrashKill9(t *testing.T) {
 		s, err := sqlite.Open(path, nil)
 		if err != nil {
 			t.Fatalf("round %d: reopening after kill -9: %v", round, err)
+		}
+		all, err := collect(s.Query(context.Background(), eventlog.Filter{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[int64]eventlog.Event{}
+		for i, e := range all {
+			if i > 0 && e.ID <= all[i-1].ID {
+				t.Fatalf("round %d: ID %d after ID %d after kill -9", round, e.ID, all[i-1].ID)
+			}
+			byID[e.ID] = e
+		}
+		for session, as := range got {
+			for _, a := range as {
+				if e, ok := byID[a.id]; !ok || e.Session != session || e.Seq != a.seq {
+					t.Fatalf("round %d: the helper was told %s seq %d has ID %d; after kill -9 that ID holds %+v (found: %v)", round, session, a.seq, a.id, e, ok)
+				}
+			}
 		}
 		stored := 0
 		for _, session := range []string{"crash-0", "crash-1"} {
@@ -118,10 +137,13 @@ func TestCrashKill9(t *testing.T) {
 	}
 }
 
+// An ack is an event the helper was told was stored.
+type ack struct{ seq, id int64 }
+
 // runAndKill starts the helper on path, kills it with SIGKILL once it has
-// acknowledged killAfter events, and returns the acknowledged seqs per
+// acknowledged killAfter events, and returns the acknowledged events per
 // session and the helper's stderr.
-func runAndKill(t *testing.T, path string, killAfter int) (map[string][]int64, string) {
+func runAndKill(t *testing.T, path string, killAfter int) (map[string][]ack, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashHelperEnv+"="+path)
@@ -137,7 +159,7 @@ func runAndKill(t *testing.T, path string, killAfter int) (map[string][]int64, s
 	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 
-	got := map[string][]int64{}
+	got := map[string][]ack{}
 	n := 0
 	killed := false
 	r := bufio.NewReader(out)
@@ -150,14 +172,15 @@ func runAndKill(t *testing.T, path string, killAfter int) (map[string][]int64, s
 			t.Fatal(err)
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "ack" {
+		if len(f) != 4 || f[0] != "ack" {
 			continue
 		}
-		seq, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
+		seq, err1 := strconv.ParseInt(f[2], 10, 64)
+		id, err2 := strconv.ParseInt(f[3], 10, 64)
+		if err1 != nil || err2 != nil {
 			t.Fatalf("helper printed %q", line)
 		}
-		got[f[1]] = append(got[f[1]], seq)
+		got[f[1]] = append(got[f[1]], ack{seq, id})
 		if n++; n == killAfter && !killed {
 			// Lines still in the pipe were acknowledged before the kill
 			// and are read below.

@@ -10,21 +10,40 @@
 // in the kernel's page cache, which outlives the process; [SyncNormal]
 // offers exactly that, trading the last commits on power loss for speed.
 // The default keeps DESIGN.md's promise, "nothing lost that was
-// acknowledged", without conditions.
+// acknowledged", without conditions. SQLite syncs with fdatasync(2), as
+// its own builds do on Linux: the data and the file's size reach the disk,
+// only its timestamps may not, which spares most commits a journal write
+// of the file system.
 //
 // # Group commit
 //
 // Append never writes itself. It hands its events to one writer goroutine,
 // which takes every append waiting in its queue (up to
-// [Options].MaxBatch events), assigns their sequence numbers, inserts them
-// in one IMMEDIATE transaction, commits (one fsync) and then acknowledges
-// each caller. The appends that arrive while one commit is being synced
-// form the next batch, so the number of fsyncs grows with time, not with
-// the number of writers. Sequence numbers are assigned by the writer
-// alone, from a cache of each session's last seq that is dropped whenever
-// another process has written the file (PRAGMA data_version), so they are
-// gapless; if a batch fails, each append in it is retried alone, so one
-// append's failure is not another's.
+// [Options].MaxBatch events, and waiting a few microseconds for appends
+// that are still validating their events), assigns their sequence
+// numbers, inserts them in one IMMEDIATE transaction, commits (one fsync)
+// and then acknowledges each caller. The appends that arrive while one
+// commit is being synced form the next batch, so the number of fsyncs
+// grows with time, not with the number of writers. Sequence numbers are
+// assigned by the writer alone, from a cache of each session's last seq
+// that is dropped whenever another process has written the file (PRAGMA
+// data_version), so they are gapless; if a batch fails, each append in it
+// is retried alone, so one append's failure is not another's.
+//
+// SQLite holds its write lock until a commit's sync is done, so commits do
+// not overlap: a caller that waits for each Append before making the next
+// gets at most one event per sync, and N such callers at most N events per
+// commit. More throughput takes more events per Append or more callers.
+//
+// # Checkpoints
+//
+// A checkpoint copies the WAL back into the database file and syncs it;
+// SQLite runs one after the commit that takes the WAL past 8192 pages
+// (32 MiB), on the writer's connection, and the commit after it starts the
+// WAL over, which syncs its header once more. The appends waiting for
+// those commits wait for the checkpoint too; a WAL eight times SQLite's
+// default makes that eight times rarer, and a checkpoint copies each page
+// once however often it was rewritten, so checkpoints cost less in all.
 //
 // # Schema
 //

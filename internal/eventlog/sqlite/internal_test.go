@@ -4,11 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
+	msqlite "modernc.org/sqlite"
 )
 
 func TestPragmas(t *testing.T) {
@@ -31,6 +37,16 @@ func TestPragmas(t *testing.T) {
 		}
 		if mode != "wal" || syncLevel != tc.want {
 			t.Errorf("Sync %d: journal_mode %s, synchronous %d; want wal, %d", tc.sync, mode, syncLevel, tc.want)
+		}
+		var autoCheckpoint int
+		if err := s.wconn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&autoCheckpoint); err != nil {
+			t.Fatal(err)
+		}
+		if autoCheckpoint != checkpointPages {
+			t.Errorf("wal_autocheckpoint of the writer's connection is %d, want %d", autoCheckpoint, checkpointPages)
+		}
+		if runtime.GOOS == "linux" && !msqlite.FdatasyncEnabled() {
+			t.Error("SQLite syncs with fsync, not fdatasync")
 		}
 		fi, err := os.Stat(s.Path())
 		if err != nil {
@@ -56,7 +72,7 @@ func TestMigrationsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := storekit.LoadMigrations(migrationFiles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,27 +104,14 @@ func TestRefusesNewerSchema(t *testing.T) {
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of a version-99 database: %v, want ErrSchemaTooNew", err)
 	}
-	for _, want := range []string{path, "version 99", "up to 1"} {
+	ms, loadErr := storekit.LoadMigrations(migrationFiles)
+	if loadErr != nil {
+		t.Fatal(loadErr)
+	}
+	for _, want := range []string{path, "version 99", fmt.Sprintf("up to %d", len(ms))} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
-	}
-}
-
-func TestMigrationNumbering(t *testing.T) {
-	for name, files := range map[string]fstest.MapFS{
-		"gap":        {"migrations/0001_a.sql": {}, "migrations/0003_c.sql": {}},
-		"duplicate":  {"migrations/0001_a.sql": {}, "migrations/0001_b.sql": {}},
-		"unnumbered": {"migrations/init.sql": {}},
-		"zero":       {"migrations/0000_a.sql": {}},
-	} {
-		if _, err := loadMigrations(files); err == nil {
-			t.Errorf("%s: loadMigrations accepted %v", name, files)
-		}
-	}
-	ms, err := loadMigrations(fstest.MapFS{"migrations/0002_b.sql": {Data: []byte("B")}, "migrations/0001_a.sql": {Data: []byte("A")}})
-	if err != nil || len(ms) != 2 || ms[0].sql != "A" || ms[1].sql != "B" {
-		t.Errorf("loadMigrations = %v, %v; want A then B", ms, err)
 	}
 }
 
@@ -129,10 +132,10 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ms, _ := loadMigrations(migrationFiles)
+	ms, _ := storekit.LoadMigrations(migrationFiles)
 	ms = append(ms,
-		migration{version: len(ms) + 1, name: "good.sql", sql: "CREATE TABLE extra (x INTEGER)"},
-		migration{version: len(ms) + 2, name: "bad.sql", sql: "CREATE TABLE oops ("})
+		storekit.Migration{Version: len(ms) + 1, Name: "good.sql", SQL: "CREATE TABLE extra (x INTEGER)"},
+		storekit.Migration{Version: len(ms) + 2, Name: "bad.sql", SQL: "CREATE TABLE oops ("})
 	err = migrate(context.Background(), conn, path, ms)
 	if err == nil || !strings.Contains(err.Error(), "bad.sql") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("migrate with a broken migration: %v; want an error naming bad.sql and the file", err)
@@ -171,5 +174,91 @@ func TestOpenErrors(t *testing.T) {
 	s.Close()
 	if _, err := os.Stat(odd); err != nil {
 		t.Errorf("the database is not at %q: %v", odd, err)
+	}
+}
+
+// TestMigrateFromVersion1 opens a database written with the first schema,
+// whose ids were plain rowids, and checks that the events keep their ids
+// and that, once migrated, an id is never handed out twice, even after
+// the newest event was deleted behind the store's back.
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	ms, err := storekit.LoadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(context.Background(), conn, path, ms[:1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []struct {
+		id, seq  int64
+		session  string
+		decision any
+	}{{1, 1, "a", nil}, {2, 1, "b", "deny"}, {5, 2, "a", "allow"}} {
+		if _, err := conn.ExecContext(context.Background(),
+			"INSERT INTO events (id, session, seq, time, type, decision, payload) VALUES (?, ?, ?, ?, 'permission.resolved', ?, ?)",
+			row.id, row.session, row.seq, int64(1e18)+row.id, row.decision, fmt.Sprintf(`{"decision":%q}`, row.decision)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	db.Close()
+
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open of a version 1 database: %v", err)
+	}
+	defer s.Close()
+	var ids []int64
+	for e, err := range s.Query(context.Background(), eventlog.Filter{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	if !slices.Equal(ids, []int64{1, 2, 5}) {
+		t.Errorf("after migrating, the ids are %v, want [1 2 5]", ids)
+	}
+	var deny int
+	for _, err := range s.Query(context.Background(), eventlog.Filter{Decisions: []string{"deny"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		deny++
+	}
+	if deny != 1 {
+		t.Errorf("after migrating, %d events have decision deny, want 1", deny)
+	}
+	var schema string
+	if err := s.db.QueryRow("SELECT sql FROM sqlite_schema WHERE name = 'events'").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(schema, "AUTOINCREMENT") {
+		t.Errorf("the migrated events table is not AUTOINCREMENT:\n%s", schema)
+	}
+	evs, err := s.Append(context.Background(), "a", eventlog.Draft{Type: eventlog.TypeToolStarted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].ID != 6 || evs[0].Seq != 3 {
+		t.Errorf("the first event after migrating has ID %d seq %d, want ID 6 seq 3", evs[0].ID, evs[0].Seq)
+	}
+	if _, err := s.db.Exec("DELETE FROM events WHERE id = 6"); err != nil {
+		t.Fatal(err)
+	}
+	evs, err = s.Append(context.Background(), "b", eventlog.Draft{Type: eventlog.TypeToolStarted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].ID != 7 {
+		t.Errorf("after deleting the event with ID 6, the next event got ID %d, want 7: an ID was reused", evs[0].ID)
 	}
 }

@@ -6,11 +6,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
 )
 
 // The schema is a series of migrations, migrations/NNNN_name.sql, numbered
@@ -24,46 +22,10 @@ var migrationFiles embed.FS
 // toolgate, whose schema this code does not know.
 var ErrSchemaTooNew = errors.New("event log schema is newer than this toolgate")
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// loadMigrations reads the embedded migrations in version order and checks
-// that they are numbered 1, 2, 3, … .
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: the name must be NNNN_description.sql with NNNN > 0", name)
-		}
-		src, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(src)})
-	}
-	// fs.Glob returns names sorted; with zero-padded numbers that is version order.
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s has version %d, want %d: versions must run 1, 2, 3, … without gaps or duplicates", m.name, m.version, i+1)
-		}
-	}
-	return ms, nil
-}
-
 // migrate brings the database on conn up to the newest migration, all in
 // one IMMEDIATE transaction, so a crash leaves either the old schema or the
 // new one. It refuses a database whose version is newer than the code.
-func migrate(ctx context.Context, conn *sql.Conn, file string, ms []migration) (err error) {
+func migrate(ctx context.Context, conn *sql.Conn, file string, ms []storekit.Migration) (err error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("event log %s: begin migration: %w", file, err)
 	}
@@ -90,12 +52,12 @@ func migrate(ctx context.Context, conn *sql.Conn, file string, ms []migration) (
 			ErrSchemaTooNew, file, current, latest)
 	}
 	for _, m := range ms[current:] {
-		if _, err := conn.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("event log %s: apply migration %s (version %d → %d): %w", file, m.name, m.version-1, m.version, err)
+		if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("event log %s: apply migration %s (version %d → %d): %w", file, m.Name, m.Version-1, m.Version, err)
 		}
 		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
-			m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
-			return fmt.Errorf("event log %s: record migration %s: %w", file, m.name, err)
+			m.Version, m.Name, time.Now().UTC().Format(time.RFC3339)); err != nil {
+			return fmt.Errorf("event log %s: record migration %s: %w", file, m.Name, err)
 		}
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {

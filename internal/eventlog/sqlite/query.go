@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
 )
 
 // Query implements [eventlog.Store.Query]. Rows are read as the iteration
@@ -29,7 +30,7 @@ func (s *Store) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog
 		if f.Session != "" {
 			order = "seq"
 		}
-		err := s.scan(ctx, f, 0, 0, f.Limit, order, func(_ int64, e eventlog.Event) bool {
+		err := s.scan(ctx, f, 0, 0, f.Limit, order, func(e eventlog.Event) bool {
 			return yield(e, nil)
 		})
 		if err != nil {
@@ -38,102 +39,50 @@ func (s *Store) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog
 	}
 }
 
-// subscribePage is how many events a subscriber reads per query.
-const subscribePage = 256
-
 // Subscribe implements [eventlog.Store.Subscribe]. A subscription is a
 // cursor over events.id, the commit order: it reads the events past its
 // cursor a page at a time and, when it has seen all of them, waits for the
 // next commit. The writer only closes a channel to wake subscribers, so a
 // slow one never delays an append and costs no memory while it lags; it
-// reads what it missed from the file.
+// reads what it missed from the file. Appends by other processes sharing
+// the file are seen at the next poll (Options.PollInterval).
 func (s *Store) Subscribe(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
-	start := s.lastID.Load()
-	if f.Session != "" && f.AfterSeq > 0 {
-		start = 0 // replay the session past AfterSeq first
-	}
-	return func(yield func(eventlog.Event, error) bool) {
-		cursor := start
-		sent := 0
-		var poll *time.Ticker
-		defer func() {
-			if poll != nil {
-				poll.Stop()
-			}
-		}()
-		type entry struct {
-			id int64
-			e  eventlog.Event
-		}
-		page := make([]entry, 0, subscribePage)
-		for {
-			if ctx.Err() != nil {
-				return
-			}
-			if s.isClosed() {
-				yield(eventlog.Event{}, fmt.Errorf("subscribe to %s: %w", s.path, eventlog.ErrClosed))
-				return
-			}
-			wake := s.changed()
-			limit := subscribePage
-			if f.Limit > 0 && f.Limit-sent < limit {
-				limit = f.Limit - sent
-			}
+	return storekit.Follow(ctx, f, storekit.StartID(f, s.lastID.Load()), storekit.Source{
+		Where: s.path,
+		High: func(ctx context.Context) (int64, error) {
 			var high int64
-			err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&high)
-			page = page[:0]
-			if err == nil && high > cursor {
-				err = s.scan(ctx, f, cursor, high, limit, "id", func(id int64, e eventlog.Event) bool {
-					page = append(page, entry{id, e})
-					return true
-				})
+			if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&high); err != nil {
+				return 0, queryErr(ctx, s.path, err)
 			}
-			if err != nil {
-				switch {
-				case ctx.Err() != nil:
-				case s.isClosed():
-					yield(eventlog.Event{}, fmt.Errorf("subscribe to %s: %w", s.path, eventlog.ErrClosed))
-				default:
-					yield(eventlog.Event{}, err)
-				}
-				return
-			}
-			full := len(page) == limit
-			if full {
-				cursor = page[len(page)-1].id
-			} else if high > cursor {
-				cursor = high // every row up to high has been looked at
-			}
-			for _, p := range page {
-				if !yield(p.e, nil) {
-					return
-				}
-				sent++
-				if f.Limit > 0 && sent >= f.Limit {
-					return
-				}
-			}
-			if full {
-				continue
-			}
-			if poll == nil {
-				poll = time.NewTicker(s.opts.PollInterval)
-			}
-			select {
-			case <-wake:
-			case <-poll.C:
-			case <-ctx.Done():
-				return
-			case <-s.done:
-			}
-		}
+			return high, nil
+		},
+		Scan: func(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int) ([]eventlog.Event, error) {
+			page := make([]eventlog.Event, 0, limit)
+			err := s.scan(ctx, f, afterID, upToID, limit, "id", func(e eventlog.Event) bool {
+				page = append(page, e)
+				return true
+			})
+			return page, err
+		},
+		Notifier: &s.notify,
+		Closed:   s.done,
+		Poll:     s.opts.PollInterval,
+	})
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
 	}
 }
 
 // scan runs the query for f over events with afterID < id <= upToID (a
 // bound of 0 is no bound), ordered by order ("id" or "seq"), at most limit
 // rows when limit > 0, and calls fn for each row until it returns false.
-func (s *Store) scan(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int, order string, fn func(id int64, e eventlog.Event) bool) error {
+func (s *Store) scan(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int, order string, fn func(e eventlog.Event) bool) error {
 	q, args := buildQuery(f, afterID, upToID, limit, order)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -142,18 +91,18 @@ func (s *Store) scan(ctx context.Context, f eventlog.Filter, afterID, upToID int
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id, nanos int64
-			e         eventlog.Event
-			typ       string
-			payload   []byte
+			nanos   int64
+			e       eventlog.Event
+			typ     string
+			payload []byte
 		)
-		if err := rows.Scan(&id, &e.Session, &e.Seq, &e.Turn, &nanos, &typ, &payload); err != nil {
+		if err := rows.Scan(&e.ID, &e.Session, &e.Seq, &e.Turn, &nanos, &typ, &payload); err != nil {
 			return queryErr(ctx, s.path, err)
 		}
 		e.Time = time.Unix(0, nanos).UTC()
 		e.Type = eventlog.Type(typ)
 		e.Payload = payload
-		if !fn(id, e) {
+		if !fn(e) {
 			return nil
 		}
 	}
@@ -195,7 +144,7 @@ func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order strin
 		}
 		b.WriteString(")")
 	}
-	if afterID > 0 {
+	if afterID = max(afterID, f.AfterID); afterID > 0 {
 		cond("id > ?", afterID)
 	}
 	if upToID > 0 {

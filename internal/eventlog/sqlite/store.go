@@ -13,8 +13,15 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
+	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
+
+// useFdatasync makes SQLite sync with fdatasync(2) rather than fsync(2),
+// as SQLite's own builds do on Linux: the data and the size reach the disk
+// the same, only the file's timestamps may not. The switch is process-wide;
+// where it is unavailable, SQLite keeps fsync.
+var useFdatasync = sync.OnceFunc(func() { _, _ = msqlite.Fdatasync(true) })
 
 // Sync chooses when a commit reaches stable storage.
 type Sync int
@@ -64,29 +71,25 @@ type Store struct {
 	opts Options
 	db   *sql.DB
 
-	// The writer goroutine owns wconn, insert, lastSeq and dataVersion.
+	// The writer goroutine owns wconn, its statements, lastSeq, staged and
+	// dataVersion.
 	wconn       *sql.Conn
-	insert      *sql.Stmt
-	maxSeq      *sql.Stmt
+	stmts       writerStmts
 	lastSeq     map[string]int64 // committed last seq per session; a cache of MAX(seq)
 	staged      map[string]int64 // last seq per session in the open transaction
 	dataVersion int64
 
-	mu     sync.RWMutex // guards closed and sending on queue
-	closed bool
-	queue  chan *request
+	writer *storekit.Committer
 
 	lastID atomic.Int64 // highest committed events.id, the subscription cursor
 
 	commits, committed atomic.Int64 // transactions and events committed, for Stats
 
-	notifyMu sync.Mutex
-	notify   chan struct{} // closed and replaced after each commit
+	notify storekit.Notifier // broadcast after each commit
 
-	writerDone chan struct{}
-	done       chan struct{} // closed when the store is closed
-	closeOnce  sync.Once
-	closeErr   error
+	done      chan struct{} // closed when the store is closed
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ eventlog.Store = (*Store)(nil)
@@ -117,6 +120,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err := createFile(abs); err != nil {
 		return nil, err
 	}
+	useFdatasync()
 
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
@@ -129,21 +133,18 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open event log %s: %w", abs, err)
 	}
 	s := &Store{
-		path:       abs,
-		opts:       o,
-		db:         db,
-		lastSeq:    make(map[string]int64),
-		staged:     make(map[string]int64),
-		queue:      make(chan *request, 1024),
-		notify:     make(chan struct{}),
-		writerDone: make(chan struct{}),
-		done:       make(chan struct{}),
+		path:    abs,
+		opts:    o,
+		db:      db,
+		lastSeq: make(map[string]int64),
+		staged:  make(map[string]int64),
+		done:    make(chan struct{}),
 	}
 	if err := s.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
-	go s.write()
+	s.writer = storekit.NewCommitter(abs, o.MaxBatch, s.writeBatch)
 	return s, nil
 }
 
@@ -165,7 +166,7 @@ func createFile(abs string) error {
 }
 
 func (s *Store) init(ctx context.Context) error {
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := storekit.LoadMigrations(migrationFiles)
 	if err != nil {
 		return fmt.Errorf("event log migrations (a build problem, not the file's): %w", err)
 	}
@@ -184,11 +185,12 @@ func (s *Store) init(ctx context.Context) error {
 	if err := migrate(ctx, conn, s.path, ms); err != nil {
 		return err
 	}
-	if s.insert, err = conn.PrepareContext(ctx,
-		"INSERT INTO events (session, seq, turn, time, type, decision, tool, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"); err != nil {
+	// Checkpoints run on the writer's connection, after a commit has been
+	// synced, when the WAL has grown past checkpointPages.
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpointPages)); err != nil {
 		return fmt.Errorf("open event log %s: %w", s.path, err)
 	}
-	if s.maxSeq, err = conn.PrepareContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"); err != nil {
+	if err := s.stmts.prepare(ctx, conn); err != nil {
 		return fmt.Errorf("open event log %s: %w", s.path, err)
 	}
 	var last int64
@@ -221,39 +223,12 @@ func (s *Store) Path() string { return s.path }
 // commits those already queued, ends subscriptions and closes the file.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		close(s.queue)
-		s.mu.Unlock()
-		<-s.writerDone
+		s.writer.Close()
 		close(s.done)
-		err := errors.Join(s.insert.Close(), s.maxSeq.Close(), s.wconn.Close(), s.db.Close())
+		err := errors.Join(s.stmts.close(), s.wconn.Close(), s.db.Close())
 		if err != nil {
 			s.closeErr = fmt.Errorf("close event log %s: %w", s.path, err)
 		}
 	})
 	return s.closeErr
-}
-
-func (s *Store) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// changed returns a channel that is closed at the next commit.
-func (s *Store) changed() <-chan struct{} {
-	s.notifyMu.Lock()
-	defer s.notifyMu.Unlock()
-	return s.notify
-}
-
-func (s *Store) broadcast() {
-	s.notifyMu.Lock()
-	close(s.notify)
-	s.notify = make(chan struct{})
-	s.notifyMu.Unlock()
 }

@@ -35,11 +35,15 @@ func Run(t *testing.T, newStore NewStore) {
 		{"SeqStartsAtOne", testSeqStartsAtOne},
 		{"ConcurrentSameSession", testConcurrentSameSession},
 		{"ConcurrentAcrossSessions", testConcurrentAcrossSessions},
+		{"IDsInCommitOrder", testIDsInCommitOrder},
+		{"ConcurrentIDs", testConcurrentIDs},
 		{"QueryFilters", testQueryFilters},
 		{"QueryStopsEarly", testQueryStopsEarly},
 		{"Subscribe", testSubscribe},
 		{"SubscribeAllSessions", testSubscribeAllSessions},
 		{"SubscribeReplayAfterSeq", testSubscribeReplayAfterSeq},
+		{"SubscribeReplayAfterID", testSubscribeReplayAfterID},
+		{"SubscribeResumeUnderLoad", testSubscribeResumeUnderLoad},
 		{"SlowSubscriberLosesNothing", testSlowSubscriber},
 		{"SubscribeEndsOnClose", testSubscribeEndsOnClose},
 		{"Reopen", testReopen},
@@ -246,6 +250,93 @@ func testConcurrentAcrossSessions(t *testing.T, newStore NewStore) {
 	}
 }
 
+// checkIDOrder fails unless evs, in Query order, have IDs that are
+// positive and strictly increasing.
+func checkIDOrder(t *testing.T, what string, evs []eventlog.Event) {
+	t.Helper()
+	for i, e := range evs {
+		if e.ID <= 0 {
+			t.Fatalf("%s: event %d (session %q seq %d) has ID %d, want a positive ID", what, i, e.Session, e.Seq, e.ID)
+		}
+		if i > 0 && e.ID <= evs[i-1].ID {
+			t.Fatalf("%s: event %d (session %q seq %d) has ID %d after ID %d: IDs are not increasing", what, i, e.Session, e.Seq, e.ID, evs[i-1].ID)
+		}
+	}
+}
+
+func testIDsInCommitOrder(t *testing.T, newStore NewStore) {
+	s := open(t, newStore)
+	var appended []eventlog.Event
+	for i := range 6 {
+		ds := make([]eventlog.Draft, 1+i%3)
+		for j := range ds {
+			ds[j] = draft(eventlog.TypeToolStarted, fmt.Sprintf(`{"i":%d,"j":%d}`, i, j))
+		}
+		appended = append(appended, mustAppend(t, s, fmt.Sprintf("s%d", i%2), ds...)...)
+	}
+	checkIDOrder(t, "Append, one call after another", appended)
+	all := mustQuery(t, s, eventlog.Filter{})
+	if diff := cmp.Diff(appended, all); diff != "" {
+		t.Errorf("Query(all) is not the appended events in ID order (-appended +query):\n%s", diff)
+	}
+	for _, session := range []string{"s0", "s1"} {
+		checkIDOrder(t, "Query of session "+session+" (by seq)", mustQuery(t, s, eventlog.Filter{Session: session}))
+	}
+}
+
+// testConcurrentIDs appends from many goroutines to a few sessions and
+// checks that IDs are unique, that each Append gets IDs above those of
+// every Append that returned before it was called, and that Query orders
+// by ID, which within a session agrees with Seq.
+func testConcurrentIDs(t *testing.T, newStore NewStore) {
+	s := open(t, newStore)
+	const writers, calls, sessions = 8, 30, 3
+	var mu sync.Mutex
+	acked := int64(0) // the highest ID of an Append that has returned; guarded by mu
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range calls {
+				mu.Lock()
+				before := acked
+				mu.Unlock()
+				evs, err := s.Append(context.Background(), fmt.Sprintf("sess-%d", (w+i)%sessions),
+					draft(eventlog.TypeToolStarted, fmt.Sprintf(`{"writer":%d,"call":%d}`, w, i)),
+					draft(eventlog.TypeToolCompleted, fmt.Sprintf(`{"writer":%d,"call":%d}`, w, i)))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if evs[0].ID <= before || evs[1].ID <= evs[0].ID {
+					errs <- fmt.Errorf("writer %d call %d got IDs %d, %d, but an Append that returned before the call already had ID %d",
+						w, i, evs[0].ID, evs[1].ID, before)
+					return
+				}
+				mu.Lock()
+				acked = max(acked, evs[1].ID)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all := mustQuery(t, s, eventlog.Filter{})
+	if len(all) != 2*writers*calls {
+		t.Fatalf("Query(all) = %d events, want %d", len(all), 2*writers*calls)
+	}
+	checkIDOrder(t, "Query(all)", all)
+	for sess := range sessions {
+		name := fmt.Sprintf("sess-%d", sess)
+		stored := mustQuery(t, s, eventlog.Filter{Session: name})
+		checkGapless(t, name, stored)
+		checkIDOrder(t, "Query of session "+name+" (by seq)", stored)
+	}
+}
+
 // fixture appends a varied log, one event per call so that commit order is
 // the order of the returned slice, and returns what was stored.
 func fixture(t *testing.T, s eventlog.Store) []eventlog.Event {
@@ -304,6 +395,13 @@ func testQueryFilters(t *testing.T, newStore NewStore) {
 		{Since: base.Add(time.Hour)},
 		{Session: "alpha", AfterSeq: 3},
 		{Session: "alpha", AfterSeq: 3, Limit: 2},
+		{AfterID: all[4].ID},
+		{AfterID: all[4].ID, Session: "beta"},
+		{AfterID: all[2].ID, Session: "alpha", AfterSeq: 5},
+		{AfterID: all[3].ID, Types: []eventlog.Type{eventlog.TypePermissionResolved}, Limit: 2},
+		{AfterID: all[len(all)-1].ID},
+		{AfterID: eventlog.ReplayAll},
+		{AfterID: eventlog.ReplayAll, Session: "beta", Limit: 1},
 		{Limit: 5},
 		{Types: []eventlog.Type{eventlog.TypePermissionResolved}, Limit: 2},
 	}
@@ -444,6 +542,155 @@ func testSubscribeReplayAfterSeq(t *testing.T, newStore NewStore) {
 	checkGapless(t, "s", append(seen, got...))
 }
 
+func testSubscribeReplayAfterID(t *testing.T, newStore NewStore) {
+	s := open(t, newStore)
+	var stored []eventlog.Event
+	for i := range 10 {
+		stored = append(stored, mustAppend(t, s, fmt.Sprintf("s%d", i%3), draft(eventlog.TypeToolStarted, fmt.Sprintf(`{"i":%d}`, i)))...)
+	}
+	cases := []struct {
+		name   string
+		filter eventlog.Filter
+	}{
+		{"after an ID, all sessions", eventlog.Filter{AfterID: stored[3].ID}},
+		{"after the last ID", eventlog.Filter{AfterID: stored[9].ID}},
+		{"after an ID, one session", eventlog.Filter{AfterID: stored[3].ID, Session: "s1"}},
+		{"after an ID and a seq", eventlog.Filter{AfterID: stored[1].ID, Session: "s2", AfterSeq: 2}},
+		{"ReplayAll", eventlog.Filter{AfterID: eventlog.ReplayAll}},
+		{"ReplayAll, one type", eventlog.Filter{AfterID: eventlog.ReplayAll, Types: []eventlog.Type{eventlog.TypeToolCompleted}}},
+	}
+	for i, c := range cases {
+		var want []eventlog.Event
+		for _, e := range stored {
+			if c.filter.Match(e) {
+				want = append(want, e)
+			}
+		}
+		f := c.filter
+		f.Limit = len(want) + 1
+		sub := s.Subscribe(withTimeout(t), f)
+		// An event appended after Subscribe was called, which the filter
+		// selects: it must follow the stored ones.
+		session := c.filter.Session
+		if session == "" {
+			session = "s1"
+		}
+		live := mustAppend(t, s, session, draft(eventlog.TypeToolCompleted, fmt.Sprintf(`{"case":%d}`, i)))[0]
+		if !c.filter.Match(live) {
+			t.Fatalf("%s: the filter %+v does not select the live event %+v", c.name, c.filter, live)
+		}
+		want = append(want, live)
+		stored = append(stored, live)
+		got, err := collect(sub)
+		if err != nil {
+			t.Fatalf("%s: Subscribe(%+v): %v", c.name, f, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: Subscribe(%+v) (-want +got):\n%s", c.name, f, diff)
+		}
+	}
+}
+
+// testSubscribeResumeUnderLoad is an SSE client that reconnects all the
+// time: readers with different filters subscribe, take a few events, drop
+// the subscription and resume from the last ID they saw, while writers
+// append to several sessions. Each must receive exactly what Query finds
+// at the end, in the same order.
+func testSubscribeResumeUnderLoad(t *testing.T, newStore NewStore) {
+	s := open(t, newStore)
+	const writers, calls, sessions = 4, 50, 3
+	// A history from before any reader started.
+	history := 0
+	for i := range 5 {
+		mustAppend(t, s, fmt.Sprintf("w-%d", i%sessions), draft(eventlog.TypeSessionStarted, ""))
+		history++
+	}
+	// What each writer appends: call i of writer w goes to session
+	// w-((w+i)%sessions), with a tool.completed after the tool.started
+	// on odd calls.
+	plan := func(w, i int) (string, []eventlog.Draft) {
+		ds := []eventlog.Draft{draft(eventlog.TypeToolStarted, fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))}
+		if i%2 == 1 {
+			ds = append(ds, draft(eventlog.TypeToolCompleted, fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)))
+		}
+		return fmt.Sprintf("w-%d", (w+i)%sessions), ds
+	}
+	filters := []eventlog.Filter{
+		{},
+		{Types: []eventlog.Type{eventlog.TypeToolCompleted}},
+		{Session: "w-1"},
+	}
+	// How many events each filter selects once everything is written.
+	want := make([]int, len(filters))
+	for k, f := range filters {
+		for i := range history {
+			if f.Match(eventlog.Event{Session: fmt.Sprintf("w-%d", i%sessions), Type: eventlog.TypeSessionStarted, ID: 1, Seq: 1}) {
+				want[k]++
+			}
+		}
+		for w := range writers {
+			for i := range calls {
+				session, ds := plan(w, i)
+				for _, d := range ds {
+					if f.Match(eventlog.Event{Session: session, Type: d.Type, ID: 1, Seq: 1}) {
+						want[k]++
+					}
+				}
+			}
+		}
+	}
+
+	ctx := withTimeout(t)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range calls {
+				session, ds := plan(w, i)
+				if _, err := s.Append(context.Background(), session, ds...); err != nil {
+					t.Errorf("writer %d: Append: %v", w, err)
+					return
+				}
+			}
+		})
+	}
+	got := make([][]eventlog.Event, len(filters))
+	for k, f := range filters {
+		wg.Go(func() {
+			after := eventlog.ReplayAll
+			for reconnect := 0; len(got[k]) < want[k]; reconnect++ {
+				sub := f
+				sub.AfterID = after
+				sub.Limit = min(1+reconnect%7, want[k]-len(got[k]))
+				evs, err := collect(s.Subscribe(ctx, sub))
+				if err != nil {
+					t.Errorf("filter %+v: Subscribe(%+v): %v", f, sub, err)
+					return
+				}
+				if ctx.Err() != nil {
+					t.Errorf("filter %+v: received %d events of %d, then waited for more until the test's timeout: events were missed",
+						f, len(got[k])+len(evs), want[k])
+					return
+				}
+				got[k] = append(got[k], evs...)
+				after = got[k][len(got[k])-1].ID
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for k, f := range filters {
+		stored := mustQuery(t, s, f)
+		if len(stored) != want[k] {
+			t.Errorf("Query(%+v) = %d events, want %d", f, len(stored), want[k])
+		}
+		if diff := cmp.Diff(stored, got[k]); diff != "" {
+			t.Errorf("filter %+v: resumed subscriptions differ from Query (-query +subscriptions):\n%s", f, diff)
+		}
+	}
+}
+
 func testSlowSubscriber(t *testing.T, newStore NewStore) {
 	s := open(t, newStore)
 	const n = 2000
@@ -529,6 +776,9 @@ func testReopen(t *testing.T, newStore NewStore) {
 	next := mustAppend(t, s, "alpha", draft(eventlog.TypeTurnCompleted, ""))[0]
 	if next.Seq != alpha[len(alpha)-1].Seq+1 {
 		t.Errorf("after reopening, the next seq is %d, want %d", next.Seq, alpha[len(alpha)-1].Seq+1)
+	}
+	if last := written[len(written)-1].ID; next.ID <= last {
+		t.Errorf("after reopening, a new event got ID %d, not above the last ID before closing, %d", next.ID, last)
 	}
 }
 

@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
+)
+
+// Append implements [eventlog.Store.Append]. The events go to the writer
+// goroutine, which commits them with whatever other appends of this
+// process are waiting, in one transaction; Append returns once that
+// transaction has committed.
+func (s *Store) Append(ctx context.Context, session string, drafts ...eventlog.Draft) ([]eventlog.Event, error) {
+	return s.writer.Append(ctx, session, drafts)
+}
+
+const (
+	takeIDs = `UPDATE eventlog_counter SET last_id = last_id + $1 RETURNING last_id, pg_current_xact_id()::text`
+
+	takeSeqs = `INSERT INTO eventlog_sessions (session, last_seq) VALUES ($1, $2)
+ON CONFLICT (session) DO UPDATE SET last_seq = eventlog_sessions.last_seq + excluded.last_seq
+RETURNING last_seq`
+
+	insertEvents = `INSERT INTO eventlog_events (id, session, seq, turn, time, type, decision, tool, payload)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[])`
+)
+
+// writeBatch is the writer's [storekit.CommitFunc]. In one transaction it
+// takes IDs from the counter (which locks it until the commit, see the
+// package documentation), takes each session's sequence numbers, inserts
+// the events and notifies the listeners.
+func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
+	defer cancel()
+	if s.wconn == nil || s.wconn.IsClosed() {
+		if s.wconn, err = pgx.ConnectConfig(ctx, s.cfg); err != nil {
+			s.wconn = nil
+			return fmt.Errorf("append to %s: connect: %w", s.where, err)
+		}
+	}
+	conn := s.wconn
+	defer func() {
+		if err != nil && !errors.As(err, new(*pgconn.PgError)) {
+			// The connection may be unusable; start over with a new one.
+			conn.Close(context.Background())
+			s.wconn = nil
+		}
+	}()
+
+	now := time.Now().UTC()
+	total := 0
+	counts := map[string]int64{}
+	for _, r := range batch {
+		total += len(r.Drafts)
+		counts[r.Session] += int64(len(r.Drafts))
+	}
+	sessions := make([]string, 0, len(counts))
+	for session := range counts {
+		sessions = append(sessions, session)
+	}
+	slices.Sort(sessions)
+
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("append to %s: begin: %w", s.where, err)
+	}
+	committing := false
+	defer func() {
+		if !committing {
+			_ = tx.Rollback(context.Background())
+		}
+	}()
+	var lastID int64
+	var xid string
+	if err := tx.QueryRow(ctx, takeIDs, total).Scan(&lastID, &xid); err != nil {
+		return fmt.Errorf("append to %s: take IDs: %w", s.where, err)
+	}
+	b := &pgx.Batch{}
+	for _, session := range sessions {
+		b.Queue(takeSeqs, session, counts[session])
+	}
+	results := tx.SendBatch(ctx, b)
+	nextSeq := make(map[string]int64, len(sessions))
+	for _, session := range sessions {
+		var last int64
+		if err := results.QueryRow().Scan(&last); err != nil {
+			results.Close()
+			return fmt.Errorf("append to %s: take sequence numbers of session %q: %w", s.where, session, err)
+		}
+		nextSeq[session] = last - counts[session] + 1
+	}
+	if err := results.Close(); err != nil {
+		return fmt.Errorf("append to %s: take sequence numbers: %w", s.where, err)
+	}
+
+	var (
+		ids, seqs, times         = make([]int64, 0, total), make([]int64, 0, total), make([]int64, 0, total)
+		sessionCol, turns, types = make([]string, 0, total), make([]string, 0, total), make([]string, 0, total)
+		decisions, tools         = make([]*string, 0, total), make([]*string, 0, total)
+		payloads                 = make([]string, 0, total)
+		id                       = lastID - int64(total)
+	)
+	for _, r := range batch {
+		r.Events = make([]eventlog.Event, len(r.Drafts))
+		for i, d := range r.Drafts {
+			id++
+			seq := nextSeq[r.Session]
+			nextSeq[r.Session]++
+			t := now
+			if !d.Time.IsZero() {
+				t = d.Time.UTC()
+			}
+			payload := d.Payload
+			if len(payload) == 0 {
+				payload = emptyObject
+			}
+			ids = append(ids, id)
+			sessionCol = append(sessionCol, r.Session)
+			seqs = append(seqs, seq)
+			turns = append(turns, d.Turn)
+			times = append(times, t.UnixNano())
+			types = append(types, string(d.Type))
+			decisions = append(decisions, nullable(r.Fields[i].Decision))
+			tools = append(tools, nullable(r.Fields[i].Tool))
+			payloads = append(payloads, string(payload))
+			r.Events[i] = eventlog.Event{ID: id, Seq: seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
+		}
+	}
+	if _, err := tx.Exec(ctx, insertEvents, ids, sessionCol, seqs, turns, times, types, decisions, tools, payloads); err != nil {
+		return fmt.Errorf("append to %s: insert %d events: %w", s.where, total, err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, s.schema); err != nil {
+		return fmt.Errorf("append to %s: notify: %w", s.where, err)
+	}
+	committing = true
+	if err := tx.Commit(ctx); err != nil {
+		if err := s.commitOutcome(xid, err); err != nil {
+			return err
+		}
+	}
+	s.notify.Broadcast()
+	return nil
+}
+
+// commitOutcome finds out whether the transaction xid committed after its
+// COMMIT failed with commitErr: nil if it did, an error if it did not, and
+// an error wrapping [ErrCommitUnknown] and marked [storekit.NoRetry] if
+// that cannot be known.
+func (s *Store) commitOutcome(xid string, commitErr error) error {
+	failed := fmt.Errorf("append to %s: commit: %w", s.where, commitErr)
+	if errors.As(commitErr, new(*pgconn.PgError)) {
+		return failed // the server answered: the transaction was rolled back
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
+	defer cancel()
+	for {
+		var status *string
+		err := s.pool.QueryRow(ctx, "SELECT pg_xact_status($1::xid8)", xid).Scan(&status)
+		switch {
+		case err != nil:
+			return storekit.NoRetry(fmt.Errorf("append to %s: %w: the connection failed during COMMIT (%v), and asking the server afterwards failed too: %w",
+				s.where, ErrCommitUnknown, commitErr, err))
+		case status != nil && *status == "committed":
+			return nil
+		case status != nil && *status == "in progress":
+			// The server has not finished with the transaction yet.
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		return failed
+	}
+}
+
+var emptyObject = []byte("{}")
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,68 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The helpers of the external tests.
+var (
+	TestDSN   = testDSN
+	SchemaDSN = schemaDSN
+)
+
+// testDSN returns the database the tests use, or skips the test.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("TOOLGATE_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("set TOOLGATE_TEST_POSTGRES to a PostgreSQL (13 or newer) connection string to run, " +
+			"e.g. TOOLGATE_TEST_POSTGRES='postgres://postgres@localhost:5432/toolgate_test?sslmode=disable'; " +
+			"each test creates a schema of its own in that database and drops it")
+	}
+	return dsn
+}
+
+// schemaDSN creates a new, empty schema for t, dropped when t ends, and
+// returns a connection string whose search_path is that schema.
+func schemaDSN(t *testing.T) string {
+	t.Helper()
+	dsn := testDSN(t)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "eventlog_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to TOOLGATE_TEST_POSTGRES: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	if strings.Contains(dsn, "://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "search_path=" + schema
+	}
+	return dsn + " search_path=" + schema
+}
