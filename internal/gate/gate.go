@@ -222,16 +222,30 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "the request names no session")}, errors.New("gate: request has no session")
 	}
 	id := g.opts.NewID()
-	if err := g.append(ctx, req.Session, turn, eventlog.TypeToolCallRequested, toolCallRequested{
-		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
-	}); err != nil {
-		return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, err
+	// The events up to the decision (or the question) are written in one
+	// append: one commit, and never a request without its outcome.
+	var pending []eventlog.Draft
+	add := func(typ eventlog.Type, payload any) {
+		if raw, err := json.Marshal(payload); err == nil {
+			pending = append(pending, eventlog.Draft{Turn: turn, Time: g.opts.Clock(), Type: typ, Payload: raw})
+		}
 	}
+	flush := func() error {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+		defer cancel()
+		if _, err := g.store.Append(actx, req.Session, pending...); err != nil {
+			return fmt.Errorf("gate: record the decision: %w", err)
+		}
+		return nil
+	}
+	add(eventlog.TypeToolCallRequested, toolCallRequested{
+		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
+	})
 
 	lk := &lookup{gr: g.grants}
 	d, call := g.engine.Decide(ctx, req, lk)
-	if err := g.recordRevocations(ctx, turn, lk.revoked); err != nil {
-		return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, err
+	for _, r := range lk.revoked {
+		add(eventlog.TypeLeaseRevoked, revokedPayload(r))
 	}
 	res := permissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason,
@@ -244,7 +258,11 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 			v.receipt = g.issue(id, call)
 			res.Receipt = v.receipt
 		}
-		return v, g.resolve(ctx, req.Session, turn, res)
+		add(eventlog.TypePermissionResolved, res)
+		if err := flush(); err != nil {
+			return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, err
+		}
+		return v, nil
 	}
 
 	destructive := d.Risk == risk.Destructive
@@ -270,13 +288,14 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 	case g.opts.Headless:
 		askedOf = ActorHook
 	}
-	if err := g.append(ctx, req.Session, turn, eventlog.TypePermissionRequested, permissionRequested{
+	add(eventlog.TypePermissionRequested, permissionRequested{
 		ToolCallID: id, Tool: req.Tool, Args: req.Input, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: ar.Units, ConfirmTarget: ar.ConfirmTarget, AskedOf: askedOf,
 		Deadline: g.opts.Clock().Add(g.opts.Timeout),
-	}); err != nil {
+	})
+	if err := flush(); err != nil {
 		out := *d
 		out.Decision, out.Reason, out.Message = policy.Deny, engine.ReasonPolicyError, "the event log could not be written"
 		return verdict{d: &out, id: id, call: call}, err
@@ -325,6 +344,9 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 			case err != nil:
 				setDeny(engine.ReasonApproverError, ActorSystem, "the approver failed, so the call is denied: "+err.Error())
 				res.Error = err.Error()
+			case destructive && ans.Kind.Allows() && !ar.Confirmed(ans.Confirm):
+				setDeny(engine.ReasonUserDenied, actor, fmt.Sprintf("the destructive call was not confirmed: allowing it needs the person to type %q", ar.ConfirmTarget))
+				res.Answer = ans.Kind
 			case ans.Kind == approval.Deny:
 				msg := ans.Message
 				if msg == "" {

@@ -157,7 +157,10 @@ func runGolden(t *testing.T, path string) {
 	}
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	ids := 0
-	gopts := Options{Clock: clock.Now, NewID: func() string { ids++; return fmt.Sprintf("tc_%d", ids) }}
+	gopts := Options{
+		Clock: clock.Now, NewID: func() string { ids++; return fmt.Sprintf("tc_%d", ids) },
+		Rules: PolicyFiles{User: filepath.Join(home, ".config", "toolgate", "policy.toml")},
+	}
 	if opts.Timeout != "" {
 		gopts.Timeout, err = time.ParseDuration(opts.Timeout)
 		must(t, err)

@@ -253,17 +253,8 @@ func (gr *grants) remember(c *engine.Call, id string) *sessionApproval {
 	return sa
 }
 
-// recordRevocations writes a lease.revoked event for each grant ended.
-func (g *Gate) recordRevocations(ctx context.Context, turn string, rs []revocation) error {
-	var first error
-	for _, r := range rs {
-		if err := g.record(ctx, r.session, turn, eventlog.TypeLeaseRevoked, map[string]any{
-			"id": r.id, "kind": r.kind, "reason": r.why, "actor": ActorSystem,
-		}); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+func revokedPayload(r revocation) map[string]any {
+	return map[string]any{"id": r.id, "kind": r.kind, "reason": r.why, "actor": ActorSystem}
 }
 
 // GrantLease grants a lease and records lease.granted. The path is

@@ -41,7 +41,9 @@ func newFixtureWith(t *testing.T, opts Options, projectPolicy string) *fixture {
 	must(t, err)
 	eng, store := engineAndStore(t, f, fx.project, fx.home)
 	fx.store = store
-	fx.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowOnce} }
+	fx.answer = func(r *approval.Request) approval.Answer {
+		return approval.Answer{Kind: approval.AllowOnce, Confirm: r.ConfirmTarget}
+	}
 	opts.Clock = fx.clock.Now
 	ap := approval.ApproverFunc(func(_ context.Context, r *approval.Request) (approval.Answer, error) {
 		fx.asked.Add(1)

@@ -1,0 +1,81 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// TestRememberedRules: "always allow" answers are written to the policy
+// files the engine loads, so the next such call is allowed by the rule;
+// a rule that does not parse is not saved and the answer counts once.
+func TestRememberedRules(t *testing.T) {
+	cases := []struct {
+		name     string
+		answer   approval.Answer
+		file     string // relative to project ("P/") or home ("H/")
+		want     string // the rule in the file; "" means no file written
+		nextAsks bool
+	}{
+		{"project answer goes to the local file", approval.Answer{Kind: approval.AllowProject}, "P/" + policy.LocalFile, "Bash(npm run test:*)", false},
+		{"user answer goes to the user file", approval.Answer{Kind: approval.AllowUser}, "H/.config/toolgate/policy.toml", "Bash(npm run test:*)", false},
+		{"edited rule is saved as edited", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm run:*)"}, "P/" + policy.LocalFile, "Bash(npm run:*)", false},
+		{"a rule that does not parse is not saved", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm"}, "P/" + policy.LocalFile, "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			project, home := realDir(t), realDir(t)
+			must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+			userFile := filepath.Join(home, ".config", "toolgate", "policy.toml")
+			eng, err := engine.New(engine.Options{Policy: engine.FromFiles(filepath.Join(home, "none.toml"), userFile), Home: home})
+			must(t, err)
+			_, store := engineAndStore(t, nil, project, home)
+			asked := 0
+			ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+				asked++
+				return c.answer, nil
+			})
+			g, err := New(eng, store, ap, Options{Rules: PolicyFiles{User: userFile}})
+			must(t, err)
+			req := func() *engine.Request {
+				return &engine.Request{Tool: "Bash", Input: map[string]any{"command": "npm run test -- --watch"}, Cwd: project, Session: "s1"}
+			}
+			d, err := g.Check(context.Background(), req(), "")
+			must(t, err)
+			if d.Decision != policy.Allow {
+				t.Fatalf("first call: %s", d.Decision)
+			}
+			path := strings.NewReplacer("P/", project+"/", "H/", home+"/").Replace(c.file)
+			data, err := os.ReadFile(path)
+			switch {
+			case c.want == "" && err == nil:
+				t.Fatalf("%s was written:\n%s", path, data)
+			case c.want != "" && (err != nil || !strings.Contains(string(data), c.want)):
+				t.Fatalf("%s does not hold %s: %v\n%s", path, c.want, err, data)
+			}
+			d, err = g.Check(context.Background(), req(), "")
+			must(t, err)
+			if (asked == 2) != c.nextAsks {
+				t.Fatalf("second call asked=%v (%s/%s), want asked=%v", asked == 2, d.Decision, d.Reason, c.nextAsks)
+			}
+			changes := 0
+			for e, err := range store.Query(context.Background(), eventlog.Filter{Types: []eventlog.Type{eventlog.TypePolicyChanged}}) {
+				must(t, err)
+				changes++
+				if !strings.Contains(string(e.Payload), c.want) || !strings.Contains(string(e.Payload), path) {
+					t.Errorf("policy.changed %s does not name the rule and file", e.Payload)
+				}
+			}
+			if (changes == 1) != (c.want != "") {
+				t.Fatalf("%d policy.changed events", changes)
+			}
+		})
+	}
+}
