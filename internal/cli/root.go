@@ -49,7 +49,7 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), auditCmd(), replayCmd())
+	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

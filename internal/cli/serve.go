@@ -2,106 +2,242 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
-	"net/http"
-	"os"
+	"net/url"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
+	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/notify"
+	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/internal/webui"
+	"github.com/toolgate/toolgate/pathres"
+	"github.com/toolgate/toolgate/policy"
 )
 
+// shutdownGrace bounds a graceful shutdown of the server.
+const shutdownGrace = 15 * time.Second
+
 func serveCmd() *cobra.Command {
-	var pf policyFlags
-	var addr, token string
+	var (
+		pf                 policyFlags
+		addr, stateDir, db string
+		timeout            time.Duration
+		allowRemote        bool
+		classifierCmd      []string
+		classifierURL      string
+		committed          bool
+		notifyHooks        []string
+		publicURL          string
+	)
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the permission server (HTTP API) on loopback",
-		Long: `serve answers POST /v1/check with the same decisions as toolgate check.
-Requests need the agent token as "Authorization: Bearer TOKEN"; a fresh
-token is generated and printed unless --token or $TOOLGATE_AGENT_TOKEN is
-given.`,
+		Short: "Run the permission server: HTTP API, event streams and the approval page",
+		Long: `serve runs the HTTP API of docs/api.md on loopback. Agents check calls
+with POST /v1/check using the agent token; a person answers the questions
+on the web page (open the one-time login link it prints) or with
+toolgate approve, which uses the approver token.
+
+The tokens are created on first start in the state directory (--state-dir,
+default $XDG_STATE_HOME/toolgate or ~/.local/state/toolgate), mode 0600, and
+reused afterwards. The server refuses a non-loopback --addr unless
+--allow-remote is given. SIGINT or SIGTERM stops it: pending approvals are
+denied with reason approval_cancelled and the event log is closed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			eng, err := pf.engine(c)
+			if err := checkListenAddr(addr, allowRemote); err != nil {
+				return err
+			}
+			if timeout <= 0 {
+				return usageError("--timeout must be positive, got %s", timeout)
+			}
+			if stateDir == "" {
+				return usageError("no state directory: give --state-dir or set $XDG_STATE_HOME")
+			}
+			tokens, err := server.LoadTokens(stateDir)
 			if err != nil {
 				return err
 			}
-			if token == "" {
-				token = os.Getenv("TOOLGATE_AGENT_TOKEN")
+			if db == "" {
+				db = filepath.Join(stateDir, "events.db")
 			}
-			if token == "" {
-				b := make([]byte, 24)
-				if _, err := rand.Read(b); err != nil {
-					return err
+			layer, err := pf.cliLayer(c)
+			if err != nil {
+				return err
+			}
+			if err := protectStateDir(layer, stateDir); err != nil {
+				return err
+			}
+			logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
+			policyFor := engine.FromFiles(pf.managed, pf.user, layer)
+			sessions := engine.NewSessions()
+			eng, err := engine.New(engine.Options{Policy: policyFor, Project: pf.project, Sessions: sessions})
+			if err != nil {
+				return err
+			}
+			store, err := sqlite.Open(db, nil)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
+			gopts := gate.Options{
+				Timeout: timeout, NewID: broker.NewID,
+				Rules: gate.PolicyFiles{User: pf.user, Committed: committed},
+			}
+			switch {
+			case len(classifierCmd) > 0 && classifierURL != "":
+				return usageError("give --classifier-command or --classifier-url, not both")
+			case len(classifierCmd) > 0:
+				gopts.Classifier = &approval.CommandClassifier{Argv: classifierCmd}
+			case classifierURL != "":
+				gopts.Classifier = &approval.HTTPClassifier{URL: classifierURL}
+			}
+			g, err := gate.New(eng, store, broker, gopts)
+			if err != nil {
+				return err
+			}
+			project := pf.project
+			if project != "" {
+				project = pathres.Real(project)
+			}
+			if publicURL != "" {
+				if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageError("--public-url %q: want an http or https URL such as https://gate.example.net", publicURL)
 				}
-				token = hex.EncodeToString(b)
+			}
+			var hooks []notify.Hook
+			for _, h := range notifyHooks {
+				hook, err := notify.ParseHook(h)
+				if err != nil {
+					return usageError("--notify: %v", err)
+				}
+				hooks = append(hooks, hook)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "toolgate listening on http://%s\nagent token: %s\n", ln.Addr(), token)
-			srv := &http.Server{Handler: checkHandler(eng, token), ReadHeaderTimeout: 10 * time.Second}
-			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			go func() {
-				<-ctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = srv.Shutdown(sctx)
-			}()
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			base := "http://" + ln.Addr().String()
+			var notifier *notify.Notifier
+			if len(hooks) > 0 {
+				linkBase := publicURL
+				if linkBase == "" {
+					linkBase = base
+				}
+				notifier = notify.New(hooks, notify.NewLinks(nil), linkBase, logger)
+			}
+			srv, err := server.New(server.Options{
+				Notifier: notifier,
+				Engine:   eng, Store: store, Sessions: sessions, Broker: broker, Gate: g,
+				Timeout: timeout, Tokens: tokens, UI: webui.Handler(),
+				PolicyFor: func(cwd string) (*policy.Set, string, error) {
+					root := project
+					if root == "" {
+						root, _ = engine.FindRoot(pathres.Real(cwd))
+					}
+					set, err := policyFor(root)
+					return set, root, err
+				},
+				Logger: logger,
+			})
+			if err != nil {
+				ln.Close()
 				return err
 			}
-			return nil
+			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !allowRemote && !tcp.IP.IsLoopback() {
+				ln.Close()
+				return usageError("--addr %s resolved to %s, which is not a loopback address: give 127.0.0.1 or pass --allow-remote", addr, tcp.IP)
+			}
+			out := c.OutOrStdout()
+			fmt.Fprintf(out, "toolgate listening on %s\n", base)
+			fmt.Fprintf(out, "  approval page (one-time login link, valid for %d minutes): %s\n", int(server.LoginCodeTTL.Minutes()), srv.LoginLink(base))
+			fmt.Fprintf(out, "  agent token:    %s\n", filepath.Join(stateDir, server.AgentTokenFile))
+			fmt.Fprintf(out, "  approver token: %s (keep it from agents)\n", filepath.Join(stateDir, server.ApproverTokenFile))
+			fmt.Fprintf(out, "  event log:      %s\n", db)
+
+			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+			defer cancel()
+			serr := srv.Shutdown(sctx)
+			if err := <-errc; err != nil {
+				return err
+			}
+			if err := store.Close(); err != nil {
+				return fmt.Errorf("close the event log: %w", err)
+			}
+			fmt.Fprintln(out, "toolgate stopped")
+			return serr
 		},
 	}
 	pf.register(c)
-	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8765", "address to listen on")
-	c.Flags().StringVar(&token, "token", "", "agent token (default $TOOLGATE_AGENT_TOKEN or a fresh random one)")
+	fl := c.Flags()
+	fl.StringVar(&addr, "addr", "127.0.0.1:8765", "address to listen on (loopback unless --allow-remote)")
+	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "directory of the tokens and, by default, the event log")
+	fl.StringVar(&db, "db", "", "event log (SQLite file; default events.db in the state directory)")
+	fl.DurationVar(&timeout, "timeout", gate.DefaultTimeout, "how long a person has to answer before the call is denied")
+	fl.BoolVar(&allowRemote, "allow-remote", false, "allow listening on an address other machines can reach")
+	fl.StringArrayVar(&classifierCmd, "classifier-command", nil, "auto mode: a program (one --classifier-command per argument) that decides asks first")
+	fl.StringVar(&classifierURL, "classifier-url", "", "auto mode: an HTTP endpoint that decides asks first")
+	fl.StringArrayVar(&notifyHooks, "notify", nil, "announce pending approvals to a webhook: URL (generic JSON), slack=URL or ntfy=URL (repeatable)")
+	fl.StringVar(&publicURL, "public-url", "", "the server's address as a phone reaches it, for the answer links in notifications (default the listen address)")
+	fl.BoolVar(&committed, "save-project-rules-committed", false, `write "always allow in this project" rules to .toolgate/policy.toml instead of the personal policy.local.toml`)
 	return c
 }
 
-// checkHandler serves the check API.
-func checkHandler(eng *engine.Engine, token string) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("POST /v1/check", func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, []byte("Bearer "+token)) != 1 {
-			httpError(w, http.StatusUnauthorized, "missing or wrong agent token")
-			return
-		}
-		data, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
-		if err != nil || len(data) > maxRequest {
-			httpError(w, http.StatusRequestEntityTooLarge, "request too large")
-			return
-		}
-		req, err := engine.DecodeRequest(data)
-		if err != nil {
-			httpError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(eng.Check(r.Context(), req))
-	})
-	return mux
+// protectStateDir adds the state directory (tokens and event log) to the
+// credential paths of layer, so that an agent's tools cannot read the
+// approver token or rewrite the log, wherever --state-dir puts them.
+func protectStateDir(layer *policy.File, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	abs = pathres.Real(abs)
+	r, err := policy.ParseRule("Read("+filepath.ToSlash(abs)+"/**)", policy.Deny, policy.Position{File: "--state-dir"})
+	if err != nil {
+		return usageError("--state-dir %s cannot be protected as a credential path (%v): choose a directory without glob characters", dir, err)
+	}
+	r.Layer = policy.LayerCLI
+	layer.CredentialPaths = append(layer.CredentialPaths, r)
+	return nil
 }
 
-func httpError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+// checkListenAddr refuses an address that is not on loopback unless
+// allowRemote is set.
+func checkListenAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError("--addr %q: %v (want HOST:PORT, such as 127.0.0.1:8765)", addr, err)
+	}
+	if allowRemote {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	where := host
+	if host == "" {
+		where = "every interface"
+	}
+	return usageError("refusing to listen on %s (--addr %s): other machines could reach the server; use a loopback address such as 127.0.0.1:8765, or pass --allow-remote", where, addr)
 }

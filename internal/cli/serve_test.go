@@ -1,67 +1,308 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/toolgate/toolgate/internal/engine"
-	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
+	"github.com/toolgate/toolgate/internal/server"
 )
 
-func TestCheckHandler(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+// runningServer is a `toolgate serve` started by a test.
+type runningServer struct {
+	url, stateDir, project string
+	agent, approver        string
+	stdout, stderr         *syncBuffer
+	stop                   context.CancelFunc
+	exit                   chan int
+}
+
+// startServe runs `toolgate serve` on a free loopback port until the test
+// ends, and waits for it to listen.
+func startServe(t *testing.T, args ...string) *runningServer {
+	t.Helper()
+	project, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	set, _ := policy.Merge()
-	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Home: filepath.Join(dir, "home")})
+	state := filepath.Join(t.TempDir(), "state")
+	rs := &runningServer{stateDir: state, project: project, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exit: make(chan int, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	rs.stop = cancel
+	argv := append([]string{"serve", "--addr", "127.0.0.1:0", "--state-dir", state,
+		"--user-policy", filepath.Join(project, "none.toml"), "--managed-policy", filepath.Join(project, "none.toml")}, args...)
+	go func() { rs.exit <- RunContext(ctx, argv, strings.NewReader(""), rs.stdout, rs.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-rs.exit:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	re := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(rs.stdout.String()); m != nil {
+			rs.url = m[1]
+			break
+		}
+		select {
+		case code := <-rs.exit:
+			t.Fatalf("serve exited with %d: %s%s", code, rs.stdout, rs.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s%s", rs.stdout, rs.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rs.agent = readToken(t, filepath.Join(state, server.AgentTokenFile))
+	rs.approver = readToken(t, filepath.Join(state, server.ApproverTokenFile))
+	return rs
+}
+
+func readToken(t *testing.T, path string) string {
+	t.Helper()
+	tok, err := server.ReadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(checkHandler(eng, "s3cret"))
-	defer srv.Close()
-	post := func(auth, body string) (int, map[string]any) {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/check", strings.NewReader(body))
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
+	return tok
+}
+
+func (rs *runningServer) post(t *testing.T, path, token string, body any) (int, map[string]any) {
+	t.Helper()
+	data, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", rs.url+path, bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func TestServe(t *testing.T) {
+	rs := startServe(t, "--allow", "Bash(npm test)", "--timeout", "1m")
+	out := rs.stdout.String()
+	for _, want := range []string{"/login?code=", server.AgentTokenFile, server.ApproverTokenFile, "events.db"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve did not print %q:\n%s", want, out)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	}
+	if strings.Contains(out, rs.agent) || strings.Contains(out, rs.approver) {
+		t.Error("serve printed a token")
+	}
+	check := func(command string, wait bool, session string) map[string]any {
+		code, m := rs.post(t, "/v1/check", rs.agent, map[string]any{
+			"tool": "Bash", "input": map[string]any{"command": command}, "cwd": rs.project, "session": session, "wait": wait})
+		if code != 200 {
+			t.Fatalf("check %q: %d %v", command, code, m)
 		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
+		return m
 	}
-	good := `{"tool":"Bash","input":{"command":"ls && rm -rf /"},"cwd":"` + dir + `"}`
-	if code, _ := post("", good); code != http.StatusUnauthorized {
-		t.Errorf("no token: %d", code)
+	if m := check("npm test", true, "s1"); m["decision"] != "allow" || m["reason"] != "rule_allow" {
+		t.Fatalf("npm test: %v", m)
 	}
-	if code, _ := post("Bearer wrong", good); code != http.StatusUnauthorized {
-		t.Errorf("wrong token: %d", code)
+	if m := check("rm -rf /", true, "s1"); m["decision"] != "deny" {
+		t.Fatalf("rm -rf /: %v", m)
 	}
-	if code, out := post("Bearer s3cret", `{"tool":`); code != http.StatusBadRequest || out["error"] == nil {
-		t.Errorf("bad JSON: %d %v", code, out)
+	// The state directory is a credential path, wherever it is.
+	if m := check("cat "+filepath.Join(rs.stateDir, server.ApproverTokenFile), true, "s1"); m["decision"] != "deny" || m["reason"] != "credential_access" {
+		t.Fatalf("reading the approver token: %v", m)
 	}
-	code, out := post("Bearer s3cret", good)
-	if code != http.StatusOK || out["decision"] != "deny" || out["reason"] != "sandbox_rejected" {
-		t.Errorf("check: %d %v", code, out)
+	// A question pending at shutdown is denied with approval_cancelled.
+	if m := check("make build", false, "s2"); m["state"] != "pending" {
+		t.Fatalf("make build: %v", m)
 	}
-	resp, err := http.Get(srv.URL + "/v1/check")
+	// The login link works once.
+	link := regexp.MustCompile(`http://\S+/login\?code=\S+`).FindString(out)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("GET: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("login: %d %v", resp.StatusCode, resp.Header)
+	}
+	// The web page is served.
+	resp, err = http.Get(rs.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(strings.ToLower(string(page)), "<html") {
+		t.Fatalf("GET /: %d %.200s", resp.StatusCode, page)
+	}
+
+	rs.stop()
+	if code := <-rs.exit; code != 0 {
+		t.Fatalf("serve exited with %d: %s", code, rs.stderr)
+	}
+	rs.exit <- 0 // for the cleanup
+	store, err := sqlite.Open(filepath.Join(rs.stateDir, "events.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var reasons []string
+	for e, err := range store.Query(context.Background(), eventlog.Filter{Types: []eventlog.Type{eventlog.TypePermissionResolved}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct{ Reason string }
+		_ = json.Unmarshal(e.Payload, &p)
+		reasons = append(reasons, e.Session+":"+p.Reason)
+	}
+	if got := strings.Join(reasons, " "); got != "s1:rule_allow s1:sandbox_rejected s1:credential_access s2:approval_cancelled" {
+		t.Fatalf("recorded %s", got)
+	}
+}
+
+func TestServeRefuses(t *testing.T) {
+	state := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"all interfaces", []string{"--addr", ":0"}, "--allow-remote"},
+		{"remote address", []string{"--addr", "192.0.2.1:8765"}, "--allow-remote"},
+		{"bad address", []string{"--addr", "nowhere"}, "HOST:PORT"},
+		{"bad timeout", []string{"--addr", "127.0.0.1:0", "--timeout", "0s"}, "--timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(append([]string{"serve", "--state-dir", state}, tc.args...), strings.NewReader(""), &stdout, &stderr)
+			if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+		})
+	}
+	// A token file others can read stops the server.
+	dir := filepath.Join(t.TempDir(), "state")
+	if _, err := server.LoadTokens(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, server.AgentTokenFile), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"serve", "--addr", "127.0.0.1:0", "--state-dir", dir}, strings.NewReader(""), &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "chmod 600") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestApprove answers a running server's question from the terminal
+// command, and prints a login link.
+func TestApprove(t *testing.T) {
+	rs := startServe(t, "--timeout", "1m")
+	// One question before approve starts, one after.
+	askCmd := func(session, command string) string {
+		code, m := rs.post(t, "/v1/check", rs.agent, map[string]any{
+			"tool": "Bash", "input": map[string]any{"command": command}, "cwd": rs.project, "session": session})
+		if code != 200 || m["state"] != "pending" {
+			t.Fatalf("check: %d %v", code, m)
+		}
+		return m["approval_id"].(string)
+	}
+	ask := func(session string) string { return askCmd(session, "make build") }
+	first := ask("s1")
+	inR, inW := io.Pipe()
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- RunContext(ctx, []string{"approve", "--server", rs.url, "--state-dir", rs.stateDir}, inR, out, out)
+	}()
+	defer func() {
+		cancel()
+		inW.Close()
+		<-done
+	}()
+	waitOut := func(want string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for strings.Count(out.String(), want) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("approve never printed %q (%d times):\n%s", want, n, out)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitOut("["+first+"]", 1)
+	waitOut("> ", 1)
+	if _, err := io.WriteString(inW, "y\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("→ allow (user_approved)", 1)
+	second := ask("s2")
+	waitOut("["+second+"]", 1)
+	waitOut("> ", 2)
+	if _, err := io.WriteString(inW, "n\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("Message for the model", 1)
+	if _, err := io.WriteString(inW, "not now\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("→ deny (user_denied)", 1)
+	// A destructive call is allowed only with the typed confirmation.
+	third := askCmd("s3", "rm -rf dist")
+	waitOut("["+third+"]", 1)
+	waitOut("> ", 3)
+	if _, err := io.WriteString(inW, "y\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("to allow it: ", 1)
+	if _, err := io.WriteString(inW, "dist\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("→ allow (user_approved)", 2)
+
+	var stdout, stderr bytes.Buffer
+	if code := Run([]string{"login-link", "--server", rs.url, "--state-dir", rs.stateDir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("login-link: %d %s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), rs.url+"/login?code=") {
+		t.Fatalf("login-link printed %q", stdout.String())
+	}
+	// Without a token file, approve says where it looked.
+	stderr.Reset()
+	if code := Run([]string{"approve", "--server", rs.url, "--state-dir", t.TempDir()}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "approver.token") {
+		t.Fatalf("approve without a token: %d %s", code, stderr.String())
+	}
+}
+
+func TestReadSSE(t *testing.T) {
+	in := ": hello\n\nid: 7\nevent: x\ndata: {\"a\":\ndata: 1}\n\n: keepalive\n\nid: 8\ndata: {}\n\n"
+	var got []sseMessage
+	err := readSSE(bufio.NewReader(strings.NewReader(in)), func(m sseMessage) { got = append(got, m) })
+	if err != io.ErrUnexpectedEOF {
+		t.Fatalf("end of stream: %v", err)
+	}
+	if len(got) != 2 || got[0].id != "7" || got[0].event != "x" || string(got[0].data) != "{\"a\":\n1}" || got[1].id != "8" {
+		t.Fatalf("messages %+v", got)
 	}
 }

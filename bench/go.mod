@@ -1,0 +1,3 @@
+module github.com/toolgate/toolgate/bench
+
+go 1.26.0

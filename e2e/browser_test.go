@@ -1,0 +1,647 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium is Debian's Chromium, the browser the tests drive.
+const chromium = "/usr/bin/chromium"
+
+// requireBrowser skips the test when Chromium is missing, or fails it when
+// TOOLGATE_E2E=1 says the browser tests must run.
+func requireBrowser(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("TOOLGATE_E2E") == "1" {
+			t.Fatalf("TOOLGATE_E2E=1 but %s is missing: apt-get install -y chromium", chromium)
+		}
+		t.Skipf("%s is missing (apt-get install -y chromium); set TOOLGATE_E2E=1 to make this a failure", chromium)
+	}
+	if testing.Short() && os.Getenv("TOOLGATE_E2E") != "1" {
+		t.Skip("browser tests are skipped in -short mode")
+	}
+}
+
+// artifacts returns the directory screenshots go to.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TOOLGATE_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots go to %s", abs)
+	return abs
+}
+
+// browser is one headless Chromium with one tab, reporting failures to t.
+type browser struct {
+	t        *testing.T
+	ctx      context.Context
+	problems *lockedBuffer // what the page reported as errors
+}
+
+// on returns the browser reporting to t, for use in a subtest.
+func (b *browser) on(t *testing.T) *browser {
+	return &browser{t: t, ctx: b.ctx, problems: b.problems}
+}
+
+// route shows a view of the page by its hash route and waits for it.
+func (b *browser) route(hash string) {
+	b.t.Helper()
+	view := strings.TrimPrefix(hash, "#/")
+	view, _, _ = strings.Cut(view, "?")
+	view, _, _ = strings.Cut(view, "/")
+	if view == "" {
+		view = "approvals"
+	}
+	_ = eval[chromedp.Void](b, "location.hash = "+js(hash))
+	b.waitFor("the "+view+" view", "document.body.dataset.view === "+js(view))
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	var log lockedBuffer
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+		chromedp.CombinedOutput(&log),
+	)
+	ctx, cancel := chromedp.NewContext(actx)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("start %s: %v\n%s", chromium, err, log.String())
+	}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	b := &browser{t: t, ctx: ctx, problems: &lockedBuffer{}}
+	b.watch()
+	t.Cleanup(func() {
+		if p := b.problems.String(); p != "" {
+			t.Errorf("the page reported errors:\n%s", p)
+		}
+	})
+	return b
+}
+
+// watch records the page's uncaught exceptions and console errors.
+func (b *browser) watch() {
+	exceptions := chromedp.Events(b.ctx, runtime.ExceptionThrown)
+	console := chromedp.Events(b.ctx, runtime.ConsoleAPICalled)
+	go func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg = d.Exception.Description
+			}
+			fmt.Fprintf(b.problems, "exception at %s:%d: %s\n", d.URL, d.LineNumber+1, msg)
+		}
+	}()
+	go func() {
+		for ev, err := range console {
+			if err != nil {
+				return
+			}
+			if ev.Type != runtime.ConsoleAPICalledTypeError {
+				continue
+			}
+			var parts []string
+			for _, a := range ev.Args {
+				if len(a.Value) > 0 {
+					parts = append(parts, string(a.Value))
+				} else {
+					parts = append(parts, a.Description)
+				}
+			}
+			fmt.Fprintf(b.problems, "console.error: %s\n", strings.Join(parts, " "))
+		}
+	}()
+}
+
+// do runs actions with a time limit.
+func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page and decodes its value.
+func eval[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("browser: evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition until it is true.
+func (b *browser) waitFor(what, expr string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		b.t.Fatalf("browser: waiting for %s: %v", what, err)
+	}
+}
+
+// screenshot saves the page as dir/name.png: the whole page when full is
+// set, else what the window shows.
+func (b *browser) screenshot(dir, name string, full bool) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	shot := chromedp.CaptureScreenshot()
+	if full {
+		shot = chromedp.FullScreenshot(100)
+	}
+	png, err := chromedp.Run(ctx, shot)
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", path)
+}
+
+// viewport sets the page size and colour scheme.
+func (b *browser) viewport(w, h int64, mobile bool, scheme string) {
+	b.t.Helper()
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
+	if mobile {
+		opts = []chromedp.EmulateViewportOption{chromedp.EmulateScale(2), chromedp.EmulateMobile}
+	}
+	b.do(chromedp.EmulateViewport(w, h, opts...), func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		})
+		return chromedp.Void{}, err
+	})
+}
+
+// card is the CSS selector of the card of approval id.
+func card(id string) string {
+	return fmt.Sprintf(`article.card[data-approval-id=%q]`, id)
+}
+
+func button(id, answer string) chromedp.CSS {
+	return chromedp.CSS(fmt.Sprintf(`%s button[data-answer=%q]`, card(id), answer))
+}
+
+// js quotes s as a JavaScript string.
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func (b *browser) waitCard(id string) {
+	b.t.Helper()
+	b.do(chromedp.WaitVisible(chromedp.CSS(card(id))))
+}
+
+func (b *browser) waitCardGone(id string) {
+	b.t.Helper()
+	b.waitFor("card "+id+" to go", "!document.querySelector("+js(card(id))+")")
+}
+
+func TestApprovalPage(t *testing.T) {
+	requireBrowser(t)
+	shots := artifacts(t)
+	// Long enough for the screenshots of waiting calls at the end.
+	srv := startServer(t, "--timeout", "2m")
+	b := newBrowser(t)
+
+	b.do(chromedp.Navigate(srv.login))
+	b.waitFor("the page to start", `document.body.dataset.ready === "true"`)
+	if url := eval[string](b, "location.href"); url != srv.base+"/" {
+		t.Fatalf("after the login link the page is at %s, want %s/", url, srv.base)
+	}
+	b.waitFor("the event stream", `document.getElementById("conn").dataset.state === "live"`)
+
+	var calls []string // tool call ids answered through the page
+
+	t.Run("AllowOnce", func(t *testing.T) {
+		b := b.on(t)
+		ch := srv.checkAsync("e2e-allow", "npm test")
+		a := srv.pending(t, "e2e-allow")
+		b.waitCard(a.ID)
+		text := eval[string](b, "document.querySelector("+js(card(a.ID))+").innerText")
+		for _, want := range []string{"npm test", "Bash(npm test)", "execute", "Allow once", "Deny", "left"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the card does not show %q:\n%s", want, text)
+			}
+		}
+		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
+		d := awaitDecision(t, ch)
+		if d.Decision != "allow" || d.Reason != "user_approved" {
+			t.Fatalf("the agent got %s (%s: %s), want allow (user_approved)", d.Decision, d.Reason, d.Message)
+		}
+		b.waitCardGone(a.ID)
+		calls = append(calls, a.ID)
+	})
+
+	t.Run("DenyWithMessage", func(t *testing.T) {
+		b := b.on(t)
+		const msg = "use make test instead"
+		ch := srv.checkAsync("e2e-deny", "npm run build")
+		a := srv.pending(t, "e2e-deny")
+		b.waitCard(a.ID)
+		b.do(chromedp.SendKeys(chromedp.CSS(card(a.ID)+" input.deny-msg"), msg),
+			chromedp.Click(button(a.ID, "deny"), chromedp.NodeVisible))
+		d := awaitDecision(t, ch)
+		if d.Decision != "deny" || d.Reason != "user_denied" || d.Message != msg {
+			t.Fatalf("the agent got %s (%s: %q), want deny (user_denied: %q)", d.Decision, d.Reason, d.Message, msg)
+		}
+		b.waitCardGone(a.ID)
+		calls = append(calls, a.ID)
+	})
+
+	t.Run("DestructiveNeedsTypedConfirmation", func(t *testing.T) {
+		b := b.on(t)
+		ch := srv.checkAsync("e2e-destructive", "rm -rf dist")
+		a := srv.pending(t, "e2e-destructive")
+		if !a.Request.Destructive || a.Request.ConfirmTarget == "" {
+			t.Fatalf("rm -rf dist: destructive=%v confirmTarget=%q, want a destructive request with a target", a.Request.Destructive, a.Request.ConfirmTarget)
+		}
+		b.waitCard(a.ID)
+		answers := eval[[]string](b, "[...document.querySelectorAll("+js(card(a.ID)+" button[data-answer]")+")].map(b => b.dataset.answer)")
+		if strings.Join(answers, " ") != "allow_once deny" {
+			t.Errorf("a destructive card offers %v, want only allow_once and deny", answers)
+		}
+		if risk := eval[string](b, "document.querySelector("+js(card(a.ID))+").dataset.risk"); risk != "destructive" {
+			t.Errorf("the card's risk is %q, want destructive", risk)
+		}
+		disabled := func() bool {
+			return eval[bool](b, "document.querySelector("+js(card(a.ID)+` button[data-answer="allow_once"]`)+").disabled")
+		}
+		if !disabled() {
+			t.Fatal("Allow once is enabled before the confirmation is typed")
+		}
+		input := chromedp.CSS(card(a.ID) + " input.confirm-input")
+		b.do(chromedp.SendKeys(input, a.Request.ConfirmTarget+"x"))
+		if !disabled() {
+			t.Fatal("Allow once is enabled with a wrong confirmation")
+		}
+		b.do(chromedp.KeyEvent("\b"))
+		if disabled() {
+			t.Fatalf("Allow once stays disabled after typing %q", a.Request.ConfirmTarget)
+		}
+		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
+		d := awaitDecision(t, ch)
+		if d.Decision != "allow" || d.Reason != "user_approved" {
+			t.Fatalf("the agent got %s (%s: %s), want allow (user_approved)", d.Decision, d.Reason, d.Message)
+		}
+		b.waitCardGone(a.ID)
+		calls = append(calls, a.ID)
+	})
+
+	t.Run("DestructiveDenyKeepsTheMessage", func(t *testing.T) {
+		b := b.on(t)
+		const msg = "keep dist, the release needs it"
+		ch := srv.checkAsync("e2e-destructive-deny", "rm -rf dist")
+		a := srv.pending(t, "e2e-destructive-deny")
+		b.waitCard(a.ID)
+		b.do(chromedp.SendKeys(chromedp.CSS(card(a.ID)+" input.deny-msg"), msg),
+			chromedp.Click(button(a.ID, "deny"), chromedp.NodeVisible))
+		d := awaitDecision(t, ch)
+		if d.Decision != "deny" || d.Reason != "user_denied" || d.Message != msg {
+			t.Errorf("the agent got %s (%s: %q), want deny (user_denied: %q)", d.Decision, d.Reason, d.Message, msg)
+		}
+		b.waitCardGone(a.ID)
+		calls = append(calls, a.ID)
+	})
+
+	t.Run("AgentTextIsShownAsText", func(t *testing.T) {
+		b := b.on(t)
+		const markup = `<img src=x onerror="window.__pwned=1"><b id="injected">bold</b><script>window.__pwned=2</script>`
+		ch := srv.checkAsync("e2e-markup", "npm test -- '"+markup+"'")
+		a := srv.pending(t, "e2e-markup")
+		b.waitCard(a.ID)
+		sel := js(card(a.ID))
+		injected := js("#injected, " + card(a.ID) + " img, " + card(a.ID) + " script, " + card(a.ID) + " b")
+		if n := eval[int](b, "document.querySelectorAll("+injected+").length"); n != 0 {
+			t.Errorf("the agent's markup made %d elements in the page", n)
+		}
+		if pwned := eval[bool](b, `"__pwned" in window`); pwned {
+			t.Error("the agent's markup ran script in the page")
+		}
+		summary := eval[string](b, "document.querySelector("+sel+").querySelector('.summary').textContent")
+		if !strings.Contains(summary, markup) {
+			t.Errorf("the summary does not show the markup as text: %q", summary)
+		}
+		b.do(chromedp.Click(button(a.ID, "deny"), chromedp.NodeVisible))
+		if d := awaitDecision(t, ch); d.Decision != "deny" {
+			t.Fatalf("the agent got %s, want deny", d.Decision)
+		}
+		b.waitCardGone(a.ID)
+	})
+
+	t.Run("KeyboardShortcuts", func(t *testing.T) {
+		b := b.on(t)
+		first := srv.checkAsync("e2e-keys", "npm run lint")
+		a1 := srv.pending(t, "e2e-keys")
+		b.waitCard(a1.ID)
+		second := srv.checkAsync("e2e-keys-2", "make build")
+		a2 := srv.pending(t, "e2e-keys-2")
+		b.waitCard(a2.ID)
+		if !eval[bool](b, `document.getElementById("keyhint").checkVisibility()`) {
+			t.Error("the key hint is not visible at desktop width")
+		}
+
+		// Keys answer only the card that has the focus.
+		_ = eval[chromedp.Void](b, "document.activeElement.blur()")
+		b.do(chromedp.KeyEvent("a"))
+		time.Sleep(300 * time.Millisecond)
+		if n := eval[int](b, `document.querySelectorAll("article.card:not(.answered)").length`); n != 2 {
+			t.Fatalf("a with no card focused answered something: %d cards left, want 2", n)
+		}
+
+		// j moves to the second card, d denies it; the first is then
+		// current and s allows it for the session.
+		b.do(chromedp.Focus(chromedp.CSS(card(a1.ID))), chromedp.KeyEvent("j"))
+		b.waitFor("j to select the second card", "document.activeElement === document.querySelector("+js(card(a2.ID))+")")
+		b.do(chromedp.KeyEvent("d"))
+		if d := awaitDecision(t, second); d.Decision != "deny" || d.Reason != "user_denied" {
+			t.Fatalf("d: the agent got %s (%s), want deny (user_denied)", d.Decision, d.Reason)
+		}
+		b.waitCardGone(a2.ID)
+		b.do(chromedp.Focus(chromedp.CSS(card(a1.ID))), chromedp.KeyEvent("s"))
+		if d := awaitDecision(t, first); d.Decision != "allow" || d.Reason != "user_approved" {
+			t.Fatalf("s: the agent got %s (%s), want allow (user_approved)", d.Decision, d.Reason)
+		}
+		b.waitCardGone(a1.ID)
+		calls = append(calls, a1.ID, a2.ID)
+
+		if got := lastResolved(t, srv, "e2e-keys"); got.Answer != "allow_session" {
+			t.Errorf("s recorded answer %q, want allow_session", got.Answer)
+		}
+		// Allowed for the session: the same call no longer asks.
+		if d := srv.check(t, "e2e-keys", "npm run lint"); d.Decision != "allow" {
+			t.Errorf("npm run lint after allow for session: %s (%s), want allow", d.Decision, d.Reason)
+		}
+	})
+
+	t.Run("EditedRuleIsSent", func(t *testing.T) {
+		b := b.on(t)
+		const rule = "Bash(npm run format)"
+		ch := srv.checkAsync("e2e-rule", "npm run format")
+		a := srv.pending(t, "e2e-rule")
+		b.waitCard(a.ID)
+		input := chromedp.CSS(card(a.ID) + " input.rule-input")
+		if v := eval[string](b, "document.querySelector("+js(card(a.ID)+" input.rule-input")+").value"); v != a.Request.SuggestedRule {
+			t.Errorf("the rule field holds %q, want the suggested rule %q", v, a.Request.SuggestedRule)
+		}
+		_ = eval[chromedp.Void](b, "document.querySelector("+js(card(a.ID)+" input.rule-input")+").value = ''")
+		b.do(chromedp.SendKeys(input, rule),
+			chromedp.Click(button(a.ID, "allow_project"), chromedp.NodeVisible))
+		if d := awaitDecision(t, ch); d.Decision != "allow" || d.Reason != "user_approved" {
+			t.Fatalf("the agent got %s (%s), want allow (user_approved)", d.Decision, d.Reason)
+		}
+		if got := lastResolved(t, srv, "e2e-rule"); got.Answer != "allow_project" || got.Rule != rule {
+			t.Errorf("recorded answer %q rule %q, want allow_project with %q", got.Answer, got.Rule, rule)
+		}
+		b.waitCardGone(a.ID)
+		calls = append(calls, a.ID)
+	})
+
+	t.Run("EventsAreLogged", func(t *testing.T) {
+		byCall := map[string]resolved{}
+		for _, e := range srv.events(t, "type=permission.resolved&limit=1000") {
+			var p resolved
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			byCall[p.ToolCallID] = p
+		}
+		for _, id := range calls {
+			p, ok := byCall[id]
+			if !ok {
+				t.Errorf("no permission.resolved event for %s", id)
+				continue
+			}
+			if p.Actor != "user" {
+				t.Errorf("%s was resolved by %q, want user", id, p.Actor)
+			}
+		}
+		requested := srv.events(t, "type=permission.requested&session=e2e-deny")
+		if len(requested) != 1 {
+			t.Errorf("session e2e-deny has %d permission.requested events, want 1", len(requested))
+		}
+	})
+
+	t.Run("AuditAndTimeline", func(t *testing.T) {
+		b := b.on(t)
+		b.route("#/audit?session=e2e-deny&type=permission.resolved")
+		b.waitFor("audit rows", `document.querySelectorAll("#audit-rows tr").length === 1`)
+		row := eval[string](b, `document.querySelector("#audit-rows tr").innerText`)
+		for _, want := range []string{"e2e-deny", "deny", "denied by a person", "user"} {
+			if !strings.Contains(row, want) {
+				t.Errorf("the audit row does not show %q: %q", want, row)
+			}
+		}
+		b.do(chromedp.Click(chromedp.CSS("#audit-rows tr td.subject a"), chromedp.NodeVisible))
+		b.waitFor("the call's timeline", `document.querySelectorAll(".timeline .tl-item").length >= 3`)
+		types := eval[[]string](b, `[...document.querySelectorAll(".timeline .tl-item .type-chip")].map(e => e.title)`)
+		want := []string{"model.tool_call_requested", "permission.requested", "permission.resolved"}
+		if strings.Join(types[:3], " ") != strings.Join(want, " ") {
+			t.Errorf("timeline types %v, want %v first", types, want)
+		}
+		b.screenshot(shots, "timeline-desktop", true)
+	})
+
+	t.Run("SessionPolicySwitch", func(t *testing.T) {
+		b := b.on(t)
+		b.route("#/policy?session=e2e-allow&cwd=" + srv.project)
+		b.waitFor("the session's settings", `document.getElementById("session-policy-status").textContent.startsWith("Session")`)
+		b.waitFor("the effective policy", `document.querySelector("#policy-body .rules-table") !== null`)
+		rules := eval[string](b, `document.querySelector("#policy-body .rules-table").innerText`)
+		if !strings.Contains(rules, "Bash(npm test)") || !strings.Contains(rules, "policy.toml") {
+			t.Errorf("the policy view does not show the user rules with their file:\n%s", rules)
+		}
+		b.do(chromedp.SetValue(chromedp.ID("session-mode"), "plan"),
+			chromedp.Click(chromedp.ID("session-policy-save"), chromedp.NodeVisible))
+		b.waitFor("the switch", `document.getElementById("session-policy-status").textContent.startsWith("Switched")`)
+		var got struct {
+			Mode *string `json:"mode"`
+		}
+		if _, err := srv.call(context.Background(), srv.approver, http.MethodGet, "/v1/sessions/e2e-allow/policy", nil, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Mode == nil || *got.Mode != "plan" {
+			t.Errorf("the session's mode after the switch is %v, want plan", got.Mode)
+		}
+	})
+
+	t.Run("ChangesNeedTheCSRFHeader", func(t *testing.T) {
+		b := b.on(t)
+		status := eval[int](b, `fetch("/v1/sessions/e2e-allow/policy", {method: "PUT", headers: {"Content-Type": "application/json"}, body: '{"mode": null}'}).then(r => r.status)`)
+		if status != http.StatusForbidden {
+			t.Errorf("a PUT without X-Toolgate-CSRF got %d, want 403", status)
+		}
+	})
+
+	t.Run("Screenshots", func(t *testing.T) {
+		b := b.on(t)
+		// Something to look at: a finished history and two waiting calls.
+		srv.check(t, "e2e-allow", "git status")
+		ch1 := srv.checkAsync("web-app", "go test ./... && git commit -am wip")
+		a1 := srv.pending(t, "web-app")
+		ch2 := srv.checkAsync("cleanup", "rm -rf dist")
+		a2 := srv.pending(t, "cleanup")
+
+		shoot := func(name, route, ready string, full bool) {
+			b.route(route)
+			b.waitFor(name, ready+` && !document.querySelector(".toast")`)
+			time.Sleep(300 * time.Millisecond) // let transitions settle
+			b.screenshot(shots, name, full)
+		}
+		twoCards := "document.querySelector(" + js(card(a1.ID)) + ") && document.querySelector(" + js(card(a2.ID)) + ")"
+		chart := `document.querySelector("#overview-body .chart") !== null`
+		b.viewport(1280, 800, false, "light")
+		shoot("approvals-desktop", "#/", twoCards, true)
+		shoot("overview-desktop", "#/overview", chart, true)
+		shoot("audit-desktop", "#/audit?type=permission.resolved", `document.querySelectorAll("#audit-rows tr").length > 3`, true)
+		shoot("live-desktop", "#/live?session=", `document.querySelectorAll("#live-rows li").length > 3`, false)
+		shoot("policy-desktop", "#/policy?session=web-app&cwd="+srv.project, `document.querySelector("#policy-body .rules-table") !== null`, true)
+		b.viewport(1280, 800, false, "dark")
+		shoot("approvals-desktop-dark", "#/", twoCards, true)
+		b.viewport(390, 844, true, "light")
+		shoot("approvals-phone", "#/", twoCards, false)
+		shoot("overview-phone", "#/overview", chart, false)
+		b.viewport(390, 844, true, "dark")
+		shoot("approvals-phone-dark", "#/", twoCards, false)
+		b.viewport(1280, 800, false, "light")
+		b.route("#/")
+
+		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 1280 {
+			t.Errorf("the desktop page is %dpx wide, wider than the window", w)
+		}
+		srv.answer(t, a1.ID, map[string]any{"answer": "deny"})
+		srv.answer(t, a2.ID, map[string]any{"answer": "deny"})
+		awaitDecision(t, ch1)
+		awaitDecision(t, ch2)
+	})
+}
+
+func TestPhoneLayoutFits(t *testing.T) {
+	requireBrowser(t)
+	srv := startServer(t)
+	b := newBrowser(t)
+	b.viewport(390, 844, true, "light")
+	b.do(chromedp.Navigate(srv.login))
+	b.waitFor("the page to start", `document.body.dataset.ready === "true"`)
+
+	// A long command with no spaces, answered on the page, so that the
+	// recent decisions hold it too.
+	long := srv.checkAsync("phone-long", "npm test -- --grep="+strings.Repeat("averyveryverylongtestname", 8))
+	al := srv.pending(t, "phone-long")
+	b.waitCard(al.ID)
+	b.do(chromedp.Click(button(al.ID, "deny"), chromedp.NodeVisible))
+	awaitDecision(t, long)
+	b.waitCardGone(al.ID)
+
+	ch := srv.checkAsync("phone", "rm -rf dist")
+	a := srv.pending(t, "phone")
+	b.waitCard(a.ID)
+	for _, route := range []string{"#/", "#/live", "#/audit", "#/overview", "#/policy"} {
+		b.route(route)
+		time.Sleep(200 * time.Millisecond)
+		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("%s is %dpx wide at phone width (390px): it scrolls sideways", route, w)
+		}
+	}
+	b.route("#/")
+	heights := eval[[]float64](b, "[...document.querySelectorAll("+js(card(a.ID)+" button")+")].map(b => b.getBoundingClientRect().height)")
+	for _, h := range heights {
+		if h < 44 {
+			t.Errorf("a button is %.0fpx tall at phone width; want at least 44px to tap", h)
+		}
+	}
+	srv.answer(t, a.ID, map[string]any{"answer": "deny"})
+	awaitDecision(t, ch)
+}
+
+func TestCountdownAndTimeout(t *testing.T) {
+	requireBrowser(t)
+	srv := startServer(t, "--timeout", "4s")
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(srv.login))
+	b.waitFor("the page to start", `document.body.dataset.ready === "true"`)
+	ch := srv.checkAsync("slow", "npm test")
+	a := srv.pending(t, "slow")
+	b.waitCard(a.ID)
+	left := eval[string](b, "document.querySelector("+js(card(a.ID)+" .countdown-text")+").textContent")
+	if !strings.HasSuffix(left, "s left") {
+		t.Errorf("the countdown says %q, want seconds left", left)
+	}
+	d := awaitDecision(t, ch)
+	if d.Decision != "deny" || d.Reason != "approval_timeout" {
+		t.Fatalf("unanswered: the agent got %s (%s), want deny (approval_timeout)", d.Decision, d.Reason)
+	}
+	b.waitCardGone(a.ID)
+	b.waitFor("the timeout among the recent decisions", `document.getElementById("recent").innerText.includes("no answer in time")`)
+}
+
+func TestSignedOut(t *testing.T) {
+	requireBrowser(t)
+	srv := startServer(t)
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(srv.base + "/"))
+	b.waitFor("the sign-in note", `document.body.dataset.signedOut === "true"`)
+	if text := eval[string](b, `document.getElementById("app").innerText`); !strings.Contains(text, "login link") {
+		t.Errorf("a signed-out page says %q, want a pointer to the login link", text)
+	}
+	// The login link works once.
+	b.do(chromedp.Navigate(srv.login))
+	b.waitFor("the page to start", `document.body.dataset.ready === "true"`)
+	status := eval[int](b, "fetch("+js(srv.login)+", {redirect: 'manual'}).then(r => r.status)")
+	if status != http.StatusForbidden {
+		t.Errorf("a used login link answered %d, want 403", status)
+	}
+}

@@ -1,0 +1,151 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLinks(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	l := NewLinks(clock)
+	deadline := now.Add(time.Minute)
+	approve := l.Sign("tc_1", ActionApprove, deadline)
+	deny := l.Sign("tc_1", ActionDeny, deadline)
+	other := l.Sign("tc_2", ActionApprove, deadline)
+
+	c, err := l.Check(approve)
+	if err != nil || c.Approval != "tc_1" || c.Action != ActionApprove || !c.Expires.Equal(deadline) {
+		t.Fatalf("Check = %+v, %v", c, err)
+	}
+	bad := []struct{ name, token string }{
+		{"empty", ""},
+		{"no mac", strings.Split(approve, ".")[0]},
+		{"mac of another link", strings.Split(approve, ".")[0] + "." + strings.Split(other, ".")[1]},
+		{"flipped byte", approve[:3] + string(rune(approve[3]^1)) + approve[4:]},
+		{"another server's link", NewLinks(clock).Sign("tc_1", ActionApprove, deadline)},
+		{"huge", strings.Repeat("a", 5000) + ".b"},
+	}
+	for _, b := range bad {
+		if _, err := l.Check(b.token); !errors.Is(err, ErrTampered) {
+			t.Errorf("%s: %v, want ErrTampered", b.name, err)
+		}
+	}
+	if _, err := l.Use(approve); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{approve, deny} {
+		if _, err := l.Use(tok); !errors.Is(err, ErrUsed) {
+			t.Fatalf("second use: %v, want ErrUsed", err)
+		}
+	}
+	if _, err := l.Check(other); err != nil {
+		t.Fatalf("a link of another approval was spent: %v", err)
+	}
+	now = deadline
+	if _, err := l.Use(other); !errors.Is(err, ErrExpired) {
+		t.Fatalf("expired link: %v", err)
+	}
+	for _, err := range []error{ErrTampered, ErrExpired, ErrUsed} {
+		if !strings.Contains(Describe(err), "link") {
+			t.Errorf("Describe(%v) = %q", err, Describe(err))
+		}
+	}
+}
+
+func TestParseHook(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Hook
+		err  bool
+	}{
+		{"https://hooks.example.com/x", Hook{KindJSON, "https://hooks.example.com/x"}, false},
+		{"slack=https://hooks.slack.com/services/T/B/C", Hook{KindSlack, "https://hooks.slack.com/services/T/B/C"}, false},
+		{"ntfy=https://ntfy.sh/my-topic", Hook{KindNtfy, "https://ntfy.sh/my-topic"}, false},
+		{"json=https://h.example/a=b", Hook{KindJSON, "https://h.example/a=b"}, false},
+		{"teams=https://x.example", Hook{}, true},
+		{"file:///etc/passwd", Hook{}, true},
+		{"slack=notaurl", Hook{}, true},
+	}
+	for _, c := range cases {
+		got, err := ParseHook(c.in)
+		if (err != nil) != c.err || (!c.err && got != c.want) {
+			t.Errorf("ParseHook(%q) = %+v, %v", c.in, got, err)
+		}
+	}
+}
+
+// TestShapes posts each kind to a real server and checks what a Slack or
+// ntfy endpoint would read.
+func TestShapes(t *testing.T) {
+	type received struct {
+		header http.Header
+		body   []byte
+	}
+	got := make(chan received, 10)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- received{r.Header, b}
+	}))
+	defer ts.Close()
+	n := New(nil, NewLinks(nil), "https://gate.example.net/", nil)
+	p := Pending{ID: "tc_9", Session: "s1", Tool: "Bash", Summary: "Bash: curl -H 'Authorization: Bearer ghp_R8x2LqvP0wZ3nT7kY1mJ5cH9bF4dS6gA2eQk' <b>x</b>",
+		Risk: "network", Reason: "network_request", Destructive: true, Deadline: time.Now().Add(time.Minute)}
+	m := n.Message(p)
+	if strings.Contains(m.Pending.Summary, "ghp_R8x2") {
+		t.Fatalf("a secret was sent out: %s", m.Pending.Summary)
+	}
+	if !strings.HasPrefix(m.ApproveURL, "https://gate.example.net/a/") || !strings.HasPrefix(m.DenyURL, "https://gate.example.net/a/") {
+		t.Fatalf("links %s %s", m.ApproveURL, m.DenyURL)
+	}
+	for _, kind := range []Kind{KindJSON, KindSlack, KindNtfy} {
+		if err := n.send(context.Background(), Hook{kind, ts.URL}, m); err != nil {
+			t.Fatal(err)
+		}
+		r := <-got
+		switch kind {
+		case KindJSON:
+			var back Message
+			if err := json.Unmarshal(r.body, &back); err != nil || back.ApproveURL != m.ApproveURL || back.Pending.ID != "tc_9" {
+				t.Errorf("json: %v %s", err, r.body)
+			}
+		case KindSlack:
+			var s struct {
+				Text   string `json:"text"`
+				Blocks []struct {
+					Type     string `json:"type"`
+					Elements []struct {
+						URL string `json:"url"`
+					} `json:"elements"`
+				} `json:"blocks"`
+			}
+			if err := json.Unmarshal(r.body, &s); err != nil || s.Text == "" || len(s.Blocks) != 2 ||
+				s.Blocks[1].Elements[0].URL != m.ApproveURL || s.Blocks[1].Elements[1].URL != m.DenyURL {
+				t.Errorf("slack: %v %s", err, r.body)
+			}
+			if strings.Contains(string(r.body), "<b>") {
+				t.Errorf("slack: markup not escaped: %s", r.body)
+			}
+		case KindNtfy:
+			actions := r.header.Get("Actions")
+			if !strings.Contains(actions, "view, Allow once, "+m.ApproveURL) || !strings.Contains(actions, "view, Deny, "+m.DenyURL) ||
+				r.header.Get("Priority") != "high" || r.header.Get("Title") == "" || !strings.Contains(string(r.body), "s1 wants to run") {
+				t.Errorf("ntfy: %v %s", r.header, r.body)
+			}
+		}
+	}
+	// A failing endpoint is an error naming it without its secret path.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) }))
+	defer bad.Close()
+	err := n.send(context.Background(), Hook{KindSlack, bad.URL + "/services/SECRET"}, m)
+	if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("failing hook: %v", err)
+	}
+}

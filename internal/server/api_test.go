@@ -1,0 +1,758 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/policy"
+)
+
+func TestHealthz(t *testing.T) {
+	e := newEnv(t)
+	r := e.call("GET", "/healthz", "", nil)
+	if r.code != 200 || strings.TrimSpace(string(r.body)) != "ok" {
+		t.Fatalf("healthz: %d %q", r.code, r.body)
+	}
+}
+
+func TestCheckDecisions(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		command  string
+		wait     bool
+		decision string
+		reason   string
+	}{
+		{cmdAllow, false, "allow", "rule_allow"},
+		{cmdAllow, true, "allow", "rule_allow"},
+		{cmdDeny, false, "deny", "sandbox_rejected"},
+		{cmdDeny, true, "deny", "sandbox_rejected"},
+	} {
+		t.Run(fmt.Sprintf("%s wait=%t", tc.command, tc.wait), func(t *testing.T) {
+			session := fmt.Sprintf("s-%s-%t", strings.ReplaceAll(tc.command, " ", "_"), tc.wait)
+			session = strings.NewReplacer("/", "root").Replace(session)
+			r := e.call("POST", "/v1/check", e.tokens.Agent, e.check(session, tc.command, tc.wait))
+			m := r.json(t)
+			if r.code != 200 || m["decision"] != tc.decision || m["reason"] != tc.reason {
+				t.Fatalf("got %d %s", r.code, r.body)
+			}
+			id, _ := m["tool_call_id"].(string)
+			if !strings.HasPrefix(id, "tc_") || m["approval_id"] != nil || m["state"] != nil {
+				t.Fatalf("response %s", r.body)
+			}
+			evs := e.events(session)
+			if len(evs) != 2 || evs[0].Type != eventlog.TypeToolCallRequested || evs[1].Type != eventlog.TypePermissionResolved {
+				t.Fatalf("events %v", evs)
+			}
+			if p := e.resolvedPayload(session); p["toolCallId"] != id || p["decision"] != tc.decision {
+				t.Fatalf("resolved %v", p)
+			}
+		})
+	}
+}
+
+func TestAuth(t *testing.T) {
+	e := newEnv(t)
+	ag, ap := e.tokens.Agent, e.tokens.Approver
+	e.call("POST", "/v1/check", ag, e.check("mine", cmdAllow, true))
+	for _, tc := range []struct {
+		method, path, token string
+		body                any
+		want                int
+	}{
+		{"POST", "/v1/check", "", e.check("s1", cmdAllow, true), 401},
+		{"POST", "/v1/check", "wrong", e.check("s1", cmdAllow, true), 401},
+		{"GET", "/v1/whoami", "", nil, 401},
+		{"GET", "/v1/events", "", nil, 401},
+		{"GET", "/metrics", "", nil, 401},
+		{"GET", "/metrics", ag, nil, 403},
+		{"GET", "/v1/stats", ag, nil, 403},
+		{"GET", "/v1/policy?cwd=/", ag, nil, 403},
+		{"GET", "/v1/events", ag, nil, 403},
+		{"GET", "/v1/events?session=other", ag, nil, 403},
+		{"GET", "/v1/sessions/other/events", ag, nil, 403},
+		{"GET", "/v1/sessions/other/policy", ag, nil, 403},
+		{"GET", "/v1/approvals?session=other", ag, nil, 403},
+		{"PUT", "/v1/sessions/mine/policy", ag, map[string]any{"mode": "bypassPermissions"}, 403},
+		{"POST", "/v1/sessions/mine/respond", ag, map[string]any{"kind": "permission", "decision": "approved"}, 403},
+		{"POST", "/v1/login-link", ag, nil, 403},
+		{"GET", "/v1/events?session=mine", ag, nil, 200},
+		{"GET", "/v1/sessions/mine/events", ag, nil, 200},
+		{"GET", "/v1/sessions/mine/policy", ag, nil, 200},
+		{"GET", "/v1/approvals", ag, nil, 200},
+		{"GET", "/v1/whoami", ag, nil, 200},
+		{"GET", "/v1/events", ap, nil, 200},
+		{"GET", "/v1/sessions/other/events", ap, nil, 200},
+		{"GET", "/metrics", ap, nil, 200},
+	} {
+		t.Run(tc.method+" "+tc.path+" "+tc.token, func(t *testing.T) {
+			r := e.call(tc.method, tc.path, tc.token, tc.body)
+			if r.code != tc.want {
+				t.Fatalf("got %d, want %d: %s", r.code, tc.want, r.body)
+			}
+			if tc.want == 401 && r.header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+			if tc.want >= 400 {
+				if m := r.json(t); m["error"] == "" || m["error"] == nil {
+					t.Errorf("no error message: %s", r.body)
+				}
+			}
+		})
+	}
+	// The agent's attempts on its own session were recorded.
+	got := e.events("mine", TypeApprovalForbidden)
+	if len(got) != 2 {
+		t.Fatalf("want 2 approval.forbidden events (policy and respond), got %v", got)
+	}
+	// Whoami tells the role.
+	for tok, role := range map[string]string{ag: "agent", ap: "approver"} {
+		if m := e.call("GET", "/v1/whoami", tok, nil).json(t); m["role"] != role {
+			t.Errorf("whoami for %s: %v", role, m)
+		}
+	}
+}
+
+func TestAgentCannotAnswer(t *testing.T) {
+	e := newEnv(t)
+	id := e.ask("s1", cmdAsk)
+	r := e.call("POST", "/v1/approvals/"+id, e.tokens.Agent, map[string]any{"answer": "allow_once"})
+	if r.code != 403 {
+		t.Fatalf("agent answer: %d %s", r.code, r.body)
+	}
+	evs := e.events("s1", TypeApprovalForbidden)
+	if len(evs) != 1 {
+		t.Fatalf("approval.forbidden events: %v", evs)
+	}
+	var p map[string]any
+	must(t, json.Unmarshal(evs[0].Payload, &p))
+	if p["toolCallId"] != id || p["action"] != "answer" {
+		t.Fatalf("payload %v", p)
+	}
+	if got := e.pending("s1"); len(got) != 1 || got[0].ID != id {
+		t.Fatalf("the approval is no longer pending: %v", got)
+	}
+	r = e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "deny", "message": "not now"})
+	if r.code != 200 {
+		t.Fatalf("approver answer: %d %s", r.code, r.body)
+	}
+}
+
+func TestWaitApproveAndDeny(t *testing.T) {
+	for _, tc := range []struct {
+		answer, decision, reason string
+	}{
+		{"allow_once", "allow", "user_approved"},
+		{"allow_session", "allow", "user_approved"},
+		{"deny", "deny", "user_denied"},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			e := newEnv(t)
+			var answered response
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var list []Approval
+				waitFor(t, "a pending approval", func() bool { list = e.pending("s1"); return len(list) == 1 })
+				answered = e.call("POST", "/v1/approvals/"+list[0].ID, e.tokens.Approver,
+					map[string]any{"answer": tc.answer, "message": "from the test"})
+			}()
+			r := e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdAsk, true))
+			<-done
+			m := r.json(t)
+			if r.code != 200 || m["decision"] != tc.decision || m["reason"] != tc.reason {
+				t.Fatalf("check: %d %s", r.code, r.body)
+			}
+			if answered.code != 200 {
+				t.Fatalf("answer: %d %s", answered.code, answered.body)
+			}
+			var a Approval
+			answered.decode(t, &a)
+			if a.State != StateResolved || a.Decision == nil || a.Decision.Decision != tc.decision ||
+				a.Decision.Reason != tc.reason || a.Decision.Actor != "user" || string(a.Decision.Answer) != tc.answer {
+				t.Fatalf("answered approval %+v %+v", a, a.Decision)
+			}
+			if a.ID != m["tool_call_id"] || a.Request == nil || a.Request.Tool != "Bash" || a.Request.Summary == "" {
+				t.Fatalf("approval %+v", a)
+			}
+			p := e.resolvedPayload("s1")
+			if p["actor"] != "user" || p["answer"] != tc.answer || p["decision"] != tc.decision {
+				t.Fatalf("resolved %v", p)
+			}
+			// A second answer loses.
+			if r := e.call("POST", "/v1/approvals/"+a.ID, e.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 409 {
+				t.Fatalf("second answer: %d %s", r.code, r.body)
+			}
+		})
+	}
+}
+
+func TestNoWaitThenGet(t *testing.T) {
+	e := newEnv(t)
+	id := e.ask("s1", cmdAsk)
+	r := e.call("GET", "/v1/approvals/"+id, e.tokens.Agent, nil)
+	var a Approval
+	r.decode(t, &a)
+	if r.code != 200 || a.State != StatePending || a.Decision != nil || a.Session != "s1" || a.Turn != "t1" {
+		t.Fatalf("pending approval: %d %s", r.code, r.body)
+	}
+	if !a.Deadline.After(a.Created) || a.Request.Reason != "execute_effect" {
+		t.Fatalf("approval %+v", a)
+	}
+	if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "allow_once"}); r.code != 200 {
+		t.Fatalf("answer: %d %s", r.code, r.body)
+	}
+	r = e.call("GET", "/v1/approvals/"+id, e.tokens.Agent, nil)
+	r.decode(t, &a)
+	if a.State != StateResolved || a.Decision.Decision != "allow" || a.Decision.Reason != "user_approved" {
+		t.Fatalf("resolved approval: %s", r.body)
+	}
+	if got := e.call("GET", "/v1/approvals?state=resolved", e.tokens.Approver, nil).json(t)["approvals"].([]any); len(got) != 1 {
+		t.Fatalf("resolved list: %v", got)
+	}
+	if r := e.call("GET", "/v1/approvals/tc_unknown", e.tokens.Approver, nil); r.code != 404 {
+		t.Fatalf("unknown approval: %d", r.code)
+	}
+	if r := e.call("POST", "/v1/approvals/tc_unknown", e.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 404 {
+		t.Fatalf("answer unknown approval: %d", r.code)
+	}
+}
+
+func TestClientDisconnectCancels(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.callCtx(ctx, "POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdAsk, true))
+	}()
+	waitFor(t, "a pending approval", func() bool { return len(e.pending("s1")) == 1 })
+	cancel()
+	<-done
+	waitFor(t, "permission.resolved", func() bool { return len(e.events("s1", eventlog.TypePermissionResolved)) == 1 })
+	if p := e.resolvedPayload("s1"); p["decision"] != "deny" || p["reason"] != "approval_cancelled" {
+		t.Fatalf("resolved %v", p)
+	}
+	waitFor(t, "the approval to resolve", func() bool { return len(e.pending("s1")) == 0 })
+	list := e.call("GET", "/v1/approvals?session=s1", e.tokens.Approver, nil).json(t)["approvals"].([]any)
+	if d := list[0].(map[string]any)["decision"].(map[string]any); d["reason"] != "approval_cancelled" || d["actor"] != "system" {
+		t.Fatalf("decision %v", d)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	e := newEnv(t, withTimeout(300*time.Millisecond))
+	r := e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdAsk, true))
+	m := r.json(t)
+	if m["decision"] != "deny" || m["reason"] != "approval_timeout" {
+		t.Fatalf("check: %s", r.body)
+	}
+	if p := e.resolvedPayload("s1"); p["reason"] != "approval_timeout" || p["actor"] != "system" {
+		t.Fatalf("resolved %v", p)
+	}
+	// Without wait, the approval resolves itself at the deadline.
+	id := e.ask("s2", cmdAsk)
+	waitFor(t, "the timeout", func() bool {
+		var a Approval
+		e.call("GET", "/v1/approvals/"+id, e.tokens.Approver, nil).decode(t, &a)
+		return a.State == StateResolved && a.Decision.Reason == "approval_timeout"
+	})
+	if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "allow_once"}); r.code != 409 {
+		t.Fatalf("answer after timeout: %d %s", r.code, r.body)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	e := newEnv(t)
+	id := e.ask("s1", cmdAsk)
+	before := len(e.events(""))
+	ap := e.tokens.Approver
+	good := `{"tool":"Bash","input":{"command":"ls"},"cwd":"` + e.project + `","session":"s9"}`
+	big := `{"tool":"Bash","input":{"command":"` + strings.Repeat("a", MaxBody) + `"},"cwd":"/","session":"s9"}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		code                     int
+		mention                  string
+	}{
+		{"malformed", "POST", "/v1/check", `{"tool":`, 400, "malformed JSON"},
+		{"not an object", "POST", "/v1/check", `[1]`, 400, "JSON object"},
+		{"unknown field", "POST", "/v1/check", strings.Replace(good, `"tool"`, `"tools":1,"tool"`, 1), 400, `"tools"`},
+		{"wrong type", "POST", "/v1/check", strings.Replace(good, `"session":"s9"`, `"session":7`, 1), 400, `"session"`},
+		{"trailing data", "POST", "/v1/check", good + `{}`, 400, "after the JSON"},
+		{"empty body", "POST", "/v1/check", ``, 400, "empty"},
+		{"no session", "POST", "/v1/check", strings.Replace(good, `,"session":"s9"`, ``, 1), 400, `"session"`},
+		{"bad session", "POST", "/v1/check", strings.Replace(good, `"s9"`, `"a b/c"`, 1), 400, `"session"`},
+		{"no tool", "POST", "/v1/check", strings.Replace(good, `"tool":"Bash",`, ``, 1), 400, `"tool"`},
+		{"relative cwd", "POST", "/v1/check", strings.Replace(good, e.project, `rel`, 1), 400, `"cwd"`},
+		{"bad turn", "POST", "/v1/check", strings.Replace(good, `"session"`, `"turn":"t 1","session"`, 1), 400, `"turn"`},
+		{"oversize", "POST", "/v1/check", big, 413, "larger"},
+		{"bad approval id", "POST", "/v1/approvals/bad%20id", `{"answer":"deny"}`, 400, "approval id"},
+		{"unknown answer", "POST", "/v1/approvals/" + id, `{"answer":"maybe"}`, 400, `"answer"`},
+		{"no answer", "POST", "/v1/approvals/" + id, `{}`, 400, `"answer"`},
+		{"answer unknown field", "POST", "/v1/approvals/" + id, `{"answer":"deny","why":1}`, 400, `"why"`},
+		{"bad rule", "POST", "/v1/approvals/" + id, `{"answer":"allow_project","rule":"Bash("}`, 400, `"rule"`},
+		{"rule on allow_once", "POST", "/v1/approvals/" + id, `{"answer":"allow_once","rule":"Bash(make:*)"}`, 400, `"rule"`},
+		{"respond kind", "POST", "/v1/sessions/s1/respond", `{"kind":"other","decision":"approved"}`, 400, `"kind"`},
+		{"respond decision", "POST", "/v1/sessions/s1/respond", `{"kind":"permission","decision":"yes"}`, 400, `"decision"`},
+		{"event type", "POST", "/v1/sessions/s1/events", `{"type":"permission.resolved"}`, 400, `"type"`},
+		{"event payload", "POST", "/v1/sessions/s1/events", `{"type":"turn.started","payload":[1]}`, 400, `"payload"`},
+		{"event batch type", "POST", "/v1/sessions/s1/events", `{"events":[{"type":"turn.started"},{"type":"tool.started"}]}`, 400, `events[1].type`},
+		{"event both forms", "POST", "/v1/sessions/s1/events", `{"type":"turn.started","events":[]}`, 400, "either"},
+		{"bad session path", "POST", "/v1/sessions/a%20b/events", `{"type":"turn.started"}`, 400, "session id"},
+		{"policy mode", "PUT", "/v1/sessions/s1/policy", `{"mode":"yolo"}`, 400, `"mode"`},
+		{"policy field", "PUT", "/v1/sessions/s1/policy", `{"modes":"plan"}`, 400, `"modes"`},
+		{"policy network", "PUT", "/v1/sessions/s1/policy", `{"network":"yes"}`, 400, `"network"`},
+		{"events filter", "GET", "/v1/events?decision=maybe", ``, 400, `"decision"`},
+		{"events param", "GET", "/v1/events?sesion=s1", ``, 400, `"sesion"`},
+		{"events limit", "GET", "/v1/events?limit=0", ``, 400, `"limit"`},
+		{"events since", "GET", "/v1/events?since=yesterday", ``, 400, `"since"`},
+		{"approvals state", "GET", "/v1/approvals?state=open", ``, 400, `"state"`},
+		{"policy cwd", "GET", "/v1/policy", ``, 400, `"cwd"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body any
+			if tc.body != "" {
+				body = tc.body
+			}
+			r := e.call(tc.method, tc.path, ap, body)
+			if r.code != tc.code {
+				t.Fatalf("got %d, want %d: %s", r.code, tc.code, r.body)
+			}
+			msg, _ := r.json(t)["error"].(string)
+			if !strings.Contains(msg, tc.mention) {
+				t.Fatalf("error %q does not mention %q", msg, tc.mention)
+			}
+		})
+	}
+	if after := len(e.events("")); after != before {
+		t.Fatalf("bad requests wrote %d events", after-before)
+	}
+	if got := e.pending("s1"); len(got) != 1 {
+		t.Fatalf("bad answers resolved the approval: %v", got)
+	}
+	if _, ok := e.sessions.Get("s1"); ok {
+		t.Fatal("a bad policy request changed the session settings")
+	}
+}
+
+func TestDestructiveNeedsConfirmation(t *testing.T) {
+	e := newEnv(t)
+	id := e.ask("s1", cmdDestructive)
+	var a Approval
+	e.call("GET", "/v1/approvals/"+id, e.tokens.Approver, nil).decode(t, &a)
+	if !a.Request.Destructive {
+		t.Fatalf("%q is not destructive: %+v", cmdDestructive, a.Request)
+	}
+	target := expectedConfirm(a.Request)
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		code int
+	}{
+		{"remembered", map[string]any{"answer": "allow_session", "confirm": target}, 400},
+		{"project", map[string]any{"answer": "allow_project", "confirm": target}, 400},
+		{"no confirmation", map[string]any{"answer": "allow_once"}, 400},
+		{"wrong confirmation", map[string]any{"answer": "allow_once", "confirm": target + "x"}, 400},
+		{"confirmed", map[string]any{"answer": "allow_once", "confirm": target}, 200},
+	} {
+		r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, tc.body)
+		if r.code != tc.code {
+			t.Fatalf("%s: got %d, want %d: %s", tc.name, r.code, tc.code, r.body)
+		}
+		if tc.code == 400 && !strings.Contains(string(r.body), "destructive") {
+			t.Errorf("%s: error does not say why: %s", tc.name, r.body)
+		}
+	}
+	if p := e.resolvedPayload("s1"); p["decision"] != "allow" || p["answer"] != "allow_once" {
+		t.Fatalf("resolved %v", p)
+	}
+	// Deny needs no confirmation.
+	id = e.ask("s2", cmdDestructive)
+	if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
+		t.Fatalf("deny: %d %s", r.code, r.body)
+	}
+}
+
+func TestRespond(t *testing.T) {
+	e := newEnv(t)
+	first := e.ask("s1", cmdAsk)
+	second := e.ask("s1", cmdAsk)
+	other := e.ask("s2", cmdAsk)
+	ap := e.tokens.Approver
+
+	r := e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "approved"})
+	var a Approval
+	r.decode(t, &a)
+	if r.code != 200 || a.ID != first || a.Decision.Decision != "allow" || a.Decision.Answer != "allow_once" {
+		t.Fatalf("respond approved: %d %s", r.code, r.body)
+	}
+	if r := e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "rejected", "tool_call_id": other}); r.code != 404 {
+		t.Fatalf("respond to another session's approval: %d %s", r.code, r.body)
+	}
+	r = e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "rejected", "tool_call_id": second, "message": "use make test"})
+	r.decode(t, &a)
+	if r.code != 200 || a.ID != second || a.Decision.Decision != "deny" || a.Decision.Reason != "user_denied" {
+		t.Fatalf("respond rejected: %d %s", r.code, r.body)
+	}
+	if p := e.resolvedPayload("s1"); p["message"] != "use make test" {
+		t.Fatalf("the message did not reach the log: %v", p)
+	}
+	if r := e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "approved"}); r.code != 404 {
+		t.Fatalf("respond with nothing pending: %d %s", r.code, r.body)
+	}
+	if r := e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "approved", "tool_call_id": first}); r.code != 409 {
+		t.Fatalf("respond to a resolved approval: %d %s", r.code, r.body)
+	}
+}
+
+func TestSessionPolicy(t *testing.T) {
+	e := newEnv(t)
+	ap := e.tokens.Approver
+	decide := func(session string) string {
+		return e.call("POST", "/v1/check", e.tokens.Agent, e.check(session, cmdAsk, false)).json(t)["decision"].(string)
+	}
+	if d := decide("s1"); d != "ask" {
+		t.Fatalf("before: %s", d)
+	}
+	r := e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"mode": "dontAsk"})
+	if m := r.json(t); r.code != 200 || m["mode"] != "dontAsk" || m["sandbox"] != nil {
+		t.Fatalf("put: %d %s", r.code, r.body)
+	}
+	if d := decide("s1"); d != "deny" {
+		t.Fatalf("after dontAsk: %s", d)
+	}
+	if d := decide("s2"); d != "ask" {
+		t.Fatalf("another session changed too: %s", d)
+	}
+	evs := e.events("s1", eventlog.TypePolicyChanged)
+	if len(evs) != 1 {
+		t.Fatalf("policy.changed events: %v", evs)
+	}
+	var p map[string]any
+	must(t, json.Unmarshal(evs[0].Payload, &p))
+	if p["after"].(map[string]any)["mode"] != "dontAsk" || p["before"].(map[string]any)["mode"] != nil {
+		t.Fatalf("policy.changed %v", p)
+	}
+	// Leaving a field out keeps it; null hands it back.
+	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"network": true})
+	if m := e.call("GET", "/v1/sessions/s1/policy", ap, nil).json(t); m["mode"] != "dontAsk" || m["network"] != true {
+		t.Fatalf("get: %v", m)
+	}
+	e.call("PUT", "/v1/sessions/s1/policy", ap, `{"mode":null,"network":null}`)
+	if m := e.call("GET", "/v1/sessions/s1/policy", ap, nil).json(t); m["mode"] != nil || m["network"] != nil {
+		t.Fatalf("after null: %v", m)
+	}
+	if d := decide("s1"); d != "ask" {
+		t.Fatalf("after reset: %s", d)
+	}
+	if n := len(e.events("s1", eventlog.TypePolicyChanged)); n != 3 {
+		t.Fatalf("want 3 policy.changed events, got %d", n)
+	}
+	// No change, no event.
+	e.call("PUT", "/v1/sessions/s1/policy", ap, `{}`)
+	if n := len(e.events("s1", eventlog.TypePolicyChanged)); n != 3 {
+		t.Fatalf("an empty change wrote an event: %d", n)
+	}
+}
+
+func TestSessionPolicyLocked(t *testing.T) {
+	e := newEnv(t, func(_ *Options, f *policy.File) {
+		m := policy.ModeDefault
+		f.Mode = &m
+	})
+	r := e.call("PUT", "/v1/sessions/s1/policy", e.tokens.Approver, map[string]any{"mode": "bypassPermissions"})
+	if r.code != 409 || !strings.Contains(r.json(t)["error"].(string), "mode") {
+		t.Fatalf("locked mode: %d %s", r.code, r.body)
+	}
+	if n := len(e.events("s1")); n != 0 {
+		t.Fatalf("a refused change wrote %d events", n)
+	}
+	if r := e.call("PUT", "/v1/sessions/s1/policy", e.tokens.Approver, map[string]any{"sandbox": "read-only"}); r.code != 200 {
+		t.Fatalf("unlocked sandbox: %d %s", r.code, r.body)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdAllow, true))
+	e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdDeny, true))
+	id := e.ask("s1", cmdAsk)
+	body := string(e.call("GET", "/metrics", e.tokens.Approver, nil).body)
+	for _, want := range []string{
+		`toolgate_decisions_total{decision="allow",reason="rule_allow"} 1`,
+		`toolgate_decisions_total{decision="deny",reason="sandbox_rejected"} 1`,
+		"# TYPE toolgate_check_duration_seconds histogram",
+		`toolgate_check_duration_seconds_bucket{le="+Inf"} 3`,
+		"toolgate_check_duration_seconds_count 3",
+		"toolgate_approvals_pending 1",
+		"toolgate_approval_wait_seconds_count 0",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+	e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "deny"})
+	body = string(e.call("GET", "/metrics", e.tokens.Approver, nil).body)
+	for _, want := range []string{
+		`toolgate_decisions_total{decision="deny",reason="user_denied"} 1`,
+		"toolgate_approvals_pending 0",
+		"toolgate_approval_wait_seconds_count 1",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+}
+
+func TestEventsJSONAndPost(t *testing.T) {
+	e := newEnv(t)
+	ag := e.tokens.Agent
+	r := e.call("POST", "/v1/sessions/s1/events", ag, map[string]any{"type": "session.started", "payload": map[string]any{"agent": "claude"}})
+	if r.code != 200 {
+		t.Fatalf("post one: %d %s", r.code, r.body)
+	}
+	r = e.call("POST", "/v1/sessions/s1/events", ag, map[string]any{"events": []any{
+		map[string]any{"type": "turn.started", "turn": "t1"},
+		map[string]any{"type": "user.message", "turn": "t1", "payload": map[string]any{"text": "run the tests"}},
+	}})
+	var posted struct{ Events []eventlog.Event }
+	r.decode(t, &posted)
+	if r.code != 200 || len(posted.Events) != 2 || posted.Events[1].Seq != 3 || posted.Events[1].ID == 0 {
+		t.Fatalf("post batch: %d %s", r.code, r.body)
+	}
+	e.call("POST", "/v1/check", ag, e.check("s1", cmdAllow, true))
+	e.call("POST", "/v1/check", ag, e.check("s1", cmdDeny, true))
+	e.call("POST", "/v1/check", e.tokens.Approver, e.check("s2", cmdAllow, true))
+
+	get := func(path, token string) []eventlog.Event {
+		t.Helper()
+		r := e.call("GET", path, token, nil)
+		if r.code != 200 {
+			t.Fatalf("%s: %d %s", path, r.code, r.body)
+		}
+		var out struct{ Events []eventlog.Event }
+		r.decode(t, &out)
+		return out.Events
+	}
+	if got := get("/v1/sessions/s1/events", ag); len(got) != 7 || got[0].Type != eventlog.TypeSessionStarted {
+		t.Fatalf("session events: %v", got)
+	}
+	if got := get("/v1/events?session=s1&decision=deny", ag); len(got) != 1 || got[0].Type != eventlog.TypePermissionResolved {
+		t.Fatalf("deny events: %v", got)
+	}
+	if got := get("/v1/events?type=permission.resolved&tool=Bash", e.tokens.Approver); len(got) != 3 {
+		t.Fatalf("resolved events: %v", got)
+	}
+	all := get("/v1/events", e.tokens.Approver)
+	if got := get(fmt.Sprintf("/v1/events?after=%d&limit=2", all[2].ID), e.tokens.Approver); len(got) != 2 || got[0].ID != all[3].ID {
+		t.Fatalf("after/limit: %v", got)
+	}
+	if got := get("/v1/events?since=1h&until="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339), e.tokens.Approver); len(got) != len(all) {
+		t.Fatalf("since/until kept %d of %d", len(got), len(all))
+	}
+	// The agent checked nothing in s2.
+	if r := e.call("GET", "/v1/sessions/s2/events", ag, nil); r.code != 403 {
+		t.Fatalf("agent reads s2: %d", r.code)
+	}
+}
+
+func TestPolicyStatsWhoami(t *testing.T) {
+	e := newEnv(t)
+	ap := e.tokens.Approver
+	r := e.call("GET", "/v1/policy?cwd="+e.project, ap, nil)
+	m := r.json(t)
+	if r.code != 200 || m["root"] != e.project || m["settings"].(map[string]any)["mode"] != "default" {
+		t.Fatalf("policy: %d %s", r.code, r.body)
+	}
+	rules := m["rules"].([]any)
+	if len(rules) != 1 || rules[0].(map[string]any)["rule"] != "Bash(npm test)" || rules[0].(map[string]any)["layer"] != "cli" {
+		t.Fatalf("rules: %v", rules)
+	}
+
+	e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdAllow, true))
+	e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdDeny, true))
+	id := e.ask("s2", cmdAsk)
+	e.call("POST", "/v1/approvals/"+id, ap, map[string]any{"answer": "deny"})
+	var st Stats
+	r = e.call("GET", "/v1/stats?since=1h", ap, nil)
+	r.decode(t, &st)
+	if st.Totals != (Counts{Calls: 3, Allow: 1, Ask: 1, Deny: 2}) {
+		t.Fatalf("totals %+v", st.Totals)
+	}
+	if len(st.Hourly) != 1 || st.Hourly[0].Counts != st.Totals {
+		t.Fatalf("hourly %+v", st.Hourly)
+	}
+	if len(st.Sessions) != 2 || st.Sessions[0] != (Ranked{Name: "s1", Count: 2}) {
+		t.Fatalf("sessions %+v", st.Sessions)
+	}
+	reasons := map[string]int{}
+	for _, rk := range st.TopReasons {
+		reasons[rk.Decision+" "+rk.Name] = rk.Count
+	}
+	if reasons["deny sandbox_rejected"] != 1 || reasons["ask execute_effect"] != 1 || reasons["deny user_denied"] != 1 {
+		t.Fatalf("reasons %+v", st.TopReasons)
+	}
+}
+
+func TestLoginCookieAndCSRF(t *testing.T) {
+	e := newEnv(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	code := e.srv.LoginCode()
+	resp, err := noRedirect.Get(e.ts.URL + "/login?code=" + code)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		t.Fatalf("login: %d %v", resp.StatusCode, resp.Header)
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == CookieName {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
+		t.Fatalf("cookie %+v", cookie)
+	}
+	// The code works once.
+	resp, err = noRedirect.Get(e.ts.URL + "/login?code=" + code)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("second login: %d", resp.StatusCode)
+	}
+	resp, err = noRedirect.Get(e.ts.URL + "/login?code=nope")
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("wrong code: %d", resp.StatusCode)
+	}
+
+	ck := CookieName + "=" + cookie.Value
+	who := e.call("GET", "/v1/whoami", "", nil, "Cookie", ck).json(t)
+	csrf, _ := who["csrf"].(string)
+	if who["role"] != "approver" || csrf == "" {
+		t.Fatalf("whoami %v", who)
+	}
+	id := e.ask("s1", cmdAsk)
+	answer := map[string]any{"answer": "allow_once"}
+	path := "/v1/approvals/" + id
+	for _, tc := range []struct {
+		name string
+		hdr  []string
+	}{
+		{"no CSRF header", []string{"Cookie", ck}},
+		{"wrong CSRF header", []string{"Cookie", ck, CSRFHeader, "x" + csrf}},
+		{"foreign origin", []string{"Cookie", ck, CSRFHeader, csrf, "Origin", "https://evil.example"}},
+		{"cross-site fetch", []string{"Cookie", ck, CSRFHeader, csrf, "Sec-Fetch-Site", "cross-site"}},
+	} {
+		if r := e.call("POST", path, "", answer, tc.hdr...); r.code != 403 {
+			t.Fatalf("%s: %d %s", tc.name, r.code, r.body)
+		}
+	}
+	if got := e.pending("s1"); len(got) != 1 {
+		t.Fatal("a refused cross-site request answered the approval")
+	}
+	r := e.call("POST", path, "", answer, "Cookie", ck, CSRFHeader, csrf, "Origin", e.ts.URL, "Sec-Fetch-Site", "same-origin")
+	if r.code != 200 {
+		t.Fatalf("same-origin answer: %d %s", r.code, r.body)
+	}
+	// A GET needs no CSRF header; an unknown cookie is no credential.
+	if r := e.call("GET", "/v1/approvals", "", nil, "Cookie", ck); r.code != 200 {
+		t.Fatalf("GET with cookie: %d", r.code)
+	}
+	if r := e.call("GET", "/v1/approvals", "", nil, "Cookie", CookieName+"=forged"); r.code != 401 {
+		t.Fatalf("forged cookie: %d", r.code)
+	}
+	// The approver can make a new link.
+	link := e.call("POST", "/v1/login-link", e.tokens.Approver, nil).json(t)["link"].(string)
+	if !strings.HasPrefix(link, e.ts.URL+"/login?code=") {
+		t.Fatalf("link %q", link)
+	}
+}
+
+func TestManyPending(t *testing.T) {
+	e := newEnv(t, withTimeout(time.Minute))
+	const n = 1000
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ids[i] = e.ask(fmt.Sprintf("s%d", i%10), cmdAsk)
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var list struct{ Approvals []Approval }
+	e.call("GET", "/v1/approvals?state=pending", e.tokens.Approver, nil).decode(t, &list)
+	if len(list.Approvals) != n {
+		t.Fatalf("%d pending, want %d", len(list.Approvals), n)
+	}
+	for i := 1; i < n; i++ {
+		if list.Approvals[i].Created.Before(list.Approvals[i-1].Created) {
+			t.Fatal("the list is not oldest first")
+		}
+	}
+	if !strings.Contains(string(e.call("GET", "/metrics", e.tokens.Approver, nil).body), fmt.Sprintf("toolgate_approvals_pending %d", n)) {
+		t.Fatal("the pending gauge is wrong")
+	}
+	for i, id := range ids {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			answer := "allow_once"
+			if i%2 == 1 {
+				answer = "deny"
+			}
+			if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": answer}); r.code != 200 {
+				t.Errorf("answer %s: %d %s", id, r.code, r.body)
+			}
+		})
+	}
+	wg.Wait()
+	if p := e.srv.Broker().Pending(); p != 0 {
+		t.Fatalf("%d still pending", p)
+	}
+	if got := len(e.events("", eventlog.TypePermissionResolved)); got != n {
+		t.Fatalf("%d permission.resolved events, want %d", got, n)
+	}
+}
+
+func TestShutdownCancelsPending(t *testing.T) {
+	e := newEnv(t)
+	done := make(chan response)
+	go func() { done <- e.call("POST", "/v1/check", e.tokens.Agent, e.check("s1", cmdAsk, true)) }()
+	id := e.ask("s2", cmdAsk)
+	waitFor(t, "two pending", func() bool { return e.srv.Broker().Pending() == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, e.srv.Shutdown(ctx))
+	r := <-done
+	if m := r.json(t); m["decision"] != "deny" || m["reason"] != "approval_cancelled" {
+		t.Fatalf("waiting check: %s", r.body)
+	}
+	for _, s := range []string{"s1", "s2"} {
+		if p := e.resolvedPayload(s); p["reason"] != "approval_cancelled" {
+			t.Fatalf("%s: %v", s, p)
+		}
+	}
+	a, err := e.srv.Broker().Get(ctx, id)
+	must(t, err)
+	if a.State != StateResolved || a.Decision.Reason != "approval_cancelled" {
+		t.Fatalf("approval %+v", a)
+	}
+	if r := e.call("POST", "/v1/check", e.tokens.Agent, e.check("s3", cmdAllow, true)); r.code != 503 {
+		t.Fatalf("check after shutdown: %d", r.code)
+	}
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+)
+
+// checkRequest is the body of POST /v1/check: a request as `toolgate
+// check` takes it, plus the turn and whether to wait for a person.
+type checkRequest struct {
+	engine.Request
+	Turn string `json:"turn"`
+	Wait bool   `json:"wait"`
+}
+
+// CheckResponse is the answer to POST /v1/check.
+type CheckResponse struct {
+	*engine.Decision
+	// ToolCallID is the id the call's events carry.
+	ToolCallID string `json:"tool_call_id"`
+	// ApprovalID and State are set when the call waits for a person and
+	// the request did not ask to wait: read the outcome with GET
+	// /v1/approvals/{id}.
+	ApprovalID string `json:"approval_id,omitempty"`
+	State      string `json:"state,omitempty"`
+}
+
+// asyncSlack is how much longer than the approval timeout a check run
+// without "wait" may take in all: it covers the engine and the writes.
+const asyncSlack = time.Minute
+
+func (c *checkRequest) validate() error {
+	if err := checkID(`field "session"`, c.Session); err != nil {
+		return errorf(http.StatusBadRequest, "%v", err)
+	}
+	if c.Turn != "" && !validID(c.Turn) {
+		return errorf(http.StatusBadRequest, "field \"turn\" %q is not a valid id: use 1 to 128 letters, digits, '_', '.', ':' or '-'", clip(c.Turn, 40))
+	}
+	if c.Tool == "" {
+		return errorf(http.StatusBadRequest, `field "tool" is required`)
+	}
+	if c.Cwd == "" {
+		return errorf(http.StatusBadRequest, `field "cwd" is required: the absolute working directory of the call`)
+	}
+	if !filepath.IsAbs(c.Cwd) {
+		return errorf(http.StatusBadRequest, "field \"cwd\" must be an absolute directory, got %q", clip(c.Cwd, 200))
+	}
+	return nil
+}
+
+// handleCheck decides one call: POST /v1/check.
+func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal) error {
+	var body checkRequest
+	if err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	if err := body.validate(); err != nil {
+		return err
+	}
+	if !s.track() {
+		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
+	}
+	s.noteSession(body.Session, body.Cwd, p.role == RoleAgent)
+	req := body.Request
+	if body.Wait {
+		defer s.running.Done()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(s.base, cancel)
+		defer stop()
+		resp := s.check(ctx, &req, body.Turn, nil)
+		writeJSON(w, http.StatusOK, resp)
+		return nil
+	}
+
+	ctx, cancel := context.WithTimeout(s.base, s.opts.Timeout+asyncSlack)
+	asked := make(chan Approval, 1)
+	done := make(chan CheckResponse, 1)
+	go func() {
+		defer s.running.Done()
+		defer cancel()
+		done <- s.check(ctx, &req, body.Turn, asked)
+	}()
+	select {
+	case a := <-asked:
+		rq := a.Request
+		writeJSON(w, http.StatusOK, CheckResponse{
+			Decision: &engine.Decision{
+				Decision: policy.Ask, Reason: engine.Reason(rq.Reason), Message: rq.Message,
+				Rule: rq.Rule, Risk: riskOf(rq.Risk),
+			},
+			ToolCallID: a.ID, ApprovalID: a.ID, State: StatePending,
+		})
+	case resp := <-done:
+		writeJSON(w, http.StatusOK, resp)
+	case <-r.Context().Done():
+		// The client went away; the check goes on and is recorded.
+	}
+	return nil
+}
+
+// check runs the gate on req and records the outcome. When asked is not
+// nil it receives the approval once a person is asked.
+func (s *Server) check(ctx context.Context, req *engine.Request, turn string, asked chan<- Approval) CheckResponse {
+	start := time.Now()
+	var once sync.Once
+	observe := func() { once.Do(func() { s.met.observeCheck(time.Since(start)) }) }
+	ctx = withRegistered(ctx, func(a Approval) {
+		observe()
+		if asked != nil {
+			select {
+			case asked <- a:
+			default: // only the first question of a call is reported
+			}
+		}
+	})
+	d, id, err := s.gate.CheckCall(ctx, req, turn)
+	observe()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Error("check", "session", req.Session, "tool_call_id", id, "err", err)
+	}
+	s.broker.finish(id, d)
+	s.met.countDecision(d.Decision.String(), string(d.Reason))
+	return CheckResponse{Decision: d, ToolCallID: id}
+}
+
+// riskOf parses a risk level name; an unknown one counts as execute.
+func riskOf(name string) risk.Level {
+	l, err := risk.ParseLevel(name)
+	if err != nil {
+		return risk.Execute
+	}
+	return l
+}

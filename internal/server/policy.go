@@ -1,0 +1,249 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// sessionPolicy is the JSON form of a session's settings; a nil field is
+// left to the policy files.
+type sessionPolicy struct {
+	Mode     *policy.Mode     `json:"mode"`
+	Approval *policy.Approval `json:"approval"`
+	Sandbox  *policy.Sandbox  `json:"sandbox"`
+	Network  *bool            `json:"network"`
+}
+
+func toSessionPolicy(v engine.SessionSettings) sessionPolicy {
+	return sessionPolicy{Mode: v.Mode, Approval: v.Approval, Sandbox: v.Sandbox, Network: v.Network}
+}
+
+// handleGetSessionPolicy: GET /v1/sessions/{id}/policy.
+func (s *Server) handleGetSessionPolicy(w http.ResponseWriter, r *http.Request, p principal) error {
+	session, err := pathID(r, "session id")
+	if err != nil {
+		return err
+	}
+	if !s.mayRead(p, session) {
+		return errSessionForbidden(session)
+	}
+	v, _ := s.opts.Sessions.Get(session)
+	writeJSON(w, http.StatusOK, toSessionPolicy(v))
+	return nil
+}
+
+// handlePutSessionPolicy: PUT /v1/sessions/{id}/policy (approver). A
+// field left out stays as it is; null hands it back to the policy files.
+func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, _ principal) error {
+	session, err := pathID(r, "session id")
+	if err != nil {
+		return err
+	}
+	if s.opts.Sessions == nil {
+		return errorf(http.StatusNotImplemented, "this server keeps no session settings")
+	}
+	var fields map[string]json.RawMessage
+	if err := decodeBody(w, r, &fields); err != nil {
+		return err
+	}
+	old, _ := s.opts.Sessions.Get(session)
+	next := old
+	var changed []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range fields {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		raw := fields[k]
+		null := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+		var str string
+		if !null && k != "network" {
+			if err := json.Unmarshal(raw, &str); err != nil {
+				return errorf(http.StatusBadRequest, "field %q must be a string or null", k)
+			}
+		}
+		switch k {
+		case "mode":
+			next.Mode = nil
+			if !null {
+				m, err := policy.ParseMode(str)
+				if err != nil {
+					return errorf(http.StatusBadRequest, "field \"mode\": %v", err)
+				}
+				next.Mode = &m
+			}
+		case "approval":
+			next.Approval = nil
+			if !null {
+				a, err := policy.ParseApproval(str)
+				if err != nil {
+					return errorf(http.StatusBadRequest, "field \"approval\": %v", err)
+				}
+				next.Approval = &a
+			}
+		case "sandbox":
+			next.Sandbox = nil
+			if !null {
+				v, err := policy.ParseSandbox(str)
+				if err != nil {
+					return errorf(http.StatusBadRequest, "field \"sandbox\": %v", err)
+				}
+				next.Sandbox = &v
+			}
+		case "network":
+			next.Network = nil
+			if !null {
+				var b bool
+				if err := json.Unmarshal(raw, &b); err != nil {
+					return errorf(http.StatusBadRequest, `field "network" must be true, false or null`)
+				}
+				next.Network = &b
+			}
+		default:
+			return errorf(http.StatusBadRequest, "unknown field %q: the settings are mode, approval, sandbox and network", clip(k, 40))
+		}
+		changed = append(changed, k)
+	}
+	cwd := r.URL.Query().Get("cwd")
+	if cwd == "" {
+		cwd = s.sessionCwd(session)
+	}
+	if cwd == "" {
+		cwd = "/"
+	}
+	if !filepath.IsAbs(cwd) {
+		return errorf(http.StatusBadRequest, "query parameter \"cwd\" must be an absolute directory, got %q", clip(cwd, 200))
+	}
+	// Only the settings being set are checked: one already in place stays
+	// as it is (the engine ignores a setting the policy locks).
+	var check engine.SessionSettings
+	for _, k := range changed {
+		switch k {
+		case "mode":
+			check.Mode = next.Mode
+		case "approval":
+			check.Approval = next.Approval
+		case "sandbox":
+			check.Sandbox = next.Sandbox
+		case "network":
+			check.Network = next.Network
+		}
+	}
+	if err := s.opts.Engine.Locked(cwd, check); err != nil {
+		return errorf(http.StatusConflict, "%v", err)
+	}
+	if next != old {
+		s.opts.Sessions.Set(session, next)
+		payload, _ := json.Marshal(map[string]any{
+			"scope": "session", "actor": "user", "changed": changed,
+			"before": toSessionPolicy(old), "after": toSessionPolicy(next),
+		})
+		ctx, cancel := s.appendContext()
+		defer cancel()
+		if _, err := s.store.Append(ctx, session, eventlog.Draft{Time: s.clock(), Type: eventlog.TypePolicyChanged, Payload: payload}); err != nil {
+			return fmt.Errorf("the session setting was changed but the event log could not be written: %w", err)
+		}
+	}
+	writeJSON(w, http.StatusOK, toSessionPolicy(next))
+	return nil
+}
+
+// effectivePolicy is the answer to GET /v1/policy.
+type effectivePolicy struct {
+	Cwd      string            `json:"cwd"`
+	Root     string            `json:"root"`
+	Settings policySettings    `json:"settings"`
+	From     map[string]string `json:"from"`
+	Files    []policyFile      `json:"files"`
+	Rules    []policyRule      `json:"rules"`
+	Ignored  []policyRule      `json:"ignored"`
+	Notes    []string          `json:"notes"`
+}
+
+type policySettings struct {
+	Mode              policy.Mode     `json:"mode"`
+	Approval          policy.Approval `json:"approval"`
+	Sandbox           policy.Sandbox  `json:"sandbox"`
+	Network           bool            `json:"network"`
+	WritableRoots     []string        `json:"writable_roots"`
+	TrustedMCPServers []string        `json:"trusted_mcp_servers"`
+	DisableBypass     bool            `json:"disable_bypass"`
+	ManagedRulesOnly  bool            `json:"managed_rules_only"`
+	NetworkLocked     bool            `json:"network_locked"`
+}
+
+type policyFile struct {
+	Layer policy.Layer `json:"layer"`
+	Path  string       `json:"path,omitempty"`
+}
+
+type policyRule struct {
+	Rule   string          `json:"rule"`
+	Effect policy.Decision `json:"effect"`
+	Layer  policy.Layer    `json:"layer"`
+	File   string          `json:"file,omitempty"`
+	Line   int             `json:"line,omitempty"`
+	Column int             `json:"column,omitempty"`
+	Origin string          `json:"origin"`
+	Reason string          `json:"reason,omitempty"`
+}
+
+func toPolicyRule(r *policy.Rule) policyRule {
+	return policyRule{Rule: r.Text, Effect: r.Effect, Layer: r.Layer, File: r.Pos.File, Line: r.Pos.Line, Column: r.Pos.Column, Origin: r.Origin()}
+}
+
+// handlePolicy: GET /v1/policy?cwd=DIR (approver).
+func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request, _ principal) error {
+	if s.opts.PolicyFor == nil {
+		return errorf(http.StatusNotImplemented, "this server cannot show the policy")
+	}
+	cwd := r.URL.Query().Get("cwd")
+	if cwd == "" {
+		return errorf(http.StatusBadRequest, `query parameter "cwd" is required: the project directory whose policy to show`)
+	}
+	if !filepath.IsAbs(cwd) {
+		return errorf(http.StatusBadRequest, "query parameter \"cwd\" must be an absolute directory, got %q", clip(cwd, 200))
+	}
+	set, root, err := s.opts.PolicyFor(filepath.Clean(cwd))
+	if err != nil {
+		return errorf(http.StatusUnprocessableEntity, "the policy for %s cannot be loaded, so every call there is denied: %v", cwd, err)
+	}
+	out := effectivePolicy{
+		Cwd: cwd, Root: root, From: set.From, Notes: set.Notes,
+		Settings: policySettings{
+			Mode: set.Mode, Approval: set.Approval, Sandbox: set.Sandbox, Network: set.Network,
+			WritableRoots: set.WritableRoots, TrustedMCPServers: set.TrustedMCPServers,
+			DisableBypass: set.DisableBypass, ManagedRulesOnly: set.ManagedRulesOnly, NetworkLocked: set.NetworkLocked,
+		},
+		Files: []policyFile{}, Rules: []policyRule{}, Ignored: []policyRule{},
+	}
+	if out.From == nil {
+		out.From = map[string]string{}
+	}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	for _, f := range set.Files {
+		out.Files = append(out.Files, policyFile{Layer: f.Layer, Path: f.Path})
+	}
+	for _, rule := range set.Rules {
+		out.Rules = append(out.Rules, toPolicyRule(rule))
+	}
+	for _, ig := range set.Ignored {
+		pr := toPolicyRule(ig.Rule)
+		pr.Reason = ig.Reason
+		out.Ignored = append(out.Ignored, pr)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

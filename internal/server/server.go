@@ -1,0 +1,345 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/notify"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// DefaultKeepAlive is how often an idle event stream gets a comment line.
+const DefaultKeepAlive = 15 * time.Second
+
+// appendTimeout bounds writing one event the server records itself.
+const appendTimeout = 10 * time.Second
+
+// Options configure a [Server]. Store, Engine and Tokens are required.
+type Options struct {
+	// Engine decides calls; it also judges whether a session setting is
+	// locked by the policy.
+	Engine *engine.Engine
+	// Store is the event log the gate writes and the API reads.
+	Store eventlog.Store
+	// Sessions holds the per-session settings the engine reads (give the
+	// same value as engine.Options.Sessions). Nil: PUT
+	// /v1/sessions/{id}/policy answers 501.
+	Sessions *engine.Sessions
+	// Broker holds the questions put to people; nil makes one with
+	// Timeout.
+	Broker *Broker
+	// Gate decides and records calls. Nil makes one from Engine, Store and
+	// Broker. A gate given here must have been made with Broker as its
+	// approver and Broker.NewID as its gate.Options.NewID.
+	Gate *gate.Gate
+	// Timeout is how long a person has to answer; default
+	// [gate.DefaultTimeout]. It is used for the gate made here and bounds
+	// the checks run without "wait".
+	Timeout time.Duration
+	// Tokens are the agent and approver tokens; both are required.
+	Tokens Tokens
+	// PolicyFor returns the effective policy for a working directory and
+	// the project root it was loaded for, for GET /v1/policy. Nil: that
+	// endpoint answers 501.
+	PolicyFor func(cwd string) (*policy.Set, string, error)
+	// UI serves the web page at "/"; nil serves a short note instead.
+	UI http.Handler
+	// KeepAlive is how often an idle event stream gets a comment line;
+	// default [DefaultKeepAlive].
+	KeepAlive time.Duration
+	// Logger receives the server's own errors; default slog.Default().
+	Logger *slog.Logger
+	// Clock gives the time; default time.Now.
+	Clock func() time.Time
+	// Notifier, when set, is told of every pending approval (webhooks with
+	// answer links); the links are answered at /a/{token}.
+	Notifier *notify.Notifier
+}
+
+// Server is the toolgate HTTP API. It is an [http.Handler]; [Server.Serve]
+// runs it on a listener.
+type Server struct {
+	opts   Options
+	store  eventlog.Store
+	gate   *gate.Gate
+	broker *Broker
+	auth   *auth
+	log    *slog.Logger
+	clock  func() time.Time
+	mux    *http.ServeMux
+	met    *metrics
+
+	base   context.Context // ends at Shutdown
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	closing bool
+	running sync.WaitGroup // checks in progress
+	http    *http.Server
+	known   map[string]*sessionInfo
+}
+
+// sessionInfo is what the server learned about a session from its calls.
+type sessionInfo struct {
+	agent bool   // the agent token checked a call or posted an event in it
+	cwd   string // the working directory of its latest call
+}
+
+// maxKnownSessions bounds the sessions the server remembers.
+const maxKnownSessions = 100_000
+
+// New returns a server.
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.Store == nil:
+		return nil, errors.New("server: Options.Store is required")
+	case opts.Engine == nil:
+		return nil, errors.New("server: Options.Engine is required")
+	case opts.Tokens.Agent == "" || opts.Tokens.Approver == "":
+		return nil, errors.New("server: Options.Tokens needs both the agent and the approver token")
+	case opts.Tokens.Agent == opts.Tokens.Approver:
+		return nil, errors.New("server: the agent and approver tokens must differ")
+	case opts.Gate != nil && opts.Broker == nil:
+		return nil, errors.New("server: a Gate given in Options needs the Broker it asks")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = gate.DefaultTimeout
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Broker == nil {
+		opts.Broker = NewBroker(BrokerOptions{Timeout: opts.Timeout, Clock: opts.Clock})
+	}
+	g := opts.Gate
+	if g == nil {
+		var err error
+		g, err = gate.New(opts.Engine, opts.Store, opts.Broker, gate.Options{Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID})
+		if err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
+		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
+		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}, sessions: map[string]*webSession{}},
+		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
+	}
+	s.base, s.cancel = context.WithCancel(context.Background())
+	s.broker.mu.Lock()
+	s.broker.onWait = s.met.observeWait
+	if n := opts.Notifier; n != nil {
+		s.broker.onPending = func(a Approval) {
+			n.Notify(notify.Pending{
+				ID: a.ID, Session: a.Session, Tool: a.Request.Tool, Summary: a.Request.Summary,
+				Risk: a.Request.Risk, Reason: a.Request.Reason, Destructive: a.Request.Destructive, Deadline: a.Deadline,
+			})
+		}
+	}
+	s.broker.mu.Unlock()
+	s.routes()
+	return s, nil
+}
+
+// Broker returns the server's approval broker.
+func (s *Server) Broker() *Broker { return s.broker }
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	m.HandleFunc("GET /login", s.handleLogin)
+	m.HandleFunc("GET /a/{token}", s.handleLinkPage)
+	m.HandleFunc("POST /a/{token}", s.handleLinkAnswer)
+	m.Handle("GET /v1/whoami", s.authed(RoleAgent, s.handleWhoami, nil))
+	m.Handle("POST /v1/login-link", s.authed(RoleApprover, s.handleLoginLink, nil))
+	m.Handle("POST /v1/check", s.authed(RoleAgent, s.handleCheck, nil))
+	m.Handle("GET /v1/approvals", s.authed(RoleAgent, s.handleListApprovals, nil))
+	m.Handle("GET /v1/approvals/{id}", s.authed(RoleAgent, s.handleGetApproval, nil))
+	m.Handle("POST /v1/approvals/{id}", s.authed(RoleApprover, s.handleAnswer, s.forbiddenAnswer))
+	m.Handle("POST /v1/sessions/{id}/respond", s.authed(RoleApprover, s.handleRespond, s.forbiddenSession("respond")))
+	m.Handle("GET /v1/events", s.authed(RoleAgent, s.handleEvents, nil))
+	m.Handle("GET /v1/sessions/{id}/events", s.authed(RoleAgent, s.handleSessionEvents, nil))
+	m.Handle("POST /v1/sessions/{id}/events", s.authed(RoleAgent, s.handlePostEvents, nil))
+	m.Handle("GET /v1/sessions/{id}/policy", s.authed(RoleAgent, s.handleGetSessionPolicy, nil))
+	m.Handle("PUT /v1/sessions/{id}/policy", s.authed(RoleApprover, s.handlePutSessionPolicy, s.forbiddenSession("set_policy")))
+	m.Handle("GET /v1/policy", s.authed(RoleApprover, s.handlePolicy, nil))
+	m.Handle("GET /v1/stats", s.authed(RoleApprover, s.handleStats, nil))
+	m.Handle("GET /metrics", s.authed(RoleApprover, s.handleMetrics, nil))
+	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, "no endpoint %s %s: see docs/api.md", r.Method, r.URL.Path))
+	})
+	ui := s.opts.UI
+	if ui == nil {
+		ui = http.HandlerFunc(noUI)
+	}
+	m.Handle("/", ui)
+	s.mux = m
+}
+
+// noUI is served at "/" when the server has no web page built in.
+func noUI(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "toolgate is running. This build has no web page; use the API (docs/api.md) or `toolgate approve`.\n")
+}
+
+// ServeHTTP implements [http.Handler].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Serve answers requests on ln until [Server.Shutdown]; it then returns
+// nil.
+func (s *Server) Serve(ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return s.base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.http = hs
+	s.mu.Unlock()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the server: no new question is asked, every pending
+// approval ends (the gate records a deny with reason approval_cancelled),
+// event streams end, and the checks in progress finish writing their
+// events. It then stops the listener of [Server.Serve], waiting for the
+// open requests until ctx ends. The store is the caller's to close
+// afterwards.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	hs := s.http
+	s.mu.Unlock()
+	s.broker.Close()
+	s.cancel()
+	done := make(chan struct{})
+	go func() {
+		s.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if hs != nil {
+		return hs.Shutdown(ctx)
+	}
+	return nil
+}
+
+// track counts a check in progress; false when the server is shutting
+// down.
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.running.Add(1)
+	return true
+}
+
+// appendContext bounds an event the server writes itself; it outlives
+// the request and the server's shutdown, so a record is never lost.
+func (s *Server) appendContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), appendTimeout)
+}
+
+// noteSession records that session had a call from cwd ("" keeps the
+// last), made with the agent token when agent is set.
+func (s *Server) noteSession(session, cwd string, agent bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := s.known[session]
+	if info == nil {
+		if len(s.known) >= maxKnownSessions {
+			for k := range s.known {
+				delete(s.known, k)
+				break
+			}
+		}
+		info = &sessionInfo{}
+		s.known[session] = info
+	}
+	info.agent = info.agent || agent
+	if cwd != "" {
+		info.cwd = cwd
+	}
+}
+
+// sessionCwd returns the working directory of session's latest call.
+func (s *Server) sessionCwd(session string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if info := s.known[session]; info != nil {
+		return info.cwd
+	}
+	return ""
+}
+
+// mayRead reports whether p may read session: the approver always, the
+// agent only sessions it made calls in.
+func (s *Server) mayRead(p principal, session string) bool {
+	if p.role == RoleApprover {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := s.known[session]
+	return info != nil && info.agent
+}
+
+// agentSessions returns the sessions the agent token made calls in.
+func (s *Server) agentSessions() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for k, v := range s.known {
+		if v.agent {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func errSessionForbidden(session string) *apiError {
+	return errorf(http.StatusForbidden, "the agent token may read only sessions it checked calls in, not %q", session)
+}

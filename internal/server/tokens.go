@@ -1,0 +1,131 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The token files of the state directory.
+const (
+	AgentTokenFile    = "agent.token"
+	ApproverTokenFile = "approver.token"
+)
+
+// Tokens are the two bearer tokens of a server.
+type Tokens struct {
+	// Agent may check calls and read its own sessions.
+	Agent string
+	// Approver may do everything, answering approvals included.
+	Approver string
+}
+
+// DefaultStateDir is where toolgate keeps its state:
+// $XDG_STATE_HOME/toolgate, or ~/.local/state/toolgate.
+func DefaultStateDir() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "toolgate")
+}
+
+// LoadTokens returns the tokens kept in dir, creating the directory (mode
+// 0700) and each missing token file (mode 0600, a fresh random token). It
+// refuses a token file that other users may read or write, since either
+// token lets its holder act on the server.
+func LoadTokens(dir string) (Tokens, error) {
+	if dir == "" {
+		return Tokens{}, errors.New("no state directory: give --state-dir or set $XDG_STATE_HOME")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Tokens{}, fmt.Errorf("create the state directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return Tokens{}, fmt.Errorf("state directory: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return Tokens{}, fmt.Errorf("state directory %s has mode %04o, so other users could replace the tokens: run chmod 700 %s", dir, perm, dir)
+	}
+	var t Tokens
+	if t.Agent, err = loadToken(filepath.Join(dir, AgentTokenFile)); err != nil {
+		return Tokens{}, err
+	}
+	if t.Approver, err = loadToken(filepath.Join(dir, ApproverTokenFile)); err != nil {
+		return Tokens{}, err
+	}
+	if t.Agent == t.Approver {
+		return Tokens{}, fmt.Errorf("%s and %s hold the same token: delete both and start again to get fresh ones",
+			filepath.Join(dir, AgentTokenFile), filepath.Join(dir, ApproverTokenFile))
+	}
+	return t, nil
+}
+
+// loadToken reads the token at path, creating it when missing.
+func loadToken(path string) (string, error) {
+	tok, err := ReadTokenFile(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return tok, err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make a token: %w", err)
+	}
+	tok = hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Another server created it meanwhile: use that one.
+		return ReadTokenFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("create token file: %w", err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", fmt.Errorf("write token file %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("write token file %s: %w", path, err)
+	}
+	return tok, nil
+}
+
+// ReadTokenFile reads a token file. It refuses a file that other users
+// may read or write, and an empty one. An error for a missing file wraps
+// [fs.ErrNotExist].
+func ReadTokenFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("token file %s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("token file %s has mode %04o, so other users can read it: run chmod 600 %s (and consider deleting it so a fresh token is made)", path, perm, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(data))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty: delete it and start the server again to get a fresh token", path)
+	}
+	if strings.ContainsAny(tok, " \t\r\n") {
+		return "", fmt.Errorf("token file %s holds more than one word: it must hold the token alone", path)
+	}
+	return tok, nil
+}

@@ -1,0 +1,194 @@
+// The policy view: the effective policy for a project with where each rule
+// came from, and a session's mode and axes with a switch.
+
+import { api } from "./api.js";
+import { h, replace, decisionClass, toast } from "./dom.js";
+import { seen, recent, onSeen } from "./state.js";
+
+const MODES = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "strict"];
+const APPROVALS = ["on-request", "always", "never"];
+const SANDBOXES = ["read-only", "workspace-write", "danger-full-access"];
+
+const root = h("section", { class: "view", id: "view-policy", "aria-labelledby": "policy-title" });
+
+// ---- Session settings ----
+
+const sess = {
+  id: h("input", {
+    type: "search", id: "policy-session", list: "policy-sessions", autocomplete: "off", placeholder: "session id",
+    required: true, onchange: () => loadSession(),
+  }),
+  mode: select("mode", MODES),
+  approval: select("approval", APPROVALS),
+  sandbox: select("sandbox", SANDBOXES),
+  network: h("select", { name: "network", id: "session-network" },
+    h("option", { value: "" }, "from the policy files"), h("option", { value: "true" }, "on"), h("option", { value: "false" }, "off")),
+  status: h("p", { class: "muted", role: "status", id: "session-policy-status" }),
+  loaded: "", // the session whose settings the form shows
+  current: {}, // and those settings
+};
+const sessionsList = h("datalist", { id: "policy-sessions" });
+onSeen(() => replace(sessionsList, recent(seen.sessions).slice(0, 50).map((x) => h("option", { value: x }))));
+sess.form = h("form", {
+  class: "session-form", id: "session-policy-form",
+  onsubmit: (e) => { e.preventDefault(); saveSession(); },
+},
+h("div", { class: "filters" },
+  h("label", { class: "field" }, h("span", null, "Session"), sess.id),
+  h("div", { class: "filter-actions" }, h("button", { type: "button", class: "btn", onclick: () => loadSession() }, "Load"))),
+h("div", { class: "filters settings-fields" },
+  h("label", { class: "field" }, h("span", null, "Mode"), sess.mode),
+  h("label", { class: "field" }, h("span", null, "Approval"), sess.approval),
+  h("label", { class: "field" }, h("span", null, "Sandbox"), sess.sandbox),
+  h("label", { class: "field" }, h("span", null, "Network"), sess.network)),
+h("div", { class: "filter-actions" },
+  h("button", { type: "submit", class: "btn btn-primary", id: "session-policy-save" }, "Switch"),
+  h("button", { type: "button", class: "btn", onclick: () => resetSession() }, "Back to the policy files")),
+sess.status, sessionsList);
+
+function select(name, values) {
+  return h("select", { name, id: "session-" + name },
+    h("option", { value: "" }, "from the policy files"), values.map((v) => h("option", { value: v }, v)));
+}
+
+// ---- Effective policy ----
+
+const eff = {
+  cwd: h("input", { type: "search", id: "policy-cwd", list: "policy-cwds", autocomplete: "off", placeholder: "/path/to/project", class: "mono" }),
+  body: h("div", { id: "policy-body" }),
+};
+const cwdList = h("datalist", { id: "policy-cwds" });
+onSeen(() => {
+  replace(cwdList, recent(seen.cwds).slice(0, 30).map((x) => h("option", { value: x })));
+  if (!eff.cwd.value && seen.cwds.size > 0) eff.cwd.value = recent(seen.cwds)[0];
+});
+
+root.append(
+  h("div", { class: "view-head" }, h("h1", { id: "policy-title" }, "Policy")),
+  h("div", { class: "panel" },
+    h("h2", null, "Session mode and axes"),
+    h("p", { class: "muted small" }, "A switch applies to the session's next call. Settings fixed by the managed policy or a command-line flag cannot be switched."),
+    sess.form),
+  h("div", { class: "panel" },
+    h("h2", null, "Effective policy"),
+    h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); loadPolicy(); } },
+      h("label", { class: "field wide" }, h("span", null, "Project directory"), eff.cwd), cwdList,
+      h("div", { class: "filter-actions" }, h("button", { type: "submit", class: "btn btn-primary" }, "Show"))),
+    eff.body));
+
+export function policyView() {
+  return root;
+}
+
+export function showPolicy(params) {
+  if (params.get("session")) sess.id.value = params.get("session");
+  else if (!sess.id.value && seen.sessions.size > 0) sess.id.value = recent(seen.sessions)[0];
+  if (params.get("cwd")) eff.cwd.value = params.get("cwd");
+  if (sess.id.value) loadSession();
+  loadPolicy();
+}
+
+async function loadSession() {
+  const id = sess.id.value.trim();
+  if (!id) {
+    sess.status.textContent = "Name a session.";
+    return;
+  }
+  sess.status.textContent = "Loading…";
+  try {
+    fillSession(id, await api("/v1/sessions/" + encodeURIComponent(id) + "/policy"));
+    sess.status.textContent = "Session " + id + ".";
+  } catch (err) {
+    sess.status.textContent = "Could not read the session's settings: " + err.message;
+  }
+}
+
+function fillSession(id, v) {
+  v = v || {};
+  sess.loaded = id;
+  sess.current = v;
+  for (const k of ["mode", "approval", "sandbox"]) sess[k].value = typeof v[k] === "string" ? v[k] : "";
+  sess.network.value = typeof v.network === "boolean" ? String(v.network) : "";
+}
+
+async function saveSession(body) {
+  const id = sess.id.value.trim();
+  if (!id) {
+    sess.status.textContent = "Name a session.";
+    return;
+  }
+  if (!body) {
+    // What the form shows; only what differs from the loaded settings
+    // when they are this session's.
+    const want = {
+      mode: sess.mode.value || null, approval: sess.approval.value || null, sandbox: sess.sandbox.value || null,
+      network: sess.network.value === "" ? null : sess.network.value === "true",
+    };
+    body = {};
+    for (const [k, v] of Object.entries(want)) {
+      if (sess.loaded !== id || v !== (sess.current[k] ?? null)) body[k] = v;
+    }
+  }
+  if (Object.keys(body).length === 0) {
+    sess.status.textContent = "Nothing changed.";
+    return;
+  }
+  sess.status.textContent = "Saving…";
+  try {
+    const res = await api("/v1/sessions/" + encodeURIComponent(id) + "/policy", { method: "PUT", body });
+    fillSession(id, res);
+    sess.status.textContent = "Switched session " + id + ".";
+    toast("Session " + id + " switched");
+  } catch (err) {
+    sess.status.textContent = (err.status === 409 ? "Locked: " : "Could not switch: ") + err.message;
+  }
+}
+
+function resetSession() {
+  saveSession({ mode: null, approval: null, sandbox: null, network: null });
+}
+
+async function loadPolicy() {
+  const cwd = eff.cwd.value.trim();
+  replace(eff.body, h("p", { class: "muted" }, "Loading…"));
+  try {
+    renderPolicy(await api("/v1/policy", { params: { cwd } }));
+  } catch (err) {
+    replace(eff.body, h("p", { class: "card-error" }, "Could not read the policy: " + err.message));
+  }
+}
+
+// renderPolicy shows the answer of GET /v1/policy: the settings with the
+// layer or file:line that set each, the pooled rules in evaluation order
+// with their origin, the rules a managed lock set aside, and notes.
+function renderPolicy(p) {
+  const rules = p.rules || [];
+  replace(eff.body,
+    h("p", null, h("span", { class: "muted" }, "Project root "), h("code", null, p.root || "none found"),
+      (p.files || []).length > 0 ? [h("span", { class: "muted" }, " · layers "),
+        p.files.map((f) => h("span", { class: "chip", title: f.path || "" }, f.layer))] : null),
+    settingsTable(p.settings || {}, p.from || {}),
+    h("h3", null, "Rules ", h("span", { class: "muted" }, "· " + rules.length + ", evaluated deny → ask → allow")),
+    rules.length === 0 ? h("p", { class: "muted" }, "No rules: the default table decides by risk.") : rulesTable(rules),
+    (p.ignored || []).length > 0 ? [h("h3", null, "Set aside by the managed policy"), rulesTable(p.ignored)] : null,
+    (p.notes || []).length > 0 ? [h("h3", null, "Notes"), h("ul", { class: "notes" }, p.notes.map((n) => h("li", null, n)))] : null);
+}
+
+function settingsTable(settings, from) {
+  const show = (v) => (v === null || v === undefined || (Array.isArray(v) && v.length === 0) ? "—" : Array.isArray(v) ? v.join(", ") : String(v));
+  return h("div", { class: "table-wrap" }, h("table", { class: "table settings-table" },
+    h("thead", null, h("tr", null, h("th", { scope: "col" }, "setting"), h("th", { scope: "col" }, "value"), h("th", { scope: "col" }, "set by"))),
+    h("tbody", null, Object.entries(settings).map(([k, v]) => h("tr", null,
+      h("td", null, k), h("td", { class: "mono" }, show(v)),
+      h("td", { class: "mono muted" }, from[k] || "default"))))));
+}
+
+function rulesTable(rules) {
+  return h("div", { class: "table-wrap" }, h("table", { class: "table rules-table" },
+    h("thead", null, h("tr", null, ["effect", "rule", "layer", "from"].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", null, rules.map((r) => h("tr", null,
+      h("td", null, h("span", { class: ["chip", decisionClass(r.effect)] }, r.effect)),
+      h("td", { class: "mono" }, r.rule),
+      h("td", null, r.layer),
+      h("td", { class: "mono muted" }, r.origin || (r.file ? r.file + ":" + r.line : ""), r.reason ? " — " + r.reason : ""))))));
+}
