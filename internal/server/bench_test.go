@@ -22,7 +22,7 @@ func BenchmarkCheckHTTP(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 	var mu sync.Mutex
 	var lat []time.Duration
-	b.SetParallelism(4)
+	b.SetParallelism(32)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
