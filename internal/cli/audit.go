@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/eventlog"
-	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
 
 // DefaultLogPath is where toolgate keeps its event log:
@@ -47,12 +46,6 @@ duration back from now (90m, 24h). With --follow it keeps printing new
 events until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if db == "" {
-				return usageError("no event log path: give --db")
-			}
-			if _, err := os.Stat(db); err != nil {
-				return usageError("no event log at %s: %v", db, errors.Unwrap(err))
-			}
 			f := eventlog.Filter{Session: session, Decisions: decisions, Tools: tools, Limit: limit}
 			for _, t := range types {
 				f.Types = append(f.Types, eventlog.Type(t))
@@ -64,7 +57,7 @@ events until interrupted.`,
 			if f.Until, err = parseWhen(until); err != nil {
 				return usageError("--until: %v", err)
 			}
-			store, err := sqlite.Open(db, nil)
+			store, err := openStore(c.Context(), db, true)
 			if err != nil {
 				return err
 			}
@@ -103,7 +96,7 @@ events until interrupted.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&db, "db", DefaultLogPath(), "event log (SQLite file)")
+	fl.StringVar(&db, "db", DefaultLogPath(), "event log: a SQLite file or a postgres:// connection string")
 	fl.StringVar(&session, "session", "", "only this session")
 	fl.StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
 	fl.StringSliceVar(&decisions, "decision", nil, "only events whose decision is one of these (allow, ask, deny)")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
 
@@ -156,5 +159,29 @@ func TestReplay(t *testing.T) {
 	}
 	if _, stderr, code := run(t, dir, "", "replay", "nope", "--db", db); code != 2 || !strings.Contains(stderr, "no tool calls") {
 		t.Fatalf("unknown session: exit %d %s", code, stderr)
+	}
+}
+
+// TestAuditPostgres reads a PostgreSQL event log: the store several
+// servers share. It runs when TOOLGATE_TEST_POSTGRES names a database.
+func TestAuditPostgres(t *testing.T) {
+	dsn := os.Getenv("TOOLGATE_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("set TOOLGATE_TEST_POSTGRES to a PostgreSQL connection string to run")
+	}
+	ctx := context.Background()
+	store, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := fmt.Sprintf("cli-%d", time.Now().UnixNano())
+	if _, err := store.Append(ctx, session, eventlog.Draft{Type: eventlog.TypePermissionResolved,
+		Payload: json.RawMessage(`{"tool":"Bash","decision":"deny","reason":"rule_deny"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	out, stderr, code := run(t, t.TempDir(), "", "audit", "--db", dsn, "--session", session, "--json")
+	if code != 0 || !strings.Contains(out, `"reason":"rule_deny"`) {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
 }

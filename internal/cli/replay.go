@@ -2,15 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
-	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
 
 func replayCmd() *cobra.Command {
@@ -27,14 +24,11 @@ with what the policy alone decides today. It exits 1 when a decision
 changes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if _, err := os.Stat(db); err != nil {
-				return usageError("no event log at %s: %v", db, errors.Unwrap(err))
-			}
 			eng, err := pf.engine(c)
 			if err != nil {
 				return err
 			}
-			store, err := sqlite.Open(db, nil)
+			store, err := openStore(c.Context(), db, true)
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
-	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/notify"
 	"github.com/toolgate/toolgate/internal/server"
@@ -83,7 +82,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 			if err != nil {
 				return err
 			}
-			store, err := sqlite.Open(db, nil)
+			store, err := openStore(c.Context(), db, false)
 			if err != nil {
 				return err
 			}
@@ -162,7 +161,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 			fmt.Fprintf(out, "  approval page (one-time login link, valid for %d minutes): %s\n", int(server.LoginCodeTTL.Minutes()), srv.LoginLink(base))
 			fmt.Fprintf(out, "  agent token:    %s\n", filepath.Join(stateDir, server.AgentTokenFile))
 			fmt.Fprintf(out, "  approver token: %s (keep it from agents)\n", filepath.Join(stateDir, server.ApproverTokenFile))
-			fmt.Fprintf(out, "  event log:      %s\n", db)
+			fmt.Fprintf(out, "  event log:      %s\n", shownDB(db))
 
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -190,7 +189,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 	fl := c.Flags()
 	fl.StringVar(&addr, "addr", "127.0.0.1:8765", "address to listen on (loopback unless --allow-remote)")
 	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "directory of the tokens and, by default, the event log")
-	fl.StringVar(&db, "db", "", "event log (SQLite file; default events.db in the state directory)")
+	fl.StringVar(&db, "db", "", "event log: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
 	fl.DurationVar(&timeout, "timeout", gate.DefaultTimeout, "how long a person has to answer before the call is denied")
 	fl.BoolVar(&allowRemote, "allow-remote", false, "allow listening on an address other machines can reach")
 	fl.StringArrayVar(&classifierCmd, "classifier-command", nil, "auto mode: a program (one --classifier-command per argument) that decides asks first")
@@ -240,4 +239,17 @@ func checkListenAddr(addr string, allowRemote bool) error {
 		where = "every interface"
 	}
 	return usageError("refusing to listen on %s (--addr %s): other machines could reach the server; use a loopback address such as 127.0.0.1:8765, or pass --allow-remote", where, addr)
+}
+
+// shownDB is db as it may be printed: a connection string without its
+// password.
+func shownDB(db string) string {
+	if !isPostgres(db) {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "(PostgreSQL)"
+	}
+	return u.Redacted()
 }
