@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -14,20 +13,17 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/server"
 )
 
-// DefaultLogPath is where toolgate keeps its event log:
-// $XDG_STATE_HOME/toolgate/events.db, or ~/.local/state/toolgate/events.db.
+// DefaultLogPath is where toolgate keeps its event log: events.db in the
+// state directory ($XDG_STATE_HOME/toolgate, or ~/.local/state/toolgate).
 func DefaultLogPath() string {
-	dir := os.Getenv("XDG_STATE_HOME")
+	dir := server.DefaultStateDir()
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".local", "state")
+		return ""
 	}
-	return filepath.Join(dir, "toolgate", "events.db")
+	return filepath.Join(dir, "events.db")
 }
 
 func auditCmd() *cobra.Command {
