@@ -25,6 +25,11 @@ type Unit struct {
 	Reads   []PathFact   `json:"reads,omitempty"`
 	Writes  []PathFact   `json:"writes,omitempty"`
 	Hosts   []HostFact   `json:"hosts,omitempty"`
+	// Code lists files whose content decides what the unit does without
+	// being named as read: an interpreter's script, a Makefile, a
+	// package.json. They do not change the decision; an approval is bound
+	// to their versions, so that changing them asks again.
+	Code []PathFact `json:"code,omitempty"`
 	// Secrets lists the kinds of secret found in data the unit sends out.
 	Secrets []string   `json:"secrets,omitempty"`
 	Risk    risk.Level `json:"risk"`
@@ -789,6 +794,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 				u.Writes = append(u.Writes, f)
 			}
 		}
+		for _, f := range codeFiles(name, cmd.Args) {
+			u.Code = append(u.Code, e.pathFact(cmd.Dir, f))
+		}
 		u.exec, u.opaque = eff.Exec, eff.Opaque
 		if u.exec != "" {
 			u.RiskWhy = append(u.RiskWhy, u.exec)
@@ -1100,4 +1108,38 @@ func (u *Unit) PathsOnly() bool {
 		}
 	}
 	return true
+}
+
+// inlineCode are the options with which an interpreter runs code given on
+// the command line or names a module, not a script file.
+var inlineCode = map[string]bool{"-c": true, "-e": true, "-m": true, "-E": true, "--eval": true, "-r": true, "-p": true, "--print": true, "-x": true}
+
+// codeFiles returns the files, as the command spells them, whose content
+// decides what the program name does with args: an interpreter's script,
+// the Makefile of make, the package.json of a package manager's scripts.
+func codeFiles(name string, args []string) []string {
+	switch {
+	case risk.Interpreter(name):
+		for _, a := range args {
+			if inlineCode[a] {
+				return nil
+			}
+			if a == "--" || !strings.HasPrefix(a, "-") {
+				if a == "--" || a == "-" {
+					return nil
+				}
+				return []string{a}
+			}
+		}
+	case name == "make" || name == "gmake":
+		for i, a := range args {
+			if (a == "-f" || a == "--file" || a == "--makefile") && i+1 < len(args) {
+				return []string{args[i+1]}
+			}
+		}
+		return []string{"Makefile"}
+	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun":
+		return []string{"package.json"}
+	}
+	return nil
 }

@@ -38,7 +38,9 @@ type Call struct {
 	Request *Request
 	// Tool is the canonical tool.
 	Tool policy.Tool
-	// Root is the project root the call was judged against.
+	// Root is the project root the call was judged against; empty when
+	// the call was made outside any project (nothing counts as inside a
+	// workspace then).
 	Root string
 	// Cwd is the real path of the request's working directory.
 	Cwd string
@@ -304,7 +306,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	}
 	t.Units = units
 	d := st.aggregate(units)
-	t.call = &Call{Request: req, Tool: tool, Root: root, Cwd: cwd, Units: units}
+	t.call = &Call{Request: req, Tool: tool, Root: env.root, Cwd: cwd, Units: units}
 	if d.Decision == policy.Ask && prior != nil && d.Risk != risk.Destructive && !anyHard(units) {
 		if g, ok := prior.Lookup(ctx, t.call); ok {
 			if g.Reason == "" {

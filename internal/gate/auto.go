@@ -11,7 +11,9 @@ import (
 )
 
 // The circuit breaker of auto mode: after this many classifier denials in
-// a row, or in all, in one session, asks go to a person again.
+// a row, or in all, asks go to a person again. They are counted per
+// session and across sessions, so an agent that starts a new session does
+// not start the count afresh.
 const (
 	BreakerConsecutive = 3
 	BreakerTotal       = 20
@@ -27,12 +29,18 @@ type denials struct{ consecutive, total int }
 
 func newBreaker() *breaker { return &breaker{sessions: map[string]*denials{}} }
 
+// global is the key under which the denials of every session are counted.
+const global = "\x00all"
+
+func tripped(d *denials) bool {
+	return d != nil && (d.consecutive >= BreakerConsecutive || d.total >= BreakerTotal)
+}
+
 // open reports whether the classifier may no longer decide for session.
 func (b *breaker) open(session string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d := b.sessions[session]
-	return d != nil && (d.consecutive >= BreakerConsecutive || d.total >= BreakerTotal)
+	return tripped(b.sessions[session]) || tripped(b.sessions[global])
 }
 
 // note counts one classifier verdict for session and reports whether it
@@ -40,19 +48,21 @@ func (b *breaker) open(session string) bool {
 func (b *breaker) note(session string, denied bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d := b.sessions[session]
-	if d == nil {
-		d = &denials{}
-		b.sessions[session] = d
+	wasOpen := tripped(b.sessions[session]) || tripped(b.sessions[global])
+	for _, k := range []string{session, global} {
+		d := b.sessions[k]
+		if d == nil {
+			d = &denials{}
+			b.sessions[k] = d
+		}
+		if denied {
+			d.consecutive++
+			d.total++
+		} else {
+			d.consecutive = 0
+		}
 	}
-	wasOpen := d.consecutive >= BreakerConsecutive || d.total >= BreakerTotal
-	if denied {
-		d.consecutive++
-		d.total++
-	} else {
-		d.consecutive = 0
-	}
-	return !wasOpen && (d.consecutive >= BreakerConsecutive || d.total >= BreakerTotal)
+	return !wasOpen && (tripped(b.sessions[session]) || tripped(b.sessions[global]))
 }
 
 // classify puts ar to the classifier and records its verdict in res. It

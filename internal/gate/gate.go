@@ -283,7 +283,10 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 	}
 	askedOf := ActorUser
 	switch {
-	case g.opts.Classifier != nil && !destructive && !g.breaker.open(req.Session):
+	case g.opts.Classifier != nil && !destructive && d.Source == engine.SourceDefault && !g.breaker.open(req.Session):
+		// Only the asks of the default risk table: an ask rule, a
+		// protected path, approval=always or a call that cannot be judged
+		// is a person's to answer, never a classifier's.
 		askedOf = ActorClassifier
 	case g.opts.Headless:
 		askedOf = ActorHook
@@ -364,6 +367,13 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 						res.Scope, res.Downgraded = "once", true
 						res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: destructive calls are never remembered)", ans.Kind)
 					} else if err := g.remember(ctx, turn, ans, suggested, call, &res); err != nil {
+						// What was remembered cannot be shown in the log:
+						// the call is not allowed.
+						res.Decision, res.Reason, res.Actor = policy.Deny, engine.ReasonPolicyError, ActorSystem
+						res.Message, res.Error = "the approval could not be recorded, so the call is denied", err.Error()
+						res.Receipt = nil
+						out.Decision, out.Reason, out.Message = res.Decision, res.Reason, res.Message
+						_ = g.resolve(ctx, req.Session, turn, res)
 						return verdict{d: &out, id: id, call: call}, err
 					}
 				}
@@ -379,7 +389,12 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 		bound.Expires = g.opts.Clock().Add(g.opts.ReceiptTTL)
 		v.receipt, res.Receipt = bound, bound
 	}
-	return v, g.resolve(ctx, req.Session, turn, res)
+	if err := g.resolve(ctx, req.Session, turn, res); err != nil {
+		// An answer the log does not hold is not acted on.
+		out.Decision, out.Reason, out.Message = policy.Deny, engine.ReasonPolicyError, "the event log could not be written, so the call is denied"
+		return verdict{d: &out, id: id, call: call}, err
+	}
+	return v, nil
 }
 
 // remember makes a remembered allow outlive the call: a session approval,
@@ -387,12 +402,17 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *permissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
-		sa := g.grants.remember(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"))
-		res.Grant = sa.id
-		return g.append(ctx, req.Session, turn, eventlog.TypeLeaseGranted, map[string]any{
+		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"))
+		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, map[string]any{
 			"id": sa.id, "kind": KindSessionApproval, "toolCallId": res.ToolCallID, "agent": req.Agent,
 			"parentAgent": req.Parent, "resources": sa.resources, "actor": ActorUser,
-		})
+		}); err != nil {
+			return err
+		}
+		// Kept only once the log holds it.
+		g.grants.keep(sa)
+		res.Grant = sa.id
+		return nil
 	}
 	rule := ans.Rule
 	if rule == "" {
@@ -418,7 +438,7 @@ func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, s
 	}
 	res.RuleOrigin = fmt.Sprintf("%s:%d", saved.File, saved.Line)
 	g.engine.Forget()
-	return g.append(ctx, req.Session, turn, eventlog.TypePolicyChanged, map[string]any{
+	return g.record(ctx, req.Session, turn, eventlog.TypePolicyChanged, map[string]any{
 		"toolCallId": res.ToolCallID, "change": "rule_added", "decision": "allow", "rule": rule,
 		"file": saved.File, "line": saved.Line, "scope": res.Scope, "actor": ActorUser,
 	})

@@ -235,14 +235,16 @@ func (gr *grants) dropApproval(sa *sessionApproval) {
 	delete(gr.byID, sa.id)
 }
 
-// remember stores an allow-for-session answer for call c.
-func (gr *grants) remember(c *engine.Call, id string) *sessionApproval {
+// newSessionApproval is the allow-for-session answer for call c.
+func newSessionApproval(c *engine.Call, id string) *sessionApproval {
 	req := c.Request
-	sa := &sessionApproval{
-		id: id, session: req.Session, agent: agentKey(req),
-		resources: resources(c),
-	}
+	sa := &sessionApproval{id: id, session: req.Session, agent: agentKey(req), resources: resources(c)}
 	sa.key = approvalKey(sa.session, sa.agent, argsHash(c))
+	return sa
+}
+
+// keep stores sa, replacing an earlier approval of the same call.
+func (gr *grants) keep(sa *sessionApproval) {
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
 	if old, ok := gr.sessions[sa.key]; ok {
@@ -250,7 +252,6 @@ func (gr *grants) remember(c *engine.Call, id string) *sessionApproval {
 	}
 	gr.sessions[sa.key] = sa
 	gr.byID[sa.id] = sa
-	return sa
 }
 
 func revokedPayload(r revocation) map[string]any {
@@ -287,7 +288,7 @@ func (g *Gate) GrantLease(ctx context.Context, spec LeaseSpec) (Lease, error) {
 }
 
 func (g *Gate) addLease(ctx context.Context, ls Lease, actor Actor) error {
-	if err := g.append(ctx, ls.Session, "", eventlog.TypeLeaseGranted, map[string]any{
+	if err := g.record(ctx, ls.Session, "", eventlog.TypeLeaseGranted, map[string]any{
 		"id": ls.ID, "kind": KindLease, "agent": ls.Agent, "path": ls.Path, "capability": ls.Capability,
 		"version": ls.Version, "expires": ls.Expires, "from": ls.From, "actor": actor,
 	}); err != nil {
@@ -314,14 +315,23 @@ func (g *Gate) Leases(session string) []Lease {
 }
 
 // Revoke ends a lease or a session approval by id, as the person asked,
-// and records lease.revoked with actor user. Revoking an unknown id is an
-// error.
+// and records lease.revoked with actor user. The leases delegated from a
+// lease end with it. Revoking an unknown id is an error.
 func (g *Gate) Revoke(ctx context.Context, id string) error {
 	g.grants.mu.Lock()
 	var session, kind string
+	ended := []string{id}
 	if ls, ok := g.grants.leases[id]; ok {
 		session, kind = ls.Session, KindLease
 		delete(g.grants.leases, id)
+		for i := 0; i < len(ended); i++ {
+			for cid, c := range g.grants.leases {
+				if c.From == ended[i] {
+					delete(g.grants.leases, cid)
+					ended = append(ended, cid)
+				}
+			}
+		}
 	} else if sa, ok := g.grants.byID[id]; ok {
 		session, kind = sa.session, KindSessionApproval
 		g.grants.dropApproval(sa)
@@ -330,9 +340,19 @@ func (g *Gate) Revoke(ctx context.Context, id string) error {
 	if kind == "" {
 		return fmt.Errorf("gate: no lease or session approval %q", id)
 	}
-	return g.record(ctx, session, "", eventlog.TypeLeaseRevoked, map[string]any{
-		"id": id, "kind": kind, "reason": "revoked by the user", "actor": ActorUser,
-	})
+	var first error
+	for i, eid := range ended {
+		why := "revoked by the user"
+		if i > 0 {
+			why = "the lease it was delegated from was revoked"
+		}
+		if err := g.record(ctx, session, "", eventlog.TypeLeaseRevoked, map[string]any{
+			"id": eid, "kind": kind, "reason": why, "actor": ActorUser,
+		}); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Delegate passes lease id down to a subagent: the new lease is for agent

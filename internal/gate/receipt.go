@@ -93,6 +93,9 @@ func resources(c *engine.Call) []Resource {
 		for _, p := range u.Writes {
 			add(p, "write")
 		}
+		for _, p := range u.Code {
+			add(p, "read")
+		}
 	}
 	slices.SortFunc(out, func(a, b Resource) int { return strings.Compare(a.Path, b.Path) })
 	return out

@@ -3,8 +3,10 @@ package gate
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -28,8 +30,9 @@ func (p PolicyFiles) SaveRule(_ context.Context, scope, root, rule string) (Save
 	var layer policy.Layer
 	switch scope {
 	case "project":
-		if root == "" {
-			return SavedRule{}, fmt.Errorf("no project root to save %q in", rule)
+		home, _ := os.UserHomeDir()
+		if root == "" || root == "/" || (home != "" && pathres.Real(root) == pathres.Real(home)) {
+			return SavedRule{}, fmt.Errorf("the call was made outside any project, so %q cannot be saved for one (a policy file in %q would make it one project)", rule, root)
 		}
 		path, layer = filepath.Join(root, policy.LocalFile), policy.LayerLocal
 		if p.Committed {

@@ -79,3 +79,29 @@ func TestRememberedRules(t *testing.T) {
 		})
 	}
 }
+
+// TestNoProjectNoProjectRule: "always allow in this project" for a call
+// made outside any project (in the home directory) writes nothing — a
+// policy file there would make the whole home one project — and the call
+// is allowed once.
+func TestNoProjectNoProjectRule(t *testing.T) {
+	home := realDir(t)
+	t.Setenv("HOME", home)
+	userFile := filepath.Join(home, ".config", "toolgate", "policy.toml")
+	eng, err := engine.New(engine.Options{Policy: engine.FromFiles(filepath.Join(home, "none.toml"), userFile), Home: home})
+	must(t, err)
+	_, store := engineAndStore(t, nil, home, home)
+	ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		return approval.Answer{Kind: approval.AllowProject}, nil
+	})
+	g, err := New(eng, store, ap, Options{Rules: PolicyFiles{User: userFile}})
+	must(t, err)
+	d, err := g.Check(context.Background(), &engine.Request{Tool: "Bash", Input: map[string]any{"command": "make build"}, Cwd: home, Session: "s1"}, "")
+	must(t, err)
+	if d.Decision != policy.Allow || !strings.Contains(d.Message, "outside any project") {
+		t.Fatalf("%s: %s", d.Decision, d.Message)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".toolgate")); err == nil {
+		t.Fatal("a .toolgate directory was made in the home directory")
+	}
+}

@@ -65,6 +65,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 	if err := body.validate(); err != nil {
 		return err
 	}
+	if p.role == RoleAgent && loosens(body.Mode) {
+		return errorf(http.StatusForbidden, "field \"mode\" %q is not taken from an agent token: it would let the agent loosen its own gate; a person switches a session's mode with PUT /v1/sessions/{id}/policy", body.Mode)
+	}
 	if !s.track() {
 		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
@@ -139,4 +142,12 @@ func riskOf(name string) risk.Level {
 		return risk.Execute
 	}
 	return l
+}
+
+// loosens reports whether the mode a request reports would let more
+// through than the policy's own: such a mode is a person's choice, not an
+// agent's. An unknown mode is left to the engine, which refuses it.
+func loosens(mode string) bool {
+	m, err := policy.ParseMode(mode)
+	return err == nil && (m == policy.ModeBypass || m == policy.ModeAcceptEdits)
 }

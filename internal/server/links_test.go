@@ -192,3 +192,25 @@ func TestNotificationLinkExpires(t *testing.T) {
 		t.Fatalf("resolved %v", got)
 	}
 }
+
+// TestAgentCannotLoosenItsMode: an agent token reporting bypassPermissions
+// or acceptEdits is refused; tightening modes are taken.
+func TestAgentCannotLoosenItsMode(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		mode string
+		code int
+	}{{"bypassPermissions", 403}, {"acceptEdits", 403}, {"plan", 200}, {"dontAsk", 200}, {"default", 200}} {
+		body := e.check("s1", "make deploy", false)
+		body["mode"] = c.mode
+		r := e.call("POST", "/v1/check", e.tokens.Agent, body)
+		if r.code != c.code {
+			t.Errorf("mode %s: %d %s, want %d", c.mode, r.code, r.body, c.code)
+		}
+	}
+	body := e.check("s1", "make deploy", false)
+	body["mode"] = "bypassPermissions"
+	if r := e.call("POST", "/v1/check", e.tokens.Approver, body); r.code != 200 {
+		t.Errorf("approver token with bypass: %d %s", r.code, r.body)
+	}
+}
