@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -113,8 +116,12 @@ denied with reason approval_cancelled and the event log is closed.`,
 					return usageError("--public-url %q: want an http or https URL such as https://gate.example.net", publicURL)
 				}
 			}
+			fileHooks, err := readNotifyFile(filepath.Join(stateDir, NotifyFile))
+			if err != nil {
+				return err
+			}
 			var hooks []notify.Hook
-			for _, h := range notifyHooks {
+			for _, h := range append(fileHooks, notifyHooks...) {
 				hook, err := notify.ParseHook(h)
 				if err != nil {
 					return usageError("--notify: %v", err)
@@ -194,7 +201,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 	fl.BoolVar(&allowRemote, "allow-remote", false, "allow listening on an address other machines can reach")
 	fl.StringArrayVar(&classifierCmd, "classifier-command", nil, "auto mode: a program (one --classifier-command per argument) that decides asks first")
 	fl.StringVar(&classifierURL, "classifier-url", "", "auto mode: an HTTP endpoint that decides asks first")
-	fl.StringArrayVar(&notifyHooks, "notify", nil, "announce pending approvals to a webhook: URL (generic JSON), slack=URL or ntfy=URL (repeatable)")
+	fl.StringArrayVar(&notifyHooks, "notify", nil, "announce pending approvals to a webhook: URL (generic JSON), slack=URL or ntfy=URL (repeatable; better listed in the file notify of the state directory, which agents cannot read)")
 	fl.StringVar(&publicURL, "public-url", "", "the server's address as a phone reaches it, for the answer links in notifications (default the listen address)")
 	fl.BoolVar(&committed, "save-project-rules-committed", false, `write "always allow in this project" rules to .toolgate/policy.toml instead of the personal policy.local.toml`)
 	return c
@@ -252,4 +259,34 @@ func shownDB(db string) string {
 		return "(PostgreSQL)"
 	}
 	return u.Redacted()
+}
+
+// NotifyFile is the file in the state directory that lists webhooks, one
+// a line as --notify takes them. Webhook URLs are secrets (an ntfy topic,
+// a Slack hook): in this file, which is a credential path for the engine,
+// an agent cannot read them, while a --notify flag shows in ps.
+const NotifyFile = "notify"
+
+// readNotifyFile returns the webhooks listed in path, skipping blank lines
+// and # comments; a missing file lists none.
+func readNotifyFile(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the webhooks: %w", err)
+	}
+	var out []string
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, err := notify.ParseHook(line); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }

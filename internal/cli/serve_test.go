@@ -306,3 +306,24 @@ func TestReadSSE(t *testing.T) {
 		t.Fatalf("messages %+v", got)
 	}
 }
+
+func TestReadNotifyFile(t *testing.T) {
+	dir := t.TempDir()
+	if hooks, err := readNotifyFile(filepath.Join(dir, "missing")); err != nil || hooks != nil {
+		t.Fatalf("missing file: %v %v", hooks, err)
+	}
+	path := filepath.Join(dir, NotifyFile)
+	if err := os.WriteFile(path, []byte("# phone\nntfy=https://ntfy.sh/secret-topic\n\nhttps://hooks.example.com/x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hooks, err := readNotifyFile(path)
+	if err != nil || len(hooks) != 2 || hooks[0] != "ntfy=https://ntfy.sh/secret-topic" {
+		t.Fatalf("hooks %v, %v", hooks, err)
+	}
+	if err := os.WriteFile(path, []byte("https://ok.example\nteams=https://x.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readNotifyFile(path); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Fatalf("bad line: %v", err)
+	}
+}

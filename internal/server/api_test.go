@@ -687,7 +687,7 @@ func TestManyPending(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ids[i] = e.ask(fmt.Sprintf("s%d", i%10), cmdAsk)
+			ids[i] = e.ask(fmt.Sprintf("s%d", i%20), cmdAsk)
 		})
 	}
 	wg.Wait()

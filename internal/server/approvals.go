@@ -86,6 +86,10 @@ type BrokerOptions struct {
 	// MaxPending bounds the approvals waiting at once; a question beyond
 	// it is refused (the gate denies the call). Default 10,000.
 	MaxPending int
+	// MaxPendingPerSession bounds the approvals one session may have
+	// waiting, so that one agent cannot crowd out the others' questions.
+	// Default 100.
+	MaxPendingPerSession int
 	// Clock gives the time; default time.Now.
 	Clock func() time.Time
 }
@@ -101,6 +105,7 @@ type Broker struct {
 	n        uint64
 	inflight map[string]inflight // ids handed out by NewID, not yet asking
 	pending  map[string]*entry
+	perSess  map[string]int // pending approvals per session
 	resolved map[string]*entry
 	order    []string // resolved ids, oldest first
 	closed   bool
@@ -140,6 +145,9 @@ func NewBroker(opts BrokerOptions) *Broker {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 10_000
 	}
+	if opts.MaxPendingPerSession <= 0 {
+		opts.MaxPendingPerSession = 100
+	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
@@ -147,6 +155,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 		opts:     opts,
 		inflight: map[string]inflight{},
 		pending:  map[string]*entry{},
+		perSess:  map[string]int{},
 		resolved: map[string]*entry{},
 	}
 }
@@ -214,10 +223,14 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	case len(b.pending) >= b.opts.MaxPending:
 		b.mu.Unlock()
 		return approval.Answer{}, fmt.Errorf("%w (%d): answer some before more are asked", ErrTooManyPending, len(b.pending))
+	case b.perSess[e.a.Session] >= b.opts.MaxPendingPerSession:
+		b.mu.Unlock()
+		return approval.Answer{}, fmt.Errorf("%w: session %s already has %d questions waiting", ErrTooManyPending, e.a.Session, b.perSess[e.a.Session])
 	}
 	b.n++
 	e.n = b.n
 	b.pending[e.a.ID] = e
+	b.perSess[e.a.Session]++
 	if f, ok := b.inflight[e.a.ID]; ok {
 		close(f.ch)
 		delete(b.inflight, e.a.ID)
@@ -327,6 +340,9 @@ func (b *Broker) Answer(id string, r Reply) (Approval, error) {
 // resolveLocked moves e from pending to resolved with outcome out.
 func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 	delete(b.pending, e.a.ID)
+	if b.perSess[e.a.Session]--; b.perSess[e.a.Session] <= 0 {
+		delete(b.perSess, e.a.Session)
+	}
 	e.a.State, e.a.Decision = StateResolved, out
 	b.resolved[e.a.ID] = e
 	b.order = append(b.order, e.a.ID)

@@ -198,3 +198,32 @@ func TestBrokerInflight(t *testing.T) {
 	_, err = b.Answer(asked, Reply{Answer: approval.Deny})
 	must(t, err)
 }
+
+// TestPendingPerSession: one session cannot hold more questions than its
+// share; other sessions still get theirs asked.
+func TestPendingPerSession(t *testing.T) {
+	b := NewBroker(BrokerOptions{MaxPendingPerSession: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ask := func(session, id string) chan error {
+		ch := make(chan error, 1)
+		go func() {
+			_, err := b.Approve(ctx, &approval.Request{Session: session, ToolCallID: id})
+			ch <- err
+		}()
+		return ch
+	}
+	ask("s1", "tc_1")
+	ask("s1", "tc_2")
+	waitFor(t, "two pending", func() bool { return b.Pending() == 2 })
+	if err := <-ask("s1", "tc_3"); !errors.Is(err, ErrTooManyPending) {
+		t.Fatalf("third question of s1: %v, want ErrTooManyPending", err)
+	}
+	ask("s2", "tc_4")
+	waitFor(t, "s2's question pending", func() bool { return b.Pending() == 3 })
+	if _, err := b.Answer("tc_1", Reply{Answer: approval.Deny}); err != nil {
+		t.Fatal(err)
+	}
+	ask("s1", "tc_5")
+	waitFor(t, "a new question of s1 once one was answered", func() bool { return b.Pending() == 3 })
+}

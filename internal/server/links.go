@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"html/template"
 	"net/http"
@@ -34,7 +35,9 @@ input{font-size:1rem;padding:.6rem;width:100%;box-sizing:border-box;margin-top:.
 {{if .Note}}<p>{{.Note}}</p>{{end}}
 {{with .Approval}}
 <p><span class="risk {{.Request.Risk}}">{{.Request.Risk}}</span> · session {{.Session}} · {{.Request.Tool}}</p>
-<code>{{.Request.Summary}}</code>
+{{if .Request.Units}}{{range .Request.Units}}<code>{{.Label}}</code>
+{{range .Deletes}}<p class="destructive">deletes {{.}}</p>{{end}}{{range .Writes}}<p>writes {{.}}</p>{{end}}{{range .Hosts}}<p>contacts {{.}}</p>{{end}}
+{{end}}{{else}}<code>{{.Request.Summary}}</code>{{end}}
 <p>{{.Request.Message}}</p>
 {{end}}
 {{if .Form}}
@@ -153,9 +156,22 @@ func (s *Server) handleLinkAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = s.opts.Notifier.Links().Use(r.PathValue("token"))
-	title := "Allowed once"
-	if c.Action == notify.ActionDeny {
-		title = "Denied"
+	// Show the gate's final decision, which may differ from the answer
+	// (the call changed, the log could not be written).
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	final, err := s.broker.Wait(ctx, a.ID)
+	title, note := "Answered", "The agent will be told."
+	if err == nil && final.Decision != nil {
+		switch {
+		case final.Decision.Decision == "allow":
+			title, note = "Allowed once", "The agent has been told."
+		case c.Action == notify.ActionDeny:
+			title, note = "Denied", "The agent has been told."
+		default:
+			title, note = "Denied", "The call was denied after all: "+final.Decision.Message
+		}
+		a = final
 	}
-	s.writeLinkPage(w, http.StatusOK, linkView{Title: title, Note: "The agent has been told.", Approval: &a})
+	s.writeLinkPage(w, http.StatusOK, linkView{Title: title, Note: note, Approval: &a})
 }
