@@ -10,25 +10,22 @@
 // in the kernel's page cache, which outlives the process; [SyncNormal]
 // offers exactly that, trading the last commits on power loss for speed.
 // The default keeps DESIGN.md's promise, "nothing lost that was
-// acknowledged", without conditions. SQLite syncs with fdatasync(2), as
-// its own builds do on Linux: the data and the file's size reach the disk,
-// only its timestamps may not, which spares most commits a journal write
-// of the file system.
+// acknowledged", without conditions.
 //
 // # Group commit
 //
 // Append never writes itself. It hands its events to one writer goroutine,
 // which takes every append waiting in its queue (up to
-// [Options].MaxBatch events, and waiting a few microseconds for appends
-// that are still validating their events), assigns their sequence
-// numbers, inserts them in one IMMEDIATE transaction, commits (one fsync)
-// and then acknowledges each caller. The appends that arrive while one
-// commit is being synced form the next batch, so the number of fsyncs
-// grows with time, not with the number of writers. Sequence numbers are
-// assigned by the writer alone, from a cache of each session's last seq
-// that is dropped whenever another process has written the file (PRAGMA
-// data_version), so they are gapless; if a batch fails, each append in it
-// is retried alone, so one append's failure is not another's.
+// [Options].MaxBatch events, and waiting up to 50 µs for as many appends
+// as recent batches had), assigns their sequence numbers, inserts them in
+// one IMMEDIATE transaction, commits (one fsync) and then acknowledges
+// each caller. The appends that arrive while one commit is being synced
+// form the next batch, so the number of fsyncs grows with time, not with
+// the number of writers. Sequence numbers are assigned by the writer
+// alone, from a cache of each session's last seq that is dropped whenever
+// another process has written the file (PRAGMA data_version), so they are
+// gapless; if a batch fails, each append in it is retried alone, so one
+// append's failure is not another's.
 //
 // SQLite holds its write lock until a commit's sync is done, so commits do
 // not overlap: a caller that waits for each Append before making the next

@@ -14,14 +14,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
-	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
-
-// useFdatasync makes SQLite sync with fdatasync(2) rather than fsync(2),
-// as SQLite's own builds do on Linux: the data and the size reach the disk
-// the same, only the file's timestamps may not. The switch is process-wide;
-// where it is unavailable, SQLite keeps fsync.
-var useFdatasync = sync.OnceFunc(func() { _, _ = msqlite.Fdatasync(true) })
 
 // Sync chooses when a commit reaches stable storage.
 type Sync int
@@ -120,7 +114,6 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err := createFile(abs); err != nil {
 		return nil, err
 	}
-	useFdatasync()
 
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")

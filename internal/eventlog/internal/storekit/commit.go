@@ -58,12 +58,12 @@ func IsNoRetry(err error) bool { return errors.As(err, new(noRetry)) }
 
 // Committer runs one goroutine that commits concurrent appends together.
 // It takes the first waiting request, adds every other request already
-// queued (up to a maximum number of events), commits them with one call to
-// its CommitFunc and acknowledges each. The batch is whatever queued up
-// while the previous commit was being made durable, so batches grow with
-// the load and a lone writer waits for no timer. If a batch fails, each
-// request in it is retried alone, so one request's failure is not
-// another's.
+// queued or arriving within maxGather (up to a maximum number of events),
+// commits them with one call to its CommitFunc and acknowledges each. The
+// batch is whatever queued up while the previous commit was being made
+// durable, so batches grow with the load and a lone writer waits for no
+// timer. If a batch fails, each request in it is retried alone, so one
+// request's failure is not another's.
 type Committer struct {
 	where    string // names the store in errors: "append to WHERE: …"
 	maxBatch int
@@ -72,17 +72,13 @@ type Committer struct {
 	mu     sync.RWMutex // guards closed and sending on queue
 	closed bool
 	queue  chan *Request
-	// arriving counts the Append calls that have started but not yet
-	// queued their request; the committer waits a moment for them so that
-	// they join the batch it is about to commit.
-	arriving atomic.Int64
 
 	stopped chan struct{} // closed when the goroutine has returned
 }
 
-// maxArrivalWait bounds how long the committer waits for appends that
-// have started but not yet queued before it commits a batch without them.
-const maxArrivalWait = 50 * time.Microsecond
+// maxGather bounds how long the committer waits for the callers of the
+// previous batch to append again before it commits without them.
+const maxGather = 50 * time.Microsecond
 
 // NewCommitter starts a committer that calls commit with batches of at
 // most maxBatch events (a single larger request is still one batch).
@@ -109,9 +105,7 @@ func (c *Committer) Append(ctx context.Context, session string, drafts []eventlo
 	if len(drafts) == 0 {
 		return nil, eventlog.Validate(session, nil)
 	}
-	c.arriving.Add(1)
 	r, err := c.enqueue(ctx, session, drafts)
-	c.arriving.Add(-1)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +156,7 @@ func (c *Committer) Close() {
 func (c *Committer) run() {
 	defer close(c.stopped)
 	batch := make([]*Request, 0, 64)
+	expect := 0 // how many requests a batch is expected to gather
 	for {
 		r, ok := <-c.queue
 		if !ok {
@@ -173,22 +168,25 @@ func (c *Committer) run() {
 			batch = append(batch, r)
 			n += len(r.Drafts)
 		}
-		// Let appenders that are runnable reach the queue first: after a
-		// commit acknowledges a batch, its callers append again within
-		// microseconds, and without this yield the next batch would leave
-		// with only the first of them. Appends that have started but not
-		// yet queued (they are validating their events) are waited for a
-		// little longer.
-		runtime.Gosched()
+		// Callers that wait for each append before making the next come
+		// back within microseconds of their acknowledgement, but not all
+		// at once: without waiting for them, the batch would leave with
+		// the first few and the others would wait a whole commit for the
+		// next one. So the committer lets runnable goroutines go first and
+		// gathers until as many requests are in as recent batches had,
+		// for at most maxGather, which is short next to a commit's sync.
+		// The expectation follows the largest recent batch and, when
+		// callers stop coming back, shrinks by one a batch.
 		open := true
-		deadline := time.Now().Add(maxArrivalWait)
+		deadline := time.Now().Add(maxGather)
 		for {
+			runtime.Gosched()
 			open = c.fill(&batch, &n)
-			if !open || n >= c.maxBatch || c.arriving.Load() == 0 || time.Now().After(deadline) {
+			if !open || n >= c.maxBatch || len(batch) >= expect || time.Now().After(deadline) {
 				break
 			}
-			runtime.Gosched()
 		}
+		expect = max(len(batch), expect-1)
 		if len(batch) > 0 {
 			c.commitBatch(batch)
 		}
