@@ -149,3 +149,39 @@ func TestShapes(t *testing.T) {
 		t.Fatalf("failing hook: %v", err)
 	}
 }
+
+// FuzzLinks: no token but the ones Sign made checks out, and checking
+// never panics.
+func FuzzLinks(f *testing.F) {
+	l := NewLinks(nil)
+	good := l.Sign("tc_1", ActionApprove, time.Now().Add(time.Hour))
+	f.Add(good)
+	f.Add("")
+	f.Add(".")
+	f.Add(good[:len(good)-1])
+	f.Fuzz(func(t *testing.T, token string) {
+		c, err := l.Check(token)
+		if err == nil && token != good {
+			t.Fatalf("forged token %q accepted as %+v", token, c)
+		}
+	})
+}
+
+// FuzzParseHook: a hook is either refused or an http(s) URL of a known kind.
+func FuzzParseHook(f *testing.F) {
+	for _, s := range []string{"https://x.example/a", "slack=https://h.example/s", "ntfy=http://n", "teams=x", "=", "slack="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseHook(s)
+		if err != nil {
+			return
+		}
+		if h.Kind != KindJSON && h.Kind != KindSlack && h.Kind != KindNtfy {
+			t.Fatalf("kind %q from %q", h.Kind, s)
+		}
+		if u := strings.ToLower(h.URL); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			t.Fatalf("URL %q from %q", h.URL, s)
+		}
+	})
+}
