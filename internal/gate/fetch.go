@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/webfetch"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/secrets"
 )
 
 // Fetch returns the [Exec] of an allowed WebFetch call req: it fetches
@@ -20,6 +21,7 @@ import (
 // only when the policy allows that address by an explicit rule, so DNS
 // cannot lead the fetch where the URL's host name does not. opts.Check and
 // opts.AllowPrivate are set by Fetch; the rest of opts is used as given.
+// The hops followed are recorded in tool.completed.
 func (g *Gate) Fetch(req *engine.Request, opts webfetch.Options) Exec {
 	return func(ctx context.Context) (Result, error) {
 		raw, _ := req.Input["url"].(string)
@@ -50,7 +52,11 @@ func (g *Gate) Fetch(req *engine.Request, opts webfetch.Options) Exec {
 		if err != nil {
 			return Result{ExitCode: 1}, err
 		}
-		res := Result{Stdout: resp.Body}
+		hops := make([]string, len(resp.Hops))
+		for i, h := range resp.Hops {
+			hops[i] = secrets.Redact(h.URL.Redacted())
+		}
+		res := Result{Stdout: resp.Body, Detail: map[string]any{"hops": hops, "status": resp.Status, "truncated": resp.Truncated}}
 		if resp.Status >= 400 {
 			res.ExitCode = 1
 			res.Stderr = fmt.Appendf(nil, "HTTP status %d from %s", resp.Status, resp.URL)

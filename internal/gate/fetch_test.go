@@ -91,6 +91,12 @@ func TestFetchRedirectChains(t *testing.T) {
 			} else if err != nil || string(res.Stdout) != c.want {
 				t.Fatalf("body %q, err %v; want %q", res.Stdout, err, c.want)
 			}
+			if err == nil {
+				hops, _ := res.Detail["hops"].([]string)
+				if len(hops) == 0 || hops[0] != c.url {
+					t.Fatalf("hops %v, want the chain from %s", res.Detail["hops"], c.url)
+				}
+			}
 			if n := forbidden.Load() - before; n != 0 {
 				t.Fatalf("the forbidden server got %d connections", n)
 			}

@@ -24,6 +24,9 @@ type Result struct {
 	ExitCode int
 	// Stdout and Stderr are the tool's output.
 	Stdout, Stderr []byte
+	// Detail is recorded as it is in tool.completed, under "detail": what
+	// the tool did that its output does not show (a fetch's redirect hops).
+	Detail map[string]any
 }
 
 // Exec runs an allowed tool call. It should stop when ctx is done.
@@ -87,7 +90,7 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		return d, res, execErr
 	}
 	preview, truncated := Preview(res.Stdout)
-	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCompleted, map[string]any{
+	completed := map[string]any{
 		"toolCallId":      id,
 		"exitCode":        res.ExitCode,
 		"stdoutBytes":     len(res.Stdout),
@@ -95,7 +98,11 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		"durationMs":      dur.Milliseconds(),
 		"stdoutPreview":   preview,
 		"stdoutTruncated": truncated,
-	}); err != nil {
+	}
+	if res.Detail != nil {
+		completed["detail"] = res.Detail
+	}
+	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCompleted, completed); err != nil {
 		return d, res, err
 	}
 	for _, p := range SuspectedInjection(res.Stdout, res.Stderr) {

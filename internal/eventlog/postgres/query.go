@@ -18,26 +18,12 @@ import (
 // server as the iteration asks for them, and the connection goes back to
 // the pool when the iteration ends.
 func (s *Store) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
-	return func(yield func(eventlog.Event, error) bool) {
+	return storekit.Query(ctx, f, func() error {
 		if s.isClosed() {
-			yield(eventlog.Event{}, fmt.Errorf("query %s: %w", s.where, eventlog.ErrClosed))
-			return
+			return fmt.Errorf("query %s: %w", s.where, eventlog.ErrClosed)
 		}
-		if err := ctx.Err(); err != nil {
-			yield(eventlog.Event{}, err)
-			return
-		}
-		order := "id"
-		if f.Session != "" {
-			order = "seq"
-		}
-		err := s.scan(ctx, f, 0, 0, f.Limit, order, func(e eventlog.Event) bool {
-			return yield(e, nil)
-		})
-		if err != nil {
-			yield(eventlog.Event{}, err)
-		}
-	}
+		return nil
+	}, s.scan)
 }
 
 // Subscribe implements [eventlog.Store.Subscribe]. A subscription is a

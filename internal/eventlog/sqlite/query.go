@@ -17,26 +17,12 @@ import (
 // consistent snapshot of the log; appends go on meanwhile (WAL readers do
 // not block the writer), and the snapshot ends when the iteration does.
 func (s *Store) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
-	return func(yield func(eventlog.Event, error) bool) {
+	return storekit.Query(ctx, f, func() error {
 		if s.isClosed() {
-			yield(eventlog.Event{}, fmt.Errorf("query %s: %w", s.path, eventlog.ErrClosed))
-			return
+			return fmt.Errorf("query %s: %w", s.path, eventlog.ErrClosed)
 		}
-		if err := ctx.Err(); err != nil {
-			yield(eventlog.Event{}, err)
-			return
-		}
-		order := "id"
-		if f.Session != "" {
-			order = "seq"
-		}
-		err := s.scan(ctx, f, 0, 0, f.Limit, order, func(e eventlog.Event) bool {
-			return yield(e, nil)
-		})
-		if err != nil {
-			yield(eventlog.Event{}, err)
-		}
-	}
+		return nil
+	}, s.scan)
 }
 
 // Subscribe implements [eventlog.Store.Subscribe]. A subscription is a
