@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -225,12 +226,20 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 	// The events up to the decision (or the question) are written in one
 	// append: one commit, and never a request without its outcome.
 	var pending []eventlog.Draft
+	var encodeErr error
 	add := func(typ eventlog.Type, payload any) {
-		if raw, err := json.Marshal(payload); err == nil {
-			pending = append(pending, eventlog.Draft{Turn: turn, Time: g.opts.Clock(), Type: typ, Payload: raw})
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			encodeErr = cmp.Or(encodeErr, fmt.Errorf("gate: encode %s: %w", typ, err))
+			return
 		}
+		pending = append(pending, eventlog.Draft{Turn: turn, Time: g.opts.Clock(), Type: typ, Payload: raw})
 	}
 	flush := func() error {
+		if encodeErr != nil {
+			// A chain with a hole is not written, and the call is denied.
+			return encodeErr
+		}
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
 		defer cancel()
 		if _, err := g.store.Append(actx, req.Session, pending...); err != nil {

@@ -153,3 +153,30 @@ func TestPreviewAndInjection(t *testing.T) {
 		}
 	}
 }
+
+// TestUnencodableInput: arguments that cannot be recorded (a library
+// caller passing a Go value JSON cannot hold) are denied, and no partial
+// chain is written.
+func TestUnencodableInput(t *testing.T) {
+	allow := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		return approval.Answer{Kind: approval.AllowOnce}, nil
+	})
+	g, store, project := newTestGate(t, allow, Options{})
+	for _, input := range []map[string]any{
+		{"file_path": "README.md", "extra": func() {}},
+		{"command": "npm test", "x": make(chan int)},
+	} {
+		tool := "Read"
+		if _, ok := input["command"]; ok {
+			tool = "Bash"
+		}
+		d, err := g.Check(context.Background(), &engine.Request{Tool: tool, Input: input, Cwd: project, Session: "s1"}, "")
+		if err == nil || d.Decision != policy.Deny {
+			t.Fatalf("%s: %s, %v; want a deny and an error", tool, d.Decision, err)
+		}
+	}
+	for e, err := range store.Query(context.Background(), eventlog.Filter{}) {
+		must(t, err)
+		t.Fatalf("an event was written: %s", e.Type)
+	}
+}

@@ -476,3 +476,14 @@ func TestSessionApprovalBindsCode(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionUnreadable: a path whose state cannot be read (here a name
+// too long for the file system) never keeps its version, so a receipt or
+// approval bound to it never holds.
+func TestVersionUnreadable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), strings.Repeat("x", 300))
+	a, b := version(p), version(p)
+	if a == b || !strings.HasPrefix(a, "unreadable:") {
+		t.Fatalf("versions %q and %q of an unreadable path", a, b)
+	}
+}

@@ -114,14 +114,17 @@ func rank(access string) int {
 // version returns the state of the file at path without following a final
 // symlink: "absent", "sha256:…" for a regular file up to contentHashLimit,
 // or a stamp of its type, device, inode, size and modification and change
-// times, which any write changes.
+// times, which any write changes. A path whose state cannot be read gets a
+// version of its own each time, equal to no other.
 func version(path string) string {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return "absent"
 		}
-		return "error:" + err.Error()
+		// A state that cannot be read cannot be vouched for: the version
+		// matches no other, so nothing bound to it is ever reused.
+		return "unreadable:" + randomHex()
 	}
 	stamp := fmt.Sprintf("%s:%d:%d", fi.Mode().Type(), fi.Size(), fi.ModTime().UnixNano())
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
