@@ -140,9 +140,10 @@ type Answer struct {
 	Confirm string `json:"confirm,omitempty"`
 }
 
-// confirmWord is what a person must type to allow req when it is
-// destructive: its ConfirmTarget as shown on a terminal, or "yes".
-func (r *Request) confirmWord() string {
+// ConfirmWord is what a person must type to allow r when it is
+// destructive: its ConfirmTarget with control characters and escapes
+// neutralised (as every approver shows it), or "yes" when it has none.
+func (r *Request) ConfirmWord() string {
 	if t := strings.TrimSpace(clean(r.ConfirmTarget)); t != "" {
 		return t
 	}
@@ -152,7 +153,7 @@ func (r *Request) confirmWord() string {
 // Confirmed reports whether typed confirms req: it is the request's
 // ConfirmTarget (or "yes" when it has none), ignoring surrounding blanks.
 func (r *Request) Confirmed(typed string) bool {
-	return strings.TrimSpace(typed) == r.confirmWord()
+	return strings.TrimSpace(typed) == r.ConfirmWord()
 }
 
 // Validate reports whether a is a well-formed answer.

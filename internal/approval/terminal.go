@@ -472,7 +472,7 @@ func (q *question) askDestructive() (Answer, error) {
 
 // confirm asks the person to type the confirmation target, as shown.
 func (q *question) confirm() (Answer, error) {
-	target := q.req.confirmWord()
+	target := q.req.ConfirmWord()
 	attempts := q.t.ConfirmAttempts
 	if attempts <= 0 {
 		attempts = DefaultConfirmAttempts

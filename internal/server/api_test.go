@@ -350,7 +350,7 @@ func TestDestructiveNeedsConfirmation(t *testing.T) {
 	if !a.Request.Destructive {
 		t.Fatalf("%q is not destructive: %+v", cmdDestructive, a.Request)
 	}
-	target := expectedConfirm(a.Request)
+	target := a.Request.ConfirmWord()
 	for _, tc := range []struct {
 		name string
 		body map[string]any

@@ -283,16 +283,6 @@ type Reply struct {
 	Confirm string
 }
 
-// expectedConfirm is what a person must type to allow the destructive
-// request r, as error messages show it: its confirmation target, or "yes"
-// when it names none. [approval.Request.Confirmed] is the judge.
-func expectedConfirm(r *approval.Request) string {
-	if r.ConfirmTarget != "" {
-		return r.ConfirmTarget
-	}
-	return "yes"
-}
-
 // Answer gives the approval id the person's reply. Errors wrap
 // [ErrNotFound], [ErrResolved] (the first answer wins) or [ErrBadAnswer].
 // It returns the approval as resolved by the answer; the gate's final
@@ -315,7 +305,7 @@ func (b *Broker) Answer(id string, r Reply) (Approval, error) {
 		if r.Answer != approval.AllowOnce {
 			return Approval{}, fmt.Errorf("%w: the call is destructive, so only allow_once or deny are accepted, not %s", ErrBadAnswer, r.Answer)
 		}
-		want := expectedConfirm(req)
+		want := req.ConfirmWord()
 		if r.Confirm == "" {
 			return Approval{}, fmt.Errorf("%w: the call is destructive: field \"confirm\" must be %q to allow it", ErrBadAnswer, want)
 		}

@@ -107,7 +107,7 @@ func (s *Server) linkView(c notify.Claim, a Approval) linkView {
 	} else {
 		v.Title = "Allow this call once?"
 		if a.Request.Destructive {
-			v.Confirm = expectedConfirm(a.Request)
+			v.Confirm = a.Request.ConfirmWord()
 		}
 	}
 	return v
