@@ -151,6 +151,12 @@ func hostFact(host string) HostFact {
 	return f
 }
 
+// CanonicalHost returns host as a resolver would use it: fullwidth forms
+// and ideographic dots folded, lower case, IDNA-mapped, without brackets
+// or a trailing dot, and an IPv4 address in any spelling inet_aton accepts
+// (2130706433, 0x7f.1, 0177.0.0.1, 127.1) written in dotted decimal.
+func CanonicalHost(host string) string { return normalizeHost(host) }
+
 // PrivateTarget reports why host — a name, or an IP literal in any
 // spelling (decimal, hex, octal, short, IPv4-mapped IPv6) — must not be
 // reached without a rule that allows it: "loopback", "private",

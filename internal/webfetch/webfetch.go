@@ -17,7 +17,6 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -282,9 +281,12 @@ func (f *Fetcher) vet(ctx context.Context, prev, u *url.URL) error {
 	if host == "" {
 		return fmt.Errorf("%w: the URL names no host", ErrHost)
 	}
-	if looseIPv4(host) {
-		if _, err := netip.ParseAddr(host); err != nil {
-			return fmt.Errorf("%w: %q is an IPv4 address in a non-standard spelling", ErrHost, host)
+	// Resolvers disagree about odd spellings of an address, so only the
+	// dotted decimal one is fetched. The engine's parser decides what is
+	// an address, so the two never disagree either.
+	if canon := engine.CanonicalHost(host); canon != host {
+		if a, err := netip.ParseAddr(canon); err == nil && a.Is4() {
+			return fmt.Errorf("%w: %q is the IPv4 address %s in a non-standard spelling", ErrHost, host, canon)
 		}
 	}
 	if f.opts.Check != nil {
@@ -298,35 +300,6 @@ func (f *Fetcher) vet(ctx context.Context, prev, u *url.URL) error {
 		}
 	}
 	return nil
-}
-
-// looseIPv4 reports whether host is made only of the number parts that
-// inet_aton reads as an IPv4 address: decimal, 0x-hex or 0-octal, one to
-// four of them, with an optional final dot.
-func looseIPv4(host string) bool {
-	parts := strings.Split(strings.TrimSuffix(host, "."), ".")
-	if len(parts) > 4 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" {
-			return false
-		}
-		base := 10
-		switch {
-		case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
-			base, p = 16, p[2:]
-			if p == "" {
-				continue
-			}
-		case len(p) > 1 && p[0] == '0':
-			base = 8
-		}
-		if _, err := strconv.ParseUint(p, base, 64); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // dial connects only to addresses that are public or that AllowPrivate
