@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -119,37 +118,8 @@ func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order strin
 		b.WriteString(" AND ")
 		b.WriteString(strings.Replace(sql, "?", "$"+strconv.Itoa(len(args)), 1))
 	}
-	if afterID = max(afterID, f.AfterID); afterID > 0 {
-		cond("id > ?", afterID)
-	}
-	if upToID > 0 {
-		cond("id <= ?", upToID)
-	}
-	if f.Session != "" {
-		cond("session = ?", f.Session)
-	}
-	if f.AfterSeq > 0 {
-		cond("seq > ?", f.AfterSeq)
-	}
-	if len(f.Types) > 0 {
-		types := make([]string, len(f.Types))
-		for i, t := range f.Types {
-			types[i] = string(t)
-		}
-		cond("type = ANY(?)", types)
-	}
-	if len(f.Decisions) > 0 {
-		cond("decision = ANY(?)", f.Decisions)
-	}
-	if len(f.Tools) > 0 {
-		cond("tool = ANY(?)", f.Tools)
-	}
-	if !f.Since.IsZero() {
-		cond("time >= ?", nanos(f.Since))
-	}
-	if !f.Until.IsZero() {
-		cond("time < ?", nanos(f.Until))
-	}
+	in := func(col string, vals []string) { cond(col+" = ANY(?)", vals) }
+	storekit.Where(f, afterID, upToID, cond, in)
 	b.WriteString(" ORDER BY ")
 	b.WriteString(order)
 	if limit > 0 {
@@ -157,15 +127,4 @@ func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order strin
 		b.WriteString(" LIMIT $" + strconv.Itoa(len(args)))
 	}
 	return b.String(), args
-}
-
-// nanos is t in Unix nanoseconds, clamped to what an int64 holds.
-func nanos(t time.Time) int64 {
-	switch {
-	case t.Before(time.Unix(0, math.MinInt64)):
-		return math.MinInt64
-	case t.After(time.Unix(0, math.MaxInt64)):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math"
 	"strings"
 	"time"
 
@@ -112,10 +111,10 @@ func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order strin
 	var b strings.Builder
 	var args []any
 	b.WriteString("SELECT id, session, seq, turn, time, type, payload FROM events WHERE 1")
-	cond := func(sql string, vals ...any) {
+	cond := func(sql string, val any) {
 		b.WriteString(" AND ")
 		b.WriteString(sql)
-		args = append(args, vals...)
+		args = append(args, val)
 	}
 	in := func(col string, vals []string) {
 		b.WriteString(" AND ")
@@ -130,37 +129,7 @@ func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order strin
 		}
 		b.WriteString(")")
 	}
-	if afterID = max(afterID, f.AfterID); afterID > 0 {
-		cond("id > ?", afterID)
-	}
-	if upToID > 0 {
-		cond("id <= ?", upToID)
-	}
-	if f.Session != "" {
-		cond("session = ?", f.Session)
-	}
-	if f.AfterSeq > 0 {
-		cond("seq > ?", f.AfterSeq)
-	}
-	if len(f.Types) > 0 {
-		types := make([]string, len(f.Types))
-		for i, t := range f.Types {
-			types[i] = string(t)
-		}
-		in("type", types)
-	}
-	if len(f.Decisions) > 0 {
-		in("decision", f.Decisions)
-	}
-	if len(f.Tools) > 0 {
-		in("tool", f.Tools)
-	}
-	if !f.Since.IsZero() {
-		cond("time >= ?", nanos(f.Since))
-	}
-	if !f.Until.IsZero() {
-		cond("time < ?", nanos(f.Until))
-	}
+	storekit.Where(f, afterID, upToID, cond, in)
 	b.WriteString(" ORDER BY ")
 	b.WriteString(order)
 	if limit > 0 {
@@ -168,15 +137,4 @@ func buildQuery(f eventlog.Filter, afterID, upToID int64, limit int, order strin
 		args = append(args, limit)
 	}
 	return b.String(), args
-}
-
-// nanos is t in Unix nanoseconds, clamped to what an int64 holds.
-func nanos(t time.Time) int64 {
-	switch {
-	case t.Before(time.Unix(0, math.MinInt64)):
-		return math.MinInt64
-	case t.After(time.Unix(0, math.MaxInt64)):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
 }
