@@ -8,14 +8,15 @@ import (
 )
 
 // SessionSettings are the settings a person switched for one session: the
-// mode and the two axes. A nil field leaves the setting to the policy files.
+// mode and the two axes. A nil field (null in JSON) leaves the setting to
+// the policy files.
 // A setting made by the managed policy or a command-line flag is locked: a
 // session setting does not override it.
 type SessionSettings struct {
-	Mode     *policy.Mode     `json:"mode,omitempty"`
-	Approval *policy.Approval `json:"approval,omitempty"`
-	Sandbox  *policy.Sandbox  `json:"sandbox,omitempty"`
-	Network  *bool            `json:"network,omitempty"`
+	Mode     *policy.Mode     `json:"mode"`
+	Approval *policy.Approval `json:"approval"`
+	Sandbox  *policy.Sandbox  `json:"sandbox"`
+	Network  *bool            `json:"network"`
 }
 
 // Sessions holds the [SessionSettings] of each session. It is safe for use

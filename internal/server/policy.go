@@ -13,19 +13,6 @@ import (
 	"github.com/toolgate/toolgate/policy"
 )
 
-// sessionPolicy is the JSON form of a session's settings; a nil field is
-// left to the policy files.
-type sessionPolicy struct {
-	Mode     *policy.Mode     `json:"mode"`
-	Approval *policy.Approval `json:"approval"`
-	Sandbox  *policy.Sandbox  `json:"sandbox"`
-	Network  *bool            `json:"network"`
-}
-
-func toSessionPolicy(v engine.SessionSettings) sessionPolicy {
-	return sessionPolicy{Mode: v.Mode, Approval: v.Approval, Sandbox: v.Sandbox, Network: v.Network}
-}
-
 // handleGetSessionPolicy: GET /v1/sessions/{id}/policy.
 func (s *Server) handleGetSessionPolicy(w http.ResponseWriter, r *http.Request, p principal) error {
 	session, err := pathID(r, "session id")
@@ -36,7 +23,7 @@ func (s *Server) handleGetSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		return errSessionForbidden(session)
 	}
 	v, _ := s.opts.Sessions.Get(session)
-	writeJSON(w, http.StatusOK, toSessionPolicy(v))
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -146,7 +133,7 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		s.opts.Sessions.Set(session, next)
 		payload, _ := json.Marshal(map[string]any{
 			"scope": "session", "actor": "user", "changed": changed,
-			"before": toSessionPolicy(old), "after": toSessionPolicy(next),
+			"before": old, "after": next,
 		})
 		ctx, cancel := s.appendContext()
 		defer cancel()
@@ -154,7 +141,7 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 			return fmt.Errorf("the session setting was changed but the event log could not be written: %w", err)
 		}
 	}
-	writeJSON(w, http.StatusOK, toSessionPolicy(next))
+	writeJSON(w, http.StatusOK, next)
 	return nil
 }
 
