@@ -3,8 +3,6 @@ package gate
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,7 +104,7 @@ func New(eng *engine.Engine, store eventlog.Store, approver approval.Approver, o
 		opts.Clock = time.Now
 	}
 	if opts.NewID == nil {
-		opts.NewID = randomID
+		opts.NewID = NewToolCallID
 	}
 	if opts.ReceiptTTL <= 0 {
 		opts.ReceiptTTL = DefaultReceiptTTL
@@ -114,14 +112,6 @@ func New(eng *engine.Engine, store eventlog.Store, approver approval.Approver, o
 	g := &Gate{engine: eng, store: store, approver: approver, opts: opts, breaker: newBreaker()}
 	g.grants = newGrants(g)
 	return g, nil
-}
-
-func randomID() string { return "tc_" + randomHex() }
-
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func (g *Gate) engineHome() string { return g.engine.Home() }

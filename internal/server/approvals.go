@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -165,9 +163,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 // event and the question reaching the broker waits instead of failing.
 // Give it to the gate as [gate.Options.NewID].
 func (b *Broker) NewID() string {
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	id := "tc_" + hex.EncodeToString(r[:])
+	id := gate.NewToolCallID()
 	now := b.opts.Clock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
