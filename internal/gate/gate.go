@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -206,11 +207,59 @@ type verdict struct {
 }
 
 func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (verdict, error) {
+	v, q, err := g.begin(ctx, req, turn)
+	if q == nil {
+		return v, err
+	}
+	return q.wait(ctx)
+}
+
+// Question is a call the gate could not decide alone, between its
+// permission.requested event and its answer: see [Gate.Begin].
+type Question struct {
+	g           *Gate
+	req         *engine.Request
+	turn        string
+	id          string
+	d           *engine.Decision
+	call        *engine.Call
+	res         permissionResolved
+	ar          *approval.Request
+	askedOf     Actor
+	destructive bool
+	suggested   string
+	bound       *Receipt
+	waited      atomic.Bool
+}
+
+// Begin decides req as [Gate.CheckCall] does, up to the point where a
+// person or a classifier would be asked. An allow or a deny comes back at
+// once, recorded, with q nil. A call that needs an answer comes back as
+// the ask decision with q non-nil and its question already in the log;
+// the caller must then call q.Wait exactly once, which asks, waits and
+// records the answer. A server uses Begin to answer "pending" without
+// holding a goroutine for the calls that need no one.
+func (g *Gate) Begin(ctx context.Context, req *engine.Request, turn string) (d *engine.Decision, id string, q *Question, err error) {
+	v, q, err := g.begin(ctx, req, turn)
+	return v.d, v.id, q, err
+}
+
+// Wait asks about the call Begin returned q for, waits for the answer (or
+// the timeout, or ctx) and records it, as [Gate.CheckCall] would. A second
+// Wait on the same question denies without asking again.
+func (q *Question) Wait(ctx context.Context) (*engine.Decision, error) {
+	v, err := q.wait(ctx)
+	return v.d, err
+}
+
+// begin is the part of a decision that needs no one: it returns the
+// recorded verdict, or a question still to be asked.
+func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (verdict, *Question, error) {
 	if req == nil {
-		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "no request")}, errors.New("gate: nil request")
+		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "no request")}, nil, errors.New("gate: nil request")
 	}
 	if req.Session == "" {
-		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "the request names no session")}, errors.New("gate: request has no session")
+		return verdict{d: systemDeny(engine.ReasonInvalidRequest, "the request names no session")}, nil, errors.New("gate: request has no session")
 	}
 	id := g.opts.NewID()
 	// The events up to the decision (or the question) are written in one
@@ -259,9 +308,9 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 		}
 		add(eventlog.TypePermissionResolved, res)
 		if err := flush(); err != nil {
-			return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, err
+			return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, nil, err
 		}
-		return v, nil
+		return v, nil, nil
 	}
 
 	destructive := d.Risk == risk.Destructive
@@ -300,12 +349,28 @@ func (g *Gate) decide(ctx context.Context, req *engine.Request, turn string) (ve
 	if err := flush(); err != nil {
 		out := *d
 		out.Decision, out.Reason, out.Message = policy.Deny, engine.ReasonPolicyError, "the event log could not be written"
-		return verdict{d: &out, id: id, call: call}, err
+		return verdict{d: &out, id: id, call: call}, nil, err
 	}
 
 	// The receipt binds what the person is shown, as it is now: a change
 	// while they look makes the call fail its check before it runs.
-	bound := g.issue(id, call)
+	q := &Question{
+		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar,
+		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: g.issue(id, call),
+	}
+	return verdict{d: d, id: id, call: call}, q, nil
+}
+
+// wait is the part of a decision that waits for an answer.
+func (q *Question) wait(ctx context.Context) (verdict, error) {
+	g, req, turn, id, d, call, ar := q.g, q.req, q.turn, q.id, q.d, q.call, q.ar
+	askedOf, destructive, suggested, bound := q.askedOf, q.destructive, q.suggested, q.bound
+	res := q.res
+	if q.waited.Swap(true) {
+		out := *d
+		out.Decision, out.Reason, out.Message = policy.Deny, engine.ReasonPolicyError, "the question was already answered"
+		return verdict{d: &out, id: id, call: call}, errors.New("gate: Wait called twice on one question")
+	}
 	res.TimeoutMs = g.opts.Timeout.Milliseconds()
 	res.Rule, res.RuleOrigin = "", ""
 	out := *d

@@ -180,3 +180,55 @@ func TestUnencodableInput(t *testing.T) {
 		t.Fatalf("an event was written: %s", e.Type)
 	}
 }
+
+// TestBegin checks the split decision: an allow comes back from Begin with
+// no question and both events written; an ask comes back with its
+// question in the log and no answer until Wait, and a second Wait is
+// refused without asking again.
+func TestBegin(t *testing.T) {
+	asks := 0
+	a := approval.ApproverFunc(func(ctx context.Context, _ *approval.Request) (approval.Answer, error) {
+		asks++
+		return approval.Answer{Kind: approval.AllowOnce}, nil
+	})
+	g, store, project := newTestGate(t, a, Options{})
+	ctx := context.Background()
+	types := func(session string) []eventlog.Type {
+		var out []eventlog.Type
+		for e, err := range store.Query(ctx, eventlog.Filter{Session: session}) {
+			must(t, err)
+			out = append(out, e.Type)
+		}
+		return out
+	}
+
+	d, id, q, err := g.Begin(ctx, &engine.Request{Tool: "Read", Input: map[string]any{"file_path": filepath.Join(project, "a.txt")}, Cwd: project, Session: "s1"}, "")
+	must(t, err)
+	if q != nil || d.Decision != policy.Allow || id == "" {
+		t.Fatalf("read in the project: got %s (question %v)", d.Decision, q != nil)
+	}
+	if got := types("s1"); len(got) != 2 || got[1] != eventlog.TypePermissionResolved {
+		t.Fatalf("events after an allow: %v", got)
+	}
+
+	d, id, q, err = g.Begin(ctx, &engine.Request{Tool: "Bash", Input: map[string]any{"command": "npm test"}, Cwd: project, Session: "s2"}, "")
+	must(t, err)
+	if q == nil || d.Decision != policy.Ask {
+		t.Fatalf("npm test: got %s (question %v)", d.Decision, q != nil)
+	}
+	if got := types("s2"); len(got) != 2 || got[1] != eventlog.TypePermissionRequested || asks != 0 {
+		t.Fatalf("before Wait: events %v, %d asks", got, asks)
+	}
+	d, err = q.Wait(ctx)
+	must(t, err)
+	if d.Decision != policy.Allow || d.Reason != engine.ReasonUserApproved || asks != 1 {
+		t.Fatalf("Wait: got %s %s after %d asks", d.Decision, d.Reason, asks)
+	}
+	if r := resolved(t, store, "s2"); r["toolCallId"] != id || r["answer"] != "allow_once" {
+		t.Fatalf("resolved event %v", r)
+	}
+	d, err = q.Wait(ctx)
+	if err == nil || d.Decision != policy.Deny || asks != 1 {
+		t.Fatalf("second Wait: got %s, %v after %d asks", d.Decision, err, asks)
+	}
+}

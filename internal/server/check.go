@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -79,18 +80,28 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 		defer cancel()
 		stop := context.AfterFunc(s.base, cancel)
 		defer stop()
-		resp := s.check(ctx, &req, body.Turn, nil)
+		resp := s.check(ctx, &req, body.Turn)
 		writeJSON(w, http.StatusOK, resp)
 		return nil
 	}
 
+	// The calls that need no one are decided and answered here; only a
+	// question gets a goroutine of its own, to wait for its answer after
+	// the client has had the approval id.
+	start := time.Now()
+	d, id, q, err := s.gate.Begin(s.base, &req, body.Turn)
+	if q == nil {
+		defer s.running.Done()
+		writeJSON(w, http.StatusOK, s.finish(start, &req, d, id, err))
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(s.base, s.opts.Timeout+asyncSlack)
 	asked := make(chan Approval, 1)
 	done := make(chan CheckResponse, 1)
 	go func() {
 		defer s.running.Done()
 		defer cancel()
-		done <- s.check(ctx, &req, body.Turn, asked)
+		done <- s.wait(ctx, start, &req, q, id, asked)
 	}()
 	select {
 	case a := <-asked:
@@ -110,10 +121,20 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 	return nil
 }
 
-// check runs the gate on req and records the outcome. When asked is not
-// nil it receives the approval once a person is asked.
-func (s *Server) check(ctx context.Context, req *engine.Request, turn string, asked chan<- Approval) CheckResponse {
+// check runs the gate on req, waiting for a person when it asks, and
+// records the outcome.
+func (s *Server) check(ctx context.Context, req *engine.Request, turn string) CheckResponse {
 	start := time.Now()
+	d, id, q, err := s.gate.Begin(ctx, req, turn)
+	if q == nil {
+		return s.finish(start, req, d, id, err)
+	}
+	return s.wait(ctx, start, req, q, id, nil)
+}
+
+// wait asks q's question and waits for the answer. When asked is not nil
+// it receives the approval once a person is asked.
+func (s *Server) wait(ctx context.Context, start time.Time, req *engine.Request, q *gate.Question, id string, asked chan<- Approval) CheckResponse {
 	var once sync.Once
 	observe := func() { once.Do(func() { s.met.observeCheck(time.Since(start)) }) }
 	ctx = withRegistered(ctx, func(a Approval) {
@@ -125,8 +146,17 @@ func (s *Server) check(ctx context.Context, req *engine.Request, turn string, as
 			}
 		}
 	})
-	d, id, err := s.gate.CheckCall(ctx, req, turn)
+	d, err := q.Wait(ctx)
 	observe()
+	return s.finish(time.Time{}, req, d, id, err)
+}
+
+// finish counts and logs a decided call; start, unless zero, is when its
+// check began.
+func (s *Server) finish(start time.Time, req *engine.Request, d *engine.Decision, id string, err error) CheckResponse {
+	if !start.IsZero() {
+		s.met.observeCheck(time.Since(start))
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("check", "session", req.Session, "tool_call_id", id, "err", err)
 	}
