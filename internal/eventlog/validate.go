@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -96,30 +97,121 @@ type Fields struct {
 
 // IndexedFields parses payload, which must be empty or a JSON object, and
 // returns its top-level string fields "decision" and "tool"; a field that
-// is missing or not a string is returned empty. Keys are matched as
-// encoding/json matches struct fields (an exact match preferred, else
-// case-insensitively).
+// is missing or not a string is returned empty. Keys match exactly, as a
+// JavaScript reader of the payload sees them, and when a key appears more
+// than once its last value counts, as it does for such a reader.
 func IndexedFields(payload json.RawMessage) (Fields, error) {
-	trimmed := bytes.TrimSpace(payload)
-	if len(trimmed) == 0 {
+	if len(payload) == 0 {
 		return Fields{}, nil
+	}
+	trimmed := bytes.Trim(payload, " \t\r\n") // JSON's white space, no other
+	if len(trimmed) == 0 {
+		return Fields{}, errors.New("payload is only white space: give a JSON object, or nothing for {}")
 	}
 	if trimmed[0] != '{' {
 		return Fields{}, fmt.Errorf("payload is not a JSON object: it starts with %q", truncate(trimmed, 20))
 	}
-	var raw struct {
-		Decision json.RawMessage `json:"decision"`
-		Tool     json.RawMessage `json:"tool"`
-	}
-	if err := json.Unmarshal(trimmed, &raw); err != nil {
+	if !json.Valid(trimmed) {
+		var v any
+		err := json.Unmarshal(trimmed, &v)
 		return Fields{}, fmt.Errorf("payload is not valid JSON: %v", err)
 	}
-	return Fields{Decision: jsonString(raw.Decision), Tool: jsonString(raw.Tool)}, nil
+	// trimmed is one valid JSON object: walk its members without decoding
+	// the values that are not wanted.
+	var f Fields
+	for i := skipSpace(trimmed, 1); i < len(trimmed) && trimmed[i] != '}'; {
+		keyEnd := endOfValue(trimmed, i)
+		key := trimmed[i:keyEnd]
+		i = skipSpace(trimmed, skipSpace(trimmed, keyEnd)+1) // past the colon
+		valEnd := endOfValue(trimmed, i)
+		switch keyName(key) {
+		case "decision":
+			f.Decision = jsonString(trimmed[i:valEnd])
+		case "tool":
+			f.Tool = jsonString(trimmed[i:valEnd])
+		}
+		i = skipSpace(trimmed, valEnd)
+		if i < len(trimmed) && trimmed[i] == ',' {
+			i = skipSpace(trimmed, i+1)
+		}
+	}
+	return f, nil
 }
 
-func jsonString(raw json.RawMessage) string {
-	if len(raw) == 0 || raw[0] != '"' {
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// endOfValue returns the index just past the JSON value starting at b[i],
+// which must be valid JSON.
+func endOfValue(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(b)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = endOfValue(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	// A number, true, false or null runs to the next delimiter.
+	j := i + 1
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case ' ', '\t', '\n', '\r', ',', '}', ']':
+			return j
+		}
+	}
+	return j
+}
+
+// keyName returns the text of a JSON string literal, without allocating
+// when it holds no escapes.
+func keyName(raw []byte) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		switch inner := raw[1 : len(raw)-1]; string(inner) {
+		case "decision":
+			return "decision"
+		case "tool":
+			return "tool"
+		}
 		return ""
+	}
+	return jsonString(raw)
+}
+
+// jsonString returns the string a JSON string literal holds, or "" when
+// raw is not a string.
+func jsonString(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
