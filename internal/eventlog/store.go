@@ -8,6 +8,15 @@ import (
 	"time"
 )
 
+// CommitStats are counters of a store's writes since it was opened:
+// Commits transactions holding Events events, so Events/Commits is the
+// average group commit. Stores that batch appends report them with a
+// Stats() CommitStats method.
+type CommitStats struct {
+	Commits int64
+	Events  int64
+}
+
 // Store is an append-only, durable log of [Event]s.
 //
 // All methods are safe for use by multiple goroutines at once. Events of

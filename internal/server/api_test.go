@@ -493,6 +493,9 @@ func TestMetrics(t *testing.T) {
 		"toolgate_check_duration_seconds_count 3",
 		"toolgate_approvals_pending 1",
 		"toolgate_approval_wait_seconds_count 0",
+		// Each check's events so far went to the log in one commit.
+		"toolgate_eventlog_commits_total 3\n",
+		"toolgate_eventlog_events_total 6\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, body)

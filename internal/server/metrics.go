@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
 )
 
 // metrics are the server's Prometheus counters, written in the text
@@ -92,6 +94,15 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request, _ princip
 	fmt.Fprintln(bw, "# HELP toolgate_approvals_pending Approvals waiting for a person now.")
 	fmt.Fprintln(bw, "# TYPE toolgate_approvals_pending gauge")
 	fmt.Fprintf(bw, "toolgate_approvals_pending %d\n", pending)
+	if st, ok := s.store.(interface{ Stats() eventlog.CommitStats }); ok {
+		c := st.Stats()
+		fmt.Fprintln(bw, "# HELP toolgate_eventlog_commits_total Transactions the event log committed (with SQLite's durable default, one fsync each).")
+		fmt.Fprintln(bw, "# TYPE toolgate_eventlog_commits_total counter")
+		fmt.Fprintf(bw, "toolgate_eventlog_commits_total %d\n", c.Commits)
+		fmt.Fprintln(bw, "# HELP toolgate_eventlog_events_total Events those transactions held; divided by the commits, the average group commit.")
+		fmt.Fprintln(bw, "# TYPE toolgate_eventlog_events_total counter")
+		fmt.Fprintf(bw, "toolgate_eventlog_events_total %d\n", c.Events)
+	}
 	return bw.Flush()
 }
 

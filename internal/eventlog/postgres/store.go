@@ -159,6 +159,10 @@ func (s *Store) init(ctx context.Context) error {
 // Close implements [eventlog.Store.Close]: it stops accepting appends,
 // commits those already queued, ends subscriptions and closes the
 // connections, waiting for queries in progress to end.
+// Stats returns the transactions this process committed and the events
+// they held.
+func (s *Store) Stats() eventlog.CommitStats { return s.writer.Stats() }
+
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.writer.Close()

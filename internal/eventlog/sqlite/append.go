@@ -90,7 +90,7 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		s.dataVersion = dv
 	}
 
-	var firstID, lastID int64
+	var lastID int64
 	for _, r := range batch {
 		seq, ok := s.staged[r.Session]
 		if !ok {
@@ -119,9 +119,6 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 			if lastID, err = res.LastInsertId(); err != nil {
 				return fmt.Errorf("append to %s: %w", s.path, err)
 			}
-			if firstID == 0 {
-				firstID = lastID
-			}
 			r.Events[i] = eventlog.Event{ID: lastID, Seq: seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
 		}
 		s.staged[r.Session] = seq
@@ -136,8 +133,6 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		s.lastSeq[session] = seq
 	}
 	s.lastID.Store(lastID)
-	s.commits.Add(1)
-	s.committed.Add(lastID - firstID + 1)
 	s.notify.Broadcast()
 	return nil
 }

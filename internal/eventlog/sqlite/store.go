@@ -77,7 +77,6 @@ type Store struct {
 
 	lastID atomic.Int64 // highest committed events.id, the subscription cursor
 
-	commits, committed atomic.Int64 // transactions and events committed, for Stats
 
 	notify storekit.Notifier // broadcast after each commit
 
@@ -194,20 +193,12 @@ func (s *Store) init(ctx context.Context) error {
 	return nil
 }
 
-// Stats are counters of a [Store] since it was opened.
-type Stats struct {
-	// Commits is the number of append transactions committed, each one
-	// fsync in the default mode.
-	Commits int64
-	// Events is the number of events they committed. Events/Commits is
-	// the average group-commit batch.
-	Events int64
-}
+// Stats are counters of a [Store] since it was opened; each commit is one
+// fsync in the default mode.
+type Stats = eventlog.CommitStats
 
 // Stats returns the store's counters.
-func (s *Store) Stats() Stats {
-	return Stats{Commits: s.commits.Load(), Events: s.committed.Load()}
-}
+func (s *Store) Stats() Stats { return s.writer.Stats() }
 
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }

@@ -74,6 +74,13 @@ type Committer struct {
 	queue  chan *Request
 
 	stopped chan struct{} // closed when the goroutine has returned
+
+	commits, events atomic.Int64 // for Stats
+}
+
+// Stats returns the transactions committed and the events they held.
+func (c *Committer) Stats() eventlog.CommitStats {
+	return eventlog.CommitStats{Commits: c.commits.Load(), Events: c.events.Load()}
 }
 
 // maxGather bounds how long the committer waits for the callers of the
@@ -237,6 +244,13 @@ func (c *Committer) try(batch []*Request) error {
 		for _, r := range batch {
 			r.Events = nil
 		}
+		return err
 	}
-	return err
+	n := 0
+	for _, r := range batch {
+		n += len(r.Events)
+	}
+	c.commits.Add(1)
+	c.events.Add(int64(n))
+	return nil
 }
