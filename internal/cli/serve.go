@@ -108,6 +108,11 @@ denied with reason approval_cancelled and the event log is closed.`,
 				return err
 			}
 			defer store.Close()
+			if n, err := server.RestoreSessions(c.Context(), store, sessions); err != nil {
+				return err
+			} else if n > 0 {
+				logger.Info("session settings restored from the event log", "sessions", n)
+			}
 			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
 			gopts := gate.Options{
 				Timeout: timeout, NewID: broker.NewID,

@@ -40,6 +40,11 @@ func startServe(t *testing.T, args ...string) *runningServer {
 		t.Fatal(err)
 	}
 	state := filepath.Join(t.TempDir(), "state")
+	for i, a := range args {
+		if a == "--state-dir" && i+1 < len(args) {
+			state = args[i+1] // the last --state-dir counts
+		}
+	}
 	rs := &runningServer{stateDir: state, project: project, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exit: make(chan int, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	rs.stop = cancel
@@ -87,8 +92,17 @@ func readToken(t *testing.T, path string) string {
 
 func (rs *runningServer) post(t *testing.T, path, token string, body any) (int, map[string]any) {
 	t.Helper()
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", rs.url+path, bytes.NewReader(data))
+	return rs.do(t, "POST", path, token, body)
+}
+
+func (rs *runningServer) do(t *testing.T, method, path, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		r = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequest(method, rs.url+path, r)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -98,6 +112,30 @@ func (rs *runningServer) post(t *testing.T, path, token string, body any) (int, 
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, out
+}
+
+// TestServeRestoresSessions: a session switched to plan mode is still in
+// plan mode after the server is stopped and started again on its state.
+func TestServeRestoresSessions(t *testing.T) {
+	rs := startServe(t)
+	if code, out := rs.do(t, "PUT", "/v1/sessions/s1/policy", rs.approver, map[string]any{"mode": "plan"}); code != 200 {
+		t.Fatalf("PUT policy: %d %v", code, out)
+	}
+	rs.stop()
+	select {
+	case code := <-rs.exit:
+		rs.exit <- code // for the cleanup, which waits for it too
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	again := startServe(t, "--state-dir", rs.stateDir)
+	code, out := again.do(t, "GET", "/v1/sessions/s1/policy", again.approver, nil)
+	if code != 200 || out["mode"] != "plan" {
+		t.Fatalf("after restart: %d %v", code, out)
+	}
+	if !strings.Contains(again.stderr.String(), "session settings restored") {
+		t.Errorf("no log line about the restore: %s", again.stderr)
+	}
 }
 
 func TestServe(t *testing.T) {

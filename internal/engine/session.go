@@ -19,6 +19,16 @@ type SessionSettings struct {
 	Network  *bool            `json:"network"`
 }
 
+// Equal reports whether s and o make the same settings.
+func (s SessionSettings) Equal(o SessionSettings) bool {
+	return sameSetting(s.Mode, o.Mode) && sameSetting(s.Approval, o.Approval) &&
+		sameSetting(s.Sandbox, o.Sandbox) && sameSetting(s.Network, o.Network)
+}
+
+func sameSetting[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
 // Sessions holds the [SessionSettings] of each session. It is safe for use
 // by multiple goroutines; a change applies to the next decision.
 type Sessions struct {

@@ -71,3 +71,26 @@ func TestSessionSettings(t *testing.T) {
 		t.Fatal("zero settings were kept")
 	}
 }
+
+func TestSessionSettingsEqual(t *testing.T) {
+	plan, plan2, def := policy.ModePlan, policy.ModePlan, policy.ModeDefault
+	yes, no := true, false
+	for _, tc := range []struct {
+		a, b SessionSettings
+		want bool
+	}{
+		{SessionSettings{}, SessionSettings{}, true},
+		{SessionSettings{Mode: &plan}, SessionSettings{Mode: &plan2}, true},
+		{SessionSettings{Mode: &plan}, SessionSettings{Mode: &def}, false},
+		{SessionSettings{Mode: &plan}, SessionSettings{}, false},
+		{SessionSettings{}, SessionSettings{Network: &no}, false},
+		{SessionSettings{Network: &yes}, SessionSettings{Network: &no}, false},
+	} {
+		if got := tc.a.Equal(tc.b); got != tc.want {
+			t.Errorf("%+v.Equal(%+v) = %v", tc.a, tc.b, got)
+		}
+		if got := tc.b.Equal(tc.a); got != tc.want {
+			t.Errorf("%+v.Equal(%+v) = %v", tc.b, tc.a, got)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -758,4 +759,51 @@ func TestShutdownCancelsPending(t *testing.T) {
 	if r := e.call("POST", "/v1/check", e.tokens.Agent, e.check("s3", cmdAllow, true)); r.code != 503 {
 		t.Fatalf("check after shutdown: %d", r.code)
 	}
+}
+
+// TestRestoreSessions checks that the session settings a person switched
+// come back from the event log after a restart, the last switch of each
+// session winning, and that an unreadable record stops the restore.
+func TestRestoreSessions(t *testing.T) {
+	e := newEnv(t)
+	ap := e.tokens.Approver
+	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"mode": "plan"})
+	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"sandbox": "read-only"})
+	e.call("PUT", "/v1/sessions/s2/policy", ap, map[string]any{"network": false})
+	e.call("PUT", "/v1/sessions/s3/policy", ap, map[string]any{"mode": "dontAsk"})
+	e.call("PUT", "/v1/sessions/s3/policy", ap, map[string]any{"mode": nil})
+	// A rule remembered in a file is a policy.changed of another scope.
+	_, err := e.store.Append(context.Background(), "s4", eventlog.Draft{Type: eventlog.TypePolicyChanged,
+		Payload: json.RawMessage(`{"change":"rule_added","rule":"Bash(ls)","scope":"project"}`)})
+	must(t, err)
+
+	restored := engine.NewSessions()
+	n, err := RestoreSessions(context.Background(), e.store, restored)
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("restored %d sessions, want 2", n)
+	}
+	for _, s := range []string{"s1", "s2", "s3", "s4"} {
+		want, _ := e.sessions.Get(s)
+		if got, _ := restored.Get(s); !got.Equal(want) {
+			t.Errorf("session %s: restored %s, had %s", s, mustJSON(t, got), mustJSON(t, want))
+		}
+	}
+	if got, _ := restored.Get("s1"); got.Mode == nil || *got.Mode != policy.ModePlan || got.Sandbox == nil || *got.Sandbox != policy.SandboxReadOnly {
+		t.Fatalf("s1 restored as %s", mustJSON(t, got))
+	}
+
+	_, err = e.store.Append(context.Background(), "s5", eventlog.Draft{Type: eventlog.TypePolicyChanged,
+		Payload: json.RawMessage(`{"scope":"session","after":{"mode":"yolo"}}`)})
+	must(t, err)
+	if _, err := RestoreSessions(context.Background(), e.store, engine.NewSessions()); err == nil || !strings.Contains(err.Error(), `session "s5"`) {
+		t.Fatalf("unreadable settings: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	must(t, err)
+	return string(b)
 }

@@ -32,7 +32,8 @@ type Options struct {
 	Store eventlog.Store
 	// Sessions holds the per-session settings the engine reads (give the
 	// same value as engine.Options.Sessions). Nil: PUT
-	// /v1/sessions/{id}/policy answers 501.
+	// /v1/sessions/{id}/policy answers 501. Fill it with [RestoreSessions]
+	// before serving, so that switches made before a restart still hold.
 	Sessions *engine.Sessions
 	// Broker holds the questions put to people; nil makes one with
 	// Timeout.
@@ -86,6 +87,8 @@ type Server struct {
 	running sync.WaitGroup // checks in progress
 	http    *http.Server
 	known   map[string]*sessionInfo
+
+	sessionPolicyMu sync.Mutex // serializes PUT /v1/sessions/{id}/policy
 }
 
 // sessionInfo is what the server learned about a session from its calls.
