@@ -77,7 +77,6 @@ type Store struct {
 
 	lastID atomic.Int64 // highest committed events.id, the subscription cursor
 
-
 	notify storekit.Notifier // broadcast after each commit
 
 	done      chan struct{} // closed when the store is closed
