@@ -352,6 +352,9 @@ func TestDestructiveNeedsConfirmation(t *testing.T) {
 		t.Fatalf("%q is not destructive: %+v", cmdDestructive, a.Request)
 	}
 	target := a.Request.ConfirmWord()
+	if a.ConfirmWord != target {
+		t.Fatalf("the approval says to type %q, the server wants %q", a.ConfirmWord, target)
+	}
 	for _, tc := range []struct {
 		name string
 		body map[string]any

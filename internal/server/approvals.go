@@ -36,6 +36,9 @@ type Approval struct {
 	Deadline time.Time `json:"deadline"`
 	// Request is what the person is shown.
 	Request *approval.Request `json:"request"`
+	// ConfirmWord, for a destructive call, is what the person must type
+	// (field "confirm" of the answer) to allow it: Request.ConfirmWord.
+	ConfirmWord string `json:"confirmWord,omitempty"`
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }
@@ -200,6 +203,9 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 		a:      Approval{ID: req.ToolCallID, Session: req.Session, Turn: req.Turn, State: StatePending, Request: &rq},
 		answer: make(chan approval.Answer, 1),
 		final:  make(chan struct{}),
+	}
+	if rq.Destructive {
+		e.a.ConfirmWord = rq.ConfirmWord()
 	}
 	b.mu.Lock()
 	// Taken under the lock, so that the creation times follow the order.

@@ -268,8 +268,9 @@ function actions(a, refs) {
   const denyRow = h("div", { class: "deny-row" }, refs.denyMsg, button("deny", "btn-deny"));
 
   if (r.destructive) {
-    // What the server expects: the target, or "yes" when it names none.
-    const target = (r.confirmTarget || "").trim() || "yes";
+    // What the server expects, as it says (the target with control
+    // characters made visible, or "yes" when it names none).
+    const target = a.confirmWord || (r.confirmTarget || "").trim() || "yes";
     const typed = () => refs.confirm.value.trim();
     refs.confirm = h("input", {
       type: "text", class: "confirm-input mono", autocomplete: "off", spellcheck: "false",
