@@ -311,11 +311,23 @@ func TestMerge(t *testing.T) {
 	if s.Approval != ApprovalAlways {
 		t.Errorf("project approval beats user, got %s", s.Approval)
 	}
-	if s.Mode != ModeAcceptEdits {
-		t.Errorf("bypass from project must be ignored under the lock, leaving the user's mode; got %s", s.Mode)
+	// Bypass from the project is disabled, and acceptEdits from the user
+	// would let edits through without the managed allow rules: both are
+	// ignored, which leaves the default.
+	if s.Mode != ModeDefault || s.ModeSet {
+		t.Errorf("locked modes must be ignored, leaving the default; got %s (set %v)", s.Mode, s.ModeSet)
 	}
-	if len(s.Notes) != 2 || !strings.Contains(strings.Join(s.Notes, "|"), "mode bypassPermissions from project.toml:2 ignored") ||
-		!strings.Contains(s.Notes[0], "approval never from user.toml:1 ignored") {
+	notes := strings.Join(s.Notes, "|")
+	for _, want := range []string{
+		"mode bypassPermissions from project.toml:2 ignored: bypassPermissions is disabled by the managed policy",
+		"mode acceptEdits from user.toml:2 ignored: the managed policy allows only its own allow rules",
+		"approval never from user.toml:1 ignored",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q: %v", want, s.Notes)
+		}
+	}
+	if len(s.Notes) != 3 {
 		t.Errorf("notes: %v", s.Notes)
 	}
 	if len(s.Ignored) != 1 || s.Ignored[0].Rule.Text != "Bash" {
@@ -430,5 +442,37 @@ func TestWrapperRules(t *testing.T) {
 	}
 	if deny.MatchCommand(&CommandView{Name: "sudo"}, &MatchContext{}, true) {
 		t.Error("a wrapper rule matches through the wrapper, not a command named like it")
+	}
+}
+
+func TestLocks(t *testing.T) {
+	free := &Set{Layers: map[string]Layer{"sandbox": LayerProject}, From: map[string]string{}}
+	locked := &Set{DisableBypass: true, ManagedRulesOnly: true, NetworkLocked: true,
+		Layers: map[string]Layer{"mode": LayerManaged, "network": LayerCLI},
+		From:   map[string]string{"mode": "/etc/toolgate/managed.toml:3", "network": "cli"}}
+	for _, tc := range []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"free mode", free.SettingLock("mode"), ""},
+		{"free sandbox from a file", free.SettingLock("sandbox"), ""},
+		{"free bypass", free.ModeLock(ModeBypass), ""},
+		{"free never", free.ApprovalLock(ApprovalNever), ""},
+		{"free network", free.NetworkLock(true), ""},
+		{"managed mode", locked.SettingLock("mode"), "it is set by /etc/toolgate/managed.toml:3"},
+		{"cli network", locked.SettingLock("network"), "it is set by cli"},
+		{"sandbox unset", locked.SettingLock("sandbox"), ""},
+		{"bypass", locked.ModeLock(ModeBypass), "bypassPermissions is disabled by the managed policy"},
+		{"acceptEdits", locked.ModeLock(ModeAcceptEdits), "the managed policy allows only its own allow rules"},
+		{"plan", locked.ModeLock(ModePlan), ""},
+		{"never", locked.ApprovalLock(ApprovalNever), "the managed policy allows only its own allow rules"},
+		{"always", locked.ApprovalLock(ApprovalAlways), ""},
+		{"network on", locked.NetworkLock(true), "the managed policy turns the network off"},
+		{"network off", locked.NetworkLock(false), ""},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, tc.got, tc.want)
+		}
 	}
 }

@@ -119,11 +119,11 @@ func Merge(files ...*File) (*Set, error) {
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
 		if f.Mode != nil {
-			if *f.Mode == ModeBypass && s.DisableBypass && f.Layer != LayerManaged {
-				if f.Layer == LayerCLI {
-					return nil, fmt.Errorf("policy: bypassPermissions is disabled by the managed policy %s", managed.Path)
+			if why := s.ModeLock(*f.Mode); why != "" && f.Layer != LayerManaged {
+				if f.Layer == LayerCLI && *f.Mode == ModeBypass {
+					return nil, fmt.Errorf("policy: %s (%s)", why, managed.Path)
 				}
-				s.Notes = append(s.Notes, fmt.Sprintf("mode bypassPermissions from %s ignored: disabled by the managed policy %s", origin(f, "mode"), managed.Path))
+				s.Notes = append(s.Notes, fmt.Sprintf("mode %s from %s ignored: %s (%s)", *f.Mode, origin(f, "mode"), why, managed.Path))
 			} else {
 				s.Mode, s.From["mode"] = *f.Mode, origin(f, "mode")
 				s.Layers["mode"] = f.Layer
@@ -131,8 +131,8 @@ func Merge(files ...*File) (*Set, error) {
 			}
 		}
 		if f.Approval != nil {
-			if *f.Approval == ApprovalNever && s.ManagedRulesOnly && f.Layer != LayerManaged {
-				s.Notes = append(s.Notes, fmt.Sprintf("approval never from %s ignored: the managed policy allows only its own allow rules", origin(f, "approval")))
+			if why := s.ApprovalLock(*f.Approval); why != "" && f.Layer != LayerManaged {
+				s.Notes = append(s.Notes, fmt.Sprintf("approval %s from %s ignored: %s (%s)", *f.Approval, origin(f, "approval"), why, managed.Path))
 			} else {
 				s.Approval, s.From["approval"] = *f.Approval, origin(f, "approval")
 				s.Layers["approval"] = f.Layer
@@ -186,6 +186,50 @@ func Merge(files ...*File) (*Set, error) {
 
 // AllowsBypass reports whether bypassPermissions may be used.
 func (s *Set) AllowsBypass() bool { return !s.DisableBypass }
+
+// The locks of the managed policy on the settings. A setting from below the
+// managed layer — a lower policy file, a person's switch for one session or
+// the mode an agent reports — applies only when the lock for its key and
+// value is "". Merge, the engine's session settings and its request mode
+// all ask these, so that a lock is stated once.
+
+// SettingLock says why key ("mode", "approval", "sandbox", "network") can
+// be changed by nothing at run time: the managed policy or a command-line
+// flag set it. It is "" when the files below them set it, or none did.
+func (s *Set) SettingLock(key string) string {
+	if l, ok := s.Layers[key]; ok && (l == LayerManaged || l == LayerCLI) {
+		return "it is set by " + s.From[key]
+	}
+	return ""
+}
+
+// ModeLock says why mode m cannot apply under the managed policy, or "".
+func (s *Set) ModeLock(m Mode) string {
+	switch {
+	case m == ModeBypass && s.DisableBypass:
+		return "bypassPermissions is disabled by the managed policy"
+	case s.ManagedRulesOnly && (m == ModeBypass || m == ModeAcceptEdits):
+		return "the managed policy allows only its own allow rules"
+	}
+	return ""
+}
+
+// ApprovalLock says why approval a cannot apply under the managed policy,
+// or "".
+func (s *Set) ApprovalLock(a Approval) string {
+	if a == ApprovalNever && s.ManagedRulesOnly {
+		return "the managed policy allows only its own allow rules"
+	}
+	return ""
+}
+
+// NetworkLock says why network access cannot be turned on, or "".
+func (s *Set) NetworkLock(on bool) string {
+	if on && s.NetworkLocked {
+		return "the managed policy turns the network off"
+	}
+	return ""
+}
 
 // Locations says where the policy files of each layer live.
 type Locations struct {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -61,20 +62,19 @@ func (st *state) settle(req *Request) error {
 		if err != nil {
 			return fmt.Errorf(`request "mode": %v`, err)
 		}
-		switch {
-		case st.set.ModeSet && (st.set.ModeLayer == policy.LayerManaged || st.set.ModeLayer == policy.LayerCLI):
+		if why := cmp.Or(st.set.SettingLock("mode"), st.set.ModeLock(m)); why != "" {
 			if m != st.mode {
-				st.notes = append(st.notes, fmt.Sprintf("request mode %s ignored: mode %s is set by %s", m, st.mode, st.set.From["mode"]))
+				st.notes = append(st.notes, fmt.Sprintf("request mode %s ignored: %s", m, why))
 			}
-		case m == policy.ModeBypass && !st.set.AllowsBypass():
-			st.notes = append(st.notes, "request mode bypassPermissions ignored: disabled by the managed policy")
-		default:
+		} else {
 			st.mode = m
 		}
 	}
-	if st.set.ManagedRulesOnly && (st.mode == policy.ModeBypass || st.mode == policy.ModeAcceptEdits) &&
-		!(st.set.ModeSet && st.set.ModeLayer == policy.LayerManaged && st.mode == st.set.Mode) {
-		st.notes = append(st.notes, fmt.Sprintf("mode %s ignored: the managed policy allows only its own allow rules", st.mode))
+	// Every source of the mode was checked against the locks on its way
+	// in; this checks the outcome once more, whatever set it, unless the
+	// managed policy chose that mode itself.
+	if why := st.set.ModeLock(st.mode); why != "" && !(st.set.ModeSet && st.set.ModeLayer == policy.LayerManaged && st.mode == st.set.Mode) {
+		st.notes = append(st.notes, fmt.Sprintf("mode %s ignored: %s", st.mode, why))
 		st.mode = policy.ModeDefault
 	}
 	if st.mode == policy.ModePlan {

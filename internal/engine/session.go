@@ -99,25 +99,16 @@ func (v SessionSettings) keys() []string {
 
 // locked says why the setting key of v cannot apply under set, or "".
 func locked(set *policy.Set, key string, v SessionSettings) string {
-	if l, ok := set.Layers[key]; ok && (l == policy.LayerManaged || l == policy.LayerCLI) {
-		return "it is set by " + set.From[key]
+	if why := set.SettingLock(key); why != "" {
+		return why
 	}
 	switch key {
 	case "mode":
-		if *v.Mode == policy.ModeBypass && !set.AllowsBypass() {
-			return "bypassPermissions is disabled by the managed policy"
-		}
-		if set.ManagedRulesOnly && (*v.Mode == policy.ModeBypass || *v.Mode == policy.ModeAcceptEdits) {
-			return "the managed policy allows only its own allow rules"
-		}
+		return set.ModeLock(*v.Mode)
 	case "approval":
-		if *v.Approval == policy.ApprovalNever && set.ManagedRulesOnly {
-			return "the managed policy allows only its own allow rules"
-		}
+		return set.ApprovalLock(*v.Approval)
 	case "network":
-		if *v.Network && set.NetworkLocked {
-			return "the managed policy turns the network off"
-		}
+		return set.NetworkLock(*v.Network)
 	}
 	return ""
 }
