@@ -108,11 +108,6 @@ denied with reason approval_cancelled and the event log is closed.`,
 				return err
 			}
 			defer store.Close()
-			if n, err := server.RestoreSessions(c.Context(), store, sessions); err != nil {
-				return err
-			} else if n > 0 {
-				logger.Info("session settings restored from the event log", "sessions", n)
-			}
 			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
 			gopts := gate.Options{
 				Timeout: timeout, NewID: broker.NewID,
@@ -181,6 +176,12 @@ denied with reason approval_cancelled and the event log is closed.`,
 			if err != nil {
 				ln.Close()
 				return err
+			}
+			if n, err := srv.RestoreSessions(c.Context()); err != nil {
+				ln.Close()
+				return err
+			} else if n > 0 {
+				logger.Info("session settings restored from the event log", "sessions", n)
 			}
 			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !allowRemote && !tcp.IP.IsLoopback() {
 				ln.Close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -766,26 +767,43 @@ func TestShutdownCancelsPending(t *testing.T) {
 
 // TestRestoreSessions checks that the session settings a person switched
 // come back from the event log after a restart, the last switch of each
-// session winning, and that an unreadable record stops the restore.
+// session winning, and that changes the server cannot verify — unsigned,
+// signed under another approver token, replayed — are not restored.
 func TestRestoreSessions(t *testing.T) {
 	e := newEnv(t)
 	ap := e.tokens.Approver
+	ctx := context.Background()
 	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"mode": "plan"})
 	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"sandbox": "read-only"})
 	e.call("PUT", "/v1/sessions/s2/policy", ap, map[string]any{"network": false})
 	e.call("PUT", "/v1/sessions/s3/policy", ap, map[string]any{"mode": "dontAsk"})
 	e.call("PUT", "/v1/sessions/s3/policy", ap, map[string]any{"mode": nil})
 	// A rule remembered in a file is a policy.changed of another scope.
-	_, err := e.store.Append(context.Background(), "s4", eventlog.Draft{Type: eventlog.TypePolicyChanged,
+	_, err := e.store.Append(ctx, "s4", eventlog.Draft{Type: eventlog.TypePolicyChanged,
 		Payload: json.RawMessage(`{"change":"rule_added","rule":"Bash(ls)","scope":"project"}`)})
 	must(t, err)
 
-	restored := engine.NewSessions()
-	n, err := RestoreSessions(context.Background(), e.store, restored)
-	must(t, err)
-	if n != 2 {
-		t.Fatalf("restored %d sessions, want 2", n)
+	// restart starts a second server on the same log, as a restarted
+	// serve would, and restores its sessions.
+	restart := func(tokens Tokens) (*engine.Sessions, *Server) {
+		t.Helper()
+		sessions := engine.NewSessions()
+		srv, err := New(Options{Engine: e.srv.opts.Engine, Store: e.store, Sessions: sessions, Tokens: tokens})
+		must(t, err)
+		n, err := srv.RestoreSessions(ctx)
+		must(t, err)
+		got := 0
+		for _, s := range []string{"s1", "s2", "s3", "s4", "s5"} {
+			if v, ok := sessions.Get(s); ok && v != (engine.SessionSettings{}) {
+				got++
+			}
+		}
+		if n != got {
+			t.Errorf("RestoreSessions says %d sessions, %d have settings", n, got)
+		}
+		return sessions, srv
 	}
+	restored, _ := restart(e.tokens)
 	for _, s := range []string{"s1", "s2", "s3", "s4"} {
 		want, _ := e.sessions.Get(s)
 		if got, _ := restored.Get(s); !got.Equal(want) {
@@ -796,11 +814,57 @@ func TestRestoreSessions(t *testing.T) {
 		t.Fatalf("s1 restored as %s", mustJSON(t, got))
 	}
 
-	_, err = e.store.Append(context.Background(), "s5", eventlog.Draft{Type: eventlog.TypePolicyChanged,
-		Payload: json.RawMessage(`{"scope":"session","after":{"mode":"yolo"}}`)})
+	// Under other tokens nothing verifies, and nothing is restored.
+	if other, _ := restart(Tokens{Agent: "a2", Approver: "another-approver-token"}); func() bool { v, ok := other.Get("s1"); return ok && v != (engine.SessionSettings{}) }() {
+		t.Fatal("settings signed under another approver token were restored")
+	}
+
+	// Forged and replayed changes are skipped.
+	firstChange := func(session string) json.RawMessage {
+		for ev, err := range e.store.Query(ctx, eventlog.Filter{Session: session, Types: []eventlog.Type{eventlog.TypePolicyChanged}}) {
+			must(t, err)
+			return ev.Payload
+		}
+		t.Fatalf("no change of %s", session)
+		return nil
+	}
+	firstS1, firstS3 := firstChange("s1"), firstChange("s3")
+	for _, forged := range []struct{ session, payload string }{
+		{"s5", `{"scope":"session","actor":"user","changed":["mode"],"before":{},"after":{"mode":"bypassPermissions"},"n":1}`},
+		{"s5", `{"scope":"session","actor":"user","changed":["mode"],"before":{},"after":{"mode":"bypassPermissions"},"n":1,"sig":"00ff"}`},
+		{"s5", `{"scope":"session","after":{"mode":"yolo"}}`},
+		{"s1", string(firstS1)}, // s1's first switch, appended again
+		// s3 went to dontAsk and back; its first switch, appended again,
+		// starts from the settings s3 has now, and only its count shows
+		// it is a replay.
+		{"s3", string(firstS3)},
+	} {
+		_, err := e.store.Append(ctx, forged.session, eventlog.Draft{Type: eventlog.TypePolicyChanged, Payload: json.RawMessage(forged.payload)})
+		must(t, err)
+	}
+	again, srv := restart(e.tokens)
+	if v, ok := again.Get("s5"); ok {
+		t.Errorf("a forged change was restored: %s", mustJSON(t, v))
+	}
+	if got, _ := again.Get("s1"); got.Sandbox == nil || *got.Sandbox != policy.SandboxReadOnly {
+		t.Errorf("a replayed change took s1 back to %s", mustJSON(t, got))
+	}
+	if got, ok := again.Get("s3"); ok {
+		t.Errorf("a replayed change set s3 to %s", mustJSON(t, got))
+	}
+	// The restored server goes on counting: its next change verifies too.
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	req, _ := http.NewRequest("PUT", ts.URL+"/v1/sessions/s1/policy", strings.NewReader(`{"network":false}`))
+	req.Header.Set("Authorization", "Bearer "+ap)
+	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
-	if _, err := RestoreSessions(context.Background(), e.store, engine.NewSessions()); err == nil || !strings.Contains(err.Error(), `session "s5"`) {
-		t.Fatalf("unreadable settings: %v", err)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("PUT on the restored server: %d", resp.StatusCode)
+	}
+	if last, _ := restart(e.tokens); func() bool { v, _ := last.Get("s1"); return v.Network == nil || *v.Network }() {
+		t.Error("the change made after the restore was not restored")
 	}
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -136,69 +135,20 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 	}
 	if !next.Equal(old) {
 		// The log holds the change before it applies: a server started
-		// again restores it from there (RestoreSessions).
-		payload, _ := json.Marshal(sessionPolicyChange{
-			Scope: "session", Actor: "user", Changed: changed, Before: old, After: next,
-		})
+		// again restores it from there (Server.RestoreSessions).
+		c := sessionChange{Scope: "session", Actor: "user", Changed: changed, Before: old, After: next, N: s.sessionN[session] + 1}
+		c.Sig = s.signChange(session, c)
+		payload, _ := json.Marshal(c)
 		ctx, cancel := s.appendContext()
 		defer cancel()
 		if _, err := s.store.Append(ctx, session, eventlog.Draft{Time: s.clock(), Type: eventlog.TypePolicyChanged, Payload: payload}); err != nil {
 			return fmt.Errorf("the event log could not be written, so the session setting was not changed: %w", err)
 		}
+		s.sessionN[session] = c.N
 		s.opts.Sessions.Set(session, next)
 	}
 	writeJSON(w, http.StatusOK, next)
 	return nil
-}
-
-// sessionPolicyChange is the payload of the policy.changed event that a
-// switch of a session's settings writes.
-type sessionPolicyChange struct {
-	Scope   string                 `json:"scope"` // always "session"
-	Actor   string                 `json:"actor"`
-	Changed []string               `json:"changed"`
-	Before  engine.SessionSettings `json:"before"`
-	After   engine.SessionSettings `json:"after"`
-}
-
-// RestoreSessions sets in sessions the settings each session was last
-// switched to, as the policy.changed events of store record them, so that
-// a restarted server keeps what people chose: a session made stricter
-// stays stricter. It returns how many sessions have settings. An event it
-// cannot read is an error naming it, and nothing is restored.
-func RestoreSessions(ctx context.Context, store eventlog.Store, sessions *engine.Sessions) (int, error) {
-	last := map[string]engine.SessionSettings{}
-	for e, err := range store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypePolicyChanged}}) {
-		if err != nil {
-			return 0, fmt.Errorf("restore session settings: %w", err)
-		}
-		var ch struct {
-			Scope string          `json:"scope"`
-			After json.RawMessage `json:"after"`
-		}
-		if json.Unmarshal(e.Payload, &ch) != nil || ch.Scope != "session" {
-			continue // a rule written to a file, which the files hold
-		}
-		var v engine.SessionSettings
-		dec := json.NewDecoder(bytes.NewReader(ch.After))
-		dec.DisallowUnknownFields()
-		err := dec.Decode(&v)
-		if err == nil {
-			err = validSettings(v)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("restore session settings: event %d (session %q, seq %d) has settings this server cannot read: %v", e.ID, e.Session, e.Seq, err)
-		}
-		last[e.Session] = v
-	}
-	n := 0
-	for session, v := range last {
-		sessions.Set(session, v)
-		if v != (engine.SessionSettings{}) {
-			n++
-		}
-	}
-	return n, nil
 }
 
 // validSettings checks that each setting of v is one the engine knows.

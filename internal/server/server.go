@@ -32,8 +32,9 @@ type Options struct {
 	Store eventlog.Store
 	// Sessions holds the per-session settings the engine reads (give the
 	// same value as engine.Options.Sessions). Nil: PUT
-	// /v1/sessions/{id}/policy answers 501. Fill it with [RestoreSessions]
-	// before serving, so that switches made before a restart still hold.
+	// /v1/sessions/{id}/policy answers 501. Fill it with
+	// [Server.RestoreSessions] before serving, so that switches made
+	// before a restart still hold.
 	Sessions *engine.Sessions
 	// Broker holds the questions put to people; nil makes one with
 	// Timeout.
@@ -88,7 +89,8 @@ type Server struct {
 	http    *http.Server
 	known   map[string]*sessionInfo
 
-	sessionPolicyMu sync.Mutex // serializes PUT /v1/sessions/{id}/policy
+	sessionPolicyMu sync.Mutex     // serializes PUT /v1/sessions/{id}/policy
+	sessionN        map[string]int // each session's settings changes so far
 }
 
 // sessionInfo is what the server learned about a session from its calls.
@@ -141,6 +143,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
 		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}, sessions: map[string]*webSession{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
+		sessionN: map[string]int{},
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()
