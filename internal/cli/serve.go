@@ -96,6 +96,9 @@ denied with reason approval_cancelled and the event log is closed.`,
 			if err := protectStateDir(layer, stateDir); err != nil {
 				return err
 			}
+			if err := protectEventLog(layer, db); err != nil {
+				return err
+			}
 			logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
 			policyFor := engine.FromFiles(pf.managed, pf.user, layer)
 			sessions := engine.NewSessions()
@@ -243,6 +246,28 @@ func protectStateDir(layer *policy.File, dir string) error {
 	r, err := policy.ParseRule("Read("+filepath.ToSlash(abs)+"/**)", policy.Deny, policy.Position{File: "--state-dir"})
 	if err != nil {
 		return usageError("--state-dir %s cannot be protected as a credential path (%v): choose a directory without glob characters", dir, err)
+	}
+	r.Layer = policy.LayerCLI
+	layer.CredentialPaths = append(layer.CredentialPaths, r)
+	return nil
+}
+
+// protectEventLog makes a SQLite event log outside the state directory a
+// credential path too, with its -wal and -shm files: an agent that could
+// write it could rewrite the history, and the log is what session settings
+// are restored from.
+func protectEventLog(layer *policy.File, db string) error {
+	if isPostgres(db) {
+		return nil
+	}
+	abs, err := filepath.Abs(db)
+	if err != nil {
+		return fmt.Errorf("event log: %w", err)
+	}
+	abs = filepath.Join(pathres.Real(filepath.Dir(abs)), filepath.Base(abs))
+	r, err := policy.ParseRule("Read("+filepath.ToSlash(abs)+"*)", policy.Deny, policy.Position{File: "--db"})
+	if err != nil {
+		return usageError("--db %s cannot be protected as a credential path (%v): choose a path without glob characters", db, err)
 	}
 	r.Layer = policy.LayerCLI
 	layer.CredentialPaths = append(layer.CredentialPaths, r)

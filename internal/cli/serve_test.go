@@ -138,6 +138,37 @@ func TestServeRestoresSessions(t *testing.T) {
 	}
 }
 
+// TestServeProtectsEventLog: an event log given with --db outside the
+// state directory is a credential path too, with its WAL.
+func TestServeProtectsEventLog(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "log", "events.db")
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rs := startServe(t, "--db", db)
+	for _, tc := range []struct{ command, reason string }{
+		{"cat " + db, "credential_access"},
+		{"cd " + filepath.Dir(db) + " && cat events.db-shm", "credential_access"},
+		{"head -c 100 " + db + "-wal", "credential_access"},
+		// Outside the workspace, the sandbox refuses the write first.
+		{"cp /dev/null " + db + "-wal", "sandbox_rejected"},
+	} {
+		code, m := rs.post(t, "/v1/check", rs.agent, map[string]any{
+			"tool": "Bash", "input": map[string]any{"command": tc.command}, "cwd": rs.project, "session": "s1", "wait": true,
+		})
+		if code != 200 || m["decision"] != "deny" || m["reason"] != tc.reason {
+			t.Errorf("%s: %d %v, want a deny for %s", tc.command, code, m, tc.reason)
+		}
+	}
+	// Read the log through the engine's Read tool, as an agent would.
+	code, m := rs.post(t, "/v1/check", rs.agent, map[string]any{
+		"tool": "Read", "input": map[string]any{"file_path": db}, "cwd": rs.project, "session": "s1", "wait": true,
+	})
+	if code != 200 || m["decision"] != "deny" || m["reason"] != "credential_access" {
+		t.Errorf("Read %s: %d %v", db, code, m)
+	}
+}
+
 func TestServe(t *testing.T) {
 	rs := startServe(t, "--allow", "Bash(npm test)", "--timeout", "1m")
 	out := rs.stdout.String()
