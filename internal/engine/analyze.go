@@ -207,6 +207,65 @@ func (e *env) pathFacts(dir, raw string) []PathFact {
 	return out
 }
 
+// namesOnly are programs that use their arguments as text and never open
+// them: a credential path among their arguments is only a name.
+var namesOnly = map[string]bool{"echo": true, "printf": true, "basename": true, "dirname": true, "test": true, "[": true, "[[": true}
+
+// credentialArgs returns the credential files that the static arguments
+// of cmd name (an argument, or the value of --option=value) and that u
+// does not already read or write. Whatever the program is — one the
+// analysis knows without declaring that operand, one it does not know, an
+// interpreter given a file — a credential it is handed is taken as read,
+// so the credential floor holds in every mode: zip out.zip ~/.ssh/id_rsa
+// or mytool --key=~/.aws/credentials is denied as cat ~/.ssh/id_rsa is.
+// Only words that look like paths are resolved (they hold a slash or start
+// with ~, or are a dot-name not right after an option), to their real
+// paths, so a symlink to a key counts as the key.
+func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
+	var out []PathFact
+	for i, a := range cmd.Args {
+		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
+			continue
+		}
+		v := a
+		if strings.HasPrefix(a, "-") {
+			_, after, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			v = after
+		}
+		if v == "" || len(v) > 4096 || strings.ContainsAny(v, " \t\r\n\x00") {
+			continue
+		}
+		pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
+		// A bare dot-name (.env) right after an option is more likely
+		// that option's pattern or name (find -name .env, git rm --cached
+		// .env) than a file handed over to be read.
+		bare := v == a && strings.HasPrefix(v, ".") && (i == 0 || !strings.HasPrefix(cmd.Args[i-1], "-"))
+		if !pathy && !bare {
+			continue
+		}
+		if named(u.Reads, v) || named(u.Writes, v) || named(out, v) {
+			continue
+		}
+		if f := e.pathFact(cmd.Dir, v); f.Class == risk.Credential.String() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// named reports whether facts hold one requested as raw.
+func named(facts []PathFact, raw string) bool {
+	for _, f := range facts {
+		if f.Requested == raw {
+			return true
+		}
+	}
+	return false
+}
+
 // operandFacts resolves a path operand of a command. When a cd earlier in
 // the line moved the command away from where the line starts, a relative
 // path is judged from both places: after "cd x; rm -rf *" a failed cd
@@ -808,6 +867,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.Risk = risk.Max(u.Risk, risk.Execute)
 			u.RiskWhy = append(u.RiskWhy, "runs with raised privileges")
 		}
+	}
+	if name != "" && !namesOnly[name] {
+		u.Reads = append(u.Reads, e.credentialArgs(cmd, u)...)
 	}
 	if slices.Contains(cmd.Wrappers, "xargs") {
 		// xargs -a FILE reads its arguments from FILE.
