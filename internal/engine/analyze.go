@@ -241,8 +241,9 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 		pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
 		// A bare dot-name (.env) right after an option is more likely
 		// that option's pattern or name (find -name .env, git rm --cached
-		// .env) than a file handed over to be read.
-		bare := v == a && strings.HasPrefix(v, ".") && (i == 0 || !strings.HasPrefix(cmd.Args[i-1], "-"))
+		// .env) than a file handed over to be read; after "--" it is an
+		// operand again (git log -p -- .env prints its contents).
+		bare := v == a && strings.HasPrefix(v, ".") && (i == 0 || cmd.Args[i-1] == "--" || !strings.HasPrefix(cmd.Args[i-1], "-"))
 		if !pathy && !bare {
 			continue
 		}
