@@ -25,6 +25,10 @@ const (
 	// TypePermissionResolved records a decision: its payload carries
 	// decision, reason, actor, riskAtDecision, sourcedFrom, rule and receipt.
 	TypePermissionResolved Type = "permission.resolved"
+	// TypePermissionAnswered records a person's answer given to one server
+	// about a question another server holds (several servers sharing one
+	// log); the holder acts on it and records permission.resolved.
+	TypePermissionAnswered Type = "permission.answered"
 	// TypeToolStarted records that an allowed call began executing.
 	TypeToolStarted Type = "tool.started"
 	// TypeToolCompleted records a call that finished, with a truncated,
@@ -44,11 +48,12 @@ const (
 	TypeInjectionSuspected Type = "injection.suspected"
 )
 
-// Types lists every type of DESIGN.md, in the order of the constants.
+// Types lists every type, in the order of the constants: those of
+// DESIGN.md and permission.answered.
 func Types() []Type {
 	return []Type{
 		TypeSessionStarted, TypeTurnStarted, TypeUserMessage, TypeToolCallRequested,
-		TypePermissionRequested, TypePermissionResolved, TypeToolStarted,
+		TypePermissionRequested, TypePermissionResolved, TypePermissionAnswered, TypeToolStarted,
 		TypeToolCompleted, TypeToolFailed, TypeTurnCompleted, TypePolicyChanged,
 		TypeLeaseGranted, TypeLeaseRevoked, TypeInjectionSuspected,
 	}

@@ -131,6 +131,8 @@ type (
 		ToolCallID        string          `json:"toolCallId"`
 		Tool              string          `json:"tool"`
 		Args              map[string]any  `json:"args"`
+		Cwd               string          `json:"cwd,omitempty"`
+		Summary           string          `json:"summary,omitempty"`
 		RiskAtDecision    risk.Level      `json:"riskAtDecision"`
 		SourcedFrom       engine.Source   `json:"sourcedFrom"`
 		Reason            engine.Reason   `json:"reason"`
@@ -340,7 +342,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		askedOf = ActorHook
 	}
 	add(eventlog.TypePermissionRequested, permissionRequested{
-		ToolCallID: id, Tool: req.Tool, Args: req.Input, RiskAtDecision: d.Risk,
+		ToolCallID: id, Tool: req.Tool, Args: req.Input, Cwd: req.Cwd, Summary: summary, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: ar.Units, ConfirmTarget: ar.ConfirmTarget, AskedOf: askedOf,
