@@ -180,12 +180,6 @@ denied with reason approval_cancelled and the event log is closed.`,
 				ln.Close()
 				return err
 			}
-			if n, err := srv.RestoreSessions(c.Context()); err != nil {
-				ln.Close()
-				return err
-			} else if n > 0 {
-				logger.Info("session settings restored from the event log", "sessions", n)
-			}
 			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !allowRemote && !tcp.IP.IsLoopback() {
 				ln.Close()
 				return usageError("--addr %s resolved to %s, which is not a loopback address: give 127.0.0.1 or pass --allow-remote", addr, tcp.IP)

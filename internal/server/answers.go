@@ -62,7 +62,8 @@ func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request, p p
 			return errSessionForbidden(session)
 		}
 	}
-	list := s.broker.List(state, session)
+	list := append(s.broker.List(state, session), s.remoteList(state, session)...)
+	sortApprovals(list)
 	if p.role != RoleApprover && session == "" {
 		mine := s.agentSessions()
 		kept := list[:0]
@@ -88,7 +89,7 @@ func (s *Server) handleGetApproval(w http.ResponseWriter, r *http.Request, p pri
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), lookupWait)
 	defer cancel()
-	a, err := s.broker.Get(ctx, id)
+	a, err := s.lookup(ctx, id)
 	if err != nil {
 		return brokerError(err)
 	}
@@ -97,6 +98,18 @@ func (s *Server) handleGetApproval(w http.ResponseWriter, r *http.Request, p pri
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
+}
+
+// lookup returns approval id, held here or by another server sharing the
+// log.
+func (s *Server) lookup(ctx context.Context, id string) (Approval, error) {
+	a, err := s.broker.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if ra, ok := s.remote(id); ok {
+			return ra, nil
+		}
+	}
+	return a, err
 }
 
 // handleAnswer: POST /v1/approvals/{id} (approver).
@@ -143,7 +156,23 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, id string, reply
 	ctx, cancel := context.WithTimeout(r.Context(), lookupWait)
 	defer cancel()
 	s.broker.awaitInflight(ctx, id)
-	if _, err := s.broker.Answer(id, reply); err != nil {
+	_, err := s.broker.Answer(id, reply)
+	if errors.Is(err, ErrNotFound) {
+		// Perhaps another server sharing the log holds the question.
+		if ra, ok := s.remote(id); ok {
+			a, err := s.answerRemote(ctx, ra, reply)
+			if err != nil {
+				return brokerError(err)
+			}
+			code := http.StatusOK
+			if a.State == StatePending {
+				code = http.StatusAccepted // the holder has not acted on it yet
+			}
+			writeJSON(w, code, a)
+			return nil
+		}
+	}
+	if err != nil {
 		return brokerError(err)
 	}
 	a, err := s.broker.Wait(ctx, id)
@@ -186,7 +215,7 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 			return errorf(http.StatusBadRequest, "%v", err)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), lookupWait)
-		a, err := s.broker.Get(ctx, id)
+		a, err := s.lookup(ctx, id)
 		cancel()
 		if err != nil {
 			return brokerError(err)
@@ -196,11 +225,22 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 		}
 	} else {
 		var ok bool
-		if id, ok = s.broker.oldestPending(session); !ok {
+		if id, ok = s.oldestPending(session); !ok {
 			return errorf(http.StatusNotFound, "session %s has no pending approval", session)
 		}
 	}
 	return s.answer(w, r, id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm})
+}
+
+// oldestPending returns the id of session's oldest pending approval, here
+// or on another server sharing the log.
+func (s *Server) oldestPending(session string) (string, bool) {
+	list := append(s.broker.List(StatePending, session), s.remoteList(StatePending, session)...)
+	if len(list) == 0 {
+		return "", false
+	}
+	sortApprovals(list)
+	return list[0].ID, true
 }
 
 // forbiddenAnswer records an agent token's attempt to answer an approval.
@@ -211,7 +251,7 @@ func (s *Server) forbiddenAnswer(r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), lookupWait)
 	defer cancel()
-	a, err := s.broker.Get(ctx, id)
+	a, err := s.lookup(ctx, id)
 	if err != nil {
 		return
 	}

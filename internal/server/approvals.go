@@ -290,9 +290,6 @@ type Reply struct {
 // It returns the approval as resolved by the answer; the gate's final
 // decision follows (see [Broker.Wait]).
 func (b *Broker) Answer(id string, r Reply) (Approval, error) {
-	if !r.Answer.Valid() {
-		return Approval{}, fmt.Errorf("%w: answer %q is not one of allow_once, allow_session, allow_project, allow_user, deny", ErrBadAnswer, r.Answer)
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.pending[id]
@@ -303,17 +300,8 @@ func (b *Broker) Answer(id string, r Reply) (Approval, error) {
 		return Approval{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	req := e.a.Request
-	if req.Destructive && r.Answer.Allows() {
-		if r.Answer != approval.AllowOnce {
-			return Approval{}, fmt.Errorf("%w: the call is destructive, so only allow_once or deny are accepted, not %s", ErrBadAnswer, r.Answer)
-		}
-		want := req.ConfirmWord()
-		if r.Confirm == "" {
-			return Approval{}, fmt.Errorf("%w: the call is destructive: field \"confirm\" must be %q to allow it", ErrBadAnswer, want)
-		}
-		if !req.Confirmed(r.Confirm) {
-			return Approval{}, fmt.Errorf("%w: field \"confirm\" must be %q to allow this destructive call, got %q", ErrBadAnswer, want, clip(r.Confirm, 80))
-		}
+	if err := checkAnswer(req, r); err != nil {
+		return Approval{}, err
 	}
 	out := &Outcome{Decision: "allow", Reason: string(engine.ReasonUserApproved), Actor: string(gate.ActorUser), Answer: r.Answer, Message: r.Message}
 	if r.Answer == approval.Deny {
@@ -327,6 +315,43 @@ func (b *Broker) Answer(id string, r Reply) (Approval, error) {
 	e.answer <- approval.Answer{Kind: r.Answer, Message: r.Message, Rule: r.Rule, Confirm: r.Confirm}
 	b.resolveLocked(e, out)
 	return b.copyLocked(e), nil
+}
+
+// checkAnswer checks r against the question req: a destructive call is
+// allowed only once, and only with its confirmation word typed.
+func checkAnswer(req *approval.Request, r Reply) error {
+	if !r.Answer.Valid() {
+		return fmt.Errorf("%w: answer %q is not one of allow_once, allow_session, allow_project, allow_user, deny", ErrBadAnswer, r.Answer)
+	}
+	if req.Destructive && r.Answer.Allows() {
+		if r.Answer != approval.AllowOnce {
+			return fmt.Errorf("%w: the call is destructive, so only allow_once or deny are accepted, not %s", ErrBadAnswer, r.Answer)
+		}
+		want := req.ConfirmWord()
+		if r.Confirm == "" {
+			return fmt.Errorf("%w: the call is destructive: field \"confirm\" must be %q to allow it", ErrBadAnswer, want)
+		}
+		if !req.Confirmed(r.Confirm) {
+			return fmt.Errorf("%w: field \"confirm\" must be %q to allow this destructive call, got %q", ErrBadAnswer, want, clip(r.Confirm, 80))
+		}
+	}
+	return nil
+}
+
+// knows reports whether id is a call of this broker's: handed out by
+// NewID, asking, or resolved not long ago.
+func (b *Broker) knows(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, inflight := b.inflight[id]
+	return inflight || b.pending[id] != nil || b.resolved[id] != nil
+}
+
+// isPending reports whether id waits for an answer here.
+func (b *Broker) isPending(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pending[id] != nil
 }
 
 // resolveLocked moves e from pending to resolved with outcome out.
@@ -480,22 +505,6 @@ func (b *Broker) Pending() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.pending)
-}
-
-// oldestPending returns the id of session's oldest pending approval.
-func (b *Broker) oldestPending(session string) (string, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var best *entry
-	for _, e := range b.pending {
-		if e.a.Session == session && (best == nil || e.n < best.n) {
-			best = e
-		}
-	}
-	if best == nil {
-		return "", false
-	}
-	return best.a.ID, true
 }
 
 // Close makes the broker refuse new questions. Questions already pending

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -41,11 +42,13 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 	if err := decodeBody(w, r, &fields); err != nil {
 		return err
 	}
-	// One change at a time, so that two people switching the same session
-	// cannot lose one of the changes between reading and writing.
+	// One change at a time here; across servers, the log orders them.
+	s.putMu.Lock()
+	defer s.putMu.Unlock()
 	s.sessionPolicyMu.Lock()
-	defer s.sessionPolicyMu.Unlock()
+	n := s.sessionN[session] + 1
 	old, _ := s.opts.Sessions.Get(session)
+	s.sessionPolicyMu.Unlock()
 	next := old
 	var changed []string
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
@@ -134,21 +137,35 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		return errorf(http.StatusConflict, "%v", err)
 	}
 	if !next.Equal(old) {
-		// The log holds the change before it applies: a server started
-		// again restores it from there (Server.RestoreSessions).
-		c := sessionChange{Scope: "session", Actor: "user", Changed: changed, Before: old, After: next, N: s.sessionN[session] + 1}
+		// The change goes to the log first; it applies when the follower
+		// reads it back, in the log's order, here as on every server
+		// sharing the log, and a restarted server restores it from there.
+		c := sessionChange{Scope: "session", Actor: "user", Changed: changed, Before: old, After: next, N: n}
 		c.Sig = s.signChange(session, c)
 		payload, _ := json.Marshal(c)
 		ctx, cancel := s.appendContext()
 		defer cancel()
-		if _, err := s.store.Append(ctx, session, eventlog.Draft{Time: s.clock(), Type: eventlog.TypePolicyChanged, Payload: payload}); err != nil {
+		stored, err := s.store.Append(ctx, session, eventlog.Draft{Time: s.clock(), Type: eventlog.TypePolicyChanged, Payload: payload})
+		if err != nil {
 			return fmt.Errorf("the event log could not be written, so the session setting was not changed: %w", err)
 		}
-		s.sessionN[session] = c.N
-		s.opts.Sessions.Set(session, next)
+		wctx, wcancel := context.WithTimeout(r.Context(), lookupWait)
+		defer wcancel()
+		if !s.waitFollowed(wctx, stored[0].ID) {
+			return fmt.Errorf("the change was recorded (event %d) but has not been read back from the log yet", stored[0].ID)
+		}
+		if ok, why := s.changeApplied(stored[0].ID); !ok {
+			now, _ := s.opts.Sessions.Get(session)
+			return errorf(http.StatusConflict, "the change was not applied: %s; another change of this session came first, and its settings are now %s", why, mustMarshal(now))
+		}
 	}
 	writeJSON(w, http.StatusOK, next)
 	return nil
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // validSettings checks that each setting of v is one the engine knows.

@@ -32,9 +32,8 @@ type Options struct {
 	Store eventlog.Store
 	// Sessions holds the per-session settings the engine reads (give the
 	// same value as engine.Options.Sessions). Nil: PUT
-	// /v1/sessions/{id}/policy answers 501. Fill it with
-	// [Server.RestoreSessions] before serving, so that switches made
-	// before a restart still hold.
+	// /v1/sessions/{id}/policy answers 501. New restores in it the
+	// switches the log records, so that they hold across restarts.
 	Sessions *engine.Sessions
 	// Broker holds the questions put to people; nil makes one with
 	// Timeout.
@@ -89,8 +88,14 @@ type Server struct {
 	http    *http.Server
 	known   map[string]*sessionInfo
 
-	sessionPolicyMu sync.Mutex     // serializes PUT /v1/sessions/{id}/policy
-	sessionN        map[string]int // each session's settings changes so far
+	peers *peers // what other servers sharing the log hold
+
+	putMu           sync.Mutex       // one PUT /v1/sessions/{id}/policy at a time
+	sessionPolicyMu sync.Mutex       // guards the three below
+	sessionN        map[string]int   // each session's settings changes so far
+	restoredTo      int64            // the last event the restore read
+	changeOutcome   map[int64]string // why a recent change was refused, "" if taken
+	changeOrder     []int64
 }
 
 // sessionInfo is what the server learned about a session from its calls.
@@ -143,7 +148,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
 		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}, sessions: map[string]*webSession{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
-		sessionN: map[string]int{},
+		sessionN: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()
@@ -158,8 +163,25 @@ func New(opts Options) (*Server, error) {
 	}
 	s.broker.mu.Unlock()
 	s.routes()
+	// The session settings switched before a restart hold again, and from
+	// now on the log is followed for what other servers sharing it do.
+	ctx, cancel := context.WithTimeout(s.base, restoreTimeout)
+	defer cancel()
+	since := s.clock().Add(-max(10*time.Minute, 2*opts.Timeout))
+	n, err := s.restoreSessions(ctx)
+	if err != nil {
+		s.cancel()
+		return nil, err
+	}
+	if n > 0 {
+		s.log.Info("session settings restored from the event log", "sessions", n)
+	}
+	go s.follow(s.base, since)
 	return s, nil
 }
+
+// restoreTimeout bounds reading the session settings back at start.
+const restoreTimeout = time.Minute
 
 // Broker returns the server's approval broker.
 func (s *Server) Broker() *Broker { return s.broker }

@@ -25,7 +25,7 @@ type testEnv struct {
 	t        testing.TB
 	srv      *Server
 	ts       *httptest.Server
-	store    *sqlite.Store
+	store    eventlog.Store
 	sessions *engine.Sessions
 	project  string
 	tokens   Tokens
@@ -49,6 +49,21 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	t.Helper()
 	project := realDir(t)
 	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	return newEnvAt(t, project, sqliteLog(t, filepath.Join(t.TempDir(), "events.db")), opts...)
+}
+
+// sqliteLog opens the SQLite event log at path.
+func sqliteLog(t testing.TB, path string) eventlog.Store {
+	t.Helper()
+	store, err := sqlite.Open(path, &sqlite.Options{Sync: sqlite.SyncNormal})
+	must(t, err)
+	return store
+}
+
+// newEnvAt is newEnv for a given project and event log, which the env
+// closes; two envs on one database are two servers sharing a log.
+func newEnvAt(t testing.TB, project string, store eventlog.Store, opts ...envOption) *testEnv {
+	t.Helper()
 	home := realDir(t)
 	layer, err := policy.ParseRules(policy.LayerCLI, []string{"Bash(npm test)"}, nil, nil)
 	must(t, err)
@@ -60,8 +75,6 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	must(t, err)
 	sessions := engine.NewSessions()
 	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Project: project, Home: home, Sessions: sessions})
-	must(t, err)
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "events.db"), &sqlite.Options{Sync: sqlite.SyncNormal})
 	must(t, err)
 	o.Engine, o.Store, o.Sessions = eng, store, sessions
 	o.PolicyFor = func(cwd string) (*policy.Set, string, error) { return set, project, nil }

@@ -17,10 +17,11 @@ import (
 // sessionChange is the payload of the policy.changed event that a switch
 // of a session's settings writes. N counts the session's switches, this
 // one included, and Sig signs the session, N and both settings under the
-// approver token: a server restores only the changes it can verify, in an
+// approver token: a server applies only the changes it can verify, in an
 // unbroken count, so an event forged or replayed by whoever can write to
 // the log (a --db file an agent can reach, a leaked PostgreSQL password)
-// does not loosen a session.
+// does not loosen a session, and two servers that switch one session at
+// once cannot both win: the first in the log does.
 type sessionChange struct {
 	Scope   string                 `json:"scope"` // always "session"
 	Actor   string                 `json:"actor"`
@@ -43,48 +44,87 @@ func (s *Server) signChange(session string, c sessionChange) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// RestoreSessions sets the settings each session was last switched to, as
-// the policy.changed events of the log record them, so that a restarted
+// restoreSessions sets the settings each session was last switched to,
+// as the policy.changed events of the log record them, so that a restarted
 // server keeps what people chose: a session made stricter stays stricter.
-// Call it before serving. It returns how many sessions have settings. A
-// change it cannot verify — unsigned, signed under another approver token,
-// out of count or not following from the settings before it — is skipped
-// with a warning, and so are the later changes of that session; an error
-// is returned only when the log cannot be read.
-func (s *Server) RestoreSessions(ctx context.Context) (int, error) {
+// It returns how many sessions have settings. A change it cannot verify —
+// unsigned, signed under another approver token, out of count or not
+// following from the settings before it — is skipped with a warning; an
+// error is returned only when the log cannot be read.
+func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 	if s.opts.Sessions == nil {
 		return 0, nil
 	}
 	s.sessionPolicyMu.Lock()
 	defer s.sessionPolicyMu.Unlock()
-	last := map[string]engine.SessionSettings{}
 	for e, err := range s.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypePolicyChanged}}) {
 		if err != nil {
 			return 0, fmt.Errorf("restore session settings: %w", err)
 		}
-		var scope struct {
-			Scope string `json:"scope"`
-		}
-		if json.Unmarshal(e.Payload, &scope) != nil || scope.Scope != "session" {
-			continue // a rule written to a file, which the file holds
-		}
-		if why := s.checkChange(e, last[e.Session]); why != "" {
-			s.log.Warn("session settings change not restored", "event", e.ID, "session", e.Session, "seq", e.Seq, "why", why)
-			continue
-		}
-		var c sessionChange
-		_ = json.Unmarshal(e.Payload, &c)
-		last[e.Session] = c.After
-		s.sessionN[e.Session] = c.N
+		s.applySessionLocked(e)
+		s.restoredTo = e.ID
 	}
 	n := 0
-	for session, v := range last {
-		s.opts.Sessions.Set(session, v)
-		if v != (engine.SessionSettings{}) {
+	for session := range s.sessionN {
+		if v, ok := s.opts.Sessions.Get(session); ok && v != (engine.SessionSettings{}) {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// applySessionEvent applies a session settings change the follower read,
+// made here or by another server sharing the log: every server applies the
+// changes in the order of the log, so they agree.
+func (s *Server) applySessionEvent(e eventlog.Event) {
+	if s.opts.Sessions == nil {
+		return
+	}
+	s.sessionPolicyMu.Lock()
+	defer s.sessionPolicyMu.Unlock()
+	if e.ID <= s.restoredTo {
+		return // read by the restore already
+	}
+	s.applySessionLocked(e)
+}
+
+// applySessionLocked applies the change e if it is a session's and
+// verifies, and notes the outcome.
+func (s *Server) applySessionLocked(e eventlog.Event) {
+	var scope struct {
+		Scope string `json:"scope"`
+	}
+	if json.Unmarshal(e.Payload, &scope) != nil || scope.Scope != "session" {
+		return // a rule written to a file, which the file holds
+	}
+	current, _ := s.opts.Sessions.Get(e.Session)
+	why := s.checkChange(e, current)
+	if why == "" {
+		var c sessionChange
+		_ = json.Unmarshal(e.Payload, &c)
+		s.opts.Sessions.Set(e.Session, c.After)
+		s.sessionN[e.Session] = c.N
+	} else {
+		s.log.Warn("session settings change not applied", "event", e.ID, "session", e.Session, "seq", e.Seq, "why", why)
+	}
+	s.changeOutcome[e.ID] = why
+	s.changeOrder = append(s.changeOrder, e.ID)
+	if len(s.changeOrder) > peerKeep {
+		delete(s.changeOutcome, s.changeOrder[0])
+		s.changeOrder = s.changeOrder[1:]
+	}
+}
+
+// changeApplied returns whether the change written as event id was
+// applied, and why not.
+func (s *Server) changeApplied(id int64) (bool, string) {
+	s.sessionPolicyMu.Lock()
+	defer s.sessionPolicyMu.Unlock()
+	why, ok := s.changeOutcome[id]
+	if !ok {
+		return false, "its outcome is no longer known"
+	}
+	return why == "", why
 }
 
 // checkChange says why the session change e cannot be restored over the

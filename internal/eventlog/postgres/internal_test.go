@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
 )
 
 // TestCommitOutcome checks how a COMMIT that failed is resolved: by what
@@ -16,8 +17,8 @@ import (
 // asked.
 func TestCommitOutcome(t *testing.T) {
 	ctx := context.Background()
-	dsn := testDSN(t)
-	s, err := Open(ctx, schemaDSN(t), nil)
+	dsn := pgtest.DSN(t)
+	s, err := Open(ctx, pgtest.SchemaDSN(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
 )
 
 // processHelperEnv holds the connection string a re-executed test binary
@@ -78,7 +79,7 @@ func TestSeveralProcesses(t *testing.T) {
 	if os.Getenv(processHelperEnv) != "" {
 		t.Skip("inside the helper")
 	}
-	dsn := postgres.SchemaDSN(t)
+	dsn := pgtest.SchemaDSN(t)
 	s := open(t, dsn, nil)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
 	"github.com/toolgate/toolgate/internal/eventlog/storetest"
 )
 
@@ -24,7 +25,7 @@ func dsnFor(t *testing.T) string {
 	if d, ok := dsns.Load(t); ok {
 		return d.(string)
 	}
-	d := postgres.SchemaDSN(t)
+	d := pgtest.SchemaDSN(t)
 	dsns.Store(t, d)
 	t.Cleanup(func() { dsns.Delete(t) })
 	return d
@@ -40,7 +41,7 @@ func open(t *testing.T, dsn string, opts *postgres.Options) *postgres.Store {
 }
 
 func TestConformance(t *testing.T) {
-	postgres.TestDSN(t)
+	pgtest.DSN(t)
 	storetest.Run(t, func(t *testing.T) eventlog.Store {
 		return open(t, dsnFor(t), nil)
 	})
@@ -54,7 +55,7 @@ func TestConformance(t *testing.T) {
 // event, including those of the other stores, exactly once. Polling is
 // off, so it also shows that notifications cross stores.
 func TestSharedDatabase(t *testing.T) {
-	dsn := postgres.SchemaDSN(t)
+	dsn := pgtest.SchemaDSN(t)
 	const stores, writers, calls, sessions = 3, 4, 25, 3
 	opts := &postgres.Options{PollInterval: time.Hour}
 	var ss []*postgres.Store
@@ -170,7 +171,7 @@ func TestSharedDatabase(t *testing.T) {
 }
 
 func TestMigrations(t *testing.T) {
-	dsn := postgres.SchemaDSN(t)
+	dsn := pgtest.SchemaDSN(t)
 	// Stores opening a new database at once: one migrates, the others
 	// wait for it and find the schema up to date.
 	var wg sync.WaitGroup
@@ -219,15 +220,15 @@ func TestMigrations(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	postgres.TestDSN(t)
+	pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, tc := range []struct {
 		name, dsn, want string
 	}{
 		{"not a connection string", "postgres://%zz", "open PostgreSQL event log"},
-		{"no such database", replaceDatabase(postgres.TestDSN(t), "toolgate_no_such_database"), "toolgate_no_such_database"},
-		{"no schema on the search path", postgres.SchemaDSN(t) + "_missing", "no schema of the search_path"},
+		{"no such database", replaceDatabase(pgtest.DSN(t), "toolgate_no_such_database"), "toolgate_no_such_database"},
+		{"no schema on the search path", pgtest.SchemaDSN(t) + "_missing", "no schema of the search_path"},
 	} {
 		s, err := postgres.Open(ctx, tc.dsn, nil)
 		if err == nil {

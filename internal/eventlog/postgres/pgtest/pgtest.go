@@ -1,4 +1,7 @@
-package postgres
+// Package pgtest gives tests a PostgreSQL database of their own: it reads
+// the server to use from $TOOLGATE_TEST_POSTGRES and skips the test when
+// it is unset.
+package pgtest
 
 import (
 	"context"
@@ -11,14 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The helpers of the external tests.
-var (
-	TestDSN   = testDSN
-	SchemaDSN = schemaDSN
-)
-
-// testDSN returns the database the tests use, or skips the test.
-func testDSN(t *testing.T) string {
+// DSN returns the database the tests use, or skips the test.
+func DSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("TOOLGATE_TEST_POSTGRES")
 	if dsn == "" {
@@ -29,13 +26,13 @@ func testDSN(t *testing.T) string {
 	return dsn
 }
 
-// schemaDSN creates a new, empty schema for t, dropped when t ends, and
+// SchemaDSN creates a new, empty schema for t, dropped when t ends, and
 // returns a connection string whose search_path is that schema.
-func schemaDSN(t *testing.T) string {
+func SchemaDSN(t testing.TB) string {
 	t.Helper()
-	dsn := testDSN(t)
+	dsn := DSN(t)
 	var b [6]byte
-	rand.Read(b[:])
+	_, _ = rand.Read(b[:])
 	schema := "eventlog_test_" + hex.EncodeToString(b[:])
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)

@@ -1,0 +1,316 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/gate"
+)
+
+// Several servers may share one event log (PostgreSQL, or one SQLite file)
+// behind a load balancer. A question lives in the memory of the server
+// whose check asked it, but every server follows the log:
+//
+//   - a permission.requested event of another server makes its question
+//     visible here (GET /v1/approvals), until its permission.resolved;
+//   - an answer given here to such a question is written to the log as a
+//     permission.answered event, signed under the approver token, and the
+//     server holding the question acts on it as on an answer of its own;
+//   - a switch of a session's settings made anywhere applies everywhere,
+//     in the order of the log (see sessionlog.go).
+//
+// Session approvals and leases stay with the server that granted them: a
+// call of that session checked elsewhere is asked again, never allowed
+// more.
+
+// peerTypes are the events the follower reads.
+var peerTypes = []eventlog.Type{
+	eventlog.TypePolicyChanged, eventlog.TypePermissionRequested,
+	eventlog.TypePermissionResolved, eventlog.TypePermissionAnswered,
+}
+
+// peerKeep bounds the remote questions remembered once resolved.
+const peerKeep = 1000
+
+// peers is what the follower learned from the log.
+type peers struct {
+	mu       sync.Mutex
+	pending  map[string]Approval // questions other servers hold
+	resolved map[string]Approval // and those of them since resolved
+	order    []string            // resolved ids, oldest first
+	followed int64               // highest event id the follower handled
+	advanced chan struct{}       // closed when followed moves on
+}
+
+func newPeers() *peers {
+	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, advanced: make(chan struct{})}
+}
+
+// follow reads the log from since on, live, until ctx ends or the store
+// closes. A read error is logged and the reading resumes after the last
+// event handled.
+func (s *Server) follow(ctx context.Context, since time.Time) {
+	f := eventlog.Filter{Types: peerTypes, Since: since, AfterID: eventlog.ReplayAll}
+	for ctx.Err() == nil {
+		failed := false
+		for e, err := range s.store.Subscribe(ctx, f) {
+			if err != nil {
+				if errors.Is(err, eventlog.ErrClosed) {
+					return
+				}
+				s.log.Error("follow the event log", "err", err)
+				failed = true
+				break
+			}
+			s.peerEvent(e)
+			s.peers.mu.Lock()
+			s.peers.followed = e.ID
+			close(s.peers.advanced)
+			s.peers.advanced = make(chan struct{})
+			s.peers.mu.Unlock()
+			f = eventlog.Filter{Types: peerTypes, AfterID: e.ID}
+		}
+		if !failed {
+			return // ctx ended
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// waitFollowed waits until the follower has handled the event id; false
+// if ctx ended first.
+func (s *Server) waitFollowed(ctx context.Context, id int64) bool {
+	for {
+		s.peers.mu.Lock()
+		done, ch := s.peers.followed >= id, s.peers.advanced
+		s.peers.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// peerEvent handles one event the follower read.
+func (s *Server) peerEvent(e eventlog.Event) {
+	switch e.Type {
+	case eventlog.TypePolicyChanged:
+		s.applySessionEvent(e)
+	case eventlog.TypePermissionRequested:
+		s.remoteQuestion(e)
+	case eventlog.TypePermissionResolved:
+		s.remoteResolved(e)
+	case eventlog.TypePermissionAnswered:
+		s.remoteAnswer(e)
+	}
+}
+
+// remoteQuestion notes the question of e if another server holds it.
+func (s *Server) remoteQuestion(e eventlog.Event) {
+	var p struct {
+		ToolCallID    string          `json:"toolCallId"`
+		Tool          string          `json:"tool"`
+		Args          map[string]any  `json:"args"`
+		Cwd           string          `json:"cwd"`
+		Summary       string          `json:"summary"`
+		Risk          string          `json:"riskAtDecision"`
+		Reason        string          `json:"reason"`
+		Message       string          `json:"message"`
+		Rule          string          `json:"rule"`
+		Destructive   bool            `json:"destructive"`
+		SuggestedRule string          `json:"suggestedRule"`
+		Units         []approval.Unit `json:"units"`
+		ConfirmTarget string          `json:"confirmTarget"`
+		AskedOf       gate.Actor      `json:"askedOf"`
+		Deadline      time.Time       `json:"deadline"`
+	}
+	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" || s.broker.knows(p.ToolCallID) {
+		return
+	}
+	if p.AskedOf != gate.ActorUser || !p.Deadline.After(s.clock()) {
+		return // not a person's to answer here, or over
+	}
+	req := &approval.Request{
+		Session: e.Session, Turn: e.Turn, ToolCallID: p.ToolCallID, Tool: p.Tool, Input: p.Args, Cwd: p.Cwd,
+		Reason: p.Reason, Message: p.Message, Risk: p.Risk, Rule: p.Rule, Summary: p.Summary,
+		Destructive: p.Destructive, SuggestedRule: p.SuggestedRule, Units: p.Units, ConfirmTarget: p.ConfirmTarget,
+	}
+	a := Approval{
+		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
+		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req,
+	}
+	if req.Destructive {
+		a.ConfirmWord = req.ConfirmWord()
+	}
+	s.peers.mu.Lock()
+	defer s.peers.mu.Unlock()
+	if _, done := s.peers.resolved[a.ID]; !done {
+		s.peers.pending[a.ID] = a
+	}
+}
+
+// remoteResolved moves a remote question to resolved.
+func (s *Server) remoteResolved(e eventlog.Event) {
+	var p struct {
+		ToolCallID string `json:"toolCallId"`
+		Decision   string `json:"decision"`
+		Reason     string `json:"reason"`
+		Actor      string `json:"actor"`
+		Answer     string `json:"answer"`
+		Message    string `json:"message"`
+		Rule       string `json:"rule"`
+	}
+	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" {
+		return
+	}
+	s.peers.mu.Lock()
+	defer s.peers.mu.Unlock()
+	a, ok := s.peers.pending[p.ToolCallID]
+	if !ok {
+		return
+	}
+	delete(s.peers.pending, a.ID)
+	a.State = StateResolved
+	a.Decision = &Outcome{Decision: p.Decision, Reason: p.Reason, Actor: p.Actor, Answer: approval.Kind(p.Answer), Message: p.Message, Rule: p.Rule}
+	s.peers.resolved[a.ID] = a
+	s.peers.order = append(s.peers.order, a.ID)
+	if len(s.peers.order) > peerKeep {
+		delete(s.peers.resolved, s.peers.order[0])
+		s.peers.order = s.peers.order[1:]
+	}
+}
+
+// answerPayload is the payload of a permission.answered event.
+type answerPayload struct {
+	ToolCallID string        `json:"toolCallId"`
+	Answer     approval.Kind `json:"answer"`
+	Message    string        `json:"message,omitempty"`
+	Rule       string        `json:"rule,omitempty"`
+	Confirm    string        `json:"confirm,omitempty"`
+	Actor      gate.Actor    `json:"actor"`
+	Sig        string        `json:"sig"`
+}
+
+// signAnswer returns the signature of p, an answer in session, under the
+// approver token.
+func (s *Server) signAnswer(session string, p answerPayload) string {
+	m := hmac.New(sha256.New, []byte(s.opts.Tokens.Approver))
+	for _, part := range []string{"toolgate answer v1", session, p.ToolCallID, string(p.Answer), p.Message, p.Rule, p.Confirm} {
+		m.Write([]byte(part))
+		m.Write([]byte{0})
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// remoteAnswer acts on an answer given to another server, if this server
+// holds the question and the answer is signed under its approver token.
+func (s *Server) remoteAnswer(e eventlog.Event) {
+	var p answerPayload
+	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" || !s.broker.isPending(p.ToolCallID) {
+		return
+	}
+	if !hmac.Equal([]byte(p.Sig), []byte(s.signAnswer(e.Session, p))) {
+		s.log.Warn("answer from the event log not taken: its signature does not verify", "event", e.ID, "session", e.Session, "tool_call_id", p.ToolCallID)
+		return
+	}
+	if _, err := s.broker.Answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm}); err != nil {
+		s.log.Warn("answer from the event log not taken", "event", e.ID, "tool_call_id", p.ToolCallID, "err", err)
+	}
+}
+
+// remote returns the question id another server holds, pending or
+// recently resolved.
+func (s *Server) remote(id string) (Approval, bool) {
+	s.peers.mu.Lock()
+	defer s.peers.mu.Unlock()
+	if a, ok := s.peers.pending[id]; ok {
+		return a, true
+	}
+	a, ok := s.peers.resolved[id]
+	return a, ok
+}
+
+// remoteList returns the questions other servers hold, in state
+// (StatePending, StateResolved or "" for both) and session ("" for all).
+// A pending one past its deadline is left out: its holder has denied it,
+// or is gone.
+func (s *Server) remoteList(state, session string) []Approval {
+	now := s.clock()
+	s.peers.mu.Lock()
+	defer s.peers.mu.Unlock()
+	var out []Approval
+	add := func(m map[string]Approval, pending bool) {
+		for _, a := range m {
+			if (session == "" || a.Session == session) && (!pending || a.Deadline.After(now)) && !s.broker.knows(a.ID) {
+				out = append(out, a)
+			}
+		}
+	}
+	if state == "" || state == StatePending {
+		add(s.peers.pending, true)
+	}
+	if state == "" || state == StateResolved {
+		add(s.peers.resolved, false)
+	}
+	return out
+}
+
+// answerRemote writes the reply to the question id, which another server
+// holds, to the log, and waits until that server has recorded its
+// decision. The approval comes back pending when it has not within the
+// wait.
+func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (Approval, error) {
+	if a.State != StatePending {
+		return Approval{}, fmt.Errorf("%w: %s was resolved (%s); the first answer wins", ErrResolved, a.ID, a.Decision.Reason)
+	}
+	if err := checkAnswer(a.Request, reply); err != nil {
+		return Approval{}, err
+	}
+	p := answerPayload{ToolCallID: a.ID, Answer: reply.Answer, Message: reply.Message, Rule: reply.Rule, Confirm: reply.Confirm, Actor: gate.ActorUser}
+	p.Sig = s.signAnswer(a.Session, p)
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return Approval{}, err
+	}
+	actx, cancel := s.appendContext()
+	defer cancel()
+	if _, err := s.store.Append(actx, a.Session, eventlog.Draft{Turn: a.Turn, Time: s.clock(), Type: eventlog.TypePermissionAnswered, Payload: payload}); err != nil {
+		return Approval{}, fmt.Errorf("write the answer to the event log: %w", err)
+	}
+	for {
+		s.peers.mu.Lock()
+		got, ok := s.peers.resolved[a.ID]
+		ch := s.peers.advanced
+		s.peers.mu.Unlock()
+		if ok {
+			return got, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return a, nil
+		}
+	}
+}
+
+// sortApprovals orders approvals by creation, oldest first.
+func sortApprovals(list []Approval) {
+	slices.SortStableFunc(list, func(x, y Approval) int { return x.Created.Compare(y.Created) })
+}

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// newPair starts two servers on one project and one event log, as two
+// instances behind a load balancer share one database: a SQLite file, or
+// with $TOOLGATE_TEST_POSTGRES set, also a PostgreSQL schema.
+func newPair(t *testing.T, backend string) (a, b *testEnv) {
+	t.Helper()
+	project := realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	open := func() eventlog.Store { return sqliteLog(t, filepath.Join(project, ".git", "events.db")) }
+	if backend == "postgres" {
+		dsn := pgtest.SchemaDSN(t)
+		open = func() eventlog.Store {
+			store, err := postgres.Open(context.Background(), dsn, nil)
+			must(t, err)
+			return store
+		}
+	}
+	return newEnvAt(t, project, open()), newEnvAt(t, project, open())
+}
+
+// onBothLogs runs f with a pair on SQLite, then on PostgreSQL.
+func onBothLogs(t *testing.T, f func(t *testing.T, a, b *testEnv)) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			a, b := newPair(t, backend)
+			f(t, a, b)
+		})
+	}
+}
+
+// TestPeersAnswer: a question asked through server A shows on server B,
+// an answer given on B reaches A, which records the decision, and the
+// call's caller on A gets it.
+func TestPeersAnswer(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		id := a.ask("s1", cmdAsk)
+		var seen Approval
+		waitFor(t, "the question to show on B", func() bool {
+			for _, p := range b.pending("s1") {
+				if p.ID == id {
+					seen = p
+					return true
+				}
+			}
+			return false
+		})
+		if seen.Request == nil || seen.Request.Summary != "Bash: "+cmdAsk || seen.Request.Cwd != a.project || len(seen.Request.Units) == 0 {
+			t.Fatalf("B shows %+v", seen.Request)
+		}
+		if r := b.call("GET", "/v1/approvals/"+id, b.tokens.Approver, nil); r.code != 200 {
+			t.Fatalf("GET the question on B: %d %s", r.code, r.body)
+		}
+
+		r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "allow_once", "message": "from B"})
+		var got Approval
+		r.decode(t, &got)
+		if r.code != 200 || got.State != StateResolved || got.Decision == nil || got.Decision.Decision != "allow" || got.Decision.Actor != "user" {
+			t.Fatalf("answer on B: %d %s", r.code, r.body)
+		}
+		// A holds the call: its record is the person's answer.
+		res := a.resolvedPayload("s1")
+		if res["toolCallId"] != id || res["decision"] != "allow" || res["answer"] != "allow_once" || res["actor"] != "user" {
+			t.Fatalf("permission.resolved %v", res)
+		}
+		if evs := a.events("s1", eventlog.TypePermissionAnswered); len(evs) != 1 {
+			t.Fatalf("permission.answered events: %d", len(evs))
+		}
+		var onA Approval
+		a.call("GET", "/v1/approvals/"+id, a.tokens.Approver, nil).decode(t, &onA)
+		if onA.State != StateResolved || onA.Decision.Decision != "allow" {
+			t.Fatalf("A: %+v", onA.Decision)
+		}
+		// A second answer, on either server, is refused: the first wins.
+		if r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 409 {
+			t.Fatalf("second answer on B: %d %s", r.code, r.body)
+		}
+		if r := a.call("POST", "/v1/approvals/"+id, a.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 409 {
+			t.Fatalf("second answer on A: %d %s", r.code, r.body)
+		}
+		// The agent token cannot answer on B either.
+		id2 := a.ask("s1", cmdAsk)
+		waitFor(t, "the second question on B", func() bool { return len(b.pending("s1")) == 1 })
+		if r := b.call("POST", "/v1/approvals/"+id2, b.tokens.Agent, map[string]any{"answer": "allow_once"}); r.code != 403 {
+			t.Fatalf("agent answering on B: %d %s", r.code, r.body)
+		}
+		// The spec 004 form on B answers the session's oldest question.
+		r = b.call("POST", "/v1/sessions/s1/respond", b.tokens.Approver, map[string]any{"kind": "permission", "decision": "rejected", "message": "no"})
+		if r.code != 200 {
+			t.Fatalf("respond on B: %d %s", r.code, r.body)
+		}
+		if res := a.resolvedPayload("s1"); res["toolCallId"] != id2 || res["decision"] != "deny" || res["message"] != "no" {
+			t.Fatalf("after respond: %v", res)
+		}
+	})
+}
+
+// TestPeersDestructive: B checks the typed confirmation of a destructive
+// call that A holds, as A would.
+func TestPeersDestructive(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		id := a.ask("s1", cmdDestructive)
+		var q Approval
+		waitFor(t, "the question on B", func() bool {
+			list := b.pending("s1")
+			if len(list) == 1 {
+				q = list[0]
+			}
+			return len(list) == 1
+		})
+		if !q.Request.Destructive || q.ConfirmWord == "" {
+			t.Fatalf("B shows %+v (confirm word %q)", q.Request, q.ConfirmWord)
+		}
+		for _, body := range []map[string]any{
+			{"answer": "allow_session", "confirm": q.ConfirmWord},
+			{"answer": "allow_once"},
+			{"answer": "allow_once", "confirm": q.ConfirmWord + "x"},
+		} {
+			if r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, body); r.code != 400 {
+				t.Fatalf("%v on B: %d %s", body, r.code, r.body)
+			}
+		}
+		if evs := a.events("s1", eventlog.TypePermissionAnswered); len(evs) != 0 {
+			t.Fatalf("refused answers were written: %d", len(evs))
+		}
+		r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "allow_once", "confirm": q.ConfirmWord})
+		if r.code != 200 {
+			t.Fatalf("confirmed answer on B: %d %s", r.code, r.body)
+		}
+		if res := a.resolvedPayload("s1"); res["decision"] != "allow" || res["reason"] != "user_approved" {
+			t.Fatalf("permission.resolved %v", res)
+		}
+	})
+}
+
+// TestPeersForgedAnswer: an answer event that is not signed under the
+// approver token — written straight into the log by whoever can reach it
+// — is not acted on.
+func TestPeersForgedAnswer(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		id := a.ask("s1", cmdAsk)
+		for _, p := range []answerPayload{
+			{ToolCallID: id, Answer: approval.AllowOnce, Actor: "user"},
+			{ToolCallID: id, Answer: approval.AllowOnce, Actor: "user", Sig: "00"},
+			// Signed, but for another session than the one it is written to.
+			{ToolCallID: id, Answer: approval.AllowOnce, Actor: "user", Sig: a.srv.signAnswer("s2", answerPayload{ToolCallID: id, Answer: approval.AllowOnce})},
+		} {
+			raw, err := json.Marshal(p)
+			must(t, err)
+			stored, err := b.store.Append(context.Background(), "s1", eventlog.Draft{Type: eventlog.TypePermissionAnswered, Payload: raw})
+			must(t, err)
+			waitFor(t, "A to read the forged answer", func() bool { return a.srv.waitFollowed(context.Background(), stored[0].ID) })
+		}
+		if list := a.pending("s1"); len(list) != 1 || list[0].ID != id {
+			t.Fatalf("after forged answers, A has pending %v", list)
+		}
+		if evs := a.events("s1", eventlog.TypePermissionResolved); len(evs) != 0 {
+			t.Fatalf("a forged answer resolved the call: %s", evs[0].Payload)
+		}
+	})
+}
+
+// TestPeersSessionPolicy: a session switched on B is switched on A, and
+// of two changes from the same settings, the first in the log wins on
+// both servers.
+func TestPeersSessionPolicy(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		if r := b.call("PUT", "/v1/sessions/s1/policy", b.tokens.Approver, map[string]any{"mode": "dontAsk"}); r.code != 200 {
+			t.Fatalf("PUT on B: %d %s", r.code, r.body)
+		}
+		waitFor(t, "A to apply the switch", func() bool {
+			v, _ := a.sessions.Get("s1")
+			return v.Mode != nil && *v.Mode == policy.ModeDontAsk
+		})
+		if d := a.call("POST", "/v1/check", a.tokens.Agent, a.check("s1", cmdAsk, false)).json(t)["decision"]; d != "deny" {
+			t.Fatalf("a call on A after dontAsk on B: %s", d)
+		}
+
+		// A change written as if two servers switched s1 at once: B's went
+		// first, this one was made from the same settings and count.
+		stale := sessionChange{Scope: "session", Actor: "user", Changed: []string{"mode"}, After: a.sessionsOf("s1"), N: 1}
+		plan := policy.ModePlan
+		stale.After.Mode = &plan
+		stale.Sig = a.srv.signChange("s1", stale)
+		raw, err := json.Marshal(stale)
+		must(t, err)
+		stored, err := a.store.Append(context.Background(), "s1", eventlog.Draft{Type: eventlog.TypePolicyChanged, Payload: raw})
+		must(t, err)
+		for _, e := range []*testEnv{a, b} {
+			if !e.srv.waitFollowed(context.Background(), stored[0].ID) {
+				t.Fatal("the change was not read back")
+			}
+			if v := e.sessionsOf("s1"); v.Mode == nil || *v.Mode != policy.ModeDontAsk {
+				t.Fatalf("the losing change applied: %s", mustJSON(t, v))
+			}
+		}
+		// A PUT on A from the current settings is the next in count and wins.
+		if r := a.call("PUT", "/v1/sessions/s1/policy", a.tokens.Approver, map[string]any{"mode": "plan"}); r.code != 200 {
+			t.Fatalf("PUT on A: %d %s", r.code, r.body)
+		}
+		waitFor(t, "B to apply A's switch", func() bool {
+			v := b.sessionsOf("s1")
+			return v.Mode != nil && *v.Mode == policy.ModePlan
+		})
+	})
+}
+
+func (e *testEnv) sessionsOf(session string) engine.SessionSettings {
+	v, _ := e.sessions.Get(session)
+	return v
+}
