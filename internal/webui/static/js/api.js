@@ -69,7 +69,7 @@ export async function whoami() {
 
 export const EVENT_TYPES = [
   "session.started", "turn.started", "user.message", "model.tool_call_requested",
-  "permission.requested", "permission.resolved", "tool.started", "tool.completed",
+  "permission.requested", "permission.answered", "permission.resolved", "tool.started", "tool.completed",
   "tool.failed", "turn.completed", "policy.changed", "lease.granted", "lease.revoked",
   "injection.suspected", "approval.forbidden",
 ];

@@ -38,6 +38,8 @@ function describe(ev) {
       return what;
     case "permission.requested":
       return what + " — " + reasonText(p.reason);
+    case "permission.answered":
+      return what + " — " + (p.answer || "") + " given on another server" + (p.message ? " · “" + p.message + "”" : "");
     case "permission.resolved":
       return what + " — " + reasonText(p.reason) + (p.actor === "user" ? "" : " (" + (p.actor || "policy") + ")") +
         (p.rule ? " · " + p.rule : "") + (p.decision === "deny" && p.message ? " · “" + p.message + "”" : "");
@@ -92,7 +94,7 @@ function compact(p) {
 }
 
 const TYPE_LABELS = {
-  "model.tool_call_requested": "call", "permission.requested": "asked", "permission.resolved": "decided",
+  "model.tool_call_requested": "call", "permission.requested": "asked", "permission.answered": "answered", "permission.resolved": "decided",
   "tool.started": "started", "tool.completed": "completed", "tool.failed": "failed",
   "policy.changed": "policy", "lease.granted": "lease", "lease.revoked": "lease ended",
   "user.message": "message", "turn.started": "turn", "turn.completed": "turn end",
