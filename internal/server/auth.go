@@ -1,12 +1,15 @@
 package server
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -65,14 +68,57 @@ type webSession struct {
 	expires time.Time
 }
 
-// auth holds the login codes and browser sessions.
+// auth holds the login codes. A browser session is its cookie alone: the
+// expiry and a random id, signed under the approver token, so that every
+// server holding the same token (several behind one load balancer, or one
+// restarted) accepts it, and nothing forges one without the token.
 type auth struct {
 	tokens Tokens
 	clock  func() time.Time
 
-	mu       sync.Mutex
-	codes    map[string]time.Time // login code → expiry
-	sessions map[string]*webSession
+	mu    sync.Mutex
+	codes map[string]time.Time // login code → expiry
+}
+
+// sign returns the HMAC-SHA256, in hex, of the parts under the approver
+// token, for the purpose named first.
+func (a *auth) sign(parts ...string) string {
+	m := hmac.New(sha256.New, []byte(a.tokens.Approver))
+	for _, p := range parts {
+		m.Write([]byte(p))
+		m.Write([]byte{0})
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// newSession returns the cookie of a browser session that expires at exp.
+func (a *auth) newSession(exp time.Time) (string, *webSession) {
+	id := randomHex(16)
+	e := strconv.FormatInt(exp.Unix(), 10)
+	cookie := e + "." + id + "." + a.sign("toolgate web session v1", e, id)
+	return cookie, &webSession{csrf: a.sign("toolgate csrf v1", id), expires: exp}
+}
+
+// session returns the browser session of cookie, if it is signed under the
+// approver token and has not expired.
+func (a *auth) session(cookie string) (*webSession, bool) {
+	e, rest, ok1 := strings.Cut(cookie, ".")
+	id, sig, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || len(id) != 32 {
+		return nil, false
+	}
+	if !hmac.Equal([]byte(sig), []byte(a.sign("toolgate web session v1", e, id))) {
+		return nil, false
+	}
+	unix, err := strconv.ParseInt(e, 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	exp := time.Unix(unix, 0)
+	if !a.clock().Before(exp) {
+		return nil, false
+	}
+	return &webSession{csrf: a.sign("toolgate csrf v1", id), expires: exp}, true
 }
 
 func randomHex(n int) string {
@@ -109,14 +155,7 @@ func (a *auth) redeem(code string) (cookie string, ws *webSession, ok bool) {
 	if now.After(exp) {
 		return "", nil, false
 	}
-	for c, s := range a.sessions {
-		if now.After(s.expires) {
-			delete(a.sessions, c)
-		}
-	}
-	cookie = randomHex(32)
-	ws = &webSession{csrf: randomHex(16), expires: now.Add(WebSessionTTL)}
-	a.sessions[cookie] = ws
+	cookie, ws = a.newSession(now.Add(WebSessionTTL))
 	return cookie, ws, true
 }
 
@@ -140,14 +179,8 @@ func (a *auth) authenticate(r *http.Request) (principal, bool) {
 	if err != nil {
 		return principal{}, false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ws := a.sessions[c.Value]
-	if ws == nil {
-		return principal{}, false
-	}
-	if a.clock().After(ws.expires) {
-		delete(a.sessions, c.Value)
+	ws, ok := a.session(c.Value)
+	if !ok {
 		return principal{}, false
 	}
 	return principal{role: RoleApprover, cookie: true, csrf: ws.csrf}, true

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -223,4 +226,40 @@ func TestPeersSessionPolicy(t *testing.T) {
 func (e *testEnv) sessionsOf(session string) engine.SessionSettings {
 	v, _ := e.sessions.Get(session)
 	return v
+}
+
+// TestPeersCookie: a browser signed in on one server is signed in on every
+// server with the same approver token; a cookie altered, expired or signed
+// under another token is no credential.
+func TestPeersCookie(t *testing.T) {
+	a, b := newPair(t, "sqlite")
+	cookie, ws := a.srv.auth.newSession(time.Now().Add(time.Hour))
+	who := b.call("GET", "/v1/whoami", "", nil, "Cookie", CookieName+"="+cookie).json(t)
+	if who["role"] != "approver" || who["csrf"] != ws.csrf {
+		t.Fatalf("B: whoami %v", who)
+	}
+	id := a.ask("s1", cmdAsk)
+	r := a.call("POST", "/v1/approvals/"+id, "", map[string]any{"answer": "deny"},
+		"Cookie", CookieName+"="+cookie, CSRFHeader, ws.csrf, "Origin", a.ts.URL)
+	if r.code != 200 {
+		t.Fatalf("answer with the cookie: %d %s", r.code, r.body)
+	}
+
+	expired, _ := a.srv.auth.newSession(time.Now().Add(-time.Second))
+	other := &auth{tokens: Tokens{Agent: "x", Approver: "another-approver-token"}, clock: time.Now}
+	foreign, _ := other.newSession(time.Now().Add(time.Hour))
+	exp, rest, _ := strings.Cut(cookie, ".")
+	later, _ := strconv.ParseInt(exp, 10, 64)
+	for name, c := range map[string]string{
+		"expired":             expired,
+		"another token":       foreign,
+		"expiry moved":        strconv.FormatInt(later+86400, 10) + "." + rest,
+		"signature cut short": cookie[:len(cookie)-2],
+		"no signature":        exp + "." + strings.Split(rest, ".")[0],
+		"empty":               "",
+	} {
+		if r := b.call("GET", "/v1/whoami", "", nil, "Cookie", CookieName+"="+c); r.code != 401 {
+			t.Errorf("%s cookie: %d %s", name, r.code, r.body)
+		}
+	}
 }

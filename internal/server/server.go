@@ -146,7 +146,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
-		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}, sessions: map[string]*webSession{}},
+		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
 		sessionN: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(),
 	}
