@@ -396,3 +396,37 @@ func TestReadNotifyFile(t *testing.T) {
 		t.Fatalf("bad line: %v", err)
 	}
 }
+
+// TestServeTwoInstances: two `toolgate serve` on one state directory (one
+// SQLite log, one pair of tokens), as behind a load balancer: a question
+// asked through the first is answered on the second.
+func TestServeTwoInstances(t *testing.T) {
+	one := startServe(t)
+	two := startServe(t, "--state-dir", one.stateDir)
+	code, m := one.post(t, "/v1/check", one.agent, map[string]any{
+		"tool": "Bash", "input": map[string]any{"command": "make build"}, "cwd": one.project, "session": "s1",
+	})
+	if code != 200 || m["state"] != "pending" {
+		t.Fatalf("check on the first: %d %v", code, m)
+	}
+	id := m["approval_id"].(string)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, list := two.do(t, "GET", "/v1/approvals?state=pending", two.approver, nil)
+		if l, _ := list["approvals"].([]any); len(l) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the question never showed on the second: %v", list)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, m = two.post(t, "/v1/approvals/"+id, two.approver, map[string]any{"answer": "allow_once"})
+	if code != 200 || m["state"] != "resolved" {
+		t.Fatalf("answer on the second: %d %v", code, m)
+	}
+	code, m = one.do(t, "GET", "/v1/approvals/"+id, one.approver, nil)
+	if d, _ := m["decision"].(map[string]any); code != 200 || d["decision"] != "allow" || d["actor"] != "user" {
+		t.Fatalf("on the first: %d %v", code, m)
+	}
+}
