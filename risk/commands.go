@@ -41,6 +41,16 @@ type Effect struct {
 	// Recursive reports that the command reads whole directory trees
 	// below its read operands (grep -r, rg, tar c, cp -r).
 	Recursive bool
+	// SkipsHidden reports that a recursive read leaves out hidden files
+	// and directories, the names starting with a dot (rg, ag without
+	// --hidden or -u).
+	SkipsHidden bool
+	// FollowsLinks reports that a recursive read follows the symbolic
+	// links it meets in the tree (grep -R, rg -L, zip -r, tar -h, cp -L).
+	FollowsLinks bool
+	// NameGlob, when set, limits a recursive read to the files whose name
+	// matches it (grep --include=*.go, rg -g '*.go').
+	NameGlob string
 	// Deletes reports that the paths in Writes are removed.
 	Deletes bool
 }
@@ -103,7 +113,7 @@ func init() {
 	add(Write, kCopy, "cp", "ln", "install", "rsync")
 	add(Write, kMove, "mv")
 	add(Write, kWriteAfter1, "chmod", "chown", "chgrp", "setfacl")
-	add(Write, kNone, "export", "patch", "git", "tar", "sed", "dd", "unzip")
+	add(Write, kNone, "export", "patch", "git", "tar", "sed", "dd", "unzip", "zip")
 	add(Execute, kExec, "python", "python3", "python2", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
 		"lua", "Rscript", "bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "source", ".", "exec", "make",
 		"cmake", "ninja", "npm", "npx", "yarn", "pnpm", "pip", "pip3", "uv", "poetry", "cargo", "go", "rustc",
@@ -344,9 +354,18 @@ func Command(name string, args []string, dyn []bool) Effect {
 		if flags["-r"] || flags["-R"] || flags["-a"] || flags["--recursive"] || flags["--archive"] {
 			e.Opaque = "a recursive copy writes whatever the source tree holds"
 			e.Recursive = true
+			e.FollowsLinks = flags["-L"] || flags["--dereference"]
 		}
 	case "zip":
-		e.Recursive = flags["-r"]
+		// zip ARCHIVE FILE...: the archive is written, the files read.
+		if len(ops) > 0 {
+			e.Writes, e.Reads = ops[:1], slices.Clone(ops[1:])
+		}
+		e.Recursive = flags["-r"] || flags["-R"] || flags["--recurse-paths"]
+		e.FollowsLinks = !(flags["-y"] || flags["--symlinks"])
+		if flags["-TT"] || hasPrefixArg(args, "--unzip-command") || hasPrefixArg(args, "-TT") {
+			e.Level, e.Known, e.Exec = Execute, false, "zip -TT runs the command it is given to test the archive"
+		}
 	case "unzip":
 		e.Level, e.Opaque = Write, "an archive writes whatever it holds"
 		if d := flagValue(args, "-d"); d != "" {
@@ -383,6 +402,18 @@ func Command(name string, args []string, dyn []bool) Effect {
 		}
 	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
 		e.Recursive = base == "rg" || base == "ag" || base == "ack" || flags["-r"] || flags["-R"] || flags["--recursive"] || flags["--dereference-recursive"]
+		if e.Recursive && len(e.Reads) == 0 {
+			// With no file operand, a recursive search reads the working
+			// directory.
+			e.Reads = []string{"."}
+		}
+		if base == "rg" || base == "ag" {
+			e.SkipsHidden = !slices.ContainsFunc(args, func(a string) bool {
+				return a == "--hidden" || a == "-." || a == "--unrestricted" || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == ""
+			})
+		}
+		e.FollowsLinks = flags["-R"] || flags["--dereference-recursive"] || base != "grep" && base != "egrep" && base != "fgrep" && (flags["-L"] || flags["--follow"])
+		e.NameGlob = nameFilter(base, args)
 		if f := flagValue(args, "-f", "--file"); f != "" {
 			e.Reads = append(e.Reads, f)
 		}
@@ -447,9 +478,12 @@ var valueFlags = map[string]map[string]bool{}
 
 func init() {
 	for prog, fl := range map[string]string{
-		"grep":  "-e -f -m -A -B -C -d -D --regexp --file --max-count --context --include --exclude",
+		"grep":  "-e -f -m -A -B -C -d -D --regexp --file --max-count --context --include --exclude --exclude-dir --exclude-from --label --binary-files --devices --directories",
 		"egrep": "-e -f -m -A -B -C", "fgrep": "-e -f -m -A -B -C",
-		"rg": "-e -f -g -t -T -m -A -B -C -j --glob --type --max-count --context",
+		"rg": "-e -f -g -t -T -m -A -B -C -j -r -d -M -E --glob --iglob --type --type-not --max-count --context --after-context --before-context " +
+			"--replace --max-depth --max-columns --max-filesize --encoding --type-add --type-clear --sort --sortr --color --colors " +
+			"--ignore-file --path-separator --threads --pre-glob --context-separator --field-match-separator --field-context-separator " +
+			"--dfa-size-limit --regex-size-limit --engine --file --regexp",
 		"cp": "-t -S --target-directory --suffix", "mv": "-t -S --target-directory --suffix",
 		"ln": "-t -S --target-directory", "install": "-t -m -o -g -S",
 		"head": "-n -c", "tail": "-n -c -s", "sort": "-o -k -t -T -S --output", "cut": "-d -f -c -b",
@@ -462,6 +496,7 @@ func init() {
 		"netcat": "-p -s -w -i -q -e -c", "telnet": "-l -n -b",
 		"scp": "-P -i -o -F -l -S -J -c", "sftp": "-P -i -o -F -l -S -J -c", "rsync": "-e --rsh --exclude --include",
 		"chmod": "", "chown": "", "tar": "-f -C -T -X --file --directory", "git": "-C -c",
+		"zip": "-b -n -t -tt -x -i -TT -O -P --unzip-command --password --output-file --temp-path --exclude --include",
 		"xxd": "-l -s -c -g -o", "od": "-j -N -t", "wc": "",
 		"diff": "-x -X -I --exclude", "psql": "-c -d -U -h -p -f --command", "mysql": "-e -u -p -h -D -P --execute",
 		"kubectl": "-n --namespace --context -l -o -f -c", "docker": "-H -c --context -f", "tree": "-o -L -I -P", "fd": "-e -E -t -d -x -X --exec --exec-batch",
@@ -590,6 +625,50 @@ func flagValue(args []string, names ...string) string {
 		}
 	}
 	return ""
+}
+
+// nameFilter returns the one file-name glob a search is limited to
+// (grep --include, rg -g), or "" when it has none, several, or a negated
+// one: then it may read any file of the tree.
+func nameFilter(base string, args []string) string {
+	var names []string
+	switch base {
+	case "grep", "egrep", "fgrep":
+		names = []string{"--include"}
+	case "rg":
+		names = []string{"-g", "--glob", "--iglob"}
+	default:
+		return ""
+	}
+	var globs []string
+	for i, a := range args {
+		for _, n := range names {
+			switch {
+			case a == n && i+1 < len(args):
+				globs = append(globs, args[i+1])
+			case strings.HasPrefix(a, n+"=") && strings.HasPrefix(n, "--"):
+				globs = append(globs, a[len(n)+1:])
+			case n == "-g" && strings.HasPrefix(a, "-g") && len(a) > 2:
+				globs = append(globs, a[2:])
+			}
+		}
+	}
+	if len(globs) != 1 || !SimpleNameGlob(globs[0]) {
+		return ""
+	}
+	return globs[0]
+}
+
+// SimpleNameGlob reports whether g is a glob on file names alone that
+// path.Match reads as the tools do: no directories, no braces, no
+// negation, well formed. Anything else may match files a simple reading
+// would miss, so it filters nothing.
+func SimpleNameGlob(g string) bool {
+	if g == "" || strings.HasPrefix(g, "!") || strings.ContainsAny(g, "/{}\\") {
+		return false
+	}
+	_, err := path.Match(g, "")
+	return err == nil
 }
 
 func hasPrefixArg(args []string, p string) bool {
@@ -1114,6 +1193,9 @@ func tarEffect(args []string, e *Effect) {
 	case create:
 		e.Level = Write
 		e.Recursive = true
+		e.FollowsLinks = slices.ContainsFunc(args, func(a string) bool {
+			return a == "--dereference" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "h")
+		})
 		if file != "" && file != "-" {
 			e.Writes = []string{file}
 		}

@@ -3,7 +3,9 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -86,6 +88,12 @@ type PathFact struct {
 	// like others (Cyrillic а for Latin a, fullwidth letters).
 	Lookalike bool `json:"lookalike,omitempty"`
 	abs       string
+	// How a recursive read walks its tree: leaving out hidden names,
+	// following links, only the files whose name matches nameGlob, or,
+	// with listed, only files a harmless find listed (none of which can
+	// be sensitive by name).
+	skipHidden, followLinks, listed bool
+	nameGlob                        string
 }
 
 // HostFact is a host a unit reaches.
@@ -207,6 +215,9 @@ func (e *env) pathFacts(dir, raw string) []PathFact {
 	return out
 }
 
+// searchers read the working directory recursively when given no file.
+var searchers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true}
+
 // namesOnly are programs that use their arguments as text and never open
 // them: a credential path among their arguments is only a name.
 var namesOnly = map[string]bool{"echo": true, "printf": true, "basename": true, "dirname": true, "test": true, "[": true, "[[": true}
@@ -250,11 +261,88 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 		if named(u.Reads, v) || named(u.Writes, v) || named(out, v) {
 			continue
 		}
-		if f := e.pathFact(cmd.Dir, v); f.Class == risk.Credential.String() {
+		if f := e.pathFact(cmd.Dir, v); f.Class == risk.Secret.String() {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// Bounds of the search for credential files below a directory that a
+// command reads whole.
+const (
+	maxTreeEntries = 20000 // entries looked at
+	maxTreeFound   = 8     // credential files reported
+)
+
+// bulkyDirs are directories of dependencies and caches that a tree search
+// does not enter: large, rebuilt by tools, and not where a person keeps
+// keys.
+var bulkyDirs = map[string]bool{
+	".git": true, "node_modules": true, "bower_components": true, ".venv": true, "venv": true,
+	"__pycache__": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true, ".gradle": true,
+	"target": true, ".next": true, ".nuxt": true,
+}
+
+// credentialsBelow returns the credential files in the tree below dir, as
+// read facts (at most maxTreeFound), and whether the whole tree was looked
+// at. The walk reads the tree as the command does: a symbolic link counts
+// as what it leads to only when the command follows links, hidden names
+// are left out when it leaves them out, and a name filter keeps only the
+// files it matches. Nothing is found below a path that is not a directory.
+func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
+	dir, skipHidden := p.Real, p.skipHidden
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, true
+	}
+	var found []PathFact
+	seen := 0
+	complete := true
+	_ = filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
+		if err != nil || file == dir {
+			return nil
+		}
+		if seen++; seen > maxTreeEntries {
+			complete = false
+			return filepath.SkipAll
+		}
+		hidden := skipHidden && strings.HasPrefix(d.Name(), ".")
+		if d.IsDir() {
+			if bulkyDirs[d.Name()] || hidden {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if hidden {
+			return nil
+		}
+		if p.nameGlob != "" {
+			// Without regard to case: stricter than any tool's reading.
+			if ok, _ := path.Match(strings.ToLower(p.nameGlob), strings.ToLower(d.Name())); !ok {
+				return nil
+			}
+		}
+		cls := risk.ClassifyPath(file, e.home)
+		if cls != risk.Secret && p.followLinks && d.Type()&fs.ModeSymlink != 0 {
+			if real, err := filepath.EvalSymlinks(file); err == nil {
+				cls = max(cls, risk.ClassifyPath(real, e.home))
+			}
+		}
+		if cls == risk.Secret {
+			rel, _ := filepath.Rel(e.cwd, file)
+			if rel == "" || strings.HasPrefix(rel, "..") {
+				rel = file
+			}
+			f := e.pathFact(e.cwd, file)
+			f.Requested = rel + " (in " + dir + ")"
+			found = append(found, f)
+			if len(found) == maxTreeFound {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return found, complete
 }
 
 // named reports whether facts hold one requested as raw.
@@ -417,7 +505,7 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		if cmd.Via == "find -exec" || cmd.Via == "xargs" {
 			for k := range u.Reads {
 				if slices.Contains(found, u.Reads[k].Requested) {
-					u.Reads[k].Recursive = true
+					u.Reads[k].Recursive, u.Reads[k].listed = true, true
 				}
 			}
 		}
@@ -842,9 +930,22 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		if eff.Unknown {
 			u.unknown = "an argument is not known until the line runs"
 		}
+		exists := false
 		for _, r := range eff.Reads {
 			for _, f := range e.operandFacts(cmd.Dir, r) {
-				f.Recursive = eff.Recursive
+				f.Recursive, f.skipHidden, f.followLinks, f.nameGlob = eff.Recursive, eff.SkipsHidden, eff.FollowsLinks, eff.NameGlob
+				u.Reads = append(u.Reads, f)
+				if _, err := os.Lstat(f.Real); f.Real != "" && err == nil {
+					exists = true
+				}
+			}
+		}
+		if eff.Recursive && !exists && len(eff.Reads) > 0 && searchers[name] {
+			// None of the operands of a recursive search exists: perhaps
+			// an option's value was taken for one, and the search reads
+			// the working directory.
+			for _, f := range e.operandFacts(cmd.Dir, ".") {
+				f.Recursive, f.skipHidden, f.followLinks, f.nameGlob = true, eff.SkipsHidden, eff.FollowsLinks, eff.NameGlob
 				u.Reads = append(u.Reads, f)
 			}
 		}
@@ -1057,7 +1158,9 @@ func (e *env) toolUnit(c *call) *Unit {
 	u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("the %s tool is classed %s", c.tool, c.meta.base))
 	for _, p := range c.paths {
 		f := e.pathFact(e.cwd, p.raw)
-		f.Recursive = c.recursive
+		// A search tool leaves hidden files out, as ripgrep does; one it
+		// is pointed at by a glob is a read of its own.
+		f.Recursive, f.skipHidden, f.nameGlob = c.recursive, c.recursive, c.nameGlob
 		if p.family == "write" {
 			u.Writes = append(u.Writes, f)
 		} else {
@@ -1099,6 +1202,22 @@ func (e *env) escalate(u *Unit) {
 				u.Reads[i].Class = "credential"
 				break
 			}
+		}
+		if u.Reads[i].Class == "credential" {
+			continue
+		}
+		// The files a tree holds now: grep -r KEY . reads ./.env.
+		if p.listed {
+			continue // a find whose -name cannot match a sensitive file
+		}
+		found, complete := e.credentialsBelow(p)
+		for _, f := range found {
+			if !named(u.Reads, f.Requested) {
+				u.Reads = append(u.Reads, f)
+			}
+		}
+		if !complete && u.unknown == "" {
+			u.unknown = fmt.Sprintf("the tree below %s is too large to check for credential files", p.Requested)
 		}
 	}
 	all := append(append([]PathFact{}, u.Reads...), u.Writes...)

@@ -34,6 +34,7 @@ type call struct {
 	paths     []pathArg // file tools: the paths touched
 	url       *url.URL  // fetch
 	recursive bool      // search: whole trees below the paths are read
+	nameGlob  string    // search: only the files whose name matches
 	input     map[string]any
 }
 
@@ -326,6 +327,9 @@ func parseSearch(in map[string]any, c *call) error {
 		return err
 	}
 	if g != "" {
+		if risk.SimpleNameGlob(g) {
+			c.nameGlob = g
+		}
 		c.paths = append(c.paths, pathArg{filepath.Join(p, g), "read"})
 		if base := globBase(g); base != "" && base != g {
 			c.paths = append(c.paths, pathArg{filepath.Join(p, base), "read"})
