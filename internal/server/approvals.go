@@ -347,6 +347,17 @@ func (b *Broker) knows(id string) bool {
 	return inflight || b.pending[id] != nil || b.resolved[id] != nil
 }
 
+// pendingApproval returns approval id if it waits for an answer here.
+func (b *Broker) pendingApproval(id string) (Approval, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.pending[id]
+	if e == nil {
+		return Approval{}, false
+	}
+	return b.copyLocked(e), true
+}
+
 // isPending reports whether id waits for an answer here.
 func (b *Broker) isPending(id string) bool {
 	b.mu.Lock()

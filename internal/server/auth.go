@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -80,13 +81,20 @@ type auth struct {
 	codes map[string]time.Time // login code → expiry
 }
 
-// sign returns the HMAC-SHA256, in hex, of the parts under the approver
-// token, for the purpose named first.
-func (a *auth) sign(parts ...string) string {
-	m := hmac.New(sha256.New, []byte(a.tokens.Approver))
+// sign returns the signature of the parts under the approver token, for
+// the purpose named first.
+func (a *auth) sign(parts ...string) string { return mac(a.tokens.Approver, parts...) }
+
+// mac returns the HMAC-SHA256 under key of the parts, in hex. Each part is
+// preceded by its length, so no two lists of parts sign alike; the first
+// names the purpose, so no signature stands for another kind.
+func mac(key string, parts ...string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	var n [8]byte
 	for _, p := range parts {
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		m.Write(n[:])
 		m.Write([]byte(p))
-		m.Write([]byte{0})
 	}
 	return hex.EncodeToString(m.Sum(nil))
 }

@@ -33,10 +33,17 @@ import (
 // call of that session checked elsewhere is asked again, never allowed
 // more.
 
-// peerTypes are the events the follower reads.
-var peerTypes = []eventlog.Type{
-	eventlog.TypePolicyChanged, eventlog.TypePermissionRequested,
-	eventlog.TypePermissionResolved, eventlog.TypePermissionAnswered,
+// The two streams the follower reads: session switches, every one after
+// those the restore read, whatever their time says; and questions and
+// answers, from a while back (no question outlives its deadline).
+const (
+	policyStream = iota
+	permissionStream
+)
+
+var streamTypes = [...][]eventlog.Type{
+	policyStream:     {eventlog.TypePolicyChanged},
+	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionResolved, eventlog.TypePermissionAnswered},
 }
 
 // peerKeep bounds the remote questions remembered once resolved.
@@ -48,7 +55,7 @@ type peers struct {
 	pending  map[string]Approval // questions other servers hold
 	resolved map[string]Approval // and those of them since resolved
 	order    []string            // resolved ids, oldest first
-	followed int64               // highest event id the follower handled
+	followed [2]int64            // per stream, the highest event id handled
 	advanced chan struct{}       // closed when followed moves on
 }
 
@@ -56,11 +63,11 @@ func newPeers() *peers {
 	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, advanced: make(chan struct{})}
 }
 
-// follow reads the log from since on, live, until ctx ends or the store
-// closes. A read error is logged and the reading resumes after the last
-// event handled.
-func (s *Server) follow(ctx context.Context, since time.Time) {
-	f := eventlog.Filter{Types: peerTypes, Since: since, AfterID: eventlog.ReplayAll}
+// follow reads one stream of the log, from f on and live, until ctx ends
+// or the store closes. A read error is logged and the reading resumes after
+// the last event handled.
+func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
+	f.Types = streamTypes[stream]
 	for ctx.Err() == nil {
 		failed := false
 		for e, err := range s.store.Subscribe(ctx, f) {
@@ -74,11 +81,11 @@ func (s *Server) follow(ctx context.Context, since time.Time) {
 			}
 			s.peerEvent(e)
 			s.peers.mu.Lock()
-			s.peers.followed = e.ID
+			s.peers.followed[stream] = e.ID
 			close(s.peers.advanced)
 			s.peers.advanced = make(chan struct{})
 			s.peers.mu.Unlock()
-			f = eventlog.Filter{Types: peerTypes, AfterID: e.ID}
+			f = eventlog.Filter{Types: streamTypes[stream], AfterID: e.ID}
 		}
 		if !failed {
 			return // ctx ended
@@ -90,12 +97,22 @@ func (s *Server) follow(ctx context.Context, since time.Time) {
 	}
 }
 
-// waitFollowed waits until the follower has handled the event id; false
-// if ctx ended first.
-func (s *Server) waitFollowed(ctx context.Context, id int64) bool {
+// waitFollowedPolicy waits until the follower has handled the session
+// switch of event id; false if ctx ended first.
+func (s *Server) waitFollowedPolicy(ctx context.Context, id int64) bool {
+	return s.waitFollowed(ctx, policyStream, id)
+}
+
+// waitFollowedPermissions waits until the follower has handled the
+// question or answer of event id; false if ctx ended first.
+func (s *Server) waitFollowedPermissions(ctx context.Context, id int64) bool {
+	return s.waitFollowed(ctx, permissionStream, id)
+}
+
+func (s *Server) waitFollowed(ctx context.Context, stream int, id int64) bool {
 	for {
 		s.peers.mu.Lock()
-		done, ch := s.peers.followed >= id, s.peers.advanced
+		done, ch := s.peers.followed[stream] >= id, s.peers.advanced
 		s.peers.mu.Unlock()
 		if done {
 			return true
@@ -161,8 +178,27 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
-	if _, done := s.peers.resolved[a.ID]; !done {
+	s.prunePeersLocked()
+	_, done := s.peers.resolved[a.ID]
+	_, have := s.peers.pending[a.ID]
+	if !done && !have && len(s.peers.pending) < peerMaxPending {
+		// The first question under an id stands: a later one under the
+		// same id is no question of the holder's.
 		s.peers.pending[a.ID] = a
+	}
+}
+
+// peerMaxPending bounds the questions of other servers held here.
+const peerMaxPending = 10000
+
+// prunePeersLocked forgets the questions of other servers past their
+// deadline: their holder has denied them, or is gone.
+func (s *Server) prunePeersLocked() {
+	now := s.clock()
+	for id, a := range s.peers.pending {
+		if !a.Deadline.After(now) {
+			delete(s.peers.pending, id)
+		}
 	}
 }
 
@@ -197,9 +233,14 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 }
 
-// answerPayload is the payload of a permission.answered event.
+// answerPayload is the payload of a permission.answered event. Question
+// is the digest of the question as the answering server showed it
+// (questionDigest): the holder takes the answer only for the question it
+// asked, so an answer given to a question forged in the log, under a real
+// call's id, answers nothing.
 type answerPayload struct {
 	ToolCallID string        `json:"toolCallId"`
+	Question   string        `json:"question"`
 	Answer     approval.Kind `json:"answer"`
 	Message    string        `json:"message,omitempty"`
 	Rule       string        `json:"rule,omitempty"`
@@ -211,28 +252,68 @@ type answerPayload struct {
 // signAnswer returns the signature of p, an answer in session, under the
 // approver token.
 func (s *Server) signAnswer(session string, p answerPayload) string {
-	m := hmac.New(sha256.New, []byte(s.opts.Tokens.Approver))
-	for _, part := range []string{"toolgate answer v1", session, p.ToolCallID, string(p.Answer), p.Message, p.Rule, p.Confirm} {
-		m.Write([]byte(part))
-		m.Write([]byte{0})
-	}
-	return hex.EncodeToString(m.Sum(nil))
+	return mac(s.opts.Tokens.Approver, "toolgate answer v2", session, p.ToolCallID, p.Question,
+		string(p.Answer), p.Message, p.Rule, p.Confirm)
+}
+
+// questionDigest is the SHA-256 of what a person is shown of a question
+// and answers to: its session, id, tool, arguments, directory, risk,
+// reason, units and confirmation target.
+func questionDigest(session string, r *approval.Request) string {
+	b, _ := json.Marshal(struct {
+		Session, ID, Tool, Cwd, Risk, Reason, Message, ConfirmTarget string
+		Input                                                        map[string]any
+		Destructive                                                  bool
+		Units                                                        []approval.Unit
+	}{session, r.ToolCallID, r.Tool, r.Cwd, r.Risk, r.Reason, r.Message, r.ConfirmTarget, r.Input, r.Destructive, r.Units})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // remoteAnswer acts on an answer given to another server, if this server
-// holds the question and the answer is signed under its approver token.
+// holds the question, in that session, as the answer describes it, and
+// the answer is signed under its approver token. An answer that arrives
+// while the call is still being decided waits for its question.
 func (s *Server) remoteAnswer(e eventlog.Event) {
 	var p answerPayload
-	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" || !s.broker.isPending(p.ToolCallID) {
+	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" || !s.broker.knows(p.ToolCallID) {
 		return
 	}
 	if !hmac.Equal([]byte(p.Sig), []byte(s.signAnswer(e.Session, p))) {
 		s.log.Warn("answer from the event log not taken: its signature does not verify", "event", e.ID, "session", e.Session, "tool_call_id", p.ToolCallID)
 		return
 	}
-	if _, err := s.broker.Answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm}); err != nil {
-		s.log.Warn("answer from the event log not taken", "event", e.ID, "tool_call_id", p.ToolCallID, "err", err)
+	take := func() {
+		a, ok := s.broker.pendingApproval(p.ToolCallID)
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("%w: %s is not waiting for an answer here", ErrNotFound, p.ToolCallID)
+		case a.Session != e.Session:
+			err = fmt.Errorf("the answer was written to session %s, the question is in %s", e.Session, a.Session)
+		case questionDigest(a.Session, a.Request) != p.Question:
+			err = errors.New("the answer was given to another question than the one asked here")
+		default:
+			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
+				err = aerr
+			} else {
+				_, err = s.broker.Answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm})
+			}
+		}
+		if err != nil {
+			s.log.Warn("answer from the event log not taken", "event", e.ID, "tool_call_id", p.ToolCallID, "err", err)
+		}
 	}
+	if s.broker.isPending(p.ToolCallID) {
+		take()
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(s.base, lookupWait)
+		defer cancel()
+		s.broker.awaitInflight(ctx, p.ToolCallID)
+		take()
+	}()
 }
 
 // remote returns the question id another server holds, pending or
@@ -283,7 +364,10 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 	if err := checkAnswer(a.Request, reply); err != nil {
 		return Approval{}, err
 	}
-	p := answerPayload{ToolCallID: a.ID, Answer: reply.Answer, Message: reply.Message, Rule: reply.Rule, Confirm: reply.Confirm, Actor: gate.ActorUser}
+	p := answerPayload{
+		ToolCallID: a.ID, Question: questionDigest(a.Session, a.Request), Answer: reply.Answer,
+		Message: reply.Message, Rule: reply.Rule, Confirm: reply.Confirm, Actor: gate.ActorUser,
+	}
 	p.Sig = s.signAnswer(a.Session, p)
 	payload, err := json.Marshal(p)
 	if err != nil {

@@ -167,7 +167,7 @@ func TestPeersForgedAnswer(t *testing.T) {
 			must(t, err)
 			stored, err := b.store.Append(context.Background(), "s1", eventlog.Draft{Type: eventlog.TypePermissionAnswered, Payload: raw})
 			must(t, err)
-			waitFor(t, "A to read the forged answer", func() bool { return a.srv.waitFollowed(context.Background(), stored[0].ID) })
+			waitFor(t, "A to read the forged answer", func() bool { return a.srv.waitFollowedPermissions(context.Background(), stored[0].ID) })
 		}
 		if list := a.pending("s1"); len(list) != 1 || list[0].ID != id {
 			t.Fatalf("after forged answers, A has pending %v", list)
@@ -205,7 +205,7 @@ func TestPeersSessionPolicy(t *testing.T) {
 		stored, err := a.store.Append(context.Background(), "s1", eventlog.Draft{Type: eventlog.TypePolicyChanged, Payload: raw})
 		must(t, err)
 		for _, e := range []*testEnv{a, b} {
-			if !e.srv.waitFollowed(context.Background(), stored[0].ID) {
+			if !e.srv.waitFollowedPolicy(context.Background(), stored[0].ID) {
 				t.Fatal("the change was not read back")
 			}
 			if v := e.sessionsOf("s1"); v.Mode == nil || *v.Mode != policy.ModeDontAsk {
@@ -262,4 +262,50 @@ func TestPeersCookie(t *testing.T) {
 			t.Errorf("%s cookie: %d %s", name, r.code, r.body)
 		}
 	}
+}
+
+// TestPeersDecoyQuestion: a question written into the log under the id of
+// a real call — in another session, showing a harmless call — neither
+// hides the real question on the other server nor, once answered there,
+// answers the real call: the answer names the question it was given to.
+func TestPeersDecoyQuestion(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		ctx := context.Background()
+		id := a.ask("s1", cmdAsk)
+		waitFor(t, "the question on B", func() bool { return len(b.pending("s1")) == 1 })
+		decoy := map[string]any{
+			"toolCallId": id, "tool": "Read", "args": map[string]any{"file_path": "README.md"}, "summary": "Read: README.md",
+			"riskAtDecision": "read", "reason": "read_only", "askedOf": "user", "deadline": time.Now().Add(time.Minute),
+		}
+		raw, err := json.Marshal(decoy)
+		must(t, err)
+		stored, err := b.store.Append(ctx, "decoy", eventlog.Draft{Type: eventlog.TypePermissionRequested, Payload: raw})
+		must(t, err)
+		if !b.srv.waitFollowedPermissions(ctx, stored[0].ID) {
+			t.Fatal("B did not read the decoy")
+		}
+		list := b.pending("")
+		if len(list) != 1 || list[0].Session != "s1" || list[0].Request.Tool != "Bash" {
+			t.Fatalf("B lists %s", mustJSON(t, list))
+		}
+		// Had B shown the decoy, the answer given to it would name it.
+		shown := Approval{ID: id, Session: "decoy", State: StatePending, Request: &approval.Request{
+			Session: "decoy", ToolCallID: id, Tool: "Read", Input: map[string]any{"file_path": "README.md"}, Risk: "read",
+		}}
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if _, err := b.srv.answerRemote(wctx, shown, Reply{Answer: approval.AllowOnce}); err != nil {
+			t.Fatal(err)
+		}
+		if list := a.pending("s1"); len(list) != 1 {
+			t.Fatalf("the answer to the decoy answered the real call: A has %d pending", len(list))
+		}
+		if evs := a.events("s1", eventlog.TypePermissionResolved); len(evs) != 0 {
+			t.Fatalf("the call was resolved: %s", evs[0].Payload)
+		}
+		// The answer given to the real question still works.
+		if r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
+			t.Fatalf("real answer: %d %s", r.code, r.body)
+		}
+	})
 }

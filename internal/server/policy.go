@@ -151,8 +151,8 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		}
 		wctx, wcancel := context.WithTimeout(r.Context(), lookupWait)
 		defer wcancel()
-		if !s.waitFollowed(wctx, stored[0].ID) {
-			return fmt.Errorf("the change was recorded (event %d) but has not been read back from the log yet", stored[0].ID)
+		if !s.waitFollowedPolicy(wctx, stored[0].ID) {
+			return fmt.Errorf("the change was recorded (event %d) and applies once it is read back from the log, which has not happened yet; GET the session's policy to see when", stored[0].ID)
 		}
 		if ok, why := s.changeApplied(stored[0].ID); !ok {
 			now, _ := s.opts.Sessions.Get(session)

@@ -176,7 +176,14 @@ func New(opts Options) (*Server, error) {
 	if n > 0 {
 		s.log.Info("session settings restored from the event log", "sessions", n)
 	}
-	go s.follow(s.base, since)
+	s.sessionPolicyMu.Lock()
+	after := s.restoredTo
+	s.sessionPolicyMu.Unlock()
+	if after == 0 {
+		after = eventlog.ReplayAll
+	}
+	go s.follow(s.base, policyStream, eventlog.Filter{AfterID: after})
+	go s.follow(s.base, permissionStream, eventlog.Filter{Since: since, AfterID: eventlog.ReplayAll})
 	return s, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -36,12 +34,7 @@ type sessionChange struct {
 func (s *Server) signChange(session string, c sessionChange) string {
 	before, _ := json.Marshal(c.Before)
 	after, _ := json.Marshal(c.After)
-	m := hmac.New(sha256.New, []byte(s.opts.Tokens.Approver))
-	for _, part := range [][]byte{[]byte("toolgate session settings v1"), []byte(session), []byte(strconv.Itoa(c.N)), before, after} {
-		m.Write(part)
-		m.Write([]byte{0})
-	}
-	return hex.EncodeToString(m.Sum(nil))
+	return mac(s.opts.Tokens.Approver, "toolgate session settings v2", session, strconv.Itoa(c.N), string(before), string(after))
 }
 
 // restoreSessions sets the settings each session was last switched to,
