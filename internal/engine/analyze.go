@@ -222,50 +222,107 @@ var searchers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg"
 // them: a credential path among their arguments is only a name.
 var namesOnly = map[string]bool{"echo": true, "printf": true, "basename": true, "dirname": true, "test": true, "[": true, "[[": true}
 
-// credentialArgs returns the credential files that the static arguments
-// of cmd name (an argument, or the value of --option=value) and that u
-// does not already read or write. Whatever the program is — one the
-// analysis knows without declaring that operand, one it does not know, an
-// interpreter given a file — a credential it is handed is taken as read,
-// so the credential floor holds in every mode: zip out.zip ~/.ssh/id_rsa
-// or mytool --key=~/.aws/credentials is denied as cat ~/.ssh/id_rsa is.
-// Only words that look like paths are resolved (they hold a slash or start
-// with ~, or are a dot-name not right after an option), to their real
-// paths, so a symlink to a key counts as the key.
+// credentialArgs returns the credential files that the arguments of cmd
+// name and that u does not already read or write. Whatever the program is
+// — one the analysis knows without declaring that operand, one it does not
+// know, an interpreter given a file — a credential it is handed is taken
+// as read, so the credential floor holds in every mode: zip out.zip
+// ~/.ssh/id_rsa, mytool --key=~/.aws/credentials or python3 -B .env is
+// denied as cat ~/.ssh/id_rsa is.
+//
+// Each argument is looked at whole and, for an option, as the value it
+// carries (--in=FILE, -Path:FILE, -iFILE). A word that looks like a path
+// (a slash, a leading ~, a dot-name) is resolved to its real path, so a
+// symbolic link to a key counts as the key, and a glob to what it matches
+// now or could. A dot-name right after an option of a program that takes
+// name patterns (find -name .env, --exclude .env) is a pattern. A word
+// with a variable in it is judged with the home directory for the
+// variable, the place such a word most likely names.
 func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 	var out []PathFact
-	for i, a := range cmd.Args {
-		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
-			continue
+	add := func(v string, facts ...PathFact) {
+		for _, f := range facts {
+			if f.Class == risk.Secret.String() && !named(u.Reads, f.Requested) && !named(u.Writes, f.Requested) && !named(out, f.Requested) {
+				out = append(out, f)
+			}
 		}
-		v := a
-		if strings.HasPrefix(a, "-") {
-			_, after, ok := strings.Cut(a, "=")
-			if !ok {
+	}
+	for i, a := range cmd.Args {
+		dynamic := i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i]
+		afterOption := i > 0 && strings.HasPrefix(cmd.Args[i-1], "-") && cmd.Args[i-1] != "--"
+		for _, v := range e.argValues(a) {
+			if v == "" || len(v) > 4096 || strings.ContainsAny(v, "\n\r\x00") {
 				continue
 			}
-			v = after
-		}
-		if v == "" || len(v) > 4096 || strings.ContainsAny(v, " \t\r\n\x00") {
-			continue
-		}
-		pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
-		// A bare dot-name (.env) right after an option is more likely
-		// that option's pattern or name (find -name .env, git rm --cached
-		// .env) than a file handed over to be read; after "--" it is an
-		// operand again (git log -p -- .env prints its contents).
-		bare := v == a && strings.HasPrefix(v, ".") && (i == 0 || cmd.Args[i-1] == "--" || !strings.HasPrefix(cmd.Args[i-1], "-"))
-		if !pathy && !bare {
-			continue
-		}
-		if named(u.Reads, v) || named(u.Writes, v) || named(out, v) {
-			continue
-		}
-		if f := e.pathFact(cmd.Dir, v); f.Class == risk.Secret.String() {
-			out = append(out, f)
+			if dynamic {
+				// A dynamic word is its source text: quotes and all.
+				if w, ok := e.homeForVars(strings.NewReplacer(`"`, "", `'`, "").Replace(v)); ok {
+					f := e.pathFact(cmd.Dir, w)
+					f.Requested = v
+					add(v, f)
+				}
+				continue
+			}
+			pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
+			dotName := strings.HasPrefix(v, ".")
+			if !pathy && !dotName {
+				continue
+			}
+			if !pathy && v == a && afterOption && (patternTakers[cmd.Name] || patternOptions[strings.ToLower(cmd.Args[i-1])]) {
+				continue
+			}
+			if strings.ContainsAny(v, "*?[") {
+				add(v, e.pathFacts(cmd.Dir, v)...)
+			} else {
+				add(v, e.pathFact(cmd.Dir, v))
+			}
 		}
 	}
 	return out
+}
+
+// argValues returns the words of an argument that may name a file: the
+// argument itself and, for an option, the value it carries after = (or :
+// in PowerShell and cmd), or attached to a one-letter option (-iFILE).
+func (e *env) argValues(a string) []string {
+	vals := []string{a}
+	if !strings.HasPrefix(a, "-") && !(e.dialect == cmdExe && strings.HasPrefix(a, "/")) {
+		return vals
+	}
+	if _, v, ok := strings.Cut(a, "="); ok {
+		vals = append(vals, v)
+	}
+	if e.dialect != bash {
+		if _, v, ok := strings.Cut(a, ":"); ok {
+			vals = append(vals, v)
+		}
+	}
+	if len(a) > 2 && a[1] != '-' && !strings.Contains(a, "=") {
+		vals = append(vals, a[2:])
+	}
+	return vals
+}
+
+// homeVars are the variables that name the home directory.
+var homeVars = regexp.MustCompile(`(?i)\$\{?HOME\}?|\$\{?env:(HOME|USERPROFILE)\}?|%(HOME|USERPROFILE)%|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\$\{?env:[A-Za-z_][A-Za-z0-9_]*\}?`)
+
+// homeForVars returns w with every variable replaced by the home
+// directory, and whether it had any.
+func (e *env) homeForVars(w string) (string, bool) {
+	if e.home == "" || !homeVars.MatchString(w) {
+		return "", false
+	}
+	return homeVars.ReplaceAllLiteralString(w, e.home), true
+}
+
+// patternTakers are programs whose dot-name arguments after an option are
+// name patterns, not files they open.
+var patternTakers = map[string]bool{"find": true, "fd": true, "fdfind": true, "locate": true}
+
+// patternOptions are options whose value is a name pattern, not a file.
+var patternOptions = map[string]bool{
+	"--exclude": true, "--include": true, "--exclude-dir": true, "--ignore": true, "-name": true, "-iname": true,
+	"-path": true, "-ipath": true, "-not": true, "-x": true, "--glob": true, "-g": true, "--iglob": true,
 }
 
 // Bounds of the search for credential files below a directory that a

@@ -524,7 +524,8 @@ func TestCmd(t *testing.T) {
 		{name: "cmd /c nesting", l: layers{project: "[permissions]\ndeny = ['Bash(rmdir /s:*)']"}, tool: "Bash", shell: "cmd", input: c(`cmd /c "rmdir /s /q dist"`), want: policy.Deny, reason: ReasonRuleDeny},
 		{name: "set dumps the environment", tool: "Bash", shell: "cmd", input: c(`set`), want: policy.Deny, reason: ReasonCredential},
 		{name: "dir is a read", tool: "Bash", shell: "cmd", input: c(`dir src`), want: policy.Allow},
-		{name: "%VAR% path asks", tool: "Bash", shell: "cmd", input: c(`type %USERPROFILE%\.ssh\id_rsa`), want: policy.Ask},
+		{name: "%VAR% path into the home's keys is a credential read", tool: "Bash", shell: "cmd", input: c(`type %USERPROFILE%\.ssh\id_rsa`), want: policy.Deny, reason: ReasonCredential},
+		{name: "%VAR% path elsewhere asks", tool: "Bash", shell: "cmd", input: c(`type %TEMP%\notes.txt`), want: policy.Ask},
 		{name: "unknown shell is invalid", tool: "Bash", shell: "fish", input: c(`ls`), want: policy.Deny, reason: ReasonInvalidRequest},
 	})
 }
