@@ -165,7 +165,8 @@ denied with reason approval_cancelled and the event log is closed.`,
 			srv, err := server.New(server.Options{
 				Notifier: notifier,
 				Engine:   eng, Store: store, Sessions: sessions, Broker: broker, Gate: g,
-				Timeout: timeout, Tokens: tokens, UI: webui.Handler(),
+				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile),
+				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {
 					root := project
 					if root == "" {

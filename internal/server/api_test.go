@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -863,4 +866,53 @@ func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	must(t, err)
 	return string(b)
+}
+
+// TestRestoreSessionsFailsClosed: a switch deleted from the log (by
+// whoever can write to it) does not take the session back to its older
+// settings: the count kept outside the log shows it missing, and the
+// session asks for every call. A switch that loosened the session is not
+// restored once it is old, and one that tightened it is.
+func TestRestoreSessionsFailsClosed(t *testing.T) {
+	project := realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	db := filepath.Join(t.TempDir(), "events.db")
+	heads := filepath.Join(t.TempDir(), SessionHeadsFile)
+	withHeads := func(o *Options, _ *policy.File) { o.SessionHeads = heads }
+	e := newEnvAt(t, project, sqliteLog(t, db), withHeads)
+	ap := e.tokens.Approver
+	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"mode": "bypassPermissions"})
+	e.call("PUT", "/v1/sessions/s1/policy", ap, map[string]any{"mode": "plan"})
+	e.call("PUT", "/v1/sessions/s2/policy", ap, map[string]any{"mode": "bypassPermissions", "sandbox": "read-only"})
+	evs := e.events("s1", eventlog.TypePolicyChanged)
+	if len(evs) != 2 {
+		t.Fatalf("s1 has %d changes", len(evs))
+	}
+	// The tightening switch of s1 is deleted behind the server's back.
+	conn, err := sql.Open("sqlite", db)
+	must(t, err)
+	_, err = conn.Exec("DELETE FROM events WHERE id = ?", evs[1].ID)
+	must(t, err)
+	must(t, conn.Close())
+
+	restart := func(clock func() time.Time) *engine.Sessions {
+		t.Helper()
+		sessions := engine.NewSessions()
+		srv, err := New(Options{Engine: e.srv.opts.Engine, Store: e.store, Sessions: sessions, Tokens: e.tokens, SessionHeads: heads, Clock: clock})
+		must(t, err)
+		t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+		return sessions
+	}
+	got := restart(time.Now)
+	if v, _ := got.Get("s1"); v.Mode != nil || v.Approval == nil || *v.Approval != policy.ApprovalAlways {
+		t.Fatalf("s1 after its last switch was deleted: %s, want approval always", mustJSON(t, v))
+	}
+	if v, _ := got.Get("s2"); v.Mode == nil || *v.Mode != policy.ModeBypass {
+		t.Fatalf("s2 right after the restart: %s", mustJSON(t, v))
+	}
+	// A day later, s2's bypass is not restored, its read-only sandbox is.
+	got = restart(func() time.Time { return time.Now().Add(25 * time.Hour) })
+	if v, _ := got.Get("s2"); v.Mode != nil || v.Sandbox == nil || *v.Sandbox != policy.SandboxReadOnly {
+		t.Fatalf("s2 a day later: %s", mustJSON(t, v))
+	}
 }

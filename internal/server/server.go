@@ -35,6 +35,13 @@ type Options struct {
 	// /v1/sessions/{id}/policy answers 501. New restores in it the
 	// switches the log records, so that they hold across restarts.
 	Sessions *engine.Sessions
+	// SessionHeads is a file, outside the event log, where the server
+	// keeps how many switches of each session it applied (in the state
+	// directory, which agents cannot write). At start, a session whose
+	// switches the log holds fewer of — a change deleted from the log —
+	// asks for every call instead of going back to older settings. ""
+	// keeps no such file.
+	SessionHeads string
 	// Broker holds the questions put to people; nil makes one with
 	// Timeout.
 	Broker *Broker
@@ -90,11 +97,12 @@ type Server struct {
 
 	peers *peers // what other servers sharing the log hold
 
-	putMu           sync.Mutex       // one PUT /v1/sessions/{id}/policy at a time
-	sessionPolicyMu sync.Mutex       // guards the three below
-	sessionN        map[string]int   // each session's settings changes so far
-	restoredTo      int64            // the last event the restore read
-	changeOutcome   map[int64]string // why a recent change was refused, "" if taken
+	putMu           sync.Mutex           // one PUT /v1/sessions/{id}/policy at a time
+	sessionPolicyMu sync.Mutex           // guards the three below
+	sessionN        map[string]int       // each session's settings changes so far
+	sessionTime     map[string]time.Time // when each was last switched
+	restoredTo      int64                // the last event the restore read
+	changeOutcome   map[int64]string     // why a recent change was refused, "" if taken
 	changeOrder     []int64
 }
 
@@ -103,6 +111,10 @@ type sessionInfo struct {
 	agent bool   // the agent token checked a call or posted an event in it
 	cwd   string // the working directory of its latest call
 }
+
+// SessionHeadsFile is the usual name of Options.SessionHeads in the state
+// directory.
+const SessionHeadsFile = "session-heads.json"
 
 // maxKnownSessions bounds the sessions the server remembers.
 const maxKnownSessions = 100_000
@@ -148,7 +160,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
 		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
-		sessionN: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(),
+		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, changeOutcome: map[int64]string{}, peers: newPeers(),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()

@@ -5,11 +5,16 @@ import (
 	"context"
 	"crypto/hmac"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/policy"
 )
 
 // sessionChange is the payload of the policy.changed event that a switch
@@ -50,6 +55,10 @@ func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 	}
 	s.sessionPolicyMu.Lock()
 	defer s.sessionPolicyMu.Unlock()
+	heads, err := s.loadHeads()
+	if err != nil {
+		return 0, err
+	}
 	for e, err := range s.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypePolicyChanged}}) {
 		if err != nil {
 			return 0, fmt.Errorf("restore session settings: %w", err)
@@ -57,6 +66,28 @@ func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 		s.applySessionLocked(e)
 		s.restoredTo = e.ID
 	}
+	now := s.clock()
+	for session, want := range heads {
+		if s.sessionN[session] < want {
+			// This server applied changes the log no longer holds: it
+			// fails closed, and a person is asked for every call.
+			always := policy.ApprovalAlways
+			s.opts.Sessions.Set(session, engine.SessionSettings{Approval: &always})
+			s.log.Error("session settings changes are missing from the event log; the session asks for every call until a person switches it",
+				"session", session, "applied", want, "in the log", s.sessionN[session])
+			s.sessionN[session] = want
+		}
+	}
+	for session := range s.sessionN {
+		v, _ := s.opts.Sessions.Get(session)
+		if t := s.sessionTime[session]; !t.IsZero() && now.Sub(t) > restoreLooseAfter {
+			if tight := withoutLoosening(v); !tight.Equal(v) {
+				s.opts.Sessions.Set(session, tight)
+				s.log.Info("session settings that loosen the policy not restored: switched too long ago", "session", session, "switched", t)
+			}
+		}
+	}
+	s.saveHeadsLocked()
 	n := 0
 	for session := range s.sessionN {
 		if v, ok := s.opts.Sessions.Get(session); ok && v != (engine.SessionSettings{}) {
@@ -64,6 +95,67 @@ func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// restoreLooseAfter is how old a switch that loosens a session (bypass,
+// acceptEdits, approval never, no sandbox, network) may be and still be
+// restored at start. Session ids come from the agent, so a loosened session
+// must not wait for any agent to take its name up again; a tightened one
+// stays tight however old.
+const restoreLooseAfter = 12 * time.Hour
+
+// withoutLoosening returns v without the settings that loosen the policy.
+func withoutLoosening(v engine.SessionSettings) engine.SessionSettings {
+	if v.Mode != nil && (*v.Mode == policy.ModeBypass || *v.Mode == policy.ModeAcceptEdits) {
+		v.Mode = nil
+	}
+	if v.Approval != nil && *v.Approval == policy.ApprovalNever {
+		v.Approval = nil
+	}
+	if v.Sandbox != nil && *v.Sandbox == policy.SandboxFullAccess {
+		v.Sandbox = nil
+	}
+	if v.Network != nil && *v.Network {
+		v.Network = nil
+	}
+	return v
+}
+
+// loadHeads reads the count of changes this server applied to each
+// session, as it last wrote them (Options.SessionHeads).
+func (s *Server) loadHeads() (map[string]int, error) {
+	heads := map[string]int{}
+	if s.opts.SessionHeads == "" {
+		return heads, nil
+	}
+	raw, err := os.ReadFile(s.opts.SessionHeads)
+	if errors.Is(err, fs.ErrNotExist) {
+		return heads, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session settings: %w", err)
+	}
+	if err := json.Unmarshal(raw, &heads); err != nil {
+		return nil, fmt.Errorf("session settings: %s is not a JSON object of counts (%v); remove it to start over", s.opts.SessionHeads, err)
+	}
+	return heads, nil
+}
+
+// saveHeadsLocked writes the count of changes applied to each session,
+// atomically, mode 0600. A failure is logged: the settings apply anyway.
+func (s *Server) saveHeadsLocked() {
+	if s.opts.SessionHeads == "" {
+		return
+	}
+	raw, _ := json.Marshal(s.sessionN)
+	tmp := s.opts.SessionHeads + ".tmp"
+	err := os.WriteFile(tmp, raw, 0o600)
+	if err == nil {
+		err = os.Rename(tmp, s.opts.SessionHeads)
+	}
+	if err != nil {
+		s.log.Error("write the session settings counts", "file", s.opts.SessionHeads, "err", err)
+	}
 }
 
 // applySessionEvent applies a session settings change the follower read,
@@ -90,13 +182,14 @@ func (s *Server) applySessionLocked(e eventlog.Event) {
 	if json.Unmarshal(e.Payload, &scope) != nil || scope.Scope != "session" {
 		return // a rule written to a file, which the file holds
 	}
-	current, _ := s.opts.Sessions.Get(e.Session)
-	why := s.checkChange(e, current)
+	why := s.checkChange(e)
 	if why == "" {
 		var c sessionChange
 		_ = json.Unmarshal(e.Payload, &c)
 		s.opts.Sessions.Set(e.Session, c.After)
 		s.sessionN[e.Session] = c.N
+		s.sessionTime[e.Session] = e.Time
+		s.saveHeadsLocked()
 	} else {
 		s.log.Warn("session settings change not applied", "event", e.ID, "session", e.Session, "seq", e.Seq, "why", why)
 	}
@@ -122,7 +215,7 @@ func (s *Server) changeApplied(id int64) (bool, string) {
 
 // checkChange says why the session change e cannot be restored over the
 // settings current, or "".
-func (s *Server) checkChange(e eventlog.Event, current engine.SessionSettings) string {
+func (s *Server) checkChange(e eventlog.Event) string {
 	var c sessionChange
 	dec := json.NewDecoder(bytes.NewReader(e.Payload))
 	dec.DisallowUnknownFields()
@@ -138,10 +231,10 @@ func (s *Server) checkChange(e eventlog.Event, current engine.SessionSettings) s
 		return "not signed"
 	case !hmac.Equal([]byte(c.Sig), []byte(want)):
 		return "the signature does not verify (forged, or signed under another approver token)"
-	case c.N != s.sessionN[e.Session]+1:
-		return fmt.Sprintf("change %d where %d was due (replayed or out of order)", c.N, s.sessionN[e.Session]+1)
-	case !c.Before.Equal(current):
-		return "its settings before do not match the session's"
+	case c.N <= s.sessionN[e.Session]:
+		// A change is counted after the ones applied; an old one written
+		// again would undo a later one.
+		return fmt.Sprintf("change %d, where change %d was applied already (replayed, or made at the same time as that one)", c.N, s.sessionN[e.Session])
 	}
 	return ""
 }
