@@ -46,9 +46,11 @@ func (s *Server) signChange(session string, c sessionChange) string {
 // as the policy.changed events of the log record them, so that a restarted
 // server keeps what people chose: a session made stricter stays stricter.
 // It returns how many sessions have settings. A change it cannot verify —
-// unsigned, signed under another approver token, out of count or not
-// following from the settings before it — is skipped with a warning; an
-// error is returned only when the log cannot be read.
+// unsigned, signed under another approver token, or counted no later than
+// one applied — is skipped with a warning; a session whose applied changes
+// (Options.SessionHeads) the log no longer all holds asks for every call;
+// a loosening switched long ago is left out (withoutLoosening). An error is
+// returned only when the log or the counts cannot be read.
 func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 	if s.opts.Sessions == nil {
 		return 0, nil
