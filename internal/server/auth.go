@@ -295,7 +295,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: cookie, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		Name: CookieName, Value: cookie, Path: "/", HttpOnly: true,
+		// Behind a proxy that ends TLS, the proxy's word is taken: it only
+		// makes the cookie stricter.
+		Secure:   r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
 		SameSite: http.SameSiteStrictMode, Expires: ws.expires, MaxAge: int(WebSessionTTL / time.Second),
 	})
 	http.Redirect(w, r, "/", http.StatusSeeOther)

@@ -20,8 +20,9 @@ import (
 // sessionChange is the payload of the policy.changed event that a switch
 // of a session's settings writes. N counts the session's switches, this
 // one included, and Sig signs the session, N and both settings under the
-// approver token: a server applies only the changes it can verify, in an
-// unbroken count, so an event forged or replayed by whoever can write to
+// approver token: a server applies only the changes it can verify, each
+// counted later than the last it applied, so an event forged or replayed
+// by whoever can write to
 // the log (a --db file an agent can reach, a leaked PostgreSQL password)
 // does not loosen a session, and two servers that switch one session at
 // once cannot both win: the first in the log does.
