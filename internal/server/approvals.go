@@ -39,6 +39,8 @@ type Approval struct {
 	// ConfirmWord, for a destructive call, is what the person must type
 	// (field "confirm" of the answer) to allow it: Request.ConfirmWord.
 	ConfirmWord string `json:"confirmWord,omitempty"`
+
+	digest string // of another server's question: its payloadDigest
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,15 +50,16 @@ const peerKeep = 1000
 // peers is what the follower learned from the log.
 type peers struct {
 	mu       sync.Mutex
-	pending  map[string]Approval // questions other servers hold
-	resolved map[string]Approval // and those of them since resolved
-	order    []string            // resolved ids, oldest first
-	followed [2]int64            // per stream, the highest event id handled
-	advanced chan struct{}       // closed when followed moves on
+	pending  map[string]Approval    // questions other servers hold
+	resolved map[string]Approval    // and those of them since resolved
+	order    []string               // resolved ids, oldest first
+	own      map[string]ownQuestion // this server's questions, as logged
+	followed [2]int64               // per stream, the highest event id handled
+	advanced chan struct{}          // closed when followed moves on
 }
 
 func newPeers() *peers {
-	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, advanced: make(chan struct{})}
+	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, own: map[string]ownQuestion{}, advanced: make(chan struct{})}
 }
 
 // follow reads one stream of the log, from f on and live, until ctx ends
@@ -158,11 +157,23 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 		AskedOf       gate.Actor      `json:"askedOf"`
 		Deadline      time.Time       `json:"deadline"`
 	}
-	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" || s.broker.knows(p.ToolCallID) {
+	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" {
 		return
 	}
-	if p.AskedOf != gate.ActorUser || !p.Deadline.After(s.clock()) {
-		return // not a person's to answer here, or over
+	digest := payloadDigest(e.Session, e.Payload)
+	if s.broker.knows(p.ToolCallID) {
+		// A question of ours: what the person is shown elsewhere is this
+		// event, the first under the id, and an answer must name it.
+		s.peers.mu.Lock()
+		if _, have := s.peers.own[p.ToolCallID]; !have && len(s.peers.own) < peerMaxPending {
+			s.peers.own[p.ToolCallID] = ownQuestion{session: e.Session, digest: digest}
+		}
+		s.peers.mu.Unlock()
+		return
+	}
+	now := s.clock()
+	if p.AskedOf != gate.ActorUser || !p.Deadline.After(now) || p.Deadline.After(now.Add(maxRemoteWait)) {
+		return // not a person's to answer here, over, or not a real deadline
 	}
 	req := &approval.Request{
 		Session: e.Session, Turn: e.Turn, ToolCallID: p.ToolCallID, Tool: p.Tool, Input: p.Args, Cwd: p.Cwd,
@@ -171,7 +182,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	a := Approval{
 		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
-		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req,
+		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest,
 	}
 	if req.Destructive {
 		a.ConfirmWord = req.ConfirmWord()
@@ -181,11 +192,46 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	s.prunePeersLocked()
 	_, done := s.peers.resolved[a.ID]
 	_, have := s.peers.pending[a.ID]
-	if !done && !have && len(s.peers.pending) < peerMaxPending {
+	if done || have || len(s.peers.pending) >= peerMaxPending || s.remoteInSessionLocked(a.Session) >= perSessionPending {
 		// The first question under an id stands: a later one under the
 		// same id is no question of the holder's.
-		s.peers.pending[a.ID] = a
+		return
 	}
+	s.peers.pending[a.ID] = a
+}
+
+// perSessionPending bounds the questions of other servers held here for
+// one session, as the broker bounds its own.
+const perSessionPending = 100
+
+// maxRemoteWait bounds the deadline of a question another server holds:
+// one further off is not a real question.
+const maxRemoteWait = 24 * time.Hour
+
+// remoteInSessionLocked counts the pending remote questions of session.
+func (s *Server) remoteInSessionLocked(session string) int {
+	n := 0
+	for _, a := range s.peers.pending {
+		if a.Session == session {
+			n++
+		}
+	}
+	return n
+}
+
+// ownQuestion is what this server's question looks like in the log.
+type ownQuestion struct {
+	session, digest string
+}
+
+// payloadDigest is the SHA-256 of a permission.requested event: its
+// session and its payload as stored. The server that shows the question
+// and the server that holds it hash the same bytes, so an answer names
+// exactly what the person was shown — the summary, the suggested rule, the
+// arguments — and a question written into the log under a real call's id,
+// differing in anything, gets answers that answer nothing.
+func payloadDigest(session string, payload []byte) string {
+	return mac("", "toolgate question v1", session, string(payload)) // a keyless MAC: a hash of the parts
 }
 
 // peerMaxPending bounds the questions of other servers held here.
@@ -218,6 +264,9 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
+	if s.broker.knows(p.ToolCallID) {
+		delete(s.peers.own, p.ToolCallID)
+	}
 	a, ok := s.peers.pending[p.ToolCallID]
 	if !ok {
 		return
@@ -256,20 +305,6 @@ func (s *Server) signAnswer(session string, p answerPayload) string {
 		string(p.Answer), p.Message, p.Rule, p.Confirm)
 }
 
-// questionDigest is the SHA-256 of what a person is shown of a question
-// and answers to: its session, id, tool, arguments, directory, risk,
-// reason, units and confirmation target.
-func questionDigest(session string, r *approval.Request) string {
-	b, _ := json.Marshal(struct {
-		Session, ID, Tool, Cwd, Risk, Reason, Message, ConfirmTarget string
-		Input                                                        map[string]any
-		Destructive                                                  bool
-		Units                                                        []approval.Unit
-	}{session, r.ToolCallID, r.Tool, r.Cwd, r.Risk, r.Reason, r.Message, r.ConfirmTarget, r.Input, r.Destructive, r.Units})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // remoteAnswer acts on an answer given to another server, if this server
 // holds the question, in that session, as the answer describes it, and
 // the answer is signed under its approver token. An answer that arrives
@@ -285,13 +320,16 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 	}
 	take := func() {
 		a, ok := s.broker.pendingApproval(p.ToolCallID)
+		s.peers.mu.Lock()
+		own, logged := s.peers.own[p.ToolCallID]
+		s.peers.mu.Unlock()
 		var err error
 		switch {
 		case !ok:
 			err = fmt.Errorf("%w: %s is not waiting for an answer here", ErrNotFound, p.ToolCallID)
-		case a.Session != e.Session:
+		case a.Session != e.Session || !logged || own.session != e.Session:
 			err = fmt.Errorf("the answer was written to session %s, the question is in %s", e.Session, a.Session)
-		case questionDigest(a.Session, a.Request) != p.Question:
+		case own.digest != p.Question:
 			err = errors.New("the answer was given to another question than the one asked here")
 		default:
 			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
@@ -365,7 +403,7 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 		return Approval{}, err
 	}
 	p := answerPayload{
-		ToolCallID: a.ID, Question: questionDigest(a.Session, a.Request), Answer: reply.Answer,
+		ToolCallID: a.ID, Question: a.digest, Answer: reply.Answer,
 		Message: reply.Message, Rule: reply.Rule, Confirm: reply.Confirm, Actor: gate.ActorUser,
 	}
 	p.Sig = s.signAnswer(a.Session, p)

@@ -265,36 +265,40 @@ func TestPeersCookie(t *testing.T) {
 }
 
 // TestPeersDecoyQuestion: a question written into the log under the id of
-// a real call — in another session, showing a harmless call — neither
-// hides the real question on the other server nor, once answered there,
-// answers the real call: the answer names the question it was given to.
+// a real call — in its session, the same call but for a harmless summary
+// and a broad suggested rule — neither hides the real question on the
+// other server nor, once answered there, answers the real call: the
+// answer names the exact question it was given to.
 func TestPeersDecoyQuestion(t *testing.T) {
 	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
 		ctx := context.Background()
 		id := a.ask("s1", cmdAsk)
 		waitFor(t, "the question on B", func() bool { return len(b.pending("s1")) == 1 })
-		decoy := map[string]any{
-			"toolCallId": id, "tool": "Read", "args": map[string]any{"file_path": "README.md"}, "summary": "Read: README.md",
-			"riskAtDecision": "read", "reason": "read_only", "askedOf": "user", "deadline": time.Now().Add(time.Minute),
+		real := a.events("s1", eventlog.TypePermissionRequested)
+		if len(real) != 1 {
+			t.Fatalf("%d questions in the log", len(real))
 		}
+		var decoy map[string]any
+		must(t, json.Unmarshal(real[0].Payload, &decoy))
+		decoy["summary"], decoy["suggestedRule"] = "Read: README.md", "Bash(*)"
 		raw, err := json.Marshal(decoy)
 		must(t, err)
-		stored, err := b.store.Append(ctx, "decoy", eventlog.Draft{Type: eventlog.TypePermissionRequested, Payload: raw})
+		stored, err := b.store.Append(ctx, "s1", eventlog.Draft{Type: eventlog.TypePermissionRequested, Payload: raw})
 		must(t, err)
 		if !b.srv.waitFollowedPermissions(ctx, stored[0].ID) {
 			t.Fatal("B did not read the decoy")
 		}
 		list := b.pending("")
-		if len(list) != 1 || list[0].Session != "s1" || list[0].Request.Tool != "Bash" {
+		if len(list) != 1 || list[0].Request.Summary != "Bash: "+cmdAsk {
 			t.Fatalf("B lists %s", mustJSON(t, list))
 		}
 		// Had B shown the decoy, the answer given to it would name it.
-		shown := Approval{ID: id, Session: "decoy", State: StatePending, Request: &approval.Request{
-			Session: "decoy", ToolCallID: id, Tool: "Read", Input: map[string]any{"file_path": "README.md"}, Risk: "read",
-		}}
+		shown := list[0]
+		shown.Request.Summary, shown.Request.SuggestedRule = "Read: README.md", "Bash(*)"
+		shown.digest = payloadDigest("s1", raw)
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
-		if _, err := b.srv.answerRemote(wctx, shown, Reply{Answer: approval.AllowOnce}); err != nil {
+		if _, err := b.srv.answerRemote(wctx, shown, Reply{Answer: approval.AllowProject}); err != nil {
 			t.Fatal(err)
 		}
 		if list := a.pending("s1"); len(list) != 1 {
