@@ -165,7 +165,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 			srv, err := server.New(server.Options{
 				Notifier: notifier,
 				Engine:   eng, Store: store, Sessions: sessions, Broker: broker, Gate: g,
-				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile),
+				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile(db)),
 				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {
 					root := project

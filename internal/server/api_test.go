@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -877,7 +879,7 @@ func TestRestoreSessionsFailsClosed(t *testing.T) {
 	project := realDir(t)
 	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
 	db := filepath.Join(t.TempDir(), "events.db")
-	heads := filepath.Join(t.TempDir(), SessionHeadsFile)
+	heads := filepath.Join(t.TempDir(), SessionHeadsFile(db))
 	withHeads := func(o *Options, _ *policy.File) { o.SessionHeads = heads }
 	e := newEnvAt(t, project, sqliteLog(t, db), withHeads)
 	ap := e.tokens.Approver
@@ -903,6 +905,18 @@ func TestRestoreSessionsFailsClosed(t *testing.T) {
 		t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 		return sessions
 	}
+	// A start whose reading of the log fails half way lowers no count.
+	_, err = New(Options{Engine: e.srv.opts.Engine, Store: failingQuery{e.store, 1}, Sessions: engine.NewSessions(), Tokens: e.tokens, SessionHeads: heads})
+	if err == nil {
+		t.Fatal("a restore that could not read the log started")
+	}
+	var counts map[string]int
+	raw, err := os.ReadFile(heads)
+	must(t, err)
+	must(t, json.Unmarshal(raw, &counts))
+	if counts["s1"] != 2 {
+		t.Fatalf("counts after a failed start: %v", counts)
+	}
 	got := restart(time.Now)
 	if v, _ := got.Get("s1"); v.Mode != nil || v.Approval == nil || *v.Approval != policy.ApprovalAlways {
 		t.Fatalf("s1 after its last switch was deleted: %s, want approval always", mustJSON(t, v))
@@ -914,5 +928,27 @@ func TestRestoreSessionsFailsClosed(t *testing.T) {
 	got = restart(func() time.Time { return time.Now().Add(25 * time.Hour) })
 	if v, _ := got.Get("s2"); v.Mode != nil || v.Sandbox == nil || *v.Sandbox != policy.SandboxReadOnly {
 		t.Fatalf("s2 a day later: %s", mustJSON(t, v))
+	}
+}
+
+// failingQuery is a store whose Query fails after after events.
+type failingQuery struct {
+	eventlog.Store
+	after int
+}
+
+func (f failingQuery) Query(ctx context.Context, filter eventlog.Filter) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		n := 0
+		for e, err := range f.Store.Query(ctx, filter) {
+			if n == f.after {
+				yield(eventlog.Event{}, errors.New("the connection dropped"))
+				return
+			}
+			n++
+			if !yield(e, err) {
+				return
+			}
+		}
 	}
 }

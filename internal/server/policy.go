@@ -140,7 +140,7 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		// The change goes to the log first; it applies when the follower
 		// reads it back, in the log's order, here as on every server
 		// sharing the log, and a restarted server restores it from there.
-		c := sessionChange{Scope: "session", Actor: "user", Changed: changed, Before: old, After: next, N: n}
+		c := sessionChange{Scope: "session", Actor: "user", Changed: changed, Before: old, After: next, N: n, At: s.clock().UTC()}
 		c.Sig = s.signChange(session, c)
 		payload, _ := json.Marshal(c)
 		ctx, cancel := s.appendContext()

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -101,6 +103,8 @@ type Server struct {
 	sessionPolicyMu sync.Mutex           // guards the three below
 	sessionN        map[string]int       // each session's settings changes so far
 	sessionTime     map[string]time.Time // when each was last switched
+	heads           map[string]int       // the counts kept in Options.SessionHeads
+	restoring       bool                 // while restoreSessions reads the log
 	restoredTo      int64                // the last event the restore read
 	changeOutcome   map[int64]string     // why a recent change was refused, "" if taken
 	changeOrder     []int64
@@ -112,9 +116,14 @@ type sessionInfo struct {
 	cwd   string // the working directory of its latest call
 }
 
-// SessionHeadsFile is the usual name of Options.SessionHeads in the state
-// directory.
-const SessionHeadsFile = "session-heads.json"
+// SessionHeadsFile returns the usual name of Options.SessionHeads in the
+// state directory for the event log db (a file or a connection string):
+// one file a log, so that servers on one state directory but different
+// logs keep apart counts.
+func SessionHeadsFile(db string) string {
+	sum := sha256.Sum256([]byte(db))
+	return "session-heads-" + hex.EncodeToString(sum[:6]) + ".json"
+}
 
 // maxKnownSessions bounds the sessions the server remembers.
 const maxKnownSessions = 100_000
@@ -160,7 +169,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
 		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
-		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, changeOutcome: map[int64]string{}, peers: newPeers(),
+		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, heads: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()

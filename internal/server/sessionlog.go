@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -33,6 +35,7 @@ type sessionChange struct {
 	Before  engine.SessionSettings `json:"before"`
 	After   engine.SessionSettings `json:"after"`
 	N       int                    `json:"n"`
+	At      time.Time              `json:"at"`
 	Sig     string                 `json:"sig"`
 }
 
@@ -40,7 +43,8 @@ type sessionChange struct {
 func (s *Server) signChange(session string, c sessionChange) string {
 	before, _ := json.Marshal(c.Before)
 	after, _ := json.Marshal(c.After)
-	return mac(s.opts.Tokens.Approver, "toolgate session settings v2", session, strconv.Itoa(c.N), string(before), string(after))
+	return mac(s.opts.Tokens.Approver, "toolgate session settings v3", session, strconv.Itoa(c.N),
+		c.At.UTC().Format(time.RFC3339Nano), string(before), string(after))
 }
 
 // restoreSessions sets the settings each session was last switched to,
@@ -62,6 +66,11 @@ func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	s.heads = maps.Clone(heads)
+	// The counts are written once the whole log is read: a restore that
+	// fails half way must not lower them.
+	s.restoring = true
+	defer func() { s.restoring = false }()
 	for e, err := range s.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypePolicyChanged}}) {
 		if err != nil {
 			return 0, fmt.Errorf("restore session settings: %w", err)
@@ -81,6 +90,7 @@ func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 			s.sessionN[session] = want
 		}
 	}
+	s.restoring = false
 	for session := range s.sessionN {
 		v, _ := s.opts.Sessions.Get(session)
 		if t := s.sessionTime[session]; !t.IsZero() && now.Sub(t) > restoreLooseAfter {
@@ -144,20 +154,52 @@ func (s *Server) loadHeads() (map[string]int, error) {
 	return heads, nil
 }
 
-// saveHeadsLocked writes the count of changes applied to each session,
-// atomically, mode 0600. A failure is logged: the settings apply anyway.
+// saveHeadsLocked writes the count of changes applied to each session:
+// the largest of what the file holds (another server on this state
+// directory may have written it) and what this server applied, so a count
+// never goes down. It writes a temporary file of its own, syncs it and
+// renames it over the file. A failure is logged: the settings apply anyway.
 func (s *Server) saveHeadsLocked() {
-	if s.opts.SessionHeads == "" {
+	path := s.opts.SessionHeads
+	if path == "" {
 		return
 	}
-	raw, _ := json.Marshal(s.sessionN)
-	tmp := s.opts.SessionHeads + ".tmp"
-	err := os.WriteFile(tmp, raw, 0o600)
-	if err == nil {
-		err = os.Rename(tmp, s.opts.SessionHeads)
+	merged := map[string]int{}
+	if raw, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(raw, &merged)
 	}
+	for session, n := range s.heads {
+		merged[session] = max(merged[session], n)
+	}
+	raw, _ := json.Marshal(merged)
+	err := func() error {
+		f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.Write(raw); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(f.Name(), path); err != nil {
+			return err
+		}
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+		return nil
+	}()
 	if err != nil {
-		s.log.Error("write the session settings counts", "file", s.opts.SessionHeads, "err", err)
+		s.log.Error("write the session settings counts", "file", path, "err", err)
 	}
 }
 
@@ -191,8 +233,13 @@ func (s *Server) applySessionLocked(e eventlog.Event) {
 		_ = json.Unmarshal(e.Payload, &c)
 		s.opts.Sessions.Set(e.Session, c.After)
 		s.sessionN[e.Session] = c.N
-		s.sessionTime[e.Session] = e.Time
-		s.saveHeadsLocked()
+		s.sessionTime[e.Session] = c.At
+		if c.N > s.heads[e.Session] {
+			s.heads[e.Session] = c.N
+			if !s.restoring {
+				s.saveHeadsLocked()
+			}
+		}
 	} else {
 		s.log.Warn("session settings change not applied", "event", e.ID, "session", e.Session, "seq", e.Seq, "why", why)
 	}
