@@ -613,6 +613,48 @@ func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[
 	return ops, flags
 }
 
+// OperandIndexes returns the positions in args of the operands of prog:
+// the words that are neither options nor the values of options that take
+// one, as the analysis of prog reads them.
+func OperandIndexes(prog string, args []string) []int {
+	takes := valueFlags[prog]
+	var out []int
+	end := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !end && takes[a]:
+			i++ // the option's value
+		case end || a == "-" || !strings.HasPrefix(a, "-"):
+			out = append(out, i)
+		case a == "--":
+			end = true
+		}
+	}
+	return out
+}
+
+// SearchPattern returns the position in args of the pattern operand of a
+// search program (grep, rg, ag, ack), or -1 when it has none: the pattern
+// is given with -e or -f, or prog is no search program.
+func SearchPattern(prog string, args []string) int {
+	switch prog {
+	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
+	default:
+		return -1
+	}
+	for _, a := range args {
+		if a == "-e" || a == "-f" || a == "--regexp" || a == "--file" || strings.HasPrefix(a, "--regexp=") ||
+			strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-e") && len(a) > 2 {
+			return -1
+		}
+	}
+	if ops := OperandIndexes(prog, args); len(ops) > 0 {
+		return ops[0]
+	}
+	return -1
+}
+
 func flagValue(args []string, names ...string) string {
 	for i, a := range args {
 		for _, n := range names {

@@ -247,9 +247,26 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 			}
 		}
 	}
+	if name := cmd.Name; name == "git" && gitLeavesContents(cmd.Args) {
+		return nil
+	}
+	pattern := risk.SearchPattern(cmd.Name, cmd.Args)
+	patternOpts := patternOptions[cmd.Name]
 	for i, a := range cmd.Args {
+		if i == pattern {
+			continue // what a search looks for, not a file
+		}
 		dynamic := i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i]
-		afterOption := i > 0 && strings.HasPrefix(cmd.Args[i-1], "-") && cmd.Args[i-1] != "--"
+		prev := ""
+		if i > 0 {
+			prev = cmd.Args[i-1]
+		}
+		if patternTakers[cmd.Name] && strings.HasPrefix(prev, "-") || patternOpts[prev] {
+			continue // the value of an option that takes a name pattern
+		}
+		if opt, _, ok := strings.Cut(a, "="); ok && patternOpts[opt] {
+			continue
+		}
 		for _, v := range e.argValues(a) {
 			if v == "" || len(v) > 4096 || strings.ContainsAny(v, "\n\r\x00") {
 				continue
@@ -264,11 +281,7 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 				continue
 			}
 			pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
-			dotName := strings.HasPrefix(v, ".")
-			if !pathy && !dotName {
-				continue
-			}
-			if !pathy && v == a && afterOption && (patternTakers[cmd.Name] || patternOptions[strings.ToLower(cmd.Args[i-1])]) {
+			if !pathy && !strings.HasPrefix(v, ".") {
 				continue
 			}
 			if strings.ContainsAny(v, "*?[") {
@@ -315,14 +328,45 @@ func (e *env) homeForVars(w string) (string, bool) {
 	return homeVars.ReplaceAllLiteralString(w, e.home), true
 }
 
-// patternTakers are programs whose dot-name arguments after an option are
-// name patterns, not files they open.
+// patternTakers are programs whose option values are name patterns, not
+// files they open (find -name .env).
 var patternTakers = map[string]bool{"find": true, "fd": true, "fdfind": true, "locate": true}
 
-// patternOptions are options whose value is a name pattern, not a file.
-var patternOptions = map[string]bool{
-	"--exclude": true, "--include": true, "--exclude-dir": true, "--ignore": true, "-name": true, "-iname": true,
-	"-path": true, "-ipath": true, "-not": true, "-x": true, "--glob": true, "-g": true, "--iglob": true,
+// patternOptions are, for each program, the options whose value is a name
+// pattern or an expression, not a file the program opens.
+var patternOptions = func() map[string]map[string]bool {
+	m := map[string]map[string]bool{}
+	for progs, opts := range map[string]string{
+		"grep egrep fgrep rg ag ack": "-e --regexp -g --glob --iglob --include --exclude --exclude-dir --ignore --ignore-dir -G --file-search-regex",
+		"tar":                        "--exclude --exclude-tag",
+		"zip":                        "-x -i --exclude --include",
+		"rsync":                      "--exclude --include --filter -f",
+		"eslint prettier stylelint":  "--ignore-pattern",
+		"pytest":                     "-k -m",
+	} {
+		set := map[string]bool{}
+		for _, o := range strings.Fields(opts) {
+			set[o] = true
+		}
+		for _, p := range strings.Fields(progs) {
+			m[p] = set
+		}
+	}
+	return m
+}()
+
+// gitLeavesContents reports whether git args is a subcommand that does not
+// show or copy the contents of the paths it names (git status .env, git rm
+// --cached .env).
+func gitLeavesContents(args []string) bool {
+	for _, i := range risk.OperandIndexes("git", args) {
+		switch args[i] {
+		case "status", "ls-files", "check-ignore", "check-attr", "update-index", "rm", "mv", "restore", "checkout", "clean", "reset":
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // Bounds of the search for credential files below a directory that a
