@@ -356,6 +356,8 @@ func Command(name string, args []string, dyn []bool) Effect {
 			e.Recursive = true
 			e.FollowsLinks = flags["-L"] || flags["--dereference"]
 		}
+	case "diff":
+		e.Recursive = flags["-r"] || flags["--recursive"]
 	case "zip":
 		// zip ARCHIVE FILE...: the archive is written, the files read.
 		if len(ops) > 0 {
@@ -408,8 +410,12 @@ func Command(name string, args []string, dyn []bool) Effect {
 			e.Reads = []string{"."}
 		}
 		if base == "rg" || base == "ag" {
+			// A glob or a type given on the command line overrides the
+			// skipping of hidden files in ripgrep, as --hidden does.
 			e.SkipsHidden = !slices.ContainsFunc(args, func(a string) bool {
-				return a == "--hidden" || a == "-." || a == "--unrestricted" || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == ""
+				return a == "--hidden" || a == "-." || a == "--unrestricted" || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
+					a == "-g" || a == "-t" || strings.HasPrefix(a, "--glob") || strings.HasPrefix(a, "--iglob") || strings.HasPrefix(a, "--type") ||
+					strings.HasPrefix(a, "-g") || strings.HasPrefix(a, "-t") && len(a) > 2
 			})
 		}
 		e.FollowsLinks = flags["-R"] || flags["--dereference-recursive"] || base != "grep" && base != "egrep" && base != "fgrep" && (flags["-L"] || flags["--follow"])
@@ -1041,6 +1047,15 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		defer func() { e.Level = max(e.Level, Write) }()
 	}
 	switch sub {
+	case "grep":
+		e.Level = Read
+		if flags["--no-index"] || flags["--untracked"] {
+			// Files the index does not hold are searched: the tree itself.
+			e.Recursive = true
+			if e.Reads = slices.Clone(ops[min(1, len(ops)):]); len(e.Reads) == 0 {
+				e.Reads = []string{"."}
+			}
+		}
 	case "diff", "blame":
 		e.Level = Read
 		if flags["--no-index"] {
@@ -1065,7 +1080,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 				e.Reads = append(e.Reads, p)
 			}
 		}
-	case "status", "log", "rev-parse", "ls-files", "ls-tree", "grep", "shortlog",
+	case "status", "log", "rev-parse", "ls-files", "ls-tree", "shortlog",
 		"describe", "rev-list", "whatchanged", "help", "version", "name-rev", "merge-base":
 		e.Level = Read
 	case "rm":

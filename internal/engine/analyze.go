@@ -392,11 +392,35 @@ var bulkyDirs = map[string]bool{
 // are left out when it leaves them out, and a name filter keeps only the
 // files it matches. Nothing is found below a path that is not a directory.
 func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
-	dir, skipHidden := p.Real, p.skipHidden
+	dir := p.Real
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, true
 	}
-	var found []PathFact
+	// Hidden files are walked too, and one is left out at the end only if
+	// the command leaves hidden files out and no ignore file lets it back
+	// in (a "!" line of .gitignore, .ignore or .rgignore, here or above,
+	// that may match it).
+	var negations []string
+	checkIgnore := func(file string) {
+		if raw, err := os.ReadFile(file); err == nil && len(raw) < 1<<20 && len(negations) < 1000 {
+			for _, line := range strings.Split(string(raw), "\n") {
+				if n, ok := strings.CutPrefix(strings.TrimSpace(line), "!"); ok {
+					negations = append(negations, strings.Trim(n, "/"))
+				}
+			}
+		}
+	}
+	if p.skipHidden {
+		for d := dir; ; d = filepath.Dir(d) {
+			for _, n := range ignoreFiles {
+				checkIgnore(filepath.Join(d, n))
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	var found, hiddenFound []PathFact
 	seen := 0
 	complete := true
 	_ = filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
@@ -407,15 +431,14 @@ func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
 			complete = false
 			return filepath.SkipAll
 		}
-		hidden := skipHidden && strings.HasPrefix(d.Name(), ".")
 		if d.IsDir() {
-			if bulkyDirs[d.Name()] || hidden {
+			if bulkyDirs[d.Name()] {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if hidden {
-			return nil
+		if p.skipHidden && slices.Contains(ignoreFiles, d.Name()) {
+			checkIgnore(file)
 		}
 		if p.nameGlob != "" {
 			// Without regard to case: stricter than any tool's reading.
@@ -429,21 +452,62 @@ func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
 				cls = max(cls, risk.ClassifyPath(real, e.home))
 			}
 		}
-		if cls == risk.Secret {
+		if cls == risk.Secret && len(found)+len(hiddenFound) < 2*maxTreeFound {
 			rel, _ := filepath.Rel(e.cwd, file)
 			if rel == "" || strings.HasPrefix(rel, "..") {
 				rel = file
 			}
 			f := e.pathFact(e.cwd, file)
 			f.Requested = rel + " (in " + dir + ")"
-			found = append(found, f)
-			if len(found) == maxTreeFound {
-				return filepath.SkipAll
+			if hiddenPath(dir, file) {
+				hiddenFound = append(hiddenFound, f)
+			} else {
+				found = append(found, f)
 			}
 		}
 		return nil
 	})
-	return found, complete
+	for _, f := range hiddenFound {
+		if !p.skipHidden || slices.ContainsFunc(negations, func(n string) bool { return mayMatch(n, dir, f.Real) }) {
+			found = append(found, f)
+		}
+	}
+	return found[:min(len(found), maxTreeFound)], complete
+}
+
+// mayMatch reports whether the ignore-file pattern n may match file below
+// dir: by its name or its path, and whenever the pattern uses ** or
+// names a directory, as those may match anything below.
+func mayMatch(n, dir, file string) bool {
+	if n == "" || strings.Contains(n, "**") {
+		return true
+	}
+	rel, _ := filepath.Rel(dir, file)
+	if ok, _ := path.Match(n, filepath.Base(file)); ok {
+		return true
+	}
+	if ok, _ := path.Match(n, filepath.ToSlash(rel)); ok {
+		return true
+	}
+	// A pattern for a directory lets back in what is below it.
+	return strings.HasPrefix(filepath.ToSlash(rel), n+"/")
+}
+
+// ignoreFiles are the files whose rules decide what a search skips.
+var ignoreFiles = []string{".gitignore", ".ignore", ".rgignore"}
+
+// hiddenPath reports whether some name of file below dir starts with a dot.
+func hiddenPath(dir, file string) bool {
+	rel, err := filepath.Rel(dir, file)
+	if err != nil {
+		return true
+	}
+	for _, n := range strings.Split(rel, string(filepath.Separator)) {
+		if strings.HasPrefix(n, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // named reports whether facts hold one requested as raw.
