@@ -272,8 +272,11 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 				continue
 			}
 			if dynamic {
-				// A dynamic word is its source text: quotes and all.
-				if w, ok := e.homeForVars(strings.NewReplacer(`"`, "", `'`, "").Replace(v)); ok {
+				// A dynamic word is its source text, quotes and all; it is
+				// judged with each variable as the home directory and as
+				// nothing ($X/.aws/credentials, .env$EMPTY).
+				src := strings.NewReplacer(`"`, "", `'`, "").Replace(v)
+				for _, w := range e.varReadings(src) {
 					f := e.pathFact(cmd.Dir, w)
 					f.Requested = v
 					add(v, f)
@@ -295,10 +298,19 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 }
 
 // argValues returns the words of an argument that may name a file: the
-// argument itself and, for an option, the value it carries after = (or :
-// in PowerShell and cmd), or attached to a one-letter option (-iFILE).
+// argument itself, its parts between : , and @ (docker -v ~/.aws:/root,
+// user@host:~/.ssh/id_rsa) and, for an option, the value it carries after
+// = (or : in PowerShell and cmd), or attached to a one-letter option
+// (-iFILE).
 func (e *env) argValues(a string) []string {
 	vals := []string{a}
+	if strings.ContainsAny(a, ":,@") && !strings.Contains(a, "://") {
+		for _, part := range strings.FieldsFunc(a, func(r rune) bool { return r == ':' || r == ',' || r == '@' }) {
+			if part != a {
+				vals = append(vals, part)
+			}
+		}
+	}
 	if !strings.HasPrefix(a, "-") && !(e.dialect == cmdExe && strings.HasPrefix(a, "/")) {
 		return vals
 	}
@@ -319,13 +331,19 @@ func (e *env) argValues(a string) []string {
 // homeVars are the variables that name the home directory.
 var homeVars = regexp.MustCompile(`(?i)\$\{?HOME\}?|\$\{?env:(HOME|USERPROFILE)\}?|%(HOME|USERPROFILE)%|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\$\{?env:[A-Za-z_][A-Za-z0-9_]*\}?`)
 
-// homeForVars returns w with every variable replaced by the home
-// directory, and whether it had any.
-func (e *env) homeForVars(w string) (string, bool) {
-	if e.home == "" || !homeVars.MatchString(w) {
-		return "", false
+// varReadings returns w with every variable (and $(pwd)) read as the home
+// directory, as the working directory and as nothing: the places such a
+// word most likely names.
+func (e *env) varReadings(w string) []string {
+	w = strings.NewReplacer("$(pwd)", e.cwd, "`pwd`", e.cwd, "$PWD", e.cwd, "${PWD}", e.cwd).Replace(w)
+	if !homeVars.MatchString(w) {
+		return []string{w}
 	}
-	return homeVars.ReplaceAllLiteralString(w, e.home), true
+	out := []string{homeVars.ReplaceAllLiteralString(w, "")}
+	if e.home != "" {
+		out = append(out, homeVars.ReplaceAllLiteralString(w, e.home))
+	}
+	return out
 }
 
 // patternTakers are programs whose option values are name patterns, not
