@@ -62,7 +62,7 @@ func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request, p p
 			return errSessionForbidden(session)
 		}
 	}
-	list := append(s.broker.List(state, session), s.remoteList(state, session)...)
+	list := append(s.broker.List(state, session), s.remoteList(r.Context(), state, session)...)
 	sortApprovals(list)
 	if p.role != RoleApprover && session == "" {
 		mine := s.agentSessions()
@@ -105,7 +105,7 @@ func (s *Server) handleGetApproval(w http.ResponseWriter, r *http.Request, p pri
 func (s *Server) lookup(ctx context.Context, id string) (Approval, error) {
 	a, err := s.broker.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		if ra, ok := s.remote(id); ok {
+		if ra, ok := s.remote(ctx, id); ok {
 			return ra, nil
 		}
 	}
@@ -159,7 +159,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, id string, reply
 	_, err := s.broker.Answer(id, reply)
 	if errors.Is(err, ErrNotFound) {
 		// Perhaps another server sharing the log holds the question.
-		if ra, ok := s.remote(id); ok {
+		if ra, ok := s.remote(ctx, id); ok {
 			a, err := s.answerRemote(ctx, ra, reply)
 			if err != nil {
 				return brokerError(err)
@@ -235,7 +235,7 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 // oldestPending returns the id of session's oldest pending approval, here
 // or on another server sharing the log.
 func (s *Server) oldestPending(session string) (string, bool) {
-	list := append(s.broker.List(StatePending, session), s.remoteList(StatePending, session)...)
+	list := append(s.broker.List(StatePending, session), s.remoteList(context.Background(), StatePending, session)...)
 	if len(list) == 0 {
 		return "", false
 	}

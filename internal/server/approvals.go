@@ -41,6 +41,7 @@ type Approval struct {
 	ConfirmWord string `json:"confirmWord,omitempty"`
 
 	digest string // of another server's question: its payloadDigest
+	seq    int64  // and the seq of its permission.requested event
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }

@@ -41,7 +41,10 @@ const (
 
 var streamTypes = [...][]eventlog.Type{
 	policyStream:     {eventlog.TypePolicyChanged},
-	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionResolved, eventlog.TypePermissionAnswered},
+	// Not permission.resolved: every call writes one, and reading them all
+	// would cost every call. The outcomes of the few questions of other
+	// servers are read by session when they are asked for (settleRemote).
+	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionAnswered},
 }
 
 // peerKeep bounds the remote questions remembered once resolved.
@@ -62,20 +65,27 @@ func newPeers() *peers {
 	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, own: map[string]ownQuestion{}, advanced: make(chan struct{})}
 }
 
-// follow reads one stream of the log, from f on and live, until ctx ends
-// or the store closes. A read error is logged and the reading resumes after
-// the last event handled.
+// followInterval is how often the follower reads the log for what is new.
+// Reading on a clock, not at every commit, keeps its cost flat however
+// many calls are decided: two small queries per interval.
+const followInterval = 50 * time.Millisecond
+
+// follow reads one stream of the log, from f on, every followInterval,
+// until ctx ends or the store closes. A read error is logged and the
+// reading goes on after the last event handled.
 func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 	f.Types = streamTypes[stream]
-	for ctx.Err() == nil {
-		failed := false
-		for e, err := range s.store.Subscribe(ctx, f) {
+	tick := time.NewTicker(followInterval)
+	defer tick.Stop()
+	for {
+		for e, err := range s.store.Query(ctx, f) {
 			if err != nil {
 				if errors.Is(err, eventlog.ErrClosed) {
 					return
 				}
-				s.log.Error("follow the event log", "err", err)
-				failed = true
+				if ctx.Err() == nil {
+					s.log.Error("follow the event log", "err", err)
+				}
 				break
 			}
 			s.peerEvent(e)
@@ -86,12 +96,10 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 			s.peers.mu.Unlock()
 			f = eventlog.Filter{Types: streamTypes[stream], AfterID: e.ID}
 		}
-		if !failed {
-			return // ctx ended
-		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+			return
+		case <-tick.C:
 		}
 	}
 }
@@ -131,8 +139,6 @@ func (s *Server) peerEvent(e eventlog.Event) {
 		s.applySessionEvent(e)
 	case eventlog.TypePermissionRequested:
 		s.remoteQuestion(e)
-	case eventlog.TypePermissionResolved:
-		s.remoteResolved(e)
 	case eventlog.TypePermissionAnswered:
 		s.remoteAnswer(e)
 	}
@@ -182,7 +188,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	a := Approval{
 		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
-		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest,
+		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq,
 	}
 	if req.Destructive {
 		a.ConfirmWord = req.ConfirmWord()
@@ -248,6 +254,32 @@ func (s *Server) prunePeersLocked() {
 	}
 }
 
+// settleRemote reads, for the sessions of the pending questions of other
+// servers (only session if not ""), the permission.resolved events written
+// since, and moves the questions they decide to resolved.
+func (s *Server) settleRemote(ctx context.Context, session string) {
+	s.peers.mu.Lock()
+	from := map[string]int64{} // session → the lowest seq of its questions
+	for _, a := range s.peers.pending {
+		if session == "" || a.Session == session {
+			if f, ok := from[a.Session]; !ok || a.seq < f {
+				from[a.Session] = a.seq
+			}
+		}
+	}
+	s.peers.mu.Unlock()
+	for sess, seq := range from {
+		f := eventlog.Filter{Session: sess, Types: []eventlog.Type{eventlog.TypePermissionResolved}, AfterSeq: seq}
+		for e, err := range s.store.Query(ctx, f) {
+			if err != nil {
+				s.log.Error("read the outcomes of other servers' questions", "session", sess, "err", err)
+				break
+			}
+			s.remoteResolved(e)
+		}
+	}
+}
+
 // remoteResolved moves a remote question to resolved.
 func (s *Server) remoteResolved(e eventlog.Event) {
 	var p struct {
@@ -264,9 +296,6 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
-	if s.broker.knows(p.ToolCallID) {
-		delete(s.peers.own, p.ToolCallID)
-	}
 	a, ok := s.peers.pending[p.ToolCallID]
 	if !ok {
 		return
@@ -356,7 +385,13 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 
 // remote returns the question id another server holds, pending or
 // recently resolved.
-func (s *Server) remote(id string) (Approval, bool) {
+func (s *Server) remote(ctx context.Context, id string) (Approval, bool) {
+	s.peers.mu.Lock()
+	a, pending := s.peers.pending[id]
+	s.peers.mu.Unlock()
+	if pending {
+		s.settleRemote(ctx, a.Session)
+	}
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
 	if a, ok := s.peers.pending[id]; ok {
@@ -370,7 +405,8 @@ func (s *Server) remote(id string) (Approval, bool) {
 // (StatePending, StateResolved or "" for both) and session ("" for all).
 // A pending one past its deadline is left out: its holder has denied it,
 // or is gone.
-func (s *Server) remoteList(state, session string) []Approval {
+func (s *Server) remoteList(ctx context.Context, state, session string) []Approval {
+	s.settleRemote(ctx, session)
 	now := s.clock()
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
@@ -416,20 +452,30 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 	if _, err := s.store.Append(actx, a.Session, eventlog.Draft{Turn: a.Turn, Time: s.clock(), Type: eventlog.TypePermissionAnswered, Payload: payload}); err != nil {
 		return Approval{}, fmt.Errorf("write the answer to the event log: %w", err)
 	}
+	tick := time.NewTicker(followInterval)
+	defer tick.Stop()
 	for {
+		s.settleRemote(ctx, a.Session)
 		s.peers.mu.Lock()
 		got, ok := s.peers.resolved[a.ID]
-		ch := s.peers.advanced
 		s.peers.mu.Unlock()
 		if ok {
 			return got, nil
 		}
 		select {
-		case <-ch:
+		case <-tick.C:
 		case <-ctx.Done():
 			return a, nil
 		}
 	}
+}
+
+// forgetOwn drops what the follower noted of this server's question id,
+// once the call is decided.
+func (s *Server) forgetOwn(id string) {
+	s.peers.mu.Lock()
+	delete(s.peers.own, id)
+	s.peers.mu.Unlock()
 }
 
 // sortApprovals orders approvals by creation, oldest first.
