@@ -40,7 +40,7 @@ const (
 )
 
 var streamTypes = [...][]eventlog.Type{
-	policyStream:     {eventlog.TypePolicyChanged},
+	policyStream: {eventlog.TypePolicyChanged},
 	// Not permission.resolved: every call writes one, and reading them all
 	// would cost every call. The outcomes of the few questions of other
 	// servers are read by session when they are asked for (settleRemote).
