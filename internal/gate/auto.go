@@ -68,7 +68,7 @@ func (b *breaker) note(session string, denied bool) bool {
 // classify puts ar to the classifier and records its verdict in res. It
 // returns false when a person must answer instead: the classifier deferred
 // ("ask"), failed, or ran out of time.
-func (g *Gate) classify(ctx context.Context, ar *approval.Request, res *permissionResolved) bool {
+func (g *Gate) classify(ctx context.Context, ar *approval.Request, res *PermissionResolved) bool {
 	cctx, cancel := context.WithTimeout(ctx, g.opts.Timeout)
 	defer cancel()
 	v, err := g.opts.Classifier.Classify(cctx, ar)

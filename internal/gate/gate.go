@@ -127,7 +127,9 @@ type (
 		Agent      string         `json:"agent,omitempty"`
 		Parent     string         `json:"parentAgent,omitempty"`
 	}
-	permissionRequested struct {
+	// PermissionRequested is the payload of a permission.requested event:
+	// the question a person (or a hook, or a classifier) is asked.
+	PermissionRequested struct {
 		ToolCallID        string          `json:"toolCallId"`
 		Tool              string          `json:"tool"`
 		Args              map[string]any  `json:"args"`
@@ -147,7 +149,9 @@ type (
 		AskedOf  Actor     `json:"askedOf"`
 		Deadline time.Time `json:"deadline"`
 	}
-	permissionResolved struct {
+	// PermissionResolved is the payload of a permission.resolved event:
+	// the decision and who made it.
+	PermissionResolved struct {
 		ToolCallID     string          `json:"toolCallId"`
 		Tool           string          `json:"tool"`
 		Decision       policy.Decision `json:"decision"`
@@ -225,7 +229,7 @@ type Question struct {
 	id          string
 	d           *engine.Decision
 	call        *engine.Call
-	res         permissionResolved
+	res         PermissionResolved
 	ar          *approval.Request
 	askedOf     Actor
 	destructive bool
@@ -297,7 +301,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	for _, r := range lk.revoked {
 		add(eventlog.TypeLeaseRevoked, revokedPayload(r))
 	}
-	res := permissionResolved{
+	res := PermissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason,
 		Actor: ActorPolicy, RiskAtDecision: d.Risk, SourcedFrom: d.Source,
 		Rule: d.Rule, RuleOrigin: d.RuleOrigin, Message: d.Message, Grant: d.Grant,
@@ -341,7 +345,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	case g.opts.Headless:
 		askedOf = ActorHook
 	}
-	add(eventlog.TypePermissionRequested, permissionRequested{
+	add(eventlog.TypePermissionRequested, PermissionRequested{
 		ToolCallID: id, Tool: req.Tool, Args: req.Input, Cwd: req.Cwd, Summary: summary, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
@@ -465,7 +469,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 
 // remember makes a remembered allow outlive the call: a session approval,
 // or a rule written to a policy file. res records what was remembered.
-func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *permissionResolved) error {
+func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *PermissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
 		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"))
@@ -621,7 +625,7 @@ func scopeOf(k approval.Kind) string {
 
 // resolve writes the permission.resolved event. It is written even when
 // ctx is already done, since a decision must never be lost.
-func (g *Gate) resolve(ctx context.Context, session, turn string, res permissionResolved) error {
+func (g *Gate) resolve(ctx context.Context, session, turn string, res PermissionResolved) error {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
 	defer cancel()
 	return g.append(actx, session, turn, eventlog.TypePermissionResolved, res)

@@ -67,7 +67,7 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		d := *v.d
 		d.Decision, d.Reason, d.Source = policy.Deny, engine.ReasonReceiptInvalid, engine.SourceSafety
 		d.Message = "the call changed after it was allowed, so it does not run: " + verr.Error()
-		res := permissionResolved{
+		res := PermissionResolved{
 			ToolCallID: v.id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
 			RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message, Receipt: v.receipt,
 		}

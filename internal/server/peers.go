@@ -146,23 +146,7 @@ func (s *Server) peerEvent(e eventlog.Event) {
 
 // remoteQuestion notes the question of e if another server holds it.
 func (s *Server) remoteQuestion(e eventlog.Event) {
-	var p struct {
-		ToolCallID    string          `json:"toolCallId"`
-		Tool          string          `json:"tool"`
-		Args          map[string]any  `json:"args"`
-		Cwd           string          `json:"cwd"`
-		Summary       string          `json:"summary"`
-		Risk          string          `json:"riskAtDecision"`
-		Reason        string          `json:"reason"`
-		Message       string          `json:"message"`
-		Rule          string          `json:"rule"`
-		Destructive   bool            `json:"destructive"`
-		SuggestedRule string          `json:"suggestedRule"`
-		Units         []approval.Unit `json:"units"`
-		ConfirmTarget string          `json:"confirmTarget"`
-		AskedOf       gate.Actor      `json:"askedOf"`
-		Deadline      time.Time       `json:"deadline"`
-	}
+	var p gate.PermissionRequested
 	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" {
 		return
 	}
@@ -183,7 +167,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	req := &approval.Request{
 		Session: e.Session, Turn: e.Turn, ToolCallID: p.ToolCallID, Tool: p.Tool, Input: p.Args, Cwd: p.Cwd,
-		Reason: p.Reason, Message: p.Message, Risk: p.Risk, Rule: p.Rule, Summary: p.Summary,
+		Reason: string(p.Reason), Message: p.Message, Risk: p.RiskAtDecision.String(), Rule: p.Rule, Summary: p.Summary,
 		Destructive: p.Destructive, SuggestedRule: p.SuggestedRule, Units: p.Units, ConfirmTarget: p.ConfirmTarget,
 	}
 	a := Approval{
@@ -282,15 +266,7 @@ func (s *Server) settleRemote(ctx context.Context, session string) {
 
 // remoteResolved moves a remote question to resolved.
 func (s *Server) remoteResolved(e eventlog.Event) {
-	var p struct {
-		ToolCallID string `json:"toolCallId"`
-		Decision   string `json:"decision"`
-		Reason     string `json:"reason"`
-		Actor      string `json:"actor"`
-		Answer     string `json:"answer"`
-		Message    string `json:"message"`
-		Rule       string `json:"rule"`
-	}
+	var p gate.PermissionResolved
 	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" {
 		return
 	}
@@ -302,7 +278,7 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 	delete(s.peers.pending, a.ID)
 	a.State = StateResolved
-	a.Decision = &Outcome{Decision: p.Decision, Reason: p.Reason, Actor: p.Actor, Answer: approval.Kind(p.Answer), Message: p.Message, Rule: p.Rule}
+	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule}
 	s.peers.resolved[a.ID] = a
 	s.peers.order = append(s.peers.order, a.ID)
 	if len(s.peers.order) > peerKeep {
