@@ -377,12 +377,13 @@ var patternOptions = func() map[string]map[string]bool {
 // show or copy the contents of the paths it names (git status .env, git rm
 // --cached .env).
 func gitLeavesContents(args []string) bool {
-	for _, i := range risk.OperandIndexes("git", args) {
-		switch args[i] {
-		case "status", "ls-files", "check-ignore", "check-attr", "update-index", "rm", "mv", "restore", "checkout", "clean", "reset":
-			return true
-		}
+	ops := risk.OperandIndexes("git", args)
+	if len(ops) == 0 {
 		return false
+	}
+	switch args[ops[0]] {
+	case "status", "ls-files", "check-ignore", "check-attr", "update-index", "rm", "mv", "restore", "checkout", "clean", "reset":
+		return true
 	}
 	return false
 }
