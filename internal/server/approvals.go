@@ -361,6 +361,15 @@ func (b *Broker) pendingApproval(id string) (Approval, bool) {
 	return b.copyLocked(e), true
 }
 
+// active reports whether id is a call of this broker's that is still
+// being decided: handed out by NewID or asking.
+func (b *Broker) active(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, inflight := b.inflight[id]
+	return inflight || b.pending[id] != nil
+}
+
 // isPending reports whether id waits for an answer here.
 func (b *Broker) isPending(id string) bool {
 	b.mu.Lock()

@@ -153,9 +153,11 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	digest := payloadDigest(e.Session, e.Payload)
 	if s.broker.knows(p.ToolCallID) {
 		// A question of ours: what the person is shown elsewhere is this
-		// event, the first under the id, and an answer must name it.
+		// event, the first under the id, and an answer must name it. It is
+		// noted while the call is being decided, and forgotten when it is
+		// (forgetOwn), so the notes hold only the calls in progress.
 		s.peers.mu.Lock()
-		if _, have := s.peers.own[p.ToolCallID]; !have && len(s.peers.own) < peerMaxPending {
+		if _, have := s.peers.own[p.ToolCallID]; !have && s.broker.active(p.ToolCallID) {
 			s.peers.own[p.ToolCallID] = ownQuestion{session: e.Session, digest: digest}
 		}
 		s.peers.mu.Unlock()

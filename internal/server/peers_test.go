@@ -110,6 +110,22 @@ func TestPeersAnswer(t *testing.T) {
 		if res := a.resolvedPayload("s1"); res["toolCallId"] != id2 || res["decision"] != "deny" || res["message"] != "no" {
 			t.Fatalf("after respond: %v", res)
 		}
+		// A call answered here, before the follower has read its
+		// question, leaves no note behind.
+		id3 := a.ask("s2", cmdAsk)
+		if r := a.call("POST", "/v1/approvals/"+id3, a.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
+			t.Fatalf("local answer: %d %s", r.code, r.body)
+		}
+		last := a.events("s2", eventlog.TypePermissionRequested)
+		if !a.srv.waitFollowedPermissions(context.Background(), last[len(last)-1].ID) {
+			t.Fatal("A did not read its own question")
+		}
+		a.srv.peers.mu.Lock()
+		left := len(a.srv.peers.own)
+		a.srv.peers.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("%d notes of decided calls are kept", left)
+		}
 	})
 }
 
