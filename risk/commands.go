@@ -410,13 +410,14 @@ func Command(name string, args []string, dyn []bool) Effect {
 			e.Reads = []string{"."}
 		}
 		if base == "rg" || base == "ag" {
-			// A glob or a type given on the command line overrides the
-			// skipping of hidden files in ripgrep, as --hidden does.
+			// A positive glob on the command line, or an ignore file of
+			// the caller's choosing, can bring hidden files back into a
+			// ripgrep search, as --hidden does; a type or a negated glob
+			// cannot.
 			e.SkipsHidden = !slices.ContainsFunc(args, func(a string) bool {
 				return a == "--hidden" || a == "-." || a == "--unrestricted" || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
-					a == "-g" || a == "-t" || strings.HasPrefix(a, "--glob") || strings.HasPrefix(a, "--iglob") || strings.HasPrefix(a, "--type") ||
-					strings.HasPrefix(a, "-g") || strings.HasPrefix(a, "-t") && len(a) > 2
-			})
+					strings.HasPrefix(a, "--ignore-file")
+			}) && !positiveGlob(args)
 		}
 		e.FollowsLinks = flags["-R"] || flags["--dereference-recursive"] || base != "grep" && base != "egrep" && base != "fgrep" && (flags["-L"] || flags["--follow"])
 		e.NameGlob = nameFilter(base, args)
@@ -651,8 +652,9 @@ func SearchPattern(prog string, args []string) int {
 	}
 	for _, a := range args {
 		if a == "-e" || a == "-f" || a == "--regexp" || a == "--file" || strings.HasPrefix(a, "--regexp=") ||
-			strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-e") && len(a) > 2 {
-			return -1
+			strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-e") && len(a) > 2 ||
+			a == "--files" || a == "--type-list" || (prog == "ack" && (a == "-f" || a == "-g")) {
+			return -1 // no pattern operand: every operand is a path
 		}
 	}
 	if ops := OperandIndexes(prog, args); len(ops) > 0 {
@@ -705,6 +707,28 @@ func nameFilter(base string, args []string) string {
 		return ""
 	}
 	return globs[0]
+}
+
+// positiveGlob reports whether a ripgrep command line holds a glob that is
+// not a negation (-g '*.env', not -g '!vendor').
+func positiveGlob(args []string) bool {
+	for i, a := range args {
+		var g string
+		switch {
+		case (a == "-g" || a == "--glob" || a == "--iglob") && i+1 < len(args):
+			g = args[i+1]
+		case strings.HasPrefix(a, "--glob=") || strings.HasPrefix(a, "--iglob="):
+			_, g, _ = strings.Cut(a, "=")
+		case strings.HasPrefix(a, "-g") && len(a) > 2:
+			g = a[2:]
+		default:
+			continue
+		}
+		if !strings.HasPrefix(g, "!") {
+			return true
+		}
+	}
+	return false
 }
 
 // SimpleNameGlob reports whether g is a glob on file names alone that
@@ -1049,7 +1073,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	switch sub {
 	case "grep":
 		e.Level = Read
-		if flags["--no-index"] || flags["--untracked"] {
+		if flags["--no-index"] || flags["--untracked"] && flags["--no-exclude-standard"] {
 			// Files the index does not hold are searched: the tree itself.
 			e.Recursive = true
 			if e.Reads = slices.Clone(ops[min(1, len(ops)):]); len(e.Reads) == 0 {

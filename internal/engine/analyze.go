@@ -261,7 +261,7 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 		if i > 0 {
 			prev = cmd.Args[i-1]
 		}
-		if patternTakers[cmd.Name] && strings.HasPrefix(prev, "-") || patternOpts[prev] {
+		if patternOpts[prev] {
 			continue // the value of an option that takes a name pattern
 		}
 		if opt, _, ok := strings.Cut(a, "="); ok && patternOpts[opt] {
@@ -346,16 +346,15 @@ func (e *env) varReadings(w string) []string {
 	return out
 }
 
-// patternTakers are programs whose option values are name patterns, not
-// files they open (find -name .env).
-var patternTakers = map[string]bool{"find": true, "fd": true, "fdfind": true, "locate": true}
-
 // patternOptions are, for each program, the options whose value is a name
 // pattern or an expression, not a file the program opens.
 var patternOptions = func() map[string]map[string]bool {
 	m := map[string]map[string]bool{}
 	for progs, opts := range map[string]string{
 		"grep egrep fgrep rg ag ack": "-e --regexp -g --glob --iglob --include --exclude --exclude-dir --ignore --ignore-dir -G --file-search-regex",
+		"find":                       "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname",
+		"fd fdfind":                  "-e --extension -E --exclude -g --glob",
+		"git":                        "-m --message",
 		"tar":                        "--exclude --exclude-tag",
 		"zip":                        "-x -i --exclude --include",
 		"rsync":                      "--exclude --include --filter -f",
@@ -374,15 +373,15 @@ var patternOptions = func() map[string]map[string]bool {
 }()
 
 // gitLeavesContents reports whether git args is a subcommand that does not
-// show or copy the contents of the paths it names (git status .env, git rm
-// --cached .env).
+// show, copy or stage the contents of the paths it names (git status .env,
+// git rm --cached .env); update-index --add and mv do.
 func gitLeavesContents(args []string) bool {
 	ops := risk.OperandIndexes("git", args)
 	if len(ops) == 0 {
 		return false
 	}
 	switch args[ops[0]] {
-	case "status", "ls-files", "check-ignore", "check-attr", "update-index", "rm", "mv", "restore", "checkout", "clean", "reset":
+	case "status", "ls-files", "check-ignore", "check-attr", "rm", "restore", "checkout", "clean", "reset":
 		return true
 	}
 	return false
@@ -415,31 +414,23 @@ func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, true
 	}
-	// Hidden files are walked too, and one is left out at the end only if
-	// the command leaves hidden files out and no ignore file lets it back
-	// in (a "!" line of .gitignore, .ignore or .rgignore, here or above,
-	// that may match it).
-	var negations []string
-	checkIgnore := func(file string) {
-		if raw, err := os.ReadFile(file); err == nil && len(raw) < 1<<20 && len(negations) < 1000 {
-			for _, line := range strings.Split(string(raw), "\n") {
-				if n, ok := strings.CutPrefix(strings.TrimSpace(line), "!"); ok {
-					negations = append(negations, strings.Trim(n, "/"))
-				}
-			}
-		}
-	}
+	// A command that leaves hidden files out (rg) still reads one that a
+	// "!" line of an ignore file lets back in: the negations of the ignore
+	// files above the tree and in it are gathered as the walk goes, and a
+	// hidden name is left out only when none of them may match it.
+	var negs []negation
 	if p.skipHidden {
 		for d := dir; ; d = filepath.Dir(d) {
-			for _, n := range ignoreFiles {
-				checkIgnore(filepath.Join(d, n))
-			}
+			negs = loadNegations(negs, d)
 			if filepath.Dir(d) == d {
 				break
 			}
 		}
 	}
-	var found, hiddenFound []PathFact
+	left := func(file string) bool {
+		return p.skipHidden && hiddenPath(dir, file) && !slices.ContainsFunc(negs, func(n negation) bool { return n.mayMatch(file) })
+	}
+	var found []PathFact
 	seen := 0
 	complete := true
 	_ = filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
@@ -451,13 +442,16 @@ func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
 			return filepath.SkipAll
 		}
 		if d.IsDir() {
-			if bulkyDirs[d.Name()] {
+			if bulkyDirs[d.Name()] || left(file) {
 				return filepath.SkipDir
+			}
+			if p.skipHidden {
+				negs = loadNegations(negs, file)
 			}
 			return nil
 		}
-		if p.skipHidden && slices.Contains(ignoreFiles, d.Name()) {
-			checkIgnore(file)
+		if left(file) {
+			return nil
 		}
 		if p.nameGlob != "" {
 			// Without regard to case: stricter than any tool's reading.
@@ -471,49 +465,72 @@ func (e *env) credentialsBelow(p PathFact) ([]PathFact, bool) {
 				cls = max(cls, risk.ClassifyPath(real, e.home))
 			}
 		}
-		if cls == risk.Secret && len(found)+len(hiddenFound) < 2*maxTreeFound {
+		if cls == risk.Secret {
 			rel, _ := filepath.Rel(e.cwd, file)
 			if rel == "" || strings.HasPrefix(rel, "..") {
 				rel = file
 			}
 			f := e.pathFact(e.cwd, file)
 			f.Requested = rel + " (in " + dir + ")"
-			if hiddenPath(dir, file) {
-				hiddenFound = append(hiddenFound, f)
-			} else {
-				found = append(found, f)
+			found = append(found, f)
+			if len(found) == maxTreeFound {
+				return filepath.SkipAll
 			}
 		}
 		return nil
 	})
-	for _, f := range hiddenFound {
-		if !p.skipHidden || slices.ContainsFunc(negations, func(n string) bool { return mayMatch(n, dir, f.Real) }) {
-			found = append(found, f)
+	return found, complete
+}
+
+// ignoreFiles are the files, relative to a directory, whose rules decide
+// what a search skips below it.
+var ignoreFiles = []string{".gitignore", ".ignore", ".rgignore", filepath.Join(".git", "info", "exclude")}
+
+// negation is a "!" line of an ignore file in base.
+type negation struct{ base, pattern string }
+
+// loadNegations adds the negations of the ignore files of dir to negs.
+func loadNegations(negs []negation, dir string) []negation {
+	for _, n := range ignoreFiles {
+		raw, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil || len(raw) > 1<<20 {
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if pat, ok := strings.CutPrefix(strings.TrimSpace(line), "!"); ok && len(negs) < 1000 {
+				negs = append(negs, negation{dir, strings.Trim(pat, "/")})
+			}
 		}
 	}
-	return found[:min(len(found), maxTreeFound)], complete
+	return negs
 }
 
-// mayMatch reports whether the ignore-file pattern n may match file below
-// dir: by its name or its path, and whenever the pattern uses ** or
-// names a directory, as those may match anything below.
-func mayMatch(n, dir, file string) bool {
-	if n == "" || strings.Contains(n, "**") {
+// mayMatch reports whether the negation may let file back in: a name or
+// a leading path of file below the negation's directory matches it, or
+// the pattern names something below that path, or uses **.
+func (n negation) mayMatch(file string) bool {
+	rel, err := filepath.Rel(n.base, file)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	if n.pattern == "" || strings.Contains(n.pattern, "**") {
 		return true
 	}
-	rel, _ := filepath.Rel(dir, file)
-	if ok, _ := path.Match(n, filepath.Base(file)); ok {
-		return true
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, name := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		if ok, _ := path.Match(n.pattern, name); ok {
+			return true
+		}
+		if ok, _ := path.Match(n.pattern, prefix); ok {
+			return true
+		}
+		if strings.HasPrefix(n.pattern, prefix+"/") {
+			return true
+		}
 	}
-	if ok, _ := path.Match(n, filepath.ToSlash(rel)); ok {
-		return true
-	}
-	// A pattern for a directory lets back in what is below it.
-	return strings.HasPrefix(filepath.ToSlash(rel), n+"/")
+	return false
 }
-
-// ignoreFiles are the files whose rules decide what a search skips.
-var ignoreFiles = []string{".gitignore", ".ignore", ".rgignore"}
 
 // hiddenPath reports whether some name of file below dir starts with a dot.
 func hiddenPath(dir, file string) bool {

@@ -225,7 +225,7 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 		}
 	} else {
 		var ok bool
-		if id, ok = s.oldestPending(session); !ok {
+		if id, ok = s.oldestPending(r.Context(), session); !ok {
 			return errorf(http.StatusNotFound, "session %s has no pending approval", session)
 		}
 	}
@@ -234,8 +234,8 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 
 // oldestPending returns the id of session's oldest pending approval, here
 // or on another server sharing the log.
-func (s *Server) oldestPending(session string) (string, bool) {
-	list := append(s.broker.List(StatePending, session), s.remoteList(context.Background(), StatePending, session)...)
+func (s *Server) oldestPending(ctx context.Context, session string) (string, bool) {
+	list := append(s.broker.List(StatePending, session), s.remoteList(ctx, StatePending, session)...)
 	if len(list) == 0 {
 		return "", false
 	}

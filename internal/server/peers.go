@@ -245,6 +245,7 @@ func (s *Server) prunePeersLocked() {
 // since, and moves the questions they decide to resolved.
 func (s *Server) settleRemote(ctx context.Context, session string) {
 	s.peers.mu.Lock()
+	s.prunePeersLocked()
 	from := map[string]int64{} // session → the lowest seq of its questions
 	for _, a := range s.peers.pending {
 		if session == "" || a.Session == session {
