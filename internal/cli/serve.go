@@ -237,14 +237,7 @@ func protectStateDir(layer *policy.File, dir string) error {
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	abs = pathres.Real(abs)
-	r, err := policy.ParseRule("Read("+filepath.ToSlash(abs)+"/**)", policy.Deny, policy.Position{File: "--state-dir"})
-	if err != nil {
-		return usageError("--state-dir %s cannot be protected as a credential path (%v): choose a directory without glob characters", dir, err)
-	}
-	r.Layer = policy.LayerCLI
-	layer.CredentialPaths = append(layer.CredentialPaths, r)
-	return nil
+	return protect(layer, "--state-dir", dir, pathres.Real(abs)+"/**")
 }
 
 // protectEventLog makes a SQLite event log outside the state directory a
@@ -259,10 +252,16 @@ func protectEventLog(layer *policy.File, db string) error {
 	if err != nil {
 		return fmt.Errorf("event log: %w", err)
 	}
-	abs = filepath.Join(pathres.Real(filepath.Dir(abs)), filepath.Base(abs))
-	r, err := policy.ParseRule("Read("+filepath.ToSlash(abs)+"*)", policy.Deny, policy.Position{File: "--db"})
+	return protect(layer, "--db", db, filepath.Join(pathres.Real(filepath.Dir(abs)), filepath.Base(abs))+"*")
+}
+
+// protect adds pattern, the real path that flag's value names, to the
+// credential paths of layer. A path the rule syntax cannot hold is a usage
+// error: the server does not start with its secrets unprotected.
+func protect(layer *policy.File, flag, value, pattern string) error {
+	r, err := policy.ParseRule("Read("+filepath.ToSlash(pattern)+")", policy.Deny, policy.Position{File: flag})
 	if err != nil {
-		return usageError("--db %s cannot be protected as a credential path (%v): choose a path without glob characters", db, err)
+		return usageError("%s %s cannot be protected as a credential path (%v): choose a path without glob characters", flag, value, err)
 	}
 	r.Layer = policy.LayerCLI
 	layer.CredentialPaths = append(layer.CredentialPaths, r)
