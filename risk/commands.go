@@ -641,13 +641,22 @@ func OperandIndexes(prog string, args []string) []int {
 	return out
 }
 
+// IsSearch reports whether prog is a search program: grep and its kin,
+// ripgrep, ag, ack. Given no file, a recursive one reads the working
+// directory.
+func IsSearch(prog string) bool {
+	switch prog {
+	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
+		return true
+	}
+	return false
+}
+
 // SearchPattern returns the position in args of the pattern operand of a
 // search program (grep, rg, ag, ack), or -1 when it has none: the pattern
 // is given with -e or -f, or prog is no search program.
 func SearchPattern(prog string, args []string) int {
-	switch prog {
-	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
-	default:
+	if !IsSearch(prog) {
 		return -1
 	}
 	for _, a := range args {

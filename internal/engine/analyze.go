@@ -215,9 +215,6 @@ func (e *env) pathFacts(dir, raw string) []PathFact {
 	return out
 }
 
-// searchers read the working directory recursively when given no file.
-var searchers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true}
-
 // namesOnly are programs that use their arguments as text and never open
 // them: a credential path among their arguments is only a name.
 var namesOnly = map[string]bool{"echo": true, "printf": true, "basename": true, "dirname": true, "test": true, "[": true, "[[": true}
@@ -240,7 +237,7 @@ var namesOnly = map[string]bool{"echo": true, "printf": true, "basename": true, 
 // variable, the place such a word most likely names.
 func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 	var out []PathFact
-	add := func(v string, facts ...PathFact) {
+	add := func(facts ...PathFact) {
 		for _, f := range facts {
 			if f.Class == risk.Secret.String() && !named(u.Reads, f.Requested) && !named(u.Writes, f.Requested) && !named(out, f.Requested) {
 				out = append(out, f)
@@ -279,7 +276,7 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 				for _, w := range e.varReadings(src) {
 					f := e.pathFact(cmd.Dir, w)
 					f.Requested = v
-					add(v, f)
+					add(f)
 				}
 				continue
 			}
@@ -288,9 +285,9 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 				continue
 			}
 			if strings.ContainsAny(v, "*?[") {
-				add(v, e.pathFacts(cmd.Dir, v)...)
+				add(e.pathFacts(cmd.Dir, v)...)
 			} else {
-				add(v, e.pathFact(cmd.Dir, v))
+				add(e.pathFact(cmd.Dir, v))
 			}
 		}
 	}
@@ -328,20 +325,21 @@ func (e *env) argValues(a string) []string {
 	return vals
 }
 
-// homeVars are the variables that name the home directory.
-var homeVars = regexp.MustCompile(`(?i)\$\{?HOME\}?|\$\{?env:(HOME|USERPROFILE)\}?|%(HOME|USERPROFILE)%|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\$\{?env:[A-Za-z_][A-Za-z0-9_]*\}?`)
+// shellVars are variables as bash ($X, ${X}), PowerShell ($env:X) and
+// cmd (%X%) spell them.
+var shellVars = regexp.MustCompile(`\$\{?(?i:env:)?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%`)
 
 // varReadings returns w with every variable (and $(pwd)) read as the home
 // directory, as the working directory and as nothing: the places such a
 // word most likely names.
 func (e *env) varReadings(w string) []string {
 	w = strings.NewReplacer("$(pwd)", e.cwd, "`pwd`", e.cwd, "$PWD", e.cwd, "${PWD}", e.cwd).Replace(w)
-	if !homeVars.MatchString(w) {
+	if !shellVars.MatchString(w) {
 		return []string{w}
 	}
-	out := []string{homeVars.ReplaceAllLiteralString(w, "")}
+	out := []string{shellVars.ReplaceAllLiteralString(w, "")}
 	if e.home != "" {
-		out = append(out, homeVars.ReplaceAllLiteralString(w, e.home))
+		out = append(out, shellVars.ReplaceAllLiteralString(w, e.home))
 	}
 	return out
 }
@@ -1141,7 +1139,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 				}
 			}
 		}
-		if eff.Recursive && !exists && len(eff.Reads) > 0 && searchers[name] {
+		if eff.Recursive && !exists && len(eff.Reads) > 0 && risk.IsSearch(name) {
 			// None of the operands of a recursive search exists: perhaps
 			// an option's value was taken for one, and the search reads
 			// the working directory.
