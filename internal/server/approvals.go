@@ -370,13 +370,6 @@ func (b *Broker) active(id string) bool {
 	return inflight || b.pending[id] != nil
 }
 
-// isPending reports whether id waits for an answer here.
-func (b *Broker) isPending(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.pending[id] != nil
-}
-
 // resolveLocked moves e from pending to resolved with outcome out.
 func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 	delete(b.pending, e.a.ID)

@@ -350,7 +350,7 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 			s.log.Warn("answer from the event log not taken", "event", e.ID, "tool_call_id", p.ToolCallID, "err", err)
 		}
 	}
-	if s.broker.isPending(p.ToolCallID) {
+	if _, pending := s.broker.pendingApproval(p.ToolCallID); pending {
 		take()
 		return
 	}

@@ -59,52 +59,21 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		}
 	}) {
 		raw := fields[k]
-		null := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-		var str string
-		if !null && k != "network" {
-			if err := json.Unmarshal(raw, &str); err != nil {
-				return errorf(http.StatusBadRequest, "field %q must be a string or null", k)
-			}
-		}
+		var err error
 		switch k {
 		case "mode":
-			next.Mode = nil
-			if !null {
-				m, err := policy.ParseMode(str)
-				if err != nil {
-					return errorf(http.StatusBadRequest, "field \"mode\": %v", err)
-				}
-				next.Mode = &m
-			}
+			err = setSetting(&next.Mode, raw, k, policy.ParseMode)
 		case "approval":
-			next.Approval = nil
-			if !null {
-				a, err := policy.ParseApproval(str)
-				if err != nil {
-					return errorf(http.StatusBadRequest, "field \"approval\": %v", err)
-				}
-				next.Approval = &a
-			}
+			err = setSetting(&next.Approval, raw, k, policy.ParseApproval)
 		case "sandbox":
-			next.Sandbox = nil
-			if !null {
-				v, err := policy.ParseSandbox(str)
-				if err != nil {
-					return errorf(http.StatusBadRequest, "field \"sandbox\": %v", err)
-				}
-				next.Sandbox = &v
-			}
+			err = setSetting(&next.Sandbox, raw, k, policy.ParseSandbox)
 		case "network":
-			next.Network = nil
-			if !null {
-				var b bool
-				if err := json.Unmarshal(raw, &b); err != nil {
-					return errorf(http.StatusBadRequest, `field "network" must be true, false or null`)
-				}
-				next.Network = &b
-			}
+			err = setSetting(&next.Network, raw, k, nil)
 		default:
-			return errorf(http.StatusBadRequest, "unknown field %q: the settings are mode, approval, sandbox and network", clip(k, 40))
+			err = errorf(http.StatusBadRequest, "unknown field %q: the settings are mode, approval, sandbox and network", clip(k, 40))
+		}
+		if err != nil {
+			return err
 		}
 		changed = append(changed, k)
 	}
@@ -160,6 +129,33 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 		}
 	}
 	writeJSON(w, http.StatusOK, next)
+	return nil
+}
+
+// setSetting sets *dst from raw, a field of PUT /v1/sessions/{id}/policy:
+// null hands the setting back to the policy files (nil); a value is a
+// string that parse reads, or, with parse nil, a JSON value of T.
+func setSetting[T any](dst **T, raw json.RawMessage, key string, parse func(string) (T, error)) error {
+	*dst = nil
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	var v T
+	if parse == nil {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return errorf(http.StatusBadRequest, "field %q must be %T or null", key, v)
+		}
+	} else {
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return errorf(http.StatusBadRequest, "field %q must be a string or null", key)
+		}
+		var err error
+		if v, err = parse(str); err != nil {
+			return errorf(http.StatusBadRequest, "field %q: %v", key, err)
+		}
+	}
+	*dst = &v
 	return nil
 }
 

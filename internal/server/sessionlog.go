@@ -90,7 +90,6 @@ func (s *Server) restoreSessions(ctx context.Context) (int, error) {
 			s.sessionN[session] = want
 		}
 	}
-	s.restoring = false
 	for session := range s.sessionN {
 		v, _ := s.opts.Sessions.Get(session)
 		if t := s.sessionTime[session]; !t.IsZero() && now.Sub(t) > restoreLooseAfter {
