@@ -265,6 +265,22 @@ func TestApprovalPage(t *testing.T) {
 	b.waitFor("the event stream", `document.getElementById("conn").dataset.state === "live"`)
 
 	var calls []string // tool call ids answered through the page
+	// agentGets waits for the decision the agent's check gets, then for
+	// the card to go, and notes the call.
+	agentGets := func(t *testing.T, b *browser, ch <-chan decision, id, decision, reason, msg string) {
+		t.Helper()
+		d := awaitDecision(t, ch)
+		if d.Decision != decision || d.Reason != reason || msg != "" && d.Message != msg {
+			t.Fatalf("the agent got %s (%s: %q), want %s (%s: %q)", d.Decision, d.Reason, d.Message, decision, reason, msg)
+		}
+		b.waitCardGone(id)
+		calls = append(calls, id)
+	}
+	// denyWith types msg as the reason and clicks Deny.
+	denyWith := func(b *browser, id, msg string) {
+		b.do(chromedp.SendKeys(chromedp.CSS(card(id)+" input.deny-msg"), msg),
+			chromedp.Click(button(id, "deny"), chromedp.NodeVisible))
+	}
 
 	t.Run("AllowOnce", func(t *testing.T) {
 		b := b.on(t)
@@ -278,12 +294,7 @@ func TestApprovalPage(t *testing.T) {
 			}
 		}
 		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
-		d := awaitDecision(t, ch)
-		if d.Decision != "allow" || d.Reason != "user_approved" {
-			t.Fatalf("the agent got %s (%s: %s), want allow (user_approved)", d.Decision, d.Reason, d.Message)
-		}
-		b.waitCardGone(a.ID)
-		calls = append(calls, a.ID)
+		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
 	})
 
 	t.Run("DenyWithMessage", func(t *testing.T) {
@@ -292,22 +303,16 @@ func TestApprovalPage(t *testing.T) {
 		ch := srv.checkAsync("e2e-deny", "npm run build")
 		a := srv.pending(t, "e2e-deny")
 		b.waitCard(a.ID)
-		b.do(chromedp.SendKeys(chromedp.CSS(card(a.ID)+" input.deny-msg"), msg),
-			chromedp.Click(button(a.ID, "deny"), chromedp.NodeVisible))
-		d := awaitDecision(t, ch)
-		if d.Decision != "deny" || d.Reason != "user_denied" || d.Message != msg {
-			t.Fatalf("the agent got %s (%s: %q), want deny (user_denied: %q)", d.Decision, d.Reason, d.Message, msg)
-		}
-		b.waitCardGone(a.ID)
-		calls = append(calls, a.ID)
+		denyWith(b, a.ID, msg)
+		agentGets(t, b, ch, a.ID, "deny", "user_denied", msg)
 	})
 
 	t.Run("DestructiveNeedsTypedConfirmation", func(t *testing.T) {
 		b := b.on(t)
 		ch := srv.checkAsync("e2e-destructive", "rm -rf dist")
 		a := srv.pending(t, "e2e-destructive")
-		if !a.Request.Destructive || a.Request.ConfirmTarget == "" {
-			t.Fatalf("rm -rf dist: destructive=%v confirmTarget=%q, want a destructive request with a target", a.Request.Destructive, a.Request.ConfirmTarget)
+		if !a.Request.Destructive || a.Request.ConfirmTarget == "" || a.ConfirmWord == "" {
+			t.Fatalf("rm -rf dist: destructive=%v confirmTarget=%q confirmWord=%q, want a destructive request with a word to type", a.Request.Destructive, a.Request.ConfirmTarget, a.ConfirmWord)
 		}
 		b.waitCard(a.ID)
 		answers := eval[[]string](b, "[...document.querySelectorAll("+js(card(a.ID)+" button[data-answer]")+")].map(b => b.dataset.answer)")
@@ -324,21 +329,16 @@ func TestApprovalPage(t *testing.T) {
 			t.Fatal("Allow once is enabled before the confirmation is typed")
 		}
 		input := chromedp.CSS(card(a.ID) + " input.confirm-input")
-		b.do(chromedp.SendKeys(input, a.Request.ConfirmTarget+"x"))
+		b.do(chromedp.SendKeys(input, a.ConfirmWord+"x"))
 		if !disabled() {
 			t.Fatal("Allow once is enabled with a wrong confirmation")
 		}
 		b.do(chromedp.KeyEvent("\b"))
 		if disabled() {
-			t.Fatalf("Allow once stays disabled after typing %q", a.Request.ConfirmTarget)
+			t.Fatalf("Allow once stays disabled after typing %q", a.ConfirmWord)
 		}
 		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
-		d := awaitDecision(t, ch)
-		if d.Decision != "allow" || d.Reason != "user_approved" {
-			t.Fatalf("the agent got %s (%s: %s), want allow (user_approved)", d.Decision, d.Reason, d.Message)
-		}
-		b.waitCardGone(a.ID)
-		calls = append(calls, a.ID)
+		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
 	})
 
 	t.Run("DestructiveDenyKeepsTheMessage", func(t *testing.T) {
@@ -347,14 +347,8 @@ func TestApprovalPage(t *testing.T) {
 		ch := srv.checkAsync("e2e-destructive-deny", "rm -rf dist")
 		a := srv.pending(t, "e2e-destructive-deny")
 		b.waitCard(a.ID)
-		b.do(chromedp.SendKeys(chromedp.CSS(card(a.ID)+" input.deny-msg"), msg),
-			chromedp.Click(button(a.ID, "deny"), chromedp.NodeVisible))
-		d := awaitDecision(t, ch)
-		if d.Decision != "deny" || d.Reason != "user_denied" || d.Message != msg {
-			t.Errorf("the agent got %s (%s: %q), want deny (user_denied: %q)", d.Decision, d.Reason, d.Message, msg)
-		}
-		b.waitCardGone(a.ID)
-		calls = append(calls, a.ID)
+		denyWith(b, a.ID, msg)
+		agentGets(t, b, ch, a.ID, "deny", "user_denied", msg)
 	})
 
 	t.Run("AgentTextIsShownAsText", func(t *testing.T) {
@@ -440,14 +434,10 @@ func TestApprovalPage(t *testing.T) {
 		_ = eval[chromedp.Void](b, "document.querySelector("+js(card(a.ID)+" input.rule-input")+").value = ''")
 		b.do(chromedp.SendKeys(input, rule),
 			chromedp.Click(button(a.ID, "allow_project"), chromedp.NodeVisible))
-		if d := awaitDecision(t, ch); d.Decision != "allow" || d.Reason != "user_approved" {
-			t.Fatalf("the agent got %s (%s), want allow (user_approved)", d.Decision, d.Reason)
-		}
+		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
 		if got := lastResolved(t, srv, "e2e-rule"); got.Answer != "allow_project" || got.Rule != rule {
 			t.Errorf("recorded answer %q rule %q, want allow_project with %q", got.Answer, got.Rule, rule)
 		}
-		b.waitCardGone(a.ID)
-		calls = append(calls, a.ID)
 	})
 
 	t.Run("EventsAreLogged", func(t *testing.T) {

@@ -276,6 +276,7 @@ type approval struct {
 		ConfirmTarget string `json:"confirmTarget"`
 		SuggestedRule string `json:"suggestedRule"`
 	} `json:"request"`
+	ConfirmWord string `json:"confirmWord"`
 }
 
 // pending waits until session has a pending approval and returns the
