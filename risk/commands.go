@@ -641,6 +641,75 @@ func OperandIndexes(prog string, args []string) []int {
 	return out
 }
 
+// NamesOnly reports whether prog, given args, takes the paths among its
+// arguments as names and opens none of them: echo, printf, basename,
+// dirname, test, and the git commands that list, index or delete paths
+// without showing, copying or staging their contents (git status .env,
+// git rm --cached .env).
+func NamesOnly(prog string, args []string) bool {
+	switch prog {
+	case "echo", "printf", "basename", "dirname", "test", "[", "[[":
+		return true
+	case "git":
+		ops := OperandIndexes("git", args)
+		if len(ops) == 0 {
+			return false
+		}
+		switch args[ops[0]] {
+		case "status", "ls-files", "check-ignore", "check-attr", "rm", "restore", "checkout", "clean", "reset":
+			return true
+		}
+	}
+	return false
+}
+
+// patternOptions are, for each program, the options whose value is a name
+// pattern or text, not a file the program opens.
+var patternOptions = func() map[string]map[string]bool {
+	m := map[string]map[string]bool{}
+	for progs, opts := range map[string]string{
+		"grep egrep fgrep rg ag ack": "-e --regexp -g --glob --iglob --include --exclude --exclude-dir --ignore --ignore-dir -G --file-search-regex",
+		"find":                       "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname",
+		"fd fdfind":                  "-e --extension -E --exclude -g --glob",
+		"git":                        "-m --message",
+		"tar":                        "--exclude --exclude-tag",
+		"zip":                        "-x -i --exclude --include",
+		"rsync":                      "--exclude --include --filter -f",
+		"eslint prettier stylelint":  "--ignore-pattern",
+		"pytest":                     "-k -m",
+	} {
+		set := map[string]bool{}
+		for _, o := range strings.Fields(opts) {
+			set[o] = true
+		}
+		for _, p := range strings.Fields(progs) {
+			m[p] = set
+		}
+	}
+	return m
+}()
+
+// PatternArgs marks the arguments of prog that are patterns or text, not
+// files: a search's pattern operand, and the value of an option that takes
+// a name pattern or a message (find -name .env, tar --exclude=.env,
+// git commit -m "…"). The result is parallel to args.
+func PatternArgs(prog string, args []string) []bool {
+	out := make([]bool, len(args))
+	if i := SearchPattern(prog, args); i >= 0 {
+		out[i] = true
+	}
+	opts := patternOptions[prog]
+	for i, a := range args {
+		if i > 0 && opts[args[i-1]] {
+			out[i] = true
+		}
+		if opt, _, ok := strings.Cut(a, "="); ok && opts[opt] {
+			out[i] = true
+		}
+	}
+	return out
+}
+
 // IsSearch reports whether prog is a search program: grep and its kin,
 // ripgrep, ag, ack. Given no file, a recursive one reads the working
 // directory.

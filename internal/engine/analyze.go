@@ -215,12 +215,9 @@ func (e *env) pathFacts(dir, raw string) []PathFact {
 	return out
 }
 
-// namesOnly are programs that use their arguments as text and never open
-// them: a credential path among their arguments is only a name.
-var namesOnly = map[string]bool{"echo": true, "printf": true, "basename": true, "dirname": true, "test": true, "[": true, "[[": true}
-
 // credentialArgs returns the credential files that the arguments of cmd
-// name and that u does not already read or write. Whatever the program is
+// name and that u does not already read or write; risk.NamesOnly and
+// risk.PatternArgs say which arguments a program takes as text. Whatever the program is
 // — one the analysis knows without declaring that operand, one it does not
 // know, an interpreter given a file — a credential it is handed is taken
 // as read, so the credential floor holds in every mode: zip out.zip
@@ -244,26 +241,12 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 			}
 		}
 	}
-	if name := cmd.Name; name == "git" && gitLeavesContents(cmd.Args) {
-		return nil
-	}
-	pattern := risk.SearchPattern(cmd.Name, cmd.Args)
-	patternOpts := patternOptions[cmd.Name]
+	pattern := risk.PatternArgs(cmd.Name, cmd.Args)
 	for i, a := range cmd.Args {
-		if i == pattern {
-			continue // what a search looks for, not a file
+		if pattern[i] {
+			continue // what a search looks for, or a name pattern: no file
 		}
 		dynamic := i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i]
-		prev := ""
-		if i > 0 {
-			prev = cmd.Args[i-1]
-		}
-		if patternOpts[prev] {
-			continue // the value of an option that takes a name pattern
-		}
-		if opt, _, ok := strings.Cut(a, "="); ok && patternOpts[opt] {
-			continue
-		}
 		for _, v := range e.argValues(a) {
 			if v == "" || len(v) > 4096 || strings.ContainsAny(v, "\n\r\x00") {
 				continue
@@ -342,47 +325,6 @@ func (e *env) varReadings(w string) []string {
 		out = append(out, shellVars.ReplaceAllLiteralString(w, e.home))
 	}
 	return out
-}
-
-// patternOptions are, for each program, the options whose value is a name
-// pattern or an expression, not a file the program opens.
-var patternOptions = func() map[string]map[string]bool {
-	m := map[string]map[string]bool{}
-	for progs, opts := range map[string]string{
-		"grep egrep fgrep rg ag ack": "-e --regexp -g --glob --iglob --include --exclude --exclude-dir --ignore --ignore-dir -G --file-search-regex",
-		"find":                       "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname",
-		"fd fdfind":                  "-e --extension -E --exclude -g --glob",
-		"git":                        "-m --message",
-		"tar":                        "--exclude --exclude-tag",
-		"zip":                        "-x -i --exclude --include",
-		"rsync":                      "--exclude --include --filter -f",
-		"eslint prettier stylelint":  "--ignore-pattern",
-		"pytest":                     "-k -m",
-	} {
-		set := map[string]bool{}
-		for _, o := range strings.Fields(opts) {
-			set[o] = true
-		}
-		for _, p := range strings.Fields(progs) {
-			m[p] = set
-		}
-	}
-	return m
-}()
-
-// gitLeavesContents reports whether git args is a subcommand that does not
-// show, copy or stage the contents of the paths it names (git status .env,
-// git rm --cached .env); update-index --add and mv do.
-func gitLeavesContents(args []string) bool {
-	ops := risk.OperandIndexes("git", args)
-	if len(ops) == 0 {
-		return false
-	}
-	switch args[ops[0]] {
-	case "status", "ls-files", "check-ignore", "check-attr", "rm", "restore", "checkout", "clean", "reset":
-		return true
-	}
-	return false
 }
 
 // Bounds of the search for credential files below a directory that a
@@ -1169,7 +1111,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.RiskWhy = append(u.RiskWhy, "runs with raised privileges")
 		}
 	}
-	if name != "" && !namesOnly[name] {
+	if name != "" && !risk.NamesOnly(name, cmd.Args) {
 		u.Reads = append(u.Reads, e.credentialArgs(cmd, u)...)
 	}
 	if slices.Contains(cmd.Wrappers, "xargs") {
