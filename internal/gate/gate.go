@@ -61,6 +61,11 @@ type Options struct {
 	// (its answers are recorded with actor hook), and with no approver
 	// every ask is denied with reason headless.
 	Headless bool
+	// GrantKey signs the session approvals and leases this gate records
+	// (lease.granted events), and is the key [Gate.Adopt] checks the ones
+	// it reads from the log with. Gates that share a log and a key share
+	// their grants. Nil: grants are recorded unsigned and none is adopted.
+	GrantKey []byte
 }
 
 // RuleWriter saves a rule a person chose to always allow.
@@ -472,11 +477,9 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *PermissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
-		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"))
-		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, map[string]any{
-			"id": sa.id, "kind": KindSessionApproval, "toolCallId": res.ToolCallID, "agent": req.Agent,
-			"parentAgent": req.Parent, "resources": sa.resources, "actor": ActorUser,
-		}); err != nil {
+		_, summary := describe(req)
+		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
+		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, g.signGrant(req.Session, sa.rec)); err != nil {
 			return err
 		}
 		// Kept only once the log holds it.

@@ -47,6 +47,8 @@ type Lease struct {
 	Expires    time.Time  `json:"expires"`
 	// From is the lease this one was delegated from, if any.
 	From string `json:"from,omitempty"`
+	// Granted is when the lease was granted.
+	Granted time.Time `json:"granted"`
 }
 
 // LeaseSpec asks for a lease with [Gate.GrantLease].
@@ -64,10 +66,11 @@ type LeaseSpec struct {
 
 // sessionApproval is an "allow for this session" answer: it covers exactly
 // the same normalized call, by the same agent, while the resources it
-// touched keep their versions.
+// touched keep their versions. rec is how the log records it.
 type sessionApproval struct {
 	id, session, agent, key string
 	resources               []Resource
+	rec                     grantRecord
 }
 
 // grants holds the session approvals and leases a gate knows.
@@ -77,19 +80,29 @@ type grants struct {
 	sessions map[string]*sessionApproval // by session+agent+argsHash
 	byID     map[string]*sessionApproval
 	leases   map[string]*Lease
+	// ended holds the ids of the grants ended here or in the log, oldest
+	// first in endedOrder, so that a grant read from the log after it
+	// ended is not taken up again.
+	ended      map[string]bool
+	endedOrder []string
 }
 
 func newGrants(g *Gate) *grants {
-	return &grants{g: g, sessions: map[string]*sessionApproval{}, byID: map[string]*sessionApproval{}, leases: map[string]*Lease{}}
+	return &grants{g: g, sessions: map[string]*sessionApproval{}, byID: map[string]*sessionApproval{},
+		leases: map[string]*Lease{}, ended: map[string]bool{}}
 }
 
 // agentKey names the agent a call is made by. A subagent's key includes
 // its parent, so it never equals the key of a top-level agent.
 func agentKey(req *engine.Request) string {
-	if req.Parent == "" {
-		return req.Agent
+	return agentKeyOf(req.Parent, req.Agent)
+}
+
+func agentKeyOf(parent, agent string) string {
+	if parent == "" {
+		return agent
 	}
-	return req.Parent + "\x00" + req.Agent
+	return parent + "\x00" + agent
 }
 
 func approvalKey(session, agent, hash string) string {
@@ -180,12 +193,12 @@ func (l *lookup) cover(session, agent, path string, need Capability, now time.Ti
 			continue
 		}
 		if !now.Before(ls.Expires) {
-			delete(l.gr.leases, id)
+			l.gr.dropLease(id)
 			l.revoked = append(l.revoked, revocation{session, id, KindLease, "expired"})
 			continue
 		}
 		if v := version(path); v != ls.Version {
-			delete(l.gr.leases, id)
+			l.gr.dropLease(id)
 			l.revoked = append(l.revoked, revocation{session, id, KindLease, path + " changed since the lease was granted"})
 			continue
 		}
@@ -230,16 +243,51 @@ func joinIDs(ids []string) string {
 	return out
 }
 
+// dropApproval ends sa. gr.mu is held.
 func (gr *grants) dropApproval(sa *sessionApproval) {
 	delete(gr.sessions, sa.key)
 	delete(gr.byID, sa.id)
+	gr.endLocked(sa.id)
 }
 
-// newSessionApproval is the allow-for-session answer for call c.
-func newSessionApproval(c *engine.Call, id string) *sessionApproval {
+// dropLease ends the lease id. gr.mu is held.
+func (gr *grants) dropLease(id string) {
+	delete(gr.leases, id)
+	gr.endLocked(id)
+}
+
+// maxEnded bounds the ids of ended grants remembered.
+const maxEnded = 10000
+
+// endLocked notes that the grant id has ended. gr.mu is held.
+func (gr *grants) endLocked(id string) {
+	if gr.ended[id] {
+		return
+	}
+	gr.ended[id] = true
+	gr.endedOrder = append(gr.endedOrder, id)
+	if len(gr.endedOrder) > maxEnded {
+		delete(gr.ended, gr.endedOrder[0])
+		gr.endedOrder = gr.endedOrder[1:]
+	}
+}
+
+// newSessionApproval is the allow-for-session answer for call c, granted
+// at now under id.
+func newSessionApproval(c *engine.Call, id, toolCallID, summary string, now time.Time) *sessionApproval {
 	req := c.Request
-	sa := &sessionApproval{id: id, session: req.Session, agent: agentKey(req), resources: resources(c)}
-	sa.key = approvalKey(sa.session, sa.agent, argsHash(c))
+	rec := grantRecord{
+		ID: id, Kind: KindSessionApproval, ToolCallID: toolCallID, Agent: req.Agent, Parent: req.Parent,
+		Tool: req.Tool, Summary: summary, ArgsHash: argsHash(c), Resources: resources(c),
+		Granted: now.UTC(), Actor: ActorUser,
+	}
+	return approvalFromRecord(req.Session, rec)
+}
+
+// approvalFromRecord is the session approval rec records in session.
+func approvalFromRecord(session string, rec grantRecord) *sessionApproval {
+	sa := &sessionApproval{id: rec.ID, session: session, agent: agentKeyOf(rec.Parent, rec.Agent), resources: rec.Resources, rec: rec}
+	sa.key = approvalKey(session, sa.agent, rec.ArgsHash)
 	return sa
 }
 
@@ -280,18 +328,21 @@ func (g *Gate) GrantLease(ctx context.Context, spec LeaseSpec) (Lease, error) {
 		spec.Granter = ActorUser
 	}
 	real := pathres.Real(abs)
+	now := g.opts.Clock()
 	ls := Lease{
 		ID: "ls_" + randomHex(), Session: spec.Session, Agent: spec.Agent, Path: real,
-		Capability: spec.Capability, Version: version(real), Expires: g.opts.Clock().Add(spec.TTL),
+		Capability: spec.Capability, Version: version(real), Expires: now.Add(spec.TTL).UTC(), Granted: now.UTC(),
 	}
 	return ls, g.addLease(ctx, ls, spec.Granter)
 }
 
+// addLease records ls and, once the log holds it, keeps it.
 func (g *Gate) addLease(ctx context.Context, ls Lease, actor Actor) error {
-	if err := g.record(ctx, ls.Session, "", eventlog.TypeLeaseGranted, map[string]any{
-		"id": ls.ID, "kind": KindLease, "agent": ls.Agent, "path": ls.Path, "capability": ls.Capability,
-		"version": ls.Version, "expires": ls.Expires, "from": ls.From, "actor": actor,
-	}); err != nil {
+	rec := grantRecord{
+		ID: ls.ID, Kind: KindLease, Agent: ls.Agent, Path: ls.Path, Capability: ls.Capability,
+		Version: ls.Version, Expires: &ls.Expires, From: ls.From, Granted: ls.Granted, Actor: actor,
+	}
+	if err := g.record(ctx, ls.Session, "", eventlog.TypeLeaseGranted, g.signGrant(ls.Session, rec)); err != nil {
 		return err
 	}
 	g.grants.mu.Lock()
@@ -316,18 +367,19 @@ func (g *Gate) Leases(session string) []Lease {
 
 // Revoke ends a lease or a session approval by id, as the person asked,
 // and records lease.revoked with actor user. The leases delegated from a
-// lease end with it. Revoking an unknown id is an error.
+// lease end with it. Revoking an unknown id is an error wrapping
+// [ErrNoGrant].
 func (g *Gate) Revoke(ctx context.Context, id string) error {
 	g.grants.mu.Lock()
 	var session, kind string
 	ended := []string{id}
 	if ls, ok := g.grants.leases[id]; ok {
 		session, kind = ls.Session, KindLease
-		delete(g.grants.leases, id)
+		g.grants.dropLease(id)
 		for i := 0; i < len(ended); i++ {
 			for cid, c := range g.grants.leases {
 				if c.From == ended[i] {
-					delete(g.grants.leases, cid)
+					g.grants.dropLease(cid)
 					ended = append(ended, cid)
 				}
 			}
@@ -338,7 +390,7 @@ func (g *Gate) Revoke(ctx context.Context, id string) error {
 	}
 	g.grants.mu.Unlock()
 	if kind == "" {
-		return fmt.Errorf("gate: no lease or session approval %q", id)
+		return fmt.Errorf("gate: %w: %q", ErrNoGrant, id)
 	}
 	var first error
 	for i, eid := range ended {
@@ -387,7 +439,7 @@ func (g *Gate) Delegate(ctx context.Context, id, agent string, capability Capabi
 	}
 	child := Lease{
 		ID: "ls_" + randomHex(), Session: ls.Session, Agent: ls.Agent + "\x00" + agent, Path: ls.Path,
-		Capability: capability, Version: ls.Version, Expires: expires, From: id,
+		Capability: capability, Version: ls.Version, Expires: expires.UTC(), From: id, Granted: g.opts.Clock().UTC(),
 	}
 	return child, g.addLease(ctx, child, ActorUser)
 }

@@ -1,0 +1,235 @@
+package gate
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+)
+
+// grantRecord is the payload of a lease.granted event: all that a gate
+// reading the log needs to hold the same grant. A session approval has the
+// call's fields (ToolCallID to Resources), a lease the path's (Path to
+// From). Sig signs the rest under Options.GrantKey.
+type grantRecord struct {
+	ID         string     `json:"id"`
+	Kind       string     `json:"kind"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	Agent      string     `json:"agent"`
+	Parent     string     `json:"parentAgent,omitempty"`
+	Tool       string     `json:"tool,omitempty"`
+	Summary    string     `json:"summary,omitempty"`
+	ArgsHash   string     `json:"argsHash,omitempty"`
+	Resources  []Resource `json:"resources,omitempty"`
+	Path       string     `json:"path,omitempty"`
+	Capability Capability `json:"capability,omitempty"`
+	Version    string     `json:"version,omitempty"`
+	Expires    *time.Time `json:"expires,omitempty"`
+	From       string     `json:"from,omitempty"`
+	Granted    time.Time  `json:"granted"`
+	Actor      Actor      `json:"actor"`
+	Sig        string     `json:"sig,omitempty"`
+}
+
+// grantSig is the signature of rec, a grant of session, under key: an
+// HMAC-SHA256 of the session and of rec as JSON without its signature.
+func grantSig(key []byte, session string, rec grantRecord) string {
+	rec.Sig = ""
+	b, _ := json.Marshal(rec)
+	m := hmac.New(sha256.New, key)
+	var n [8]byte
+	m.Write([]byte("toolgate grant v1"))
+	binary.BigEndian.PutUint64(n[:], uint64(len(session)))
+	m.Write(n[:])
+	m.Write([]byte(session))
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signGrant returns rec signed under the gate's GrantKey, if it has one.
+func (g *Gate) signGrant(session string, rec grantRecord) grantRecord {
+	if g.opts.GrantKey != nil {
+		rec.Sig = grantSig(g.opts.GrantKey, session, rec)
+	}
+	return rec
+}
+
+// AdoptWindow is how old a session approval read from the log may be and
+// still be adopted by [Gate.Adopt]. Session ids come from the agent, so
+// an approval must not wait for long for any agent to take its session's
+// name up again. A lease is adopted until it expires.
+const AdoptWindow = 12 * time.Hour
+
+// Adopt applies a lease.granted or lease.revoked event read from the
+// event log, written by this gate or by another one sharing the log and
+// the GrantKey: the grant it records is held here too, or ends here too.
+// It reports whether e changed what this gate holds.
+//
+// A grant is adopted only if its signature verifies under the gate's
+// GrantKey, it has not ended here already, and it is current: a lease not
+// expired, a session approval granted within [AdoptWindow]. Whoever can
+// write to the log but does not know the key can end grants, never make
+// one. Events of other types are ignored. The error says why a grant
+// event was not adopted.
+func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
+	switch e.Type {
+	case eventlog.TypeLeaseRevoked:
+		var p struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(e.Payload, &p) != nil || p.ID == "" {
+			return false, fmt.Errorf("lease.revoked event %d: no grant id", e.ID)
+		}
+		gr := g.grants
+		gr.mu.Lock()
+		defer gr.mu.Unlock()
+		if sa, ok := gr.byID[p.ID]; ok {
+			gr.dropApproval(sa)
+			return true, nil
+		}
+		if _, ok := gr.leases[p.ID]; ok {
+			gr.dropLease(p.ID)
+			return true, nil
+		}
+		gr.endLocked(p.ID)
+		return false, nil
+	case eventlog.TypeLeaseGranted:
+	default:
+		return false, nil
+	}
+	var rec grantRecord
+	dec := json.NewDecoder(bytes.NewReader(e.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return false, fmt.Errorf("lease.granted event %d: unreadable: %v", e.ID, err)
+	}
+	now := g.opts.Clock()
+	switch {
+	case g.opts.GrantKey == nil:
+		return false, fmt.Errorf("lease.granted event %d: this gate has no key to check grants with", e.ID)
+	case rec.Sig == "":
+		return false, fmt.Errorf("lease.granted event %d: %s is not signed", e.ID, rec.ID)
+	case !hmac.Equal([]byte(rec.Sig), []byte(grantSig(g.opts.GrantKey, e.Session, rec))):
+		return false, fmt.Errorf("lease.granted event %d: the signature of %s does not verify (forged, or signed under another approver token)", e.ID, rec.ID)
+	case rec.Granted.After(now.Add(time.Minute)):
+		return false, fmt.Errorf("lease.granted event %d: %s is granted in the future (%s)", e.ID, rec.ID, rec.Granted)
+	}
+	gr := g.grants
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	if gr.ended[rec.ID] {
+		return false, nil
+	}
+	switch rec.Kind {
+	case KindSessionApproval:
+		if _, ok := gr.byID[rec.ID]; ok {
+			return false, nil
+		}
+		if now.Sub(rec.Granted) > AdoptWindow {
+			return false, fmt.Errorf("lease.granted event %d: session approval %s was granted more than %s ago", e.ID, rec.ID, AdoptWindow)
+		}
+		if rec.ArgsHash == "" {
+			return false, fmt.Errorf("lease.granted event %d: session approval %s names no call", e.ID, rec.ID)
+		}
+		sa := approvalFromRecord(e.Session, rec)
+		if old, ok := gr.sessions[sa.key]; ok {
+			gr.dropApproval(old)
+		}
+		gr.sessions[sa.key] = sa
+		gr.byID[sa.id] = sa
+		return true, nil
+	case KindLease:
+		if _, ok := gr.leases[rec.ID]; ok {
+			return false, nil
+		}
+		if rec.Expires == nil || !rec.Expires.After(now) {
+			return false, nil // over
+		}
+		if rec.Path == "" || (rec.Capability != CapRead && rec.Capability != CapWrite) {
+			return false, fmt.Errorf("lease.granted event %d: lease %s has no path or capability", e.ID, rec.ID)
+		}
+		gr.leases[rec.ID] = &Lease{
+			ID: rec.ID, Session: e.Session, Agent: rec.Agent, Path: rec.Path, Capability: rec.Capability,
+			Version: rec.Version, Expires: *rec.Expires, From: rec.From, Granted: rec.Granted,
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("lease.granted event %d: unknown kind %q", e.ID, rec.Kind)
+}
+
+// Grant is a session approval or a lease, as [Gate.Grants] lists it.
+type Grant struct {
+	ID string `json:"id"`
+	// Kind is KindSessionApproval or KindLease.
+	Kind    string `json:"kind"`
+	Session string `json:"session"`
+	// Agent is the agent the grant is for; a subagent is written as its
+	// parent and its name, joined by " > ".
+	Agent   string    `json:"agent,omitempty"`
+	Granted time.Time `json:"granted"`
+	// A session approval: the call it was given for, and the paths that
+	// call touched, whose change ends it.
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	Tool       string     `json:"tool,omitempty"`
+	Summary    string     `json:"summary,omitempty"`
+	Resources  []Resource `json:"resources,omitempty"`
+	// A lease: the real path, what it lets calls do, when it expires and
+	// the lease it was delegated from.
+	Path       string     `json:"path,omitempty"`
+	Capability Capability `json:"capability,omitempty"`
+	Expires    *time.Time `json:"expires,omitempty"`
+	From       string     `json:"from,omitempty"`
+}
+
+// Grants returns the session approvals and live leases of session, oldest
+// first.
+func (g *Gate) Grants(session string) []Grant {
+	now := g.opts.Clock()
+	gr := g.grants
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	var out []Grant
+	for _, sa := range gr.byID {
+		if sa.session == session {
+			out = append(out, Grant{
+				ID: sa.id, Kind: KindSessionApproval, Session: sa.session, Agent: agentName(sa.agent),
+				Granted: sa.rec.Granted, ToolCallID: sa.rec.ToolCallID, Tool: sa.rec.Tool,
+				Summary: sa.rec.Summary, Resources: slices.Clone(sa.resources),
+			})
+		}
+	}
+	for _, ls := range gr.leases {
+		if ls.Session == session && now.Before(ls.Expires) {
+			exp := ls.Expires
+			out = append(out, Grant{
+				ID: ls.ID, Kind: KindLease, Session: ls.Session, Agent: agentName(ls.Agent), Granted: ls.Granted,
+				Path: ls.Path, Capability: ls.Capability, Expires: &exp, From: ls.From,
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b Grant) int {
+		if c := a.Granted.Compare(b.Granted); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// agentName is an agent key as a person reads it.
+func agentName(key string) string {
+	return strings.ReplaceAll(key, "\x00", " > ")
+}
+
+// ErrNoGrant is returned by [Gate.Revoke] for an id that names no live
+// lease or session approval.
+var ErrNoGrant = errors.New("no such lease or session approval")

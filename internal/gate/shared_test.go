@@ -1,0 +1,193 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+)
+
+// follower is a gate reading the grant events of a shared log, as a
+// server follows it.
+type follower struct {
+	g     *Gate
+	asked atomic.Int32
+	after int64
+}
+
+// newFollower is a gate over fx's engine and log, with its own approver
+// (which denies) and key.
+func newFollower(t *testing.T, fx *fixture, key []byte) *follower {
+	t.Helper()
+	f := &follower{}
+	ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		f.asked.Add(1)
+		return approval.Answer{Kind: approval.Deny}, nil
+	})
+	g, err := New(fx.g.engine, fx.store, ap, Options{GrantKey: key, Clock: fx.clock.Now})
+	must(t, err)
+	f.g = g
+	return f
+}
+
+// follow adopts the grant events written since the last call, and
+// returns the errors of those not adopted.
+func (f *follower) follow(t *testing.T, store eventlog.Store) []error {
+	t.Helper()
+	var errs []error
+	flt := eventlog.Filter{Types: []eventlog.Type{eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked}, AfterID: f.after}
+	for e, err := range store.Query(context.Background(), flt) {
+		must(t, err)
+		if _, err := f.g.Adopt(e); err != nil {
+			errs = append(errs, err)
+		}
+		f.after = e.ID
+	}
+	return errs
+}
+
+// TestGrantsSharedThroughTheLog: gates sharing a log and a key share
+// their session approvals and leases, and their revocations; a gate with
+// another key, a grant tampered with in the log, a grant ended before it
+// is read and a grant too old are not taken up.
+func TestGrantsSharedThroughTheLog(t *testing.T) {
+	key := []byte("approver-derived key")
+	a := newFixture(t, Options{GrantKey: key})
+	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	read := func() *engine.Request {
+		r := a.req("Read", map[string]any{"file_path": notes})
+		r.Agent = "main"
+		return r
+	}
+	ctx := context.Background()
+	check := func(name string, g *Gate, req *engine.Request, want engine.Reason) {
+		t.Helper()
+		d, err := g.Check(ctx, req, "t1")
+		must(t, err)
+		if d.Reason != want {
+			t.Fatalf("%s: %s (%s), want %s", name, d.Reason, d.Message, want)
+		}
+	}
+
+	b := newFollower(t, a, key)
+	stranger := newFollower(t, a, []byte("another approver token"))
+	check("asked on a", a.g, read(), engine.ReasonUserApproved)
+	if errs := b.follow(t, a.store); len(errs) != 0 {
+		t.Fatalf("b did not adopt the session approval: %v", errs)
+	}
+	check("approved on a, reused on b", b.g, read(), engine.ReasonPriorApproval)
+	if b.asked.Load() != 0 {
+		t.Fatal("b asked for a call approved for the session on a")
+	}
+	if errs := stranger.follow(t, a.store); len(errs) != 1 || !strings.Contains(errs[0].Error(), "does not verify") {
+		t.Fatalf("a gate with another key: %v, want the signature refused", errs)
+	}
+	check("not on a gate with another key", stranger.g, read(), engine.ReasonUserDenied)
+
+	grants := b.g.Grants("s1")
+	if len(grants) != 1 || grants[0].Kind != KindSessionApproval || grants[0].Agent != "main" ||
+		grants[0].Summary == "" || len(grants[0].Resources) != 1 || grants[0].Resources[0].Path != notes {
+		t.Fatalf("b lists %+v, want the session approval of the Read of %s", grants, notes)
+	}
+	if got := b.g.Grants("s2"); len(got) != 0 {
+		t.Fatalf("another session lists %+v", got)
+	}
+
+	// Revoked on b, it ends on a.
+	must(t, b.g.Revoke(ctx, grants[0].ID))
+	af := &follower{g: a.g}
+	af.follow(t, a.store)
+	check("revoked on b, asked again on a", a.g, read(), engine.ReasonUserApproved)
+	if n := a.asked.Load(); n != 2 {
+		t.Fatalf("a asked %d times, want 2", n)
+	}
+	// The grant event read again after the revocation, before the
+	// revocation event is (a follower a little behind), ends nothing and
+	// revives nothing.
+	for e, err := range a.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypeLeaseGranted}}) {
+		must(t, err)
+		if changed, err := b.g.Adopt(e); changed || err != nil || len(b.g.Grants("s1")) != 0 {
+			t.Fatalf("revoked approval read again: changed=%v err=%v grants=%+v", changed, err, b.g.Grants("s1"))
+		}
+		break
+	}
+	b.follow(t, a.store) // the new approval
+	if got := b.g.Grants("s1"); len(got) != 1 || got[0].ID == grants[0].ID {
+		t.Fatalf("after following a: %+v, want only the new approval", got)
+	}
+
+	// A lease granted on a covers reads on b.
+	_, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
+	must(t, err)
+	b.follow(t, a.store)
+	cat := a.req("Bash", map[string]any{"command": "cat " + notes})
+	cat.Agent = "main"
+	check("leased on a, read on b", b.g, cat, engine.ReasonLease)
+
+	// Tampered with: the lease widened to write, or the approval moved to
+	// another agent. The signature no longer verifies.
+	var granted []eventlog.Event
+	for e, err := range a.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypeLeaseGranted}}) {
+		must(t, err)
+		granted = append(granted, e)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(rec *grantRecord)
+		want   string
+	}{
+		{"lease widened", func(rec *grantRecord) { rec.Capability = CapWrite; rec.ID = "ls_w" }, "does not verify"},
+		{"approval for another agent", func(rec *grantRecord) { rec.Agent = "other"; rec.ID = "sa_o" }, "does not verify"},
+		{"unsigned", func(rec *grantRecord) { rec.Sig = ""; rec.ID = "sa_u" }, "not signed"},
+		{"granted in the future", func(rec *grantRecord) {
+			rec.Granted = rec.Granted.Add(time.Hour)
+			rec.ID = "sa_f"
+			rec.Sig = grantSig(key, "s1", *rec)
+		}, "in the future"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var src eventlog.Event
+			for _, e := range granted {
+				var rec grantRecord
+				must(t, json.Unmarshal(e.Payload, &rec))
+				if (rec.Kind == KindLease) == strings.HasPrefix(tc.name, "lease") {
+					src = e
+				}
+			}
+			var rec grantRecord
+			must(t, json.Unmarshal(src.Payload, &rec))
+			tc.change(&rec)
+			raw, err := json.Marshal(rec)
+			must(t, err)
+			f := newFollower(t, a, key)
+			_, err = f.g.Adopt(eventlog.Event{ID: 99, Session: "s1", Type: eventlog.TypeLeaseGranted, Payload: raw})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("adopt: %v, want an error saying %q", err, tc.want)
+			}
+			if len(f.g.Grants("s1")) != 0 {
+				t.Fatal("a refused grant is held")
+			}
+		})
+	}
+
+	// Too old: a gate started 13 hours later takes up neither the
+	// approval (past AdoptWindow) nor the lease (expired).
+	a.clock.Advance(13 * time.Hour)
+	late := newFollower(t, a, key)
+	errs := late.follow(t, a.store)
+	if len(errs) == 0 || !strings.Contains(errors.Join(errs...).Error(), "more than 12h0m0s ago") {
+		t.Fatalf("adopting old grants: %v, want the session approval refused as too old", errs)
+	}
+	if got := late.g.Grants("s1"); len(got) != 0 {
+		t.Fatalf("a gate started later holds %+v", got)
+	}
+}
