@@ -27,16 +27,19 @@ import (
 //   - a switch of a session's settings made anywhere applies everywhere,
 //     in the order of the log (see sessionlog.go).
 //
-// Session approvals and leases stay with the server that granted them: a
-// call of that session checked elsewhere is asked again, never allowed
-// more.
+//   - a session approval or a lease granted anywhere, signed under a key
+//     derived from the approver token, is held everywhere, and ends
+//     everywhere when it is revoked (gate.Adopt); at start, those of the
+//     last gate.AdoptWindow are taken up again.
 
-// The two streams the follower reads: session switches, every one after
-// those the restore read, whatever their time says; and questions and
-// answers, from a while back (no question outlives its deadline).
+// The streams the follower reads: session switches, every one after those
+// the restore read, whatever their time says; questions and answers, from
+// a while back (no question outlives its deadline); and grants and their
+// revocations, from gate.AdoptWindow back.
 const (
 	policyStream = iota
 	permissionStream
+	grantStream
 )
 
 var streamTypes = [...][]eventlog.Type{
@@ -45,6 +48,7 @@ var streamTypes = [...][]eventlog.Type{
 	// would cost every call. The outcomes of the few questions of other
 	// servers are read by session when they are asked for (settleRemote).
 	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionAnswered},
+	grantStream:      {eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked},
 }
 
 // peerKeep bounds the remote questions remembered once resolved.
@@ -57,7 +61,7 @@ type peers struct {
 	resolved map[string]Approval    // and those of them since resolved
 	order    []string               // resolved ids, oldest first
 	own      map[string]ownQuestion // this server's questions, as logged
-	followed [2]int64               // per stream, the highest event id handled
+	followed [len(streamTypes)]int64 // per stream, the highest event id handled
 	advanced chan struct{}          // closed when followed moves on
 }
 
@@ -141,6 +145,10 @@ func (s *Server) peerEvent(e eventlog.Event) {
 		s.remoteQuestion(e)
 	case eventlog.TypePermissionAnswered:
 		s.remoteAnswer(e)
+	case eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked:
+		if _, err := s.gate.Adopt(e); err != nil {
+			s.log.Warn("grant from the event log not taken up", "event", e.ID, "session", e.Session, "err", err)
+		}
 	}
 }
 

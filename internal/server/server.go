@@ -49,7 +49,9 @@ type Options struct {
 	Broker *Broker
 	// Gate decides and records calls. Nil makes one from Engine, Store and
 	// Broker. A gate given here must have been made with Broker as its
-	// approver and Broker.NewID as its gate.Options.NewID.
+	// approver and Broker.NewID as its gate.Options.NewID, and should have
+	// Tokens.GrantKey() as its gate.Options.GrantKey, or it takes up no
+	// session approval or lease from the log.
 	Gate *gate.Gate
 	// Timeout is how long a person has to answer; default
 	// [gate.DefaultTimeout]. It is used for the gate made here and bounds
@@ -160,7 +162,9 @@ func New(opts Options) (*Server, error) {
 	g := opts.Gate
 	if g == nil {
 		var err error
-		g, err = gate.New(opts.Engine, opts.Store, opts.Broker, gate.Options{Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID})
+		g, err = gate.New(opts.Engine, opts.Store, opts.Broker, gate.Options{
+			Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID, GrantKey: opts.Tokens.GrantKey(),
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +209,7 @@ func New(opts Options) (*Server, error) {
 	}
 	go s.follow(s.base, policyStream, eventlog.Filter{AfterID: after})
 	go s.follow(s.base, permissionStream, eventlog.Filter{Since: since, AfterID: eventlog.ReplayAll})
+	go s.follow(s.base, grantStream, eventlog.Filter{Since: s.clock().Add(-gate.AdoptWindow), AfterID: eventlog.ReplayAll})
 	return s, nil
 }
 
@@ -235,6 +240,9 @@ func (s *Server) routes() {
 	m.Handle("POST /v1/sessions/{id}/events", s.authed(RoleAgent, s.handlePostEvents, nil))
 	m.Handle("GET /v1/sessions/{id}/policy", s.authed(RoleAgent, s.handleGetSessionPolicy, nil))
 	m.Handle("PUT /v1/sessions/{id}/policy", s.authed(RoleApprover, s.handlePutSessionPolicy, s.forbiddenSession("set_policy")))
+	m.Handle("GET /v1/sessions/{id}/grants", s.authed(RoleAgent, s.handleGrants, nil))
+	m.Handle("POST /v1/sessions/{id}/leases", s.authed(RoleApprover, s.handleGrantLease, s.forbiddenSession("grant_lease")))
+	m.Handle("DELETE /v1/sessions/{id}/grants/{grant}", s.authed(RoleApprover, s.handleRevokeGrant, s.forbiddenSession("revoke_grant")))
 	m.Handle("GET /v1/policy", s.authed(RoleApprover, s.handlePolicy, nil))
 	m.Handle("GET /v1/stats", s.authed(RoleApprover, s.handleStats, nil))
 	m.Handle("GET /metrics", s.authed(RoleApprover, s.handleMetrics, nil))

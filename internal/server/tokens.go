@@ -25,6 +25,14 @@ type Tokens struct {
 	Approver string
 }
 
+// GrantKey is the key, derived from the approver token, that signs the
+// session approvals and leases a gate records and checks those it adopts
+// from the log (gate.Options.GrantKey). Servers with the same approver
+// token share their grants.
+func (t Tokens) GrantKey() []byte {
+	return []byte(mac(t.Approver, "toolgate grant key v1"))
+}
+
 // DefaultStateDir is where toolgate keeps its state:
 // $XDG_STATE_HOME/toolgate, or ~/.local/state/toolgate.
 func DefaultStateDir() string {
