@@ -57,12 +57,12 @@ const peerKeep = 1000
 // peers is what the follower learned from the log.
 type peers struct {
 	mu       sync.Mutex
-	pending  map[string]Approval    // questions other servers hold
-	resolved map[string]Approval    // and those of them since resolved
-	order    []string               // resolved ids, oldest first
-	own      map[string]ownQuestion // this server's questions, as logged
+	pending  map[string]Approval     // questions other servers hold
+	resolved map[string]Approval     // and those of them since resolved
+	order    []string                // resolved ids, oldest first
+	own      map[string]ownQuestion  // this server's questions, as logged
 	followed [len(streamTypes)]int64 // per stream, the highest event id handled
-	advanced chan struct{}          // closed when followed moves on
+	advanced chan struct{}           // closed when followed moves on
 }
 
 func newPeers() *peers {
