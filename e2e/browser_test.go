@@ -508,6 +508,36 @@ func TestApprovalPage(t *testing.T) {
 		}
 	})
 
+	t.Run("GrantAndRevokeALease", func(t *testing.T) {
+		b := b.on(t)
+		b.route("#/policy?session=e2e-lease&cwd=" + srv.project)
+		b.waitFor("the session's grants", `document.getElementById("grants-empty") !== null`)
+		notes := filepath.Join(srv.project, "notes.txt")
+		b.do(chromedp.SetValue(chromedp.ID("lease-path"), notes),
+			chromedp.SetValue(chromedp.ID("lease-ttl"), "30m"),
+			chromedp.Click(chromedp.ID("lease-grant"), chromedp.NodeVisible))
+		b.waitFor("the lease listed", `document.querySelectorAll("#grants-table tbody tr").length === 1`)
+		var got struct {
+			Grants []struct {
+				ID, Kind, Path, Capability string
+			} `json:"grants"`
+		}
+		if _, err := srv.call(context.Background(), srv.approver, http.MethodGet, "/v1/sessions/e2e-lease/grants", nil, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Grants) != 1 || got.Grants[0].Kind != "lease" || got.Grants[0].Path != notes || got.Grants[0].Capability != "read" {
+			t.Fatalf("grants after granting on the page: %+v", got.Grants)
+		}
+		b.do(chromedp.Click(chromedp.CSS("#grants-table tbody tr button"), chromedp.NodeVisible))
+		b.waitFor("the lease gone", `document.getElementById("grants-empty") !== null`)
+		if _, err := srv.call(context.Background(), srv.approver, http.MethodGet, "/v1/sessions/e2e-lease/grants", nil, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Grants) != 0 {
+			t.Fatalf("grants after revoking on the page: %+v", got.Grants)
+		}
+	})
+
 	t.Run("ChangesNeedTheCSRFHeader", func(t *testing.T) {
 		b := b.on(t)
 		status := eval[int](b, `fetch("/v1/sessions/e2e-allow/policy", {method: "PUT", headers: {"Content-Type": "application/json"}, body: '{"mode": null}'}).then(r => r.status)`)

@@ -46,6 +46,86 @@ h("div", { class: "filter-actions" },
   h("button", { type: "button", class: "btn", onclick: () => resetSession() }, "Back to the policy files")),
 sess.status, sessionsList);
 
+// ---- Session approvals and leases ----
+
+const grants = {
+  body: h("div", { id: "grants-body" }, h("p", { class: "muted" }, "Load a session to see its grants.")),
+  path: h("input", { type: "text", id: "lease-path", class: "mono", placeholder: "~/notes/todo.txt or /abs/path", required: true, autocomplete: "off" }),
+  capability: h("select", { id: "lease-capability" }, h("option", { value: "read" }, "read"), h("option", { value: "write" }, "write")),
+  ttl: h("input", { type: "text", id: "lease-ttl", value: "15m", size: 6, autocomplete: "off", title: "a duration such as 30m or 2h, at most 24h" }),
+  agent: h("input", { type: "text", id: "lease-agent", placeholder: "any top-level", autocomplete: "off" }),
+  status: h("p", { class: "muted", role: "status", id: "lease-status" }),
+};
+grants.form = h("form", {
+  class: "filters", id: "lease-form",
+  onsubmit: (e) => { e.preventDefault(); grantLease(); },
+},
+h("label", { class: "field wide" }, h("span", null, "Path"), grants.path),
+h("label", { class: "field" }, h("span", null, "Capability"), grants.capability),
+h("label", { class: "field" }, h("span", null, "For"), grants.ttl),
+h("label", { class: "field" }, h("span", null, "Agent"), grants.agent),
+h("div", { class: "filter-actions" }, h("button", { type: "submit", class: "btn btn-primary", id: "lease-grant" }, "Grant lease")));
+
+async function loadGrants(id) {
+  try {
+    renderGrants(id, (await api("/v1/sessions/" + encodeURIComponent(id) + "/grants")).grants || []);
+  } catch (err) {
+    replace(grants.body, h("p", { class: "card-error" }, "Could not read the session's grants: " + err.message));
+  }
+}
+
+// renderGrants shows a session's approvals and leases, each with a
+// button that revokes it.
+function renderGrants(id, list) {
+  if (list.length === 0) {
+    replace(grants.body, h("p", { class: "muted", id: "grants-empty" }, "Session " + id + " holds no session approval or lease."));
+    return;
+  }
+  const when = (t) => (t ? new Date(t).toLocaleString() : "—");
+  replace(grants.body, h("div", { class: "table-wrap" }, h("table", { class: "table grants-table", id: "grants-table" },
+    h("thead", null, h("tr", null, ["kind", "what", "agent", "granted", "ends", ""].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", null, list.map((g) => h("tr", { "data-grant": g.id },
+      h("td", null, h("span", { class: "chip" }, g.kind === "lease" ? "lease · " + g.capability : "session approval")),
+      h("td", { class: "mono" }, g.kind === "lease" ? g.path : g.summary || g.tool,
+        g.from ? h("span", { class: "muted" }, " · from " + g.from) : null),
+      h("td", null, g.agent || "—"),
+      h("td", { class: "muted" }, when(g.granted)),
+      h("td", { class: "muted" }, g.kind === "lease" ? when(g.expires) : "when a file it read changes"),
+      h("td", null, h("button", {
+        type: "button", class: "btn btn-deny btn-small", "aria-label": "Revoke " + g.id, onclick: () => revokeGrant(id, g.id),
+      }, "Revoke"))))))));
+}
+
+async function revokeGrant(session, grant) {
+  try {
+    await api("/v1/sessions/" + encodeURIComponent(session) + "/grants/" + encodeURIComponent(grant), { method: "DELETE" });
+    toast("Revoked " + grant);
+  } catch (err) {
+    toast("Could not revoke " + grant + ": " + err.message);
+  }
+  loadGrants(session);
+}
+
+async function grantLease() {
+  const id = sess.id.value.trim();
+  if (!id) {
+    grants.status.textContent = "Name a session.";
+    return;
+  }
+  const body = { path: grants.path.value.trim(), capability: grants.capability.value, ttl: grants.ttl.value.trim() };
+  if (grants.agent.value.trim()) body.agent = grants.agent.value.trim();
+  if (!body.path.startsWith("/") && !body.path.startsWith("~") && seen.cwds.size > 0) body.cwd = recent(seen.cwds)[0];
+  grants.status.textContent = "Granting…";
+  try {
+    const ls = await api("/v1/sessions/" + encodeURIComponent(id) + "/leases", { method: "POST", body });
+    grants.status.textContent = "Lease " + ls.id + " on " + ls.path + ".";
+    grants.path.value = "";
+  } catch (err) {
+    grants.status.textContent = "Could not grant the lease: " + err.message;
+  }
+  loadGrants(id);
+}
+
 function select(name, values) {
   return h("select", { name, id: "session-" + name },
     h("option", { value: "" }, "from the policy files"), values.map((v) => h("option", { value: v }, v)));
@@ -69,6 +149,10 @@ root.append(
     h("h2", null, "Session mode and axes"),
     h("p", { class: "muted small" }, "A switch applies to the session's next call. Settings fixed by the managed policy or a command-line flag cannot be switched."),
     sess.form),
+  h("div", { class: "panel" },
+    h("h2", null, "Session approvals and leases"),
+    h("p", { class: "muted small" }, "What the session may do again without asking. A lease lets the session's agent read or write one path for a while; it never unlocks credentials, protected paths or destructive calls."),
+    grants.body, grants.form, grants.status),
   h("div", { class: "panel" },
     h("h2", null, "Effective policy"),
     h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); loadPolicy(); } },
@@ -98,6 +182,8 @@ async function loadSession() {
   try {
     fillSession(id, await api("/v1/sessions/" + encodeURIComponent(id) + "/policy"));
     sess.status.textContent = "Session " + id + ".";
+    grants.status.textContent = "";
+    loadGrants(id);
   } catch (err) {
     sess.status.textContent = "Could not read the session's settings: " + err.message;
   }
