@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,6 +237,56 @@ func TestPeersSessionPolicy(t *testing.T) {
 			v := b.sessionsOf("s1")
 			return v.Mode != nil && *v.Mode == policy.ModePlan
 		})
+	})
+}
+
+// TestPeersSessionPolicyRace: A and B switch one session at the same
+// moment, round after round. Every PUT is applied (200) or refused as
+// beaten (409), never both applied out of order: afterwards both servers
+// hold the same settings, and when one PUT lost, they hold the winner's.
+func TestPeersSessionPolicyRace(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		modes := []string{"plan", "dontAsk", "strict", "acceptEdits", "default"}
+		conflicts := 0
+		for round := range 12 {
+			want := [2]string{modes[round%len(modes)], modes[(round+2)%len(modes)]}
+			var codes [2]int
+			var wg sync.WaitGroup
+			for i, e := range []*testEnv{a, b} {
+				wg.Go(func() {
+					codes[i] = e.call("PUT", "/v1/sessions/race/policy", e.tokens.Approver, map[string]any{"mode": want[i]}).code
+				})
+			}
+			wg.Wait()
+			for i, c := range codes {
+				if c != 200 && c != 409 {
+					t.Fatalf("round %d: PUT %d got %d", round, i, c)
+				}
+			}
+			if codes[0] == 409 && codes[1] == 409 {
+				t.Fatalf("round %d: both PUTs refused", round)
+			}
+			evs := a.events("race", eventlog.TypePolicyChanged)
+			last := evs[len(evs)-1].ID
+			for _, e := range []*testEnv{a, b} {
+				if !e.srv.waitFollowedPolicy(context.Background(), last) {
+					t.Fatal("the switches were not read back")
+				}
+			}
+			va, vb := a.sessionsOf("race"), b.sessionsOf("race")
+			if !va.Equal(vb) || va.Mode == nil {
+				t.Fatalf("round %d: A holds %s, B holds %s", round, mustJSON(t, va), mustJSON(t, vb))
+			}
+			for i, c := range codes {
+				if c == 200 && codes[1-i] == 409 {
+					conflicts++
+					if string(*va.Mode) != want[i] {
+						t.Fatalf("round %d: the winning PUT set %s, the servers hold %s", round, want[i], *va.Mode)
+					}
+				}
+			}
+		}
+		t.Logf("%d of 12 rounds had a PUT refused as beaten", conflicts)
 	})
 }
 
