@@ -71,18 +71,37 @@ func newPeers() *peers {
 
 // followInterval is how often the follower reads the log for what is new.
 // Reading on a clock, not at every commit, keeps its cost flat however
-// many calls are decided: two small queries per interval.
+// many calls are decided: one small query per stream and interval.
 const followInterval = 50 * time.Millisecond
 
-// follow reads one stream of the log, from f on, every followInterval,
-// until ctx ends or the store closes. A read error is logged and the
-// reading goes on after the last event handled.
+// follow reads one stream of the log, from f on (f.Since, or f.AfterID),
+// every followInterval, until ctx ends or the store closes. A read error
+// is logged and the reading goes on after the last event handled.
 func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 	f.Types = streamTypes[stream]
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
 	for {
+		if !f.Since.IsZero() {
+			// A stream that starts at a time is read by id from the first
+			// event of that time on, found once by the time index: a
+			// query by type and time walks every event of those types,
+			// however old, and would do so at every poll until one came.
+			start, err := s.firstSince(ctx, f.Since)
+			if errors.Is(err, eventlog.ErrClosed) {
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("follow the event log", "err", err)
+			}
+			if start > 0 {
+				f = eventlog.Filter{Types: streamTypes[stream], AfterID: start - 1}
+			}
+		}
 		for e, err := range s.store.Query(ctx, f) {
+			if !f.Since.IsZero() {
+				break // nothing at or after f.Since yet
+			}
 			if err != nil {
 				if errors.Is(err, eventlog.ErrClosed) {
 					return
@@ -106,6 +125,15 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 		case <-tick.C:
 		}
 	}
+}
+
+// firstSince returns the id of the first event at or after since, or 0
+// when there is none.
+func (s *Server) firstSince(ctx context.Context, since time.Time) (int64, error) {
+	for e, err := range s.store.Query(ctx, eventlog.Filter{Since: since, Limit: 1}) {
+		return e.ID, err
+	}
+	return 0, nil
 }
 
 // waitFollowedPolicy waits until the follower has handled the session
