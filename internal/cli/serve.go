@@ -166,6 +166,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 				Notifier: notifier,
 				Engine:   eng, Store: store, Sessions: sessions, Broker: broker, Gate: g,
 				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile(db)),
+				EndedGrants:  filepath.Join(stateDir, server.EndedGrantsFile(db)),
 				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {
 					root := project

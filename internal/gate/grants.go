@@ -80,16 +80,18 @@ type grants struct {
 	sessions map[string]*sessionApproval // by session+agent+argsHash
 	byID     map[string]*sessionApproval
 	leases   map[string]*Lease
-	// ended holds the ids of the grants ended here or in the log, oldest
-	// first in endedOrder, so that a grant read from the log after it
-	// ended is not taken up again.
-	ended      map[string]bool
-	endedOrder []string
+	// ended holds the ids of the grants held here that ended (revoked,
+	// stale, expired, or replaced by a later approval of the same call),
+	// each until the time past which Adopt would refuse the grant anyway:
+	// a grant read from the log again after it ended is not taken up.
+	ended map[string]time.Time
+	// endedVersion counts the changes to ended (EndedGrants).
+	endedVersion uint64
 }
 
 func newGrants(g *Gate) *grants {
 	return &grants{g: g, sessions: map[string]*sessionApproval{}, byID: map[string]*sessionApproval{},
-		leases: map[string]*Lease{}, ended: map[string]bool{}}
+		leases: map[string]*Lease{}, ended: map[string]time.Time{}}
 }
 
 // agentKey names the agent a call is made by. A subagent's key includes
@@ -193,12 +195,12 @@ func (l *lookup) cover(session, agent, path string, need Capability, now time.Ti
 			continue
 		}
 		if !now.Before(ls.Expires) {
-			l.gr.dropLease(id)
+			l.gr.dropLease(ls)
 			l.revoked = append(l.revoked, revocation{session, id, KindLease, "expired"})
 			continue
 		}
 		if v := version(path); v != ls.Version {
-			l.gr.dropLease(id)
+			l.gr.dropLease(ls)
 			l.revoked = append(l.revoked, revocation{session, id, KindLease, path + " changed since the lease was granted"})
 			continue
 		}
@@ -247,29 +249,58 @@ func joinIDs(ids []string) string {
 func (gr *grants) dropApproval(sa *sessionApproval) {
 	delete(gr.sessions, sa.key)
 	delete(gr.byID, sa.id)
-	gr.endLocked(sa.id)
+	gr.endLocked(sa.id, sa.rec.Granted.Add(AdoptWindow))
 }
 
-// dropLease ends the lease id. gr.mu is held.
-func (gr *grants) dropLease(id string) {
-	delete(gr.leases, id)
-	gr.endLocked(id)
+// dropLease ends the lease ls. gr.mu is held.
+func (gr *grants) dropLease(ls *Lease) {
+	delete(gr.leases, ls.ID)
+	gr.endLocked(ls.ID, ls.Expires)
 }
 
-// maxEnded bounds the ids of ended grants remembered.
-const maxEnded = 10000
+// endLocked notes that the grant id has ended; a copy of it could be
+// adopted until horizon. gr.mu is held.
+func (gr *grants) endLocked(id string, horizon time.Time) {
+	now := gr.g.opts.Clock()
+	if len(gr.ended)%256 == 0 {
+		for old, h := range gr.ended {
+			if h.Before(now) {
+				delete(gr.ended, old)
+			}
+		}
+	}
+	if h, ok := gr.ended[id]; !ok || h.Before(horizon) {
+		gr.ended[id] = horizon
+		gr.endedVersion++
+	}
+}
 
-// endLocked notes that the grant id has ended. gr.mu is held.
-func (gr *grants) endLocked(id string) {
-	if gr.ended[id] {
-		return
+// holdApproval holds sa unless it has ended. Of two approvals of the same
+// call, every gate holds the one granted later (by time, then id), so that
+// gates that read them in different orders agree; the other ends. It
+// reports whether sa is held. gr.mu is held.
+func (gr *grants) holdApproval(sa *sessionApproval) bool {
+	if _, ended := gr.ended[sa.id]; ended {
+		return false
 	}
-	gr.ended[id] = true
-	gr.endedOrder = append(gr.endedOrder, id)
-	if len(gr.endedOrder) > maxEnded {
-		delete(gr.ended, gr.endedOrder[0])
-		gr.endedOrder = gr.endedOrder[1:]
+	if old, ok := gr.sessions[sa.key]; ok && old.id != sa.id {
+		if later(old.rec, sa.rec) {
+			gr.endLocked(sa.id, sa.rec.Granted.Add(AdoptWindow))
+			return false
+		}
+		gr.dropApproval(old)
 	}
+	gr.sessions[sa.key] = sa
+	gr.byID[sa.id] = sa
+	return true
+}
+
+// later reports whether grant a was granted after b (by time, then id).
+func later(a, b grantRecord) bool {
+	if c := a.Granted.Compare(b.Granted); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
 }
 
 // newSessionApproval is the allow-for-session answer for call c, granted
@@ -291,15 +322,11 @@ func approvalFromRecord(session string, rec grantRecord) *sessionApproval {
 	return sa
 }
 
-// keep stores sa, replacing an earlier approval of the same call.
+// keep holds sa, an approval just granted here (holdApproval).
 func (gr *grants) keep(sa *sessionApproval) {
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
-	if old, ok := gr.sessions[sa.key]; ok {
-		gr.dropApproval(old)
-	}
-	gr.sessions[sa.key] = sa
-	gr.byID[sa.id] = sa
+	gr.holdApproval(sa)
 }
 
 func revokedPayload(r revocation) map[string]any {
@@ -375,11 +402,11 @@ func (g *Gate) Revoke(ctx context.Context, id string) error {
 	ended := []string{id}
 	if ls, ok := g.grants.leases[id]; ok {
 		session, kind = ls.Session, KindLease
-		g.grants.dropLease(id)
+		g.grants.dropLease(ls)
 		for i := 0; i < len(ended); i++ {
 			for cid, c := range g.grants.leases {
 				if c.From == ended[i] {
-					g.grants.dropLease(cid)
+					g.grants.dropLease(c)
 					ended = append(ended, cid)
 				}
 			}

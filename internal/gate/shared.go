@@ -89,6 +89,9 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 		if json.Unmarshal(e.Payload, &p) != nil || p.ID == "" {
 			return false, fmt.Errorf("lease.revoked event %d: no grant id", e.ID)
 		}
+		// A revocation of a grant not held here is ignored: the grant was
+		// never taken up, or has ended already, and noting every id a log
+		// writer makes up would let them crowd out the real ones.
 		gr := g.grants
 		gr.mu.Lock()
 		defer gr.mu.Unlock()
@@ -96,11 +99,10 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 			gr.dropApproval(sa)
 			return true, nil
 		}
-		if _, ok := gr.leases[p.ID]; ok {
-			gr.dropLease(p.ID)
+		if ls, ok := gr.leases[p.ID]; ok {
+			gr.dropLease(ls)
 			return true, nil
 		}
-		gr.endLocked(p.ID)
 		return false, nil
 	case eventlog.TypeLeaseGranted:
 	default:
@@ -126,7 +128,7 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 	gr := g.grants
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
-	if gr.ended[rec.ID] {
+	if _, ended := gr.ended[rec.ID]; ended {
 		return false, nil
 	}
 	switch rec.Kind {
@@ -140,13 +142,7 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 		if rec.ArgsHash == "" {
 			return false, fmt.Errorf("lease.granted event %d: session approval %s names no call", e.ID, rec.ID)
 		}
-		sa := approvalFromRecord(e.Session, rec)
-		if old, ok := gr.sessions[sa.key]; ok {
-			gr.dropApproval(old)
-		}
-		gr.sessions[sa.key] = sa
-		gr.byID[sa.id] = sa
-		return true, nil
+		return gr.holdApproval(approvalFromRecord(e.Session, rec)), nil
 	case KindLease:
 		if _, ok := gr.leases[rec.ID]; ok {
 			return false, nil
@@ -156,6 +152,10 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 		}
 		if rec.Path == "" || (rec.Capability != CapRead && rec.Capability != CapWrite) {
 			return false, fmt.Errorf("lease.granted event %d: lease %s has no path or capability", e.ID, rec.ID)
+		}
+		if parent, ok := gr.leases[rec.From]; rec.From != "" && (!ok || parent.Session != e.Session) {
+			// A delegated lease holds only while the lease it came from does.
+			return false, fmt.Errorf("lease.granted event %d: lease %s is delegated from %s, which is not held here", e.ID, rec.ID, rec.From)
 		}
 		gr.leases[rec.ID] = &Lease{
 			ID: rec.ID, Session: e.Session, Agent: rec.Agent, Path: rec.Path, Capability: rec.Capability,
@@ -228,6 +228,42 @@ func (g *Gate) Grants(session string) []Grant {
 // agentName is an agent key as a person reads it.
 func agentName(key string) string {
 	return strings.ReplaceAll(key, "\x00", " > ")
+}
+
+// EndedGrants returns the ids of the grants held here that have ended,
+// each with the time until which a copy of it read from the log could
+// still be adopted, and a count that changes whenever they do. A server
+// keeps them outside the log (RestoreEnded), so that a revocation deleted
+// from the log does not bring its grant back at the next start.
+func (g *Gate) EndedGrants() (map[string]time.Time, uint64) {
+	gr := g.grants
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	now := g.opts.Clock()
+	out := make(map[string]time.Time, len(gr.ended))
+	for id, h := range gr.ended {
+		if !h.Before(now) {
+			out[id] = h
+		}
+	}
+	return out, gr.endedVersion
+}
+
+// RestoreEnded notes grants that ended before this gate started, as
+// [Gate.EndedGrants] returned them: Adopt takes none of them up, and one
+// held already ends. Call it before adopting from the log.
+func (g *Gate) RestoreEnded(ended map[string]time.Time) {
+	gr := g.grants
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	for id, h := range ended {
+		if sa, ok := gr.byID[id]; ok {
+			gr.dropApproval(sa)
+		} else if ls, ok := gr.leases[id]; ok {
+			gr.dropLease(ls)
+		}
+		gr.endLocked(id, h)
+	}
 }
 
 // ErrNoGrant is returned by [Gate.Revoke] for an id that names no live

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -189,5 +190,130 @@ func TestGrantsSharedThroughTheLog(t *testing.T) {
 	}
 	if got := late.g.Grants("s1"); len(got) != 0 {
 		t.Fatalf("a gate started later holds %+v", got)
+	}
+}
+
+// TestEndedGrantsStayEnded: whoever can write to the log but has no key
+// cannot bring a revoked grant back: not by writing many revocations of
+// made-up ids and then the grant's signed event again, and not, across a
+// restart, by deleting the revocation (the ended ids are kept outside the
+// log and given back with RestoreEnded).
+func TestEndedGrantsStayEnded(t *testing.T) {
+	key := []byte("k")
+	a := newFixture(t, Options{GrantKey: key})
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	ctx := context.Background()
+	b := newFollower(t, a, key)
+	ls, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Path: notes, Capability: CapWrite, TTL: time.Hour})
+	must(t, err)
+	b.follow(t, a.store)
+	must(t, a.g.Revoke(ctx, ls.ID))
+	b.follow(t, a.store)
+	var granted eventlog.Event
+	for e, err := range a.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypeLeaseGranted}}) {
+		must(t, err)
+		granted = e
+	}
+	drafts := make([]eventlog.Draft, 0, 20001)
+	for i := range 20001 {
+		drafts = append(drafts, eventlog.Draft{Time: a.clock.Now(), Type: eventlog.TypeLeaseRevoked, Payload: fmt.Appendf(nil, `{"id":"ls_%d"}`, i)})
+	}
+	_, err = a.store.Append(ctx, "junk", drafts...)
+	must(t, err)
+	_, err = a.store.Append(ctx, "s1", eventlog.Draft{Time: a.clock.Now(), Type: eventlog.TypeLeaseGranted, Payload: granted.Payload})
+	must(t, err)
+	b.follow(t, a.store)
+	af := &follower{g: a.g, after: granted.ID}
+	af.follow(t, a.store)
+	cat := a.req("Bash", map[string]any{"command": "cat " + notes})
+	for name, g := range map[string]*Gate{"the gate that revoked it": a.g, "its follower": b.g} {
+		if got := g.Grants("s1"); len(got) != 0 {
+			t.Errorf("%s: the revoked lease is held again: %+v", name, got)
+		}
+		if d, _ := g.Check(ctx, cat, "t1"); d.Reason == engine.ReasonLease {
+			t.Errorf("%s: cat allowed by the revoked lease", name)
+		}
+	}
+
+	// A restart: a new gate reads the log with the revocation gone (only
+	// the grant's events are given to it), knowing what ended.
+	ended, _ := b.g.EndedGrants()
+	if _, ok := ended[ls.ID]; !ok || len(ended) != 1 {
+		t.Fatalf("ended grants %v, want only %s", ended, ls.ID)
+	}
+	restarted := newFollower(t, a, key)
+	restarted.g.RestoreEnded(ended)
+	if changed, err := restarted.g.Adopt(granted); changed || err != nil || len(restarted.g.Grants("s1")) != 0 {
+		t.Fatalf("a restarted gate took the revoked lease up again: %v %v", changed, err)
+	}
+	fresh := newFollower(t, a, key)
+	if changed, _ := fresh.g.Adopt(granted); !changed {
+		t.Fatal("without the ended ids the lease is taken up: the check above tests nothing")
+	}
+	// Past the lease's expiry, its id is forgotten: it could not be
+	// adopted anyway.
+	a.clock.Advance(2 * time.Hour)
+	if ended, _ := b.g.EndedGrants(); len(ended) != 0 {
+		t.Fatalf("ended grants past their expiry: %v", ended)
+	}
+}
+
+// TestSameCallApprovedOnTwoGates: two gates each grant a session approval
+// of the same call before reading the other's. Reading each other's, both
+// hold the later one, so revoking what one lists ends it on both.
+func TestSameCallApprovedOnTwoGates(t *testing.T) {
+	key := []byte("k")
+	a := newFixture(t, Options{GrantKey: key})
+	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
+	ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		return approval.Answer{Kind: approval.AllowSession}, nil
+	})
+	bg, err := New(a.g.engine, a.store, ap, Options{GrantKey: key, Clock: a.clock.Now})
+	must(t, err)
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	read := func() *engine.Request { return a.req("Read", map[string]any{"file_path": notes}) }
+	ctx := context.Background()
+	for _, g := range []*Gate{a.g, bg} {
+		_, err := g.Check(ctx, read(), "t1")
+		must(t, err)
+	}
+	af, bf := &follower{g: a.g}, &follower{g: bg}
+	af.follow(t, a.store)
+	bf.follow(t, a.store)
+	ga, gb := a.g.Grants("s1"), bg.Grants("s1")
+	if len(ga) != 1 || len(gb) != 1 || ga[0].ID != gb[0].ID {
+		t.Fatalf("a holds %+v, b holds %+v: want the same one approval", ga, gb)
+	}
+	must(t, a.g.Revoke(ctx, ga[0].ID))
+	bf.follow(t, a.store)
+	if d, err := bg.Check(ctx, read(), "t1"); err != nil || d.Reason == engine.ReasonPriorApproval {
+		t.Fatalf("after revoking what a lists, b allows by %s (%v)", d.Grant, err)
+	}
+}
+
+// TestDelegatedLeaseNeedsItsParent: a delegated lease is taken up only
+// while the lease it came from is held.
+func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
+	key := []byte("k")
+	a := newFixture(t, Options{GrantKey: key})
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	ctx := context.Background()
+	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
+	must(t, err)
+	_, err = a.g.Delegate(ctx, parent.ID, "helper", "", 0)
+	must(t, err)
+	var events []eventlog.Event
+	for e, err := range a.store.Query(ctx, eventlog.Filter{Types: []eventlog.Type{eventlog.TypeLeaseGranted}}) {
+		must(t, err)
+		events = append(events, e)
+	}
+	orphan := newFollower(t, a, key)
+	if _, err := orphan.g.Adopt(events[1]); err == nil || !strings.Contains(err.Error(), "not held here") {
+		t.Fatalf("the delegated lease without its parent: %v", err)
+	}
+	both := newFollower(t, a, key)
+	both.follow(t, a.store)
+	if got := both.g.Grants("s1"); len(got) != 2 {
+		t.Fatalf("parent and delegated lease: %+v", got)
 	}
 }

@@ -1,14 +1,87 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/gate"
 )
+
+// grantsLookback is how far back in the log the follower starts reading
+// grants: as long as a lease granted through the API may last (a session
+// approval older than gate.AdoptWindow is not taken up anyway).
+const grantsLookback = maxLeaseTTL
+
+// EndedGrantsFile is the name of the file Options.EndedGrants is
+// conventionally kept in, in the state directory, for the event log db.
+func EndedGrantsFile(db string) string {
+	sum := sha256.Sum256([]byte(db))
+	return "grants-ended-" + hex.EncodeToString(sum[:6]) + ".json"
+}
+
+// restoreEnded gives the gate the grants that ended before this start, as
+// Options.EndedGrants holds them.
+func (s *Server) restoreEnded() error {
+	path := s.opts.EndedGrants
+	if path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ended grants: %w", err)
+	}
+	var ended map[string]time.Time
+	if err := json.Unmarshal(raw, &ended); err != nil {
+		return fmt.Errorf("ended grants: %s is not a JSON object of times (%v); remove it to start over", path, err)
+	}
+	s.gate.RestoreEnded(ended)
+	return nil
+}
+
+// saveEnded writes the grants that ended to Options.EndedGrants when they
+// changed since it last did, with those the file holds that are still
+// current (another server on this state directory may have written them).
+// A failure is logged; it is tried again at the next change.
+func (s *Server) saveEnded() {
+	path := s.opts.EndedGrants
+	if path == "" {
+		return
+	}
+	ended, v := s.gate.EndedGrants()
+	if v == s.endedSaved {
+		return
+	}
+	now := s.clock()
+	if raw, err := os.ReadFile(path); err == nil {
+		var had map[string]time.Time
+		if json.Unmarshal(raw, &had) == nil {
+			for id, h := range had {
+				if h.After(now) && h.After(ended[id]) {
+					ended[id] = h
+				}
+			}
+		}
+	}
+	raw, _ := json.Marshal(ended)
+	if err := writeFileSynced(path, raw); err != nil {
+		s.log.Error("write the ended grants", "file", path, "err", err)
+		return
+	}
+	s.endedSaved = v
+}
 
 // handleGrants: GET /v1/sessions/{id}/grants — the session approvals and
 // live leases of a session.
@@ -37,8 +110,11 @@ type leaseRequest struct {
 	Agent      string          `json:"agent"`
 }
 
-// maxLeaseTTL bounds the TTL of a lease granted through the API.
-const maxLeaseTTL = 24 * time.Hour
+// The bounds of the TTL of a lease granted through the API.
+const (
+	minLeaseTTL = time.Second
+	maxLeaseTTL = 24 * time.Hour
+)
 
 // handleGrantLease: POST /v1/sessions/{id}/leases (approver) — grant the
 // session's agent a lease on a path.
@@ -58,18 +134,22 @@ func (s *Server) handleGrantLease(w http.ResponseWriter, r *http.Request, _ prin
 		return errorf(http.StatusBadRequest, `"path" must be a path of at most 4096 bytes without NUL`)
 	case req.Cwd != "" && (!filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0)):
 		return errorf(http.StatusBadRequest, `"cwd" must be an absolute directory, got %q`, clip(req.Cwd, 80))
-	case !filepath.IsAbs(req.Path) && req.Path != "~" && !strings.HasPrefix(req.Path, "~/") && req.Cwd == "":
-		return errorf(http.StatusBadRequest, `"path" %q is relative: give "cwd" too`, clip(req.Path, 80))
 	case req.Capability != gate.CapRead && req.Capability != gate.CapWrite:
 		return errorf(http.StatusBadRequest, `"capability" must be %q or %q, not %q`, gate.CapRead, gate.CapWrite, clip(string(req.Capability), 40))
-	case len(req.Agent) > 128:
-		return errorf(http.StatusBadRequest, `"agent" must be at most 128 bytes`)
+	case len(req.Agent) > 128 || strings.ContainsFunc(req.Agent, unicode.IsControl):
+		return errorf(http.StatusBadRequest, `"agent" must be a name of at most 128 bytes without control characters`)
+	}
+	if !filepath.IsAbs(req.Path) && req.Path != "~" && !strings.HasPrefix(req.Path, "~/") && req.Cwd == "" {
+		// Relative to where the session's agent works.
+		if req.Cwd = s.sessionCwd(session); req.Cwd == "" {
+			return errorf(http.StatusBadRequest, `"path" %q is relative and session %s has made no call here: give "cwd" too`, clip(req.Path, 80), session)
+		}
 	}
 	ttl := gate.DefaultLeaseTTL
 	if req.TTL != "" {
 		ttl, err = time.ParseDuration(req.TTL)
-		if err != nil || ttl <= 0 || ttl > maxLeaseTTL {
-			return errorf(http.StatusBadRequest, `"ttl" must be a duration such as "15m", above 0 and at most %s, not %q`, maxLeaseTTL, clip(req.TTL, 40))
+		if err != nil || ttl < minLeaseTTL || ttl > maxLeaseTTL {
+			return errorf(http.StatusBadRequest, `"ttl" must be a duration such as "15m", from %s to %s, not %q`, minLeaseTTL, maxLeaseTTL, clip(req.TTL, 40))
 		}
 	}
 	ctx, cancel := s.appendContext()
@@ -81,13 +161,12 @@ func (s *Server) handleGrantLease(w http.ResponseWriter, r *http.Request, _ prin
 	if err != nil {
 		return errorf(http.StatusInternalServerError, "the lease was not granted: %v", err)
 	}
-	for _, g := range s.gate.Grants(session) {
-		if g.ID == ls.ID {
-			writeJSON(w, http.StatusCreated, g)
-			return nil
-		}
-	}
-	return errorf(http.StatusInternalServerError, "lease %s was granted but is no longer live", ls.ID)
+	exp := ls.Expires
+	writeJSON(w, http.StatusCreated, gate.Grant{
+		ID: ls.ID, Kind: gate.KindLease, Session: ls.Session, Agent: ls.Agent, Granted: ls.Granted,
+		Path: ls.Path, Capability: ls.Capability, Expires: &exp,
+	})
+	return nil
 }
 
 // handleRevokeGrant: DELETE /v1/sessions/{id}/grants/{grant} (approver) —

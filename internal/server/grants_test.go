@@ -2,15 +2,18 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/policy"
 )
 
 // grants lists session's grants on e with the approver token.
@@ -140,7 +143,9 @@ func TestGrantsAPI(t *testing.T) {
 		body any
 	}{
 		{"no path", map[string]any{"capability": "read"}},
-		{"relative path without cwd", map[string]any{"path": "notes.txt", "capability": "read"}},
+		{"ttl below a second", map[string]any{"path": "/tmp/x", "capability": "read", "ttl": "1ns"}},
+		{"NUL in agent", map[string]any{"path": "/tmp/x", "capability": "read", "agent": "main\x00sub"}},
+		{"newline in agent", map[string]any{"path": "/tmp/x", "capability": "read", "agent": "main\nsub"}},
 		{"relative cwd", map[string]any{"path": "notes.txt", "cwd": "proj", "capability": "read"}},
 		{"bad capability", map[string]any{"path": "/tmp/x", "capability": "execute"}},
 		{"ttl too long", map[string]any{"path": "/tmp/x", "capability": "read", "ttl": "48h"}},
@@ -154,13 +159,17 @@ func TestGrantsAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400", tc.name, r.code, r.body)
 		}
 	}
+	if r := e.call("POST", "/v1/sessions/fresh/leases", e.tokens.Approver, map[string]any{"path": "notes.txt", "capability": "read"}); r.code != 400 {
+		t.Fatalf("a relative path in a session with no call: %d %s", r.code, r.body)
+	}
 	if r := e.call("POST", "/v1/sessions/bad%20id/leases", e.tokens.Approver, lease); r.code != 400 {
 		t.Fatalf("bad session id: %d %s", r.code, r.body)
 	}
 	if evs := e.events("", eventlog.TypeLeaseGranted); len(evs) != 0 {
 		t.Fatalf("bad requests recorded %d leases", len(evs))
 	}
-	r := e.call("POST", "/v1/sessions/s1/leases", e.tokens.Approver, map[string]any{"path": "x", "cwd": e.project, "capability": "write", "agent": "main"})
+	// A relative path is taken from where the session's calls run.
+	r := e.call("POST", "/v1/sessions/s1/leases", e.tokens.Approver, map[string]any{"path": "x", "capability": "write", "agent": "main"})
 	var ls gate.Grant
 	r.decode(t, &ls)
 	if r.code != 201 || ls.Path != filepath.Join(e.project, "x") || ls.Agent != "main" || ls.Expires == nil ||
@@ -197,5 +206,90 @@ func TestGrantsAPI(t *testing.T) {
 		if got := e.grants("s1"); len(got) != 0 {
 			t.Fatalf("a forged lease (sig %q) is held: %+v", sig, got)
 		}
+	}
+}
+
+// restart starts another server on e's engine and log, with clock.
+func (e *testEnv) restart(t *testing.T, clock func() time.Time, endedGrants string) *Server {
+	t.Helper()
+	srv, err := New(Options{Engine: e.srv.opts.Engine, Store: e.store, Tokens: e.tokens, Clock: clock, EndedGrants: endedGrants})
+	must(t, err)
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return srv
+}
+
+// TestGrantsAcrossRestarts: a restarted server takes up the grants of the
+// log that still hold (a 24-hour lease 13 hours on), and none that ended,
+// even when the revocation was deleted from the log: the ended grants are
+// kept in Options.EndedGrants.
+func TestGrantsAcrossRestarts(t *testing.T) {
+	ended := filepath.Join(t.TempDir(), EndedGrantsFile("events.db"))
+	db := filepath.Join(t.TempDir(), "events.db")
+	project := realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	e := newEnvAt(t, project, sqliteLog(t, db), func(o *Options, _ *policy.File) { o.EndedGrants = ended })
+
+	notes := filepath.Join(realDir(t), "notes.txt")
+	must(t, os.WriteFile(notes, []byte("todo\n"), 0o644))
+	var long gate.Grant
+	e.call("POST", "/v1/sessions/s1/leases", e.tokens.Approver, map[string]any{"path": notes, "capability": "read", "ttl": "24h"}).decode(t, &long)
+	id := e.ask("s1", cmdAsk)
+	if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "allow_session"}); r.code != 200 {
+		t.Fatalf("allow_session: %d %s", r.code, r.body)
+	}
+	var sa gate.Grant
+	for _, g := range e.grants("s1") {
+		if g.Kind == gate.KindSessionApproval {
+			sa = g
+		}
+	}
+	if r := e.call("DELETE", "/v1/sessions/s1/grants/"+sa.ID, e.tokens.Approver, nil); r.code != 200 {
+		t.Fatalf("revoke: %d %s", r.code, r.body)
+	}
+	waitFor(t, "the ended grant written down", func() bool {
+		raw, err := os.ReadFile(ended)
+		return err == nil && strings.Contains(string(raw), sa.ID)
+	})
+	// Whoever can write to the log deletes the revocation.
+	rev := e.events("s1", eventlog.TypeLeaseRevoked)
+	if len(rev) != 1 {
+		t.Fatalf("lease.revoked events: %d", len(rev))
+	}
+	conn, err := sql.Open("sqlite", db)
+	must(t, err)
+	_, err = conn.Exec("DELETE FROM events WHERE id = ?", rev[0].ID)
+	must(t, err)
+	must(t, conn.Close())
+
+	for _, tc := range []struct {
+		name   string
+		ended  string
+		later  time.Duration
+		wantSA bool
+	}{
+		{"without the ended grants the deleted revocation revives the approval", "", 0, true},
+		{"with them it does not", ended, 0, false},
+		{"13 hours on, the 24-hour lease still holds", ended, 13 * time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := e.restart(t, func() time.Time { return time.Now().Add(tc.later) }, tc.ended)
+			last := e.events("", eventlog.TypeLeaseGranted)
+			if !srv.waitFollowed(context.Background(), grantStream, last[len(last)-1].ID) {
+				t.Fatal("the restarted server did not read the grants")
+			}
+			var ids []string
+			for _, g := range srv.gate.Grants("s1") {
+				ids = append(ids, g.ID)
+			}
+			want := []string{long.ID}
+			if tc.wantSA {
+				want = []string{long.ID, sa.ID}
+			}
+			slices.Sort(ids)
+			slices.Sort(want)
+			if !slices.Equal(ids, want) {
+				t.Fatalf("held after the restart: %v, want %v", ids, want)
+			}
+		})
 	}
 }

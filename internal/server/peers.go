@@ -119,6 +119,9 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 			s.peers.mu.Unlock()
 			f = eventlog.Filter{Types: streamTypes[stream], AfterID: e.ID}
 		}
+		if stream == grantStream {
+			s.saveEnded()
+		}
 		select {
 		case <-ctx.Done():
 			return

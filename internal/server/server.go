@@ -44,6 +44,12 @@ type Options struct {
 	// asks for every call instead of going back to older settings. ""
 	// keeps no such file.
 	SessionHeads string
+	// EndedGrants is a file, outside the event log, where the server keeps
+	// the session approvals and leases that ended, until they could no
+	// longer be taken up anyway (in the state directory, which agents
+	// cannot write). At start none of them is taken up from the log again,
+	// even if the log lost the event that ended it. "" keeps no such file.
+	EndedGrants string
 	// Broker holds the questions put to people; nil makes one with
 	// Timeout.
 	Broker *Broker
@@ -100,6 +106,9 @@ type Server struct {
 	known   map[string]*sessionInfo
 
 	peers *peers // what other servers sharing the log hold
+	// endedSaved is the gate's count of ended grants last written to
+	// Options.EndedGrants; only the grant follower uses it.
+	endedSaved uint64
 
 	putMu           sync.Mutex           // one PUT /v1/sessions/{id}/policy at a time
 	sessionPolicyMu sync.Mutex           // guards the three below
@@ -209,7 +218,11 @@ func New(opts Options) (*Server, error) {
 	}
 	go s.follow(s.base, policyStream, eventlog.Filter{AfterID: after})
 	go s.follow(s.base, permissionStream, eventlog.Filter{Since: since, AfterID: eventlog.ReplayAll})
-	go s.follow(s.base, grantStream, eventlog.Filter{Since: s.clock().Add(-gate.AdoptWindow), AfterID: eventlog.ReplayAll})
+	if err := s.restoreEnded(); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	go s.follow(s.base, grantStream, eventlog.Filter{Since: s.clock().Add(-grantsLookback), AfterID: eventlog.ReplayAll})
 	return s, nil
 }
 

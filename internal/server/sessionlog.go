@@ -171,35 +171,39 @@ func (s *Server) saveHeadsLocked() {
 		merged[session] = max(merged[session], n)
 	}
 	raw, _ := json.Marshal(merged)
-	err := func() error {
-		f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(f.Name())
-		if _, err := f.Write(raw); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(f.Name(), path); err != nil {
-			return err
-		}
-		if d, err := os.Open(filepath.Dir(path)); err == nil {
-			_ = d.Sync()
-			d.Close()
-		}
-		return nil
-	}()
-	if err != nil {
+	if err := writeFileSynced(path, raw); err != nil {
 		s.log.Error("write the session settings counts", "file", path, "err", err)
 	}
+}
+
+// writeFileSynced replaces the file at path with data: it writes a
+// temporary file of its own beside it, syncs it, renames it over path and
+// syncs the directory, so a crash leaves the old file or the new one.
+func writeFileSynced(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // applySessionEvent applies a session settings change the follower read,

@@ -50,10 +50,10 @@ sess.status, sessionsList);
 
 const grants = {
   body: h("div", { id: "grants-body" }, h("p", { class: "muted" }, "Load a session to see its grants.")),
-  path: h("input", { type: "text", id: "lease-path", class: "mono", placeholder: "~/notes/todo.txt or /abs/path", required: true, autocomplete: "off" }),
+  path: h("input", { type: "text", id: "lease-path", class: "mono", placeholder: "~/notes/todo.txt, /abs/path, or relative to the session's directory", required: true, autocomplete: "off" }),
   capability: h("select", { id: "lease-capability" }, h("option", { value: "read" }, "read"), h("option", { value: "write" }, "write")),
   ttl: h("input", { type: "text", id: "lease-ttl", value: "15m", size: 6, autocomplete: "off", title: "a duration such as 30m or 2h, at most 24h" }),
-  agent: h("input", { type: "text", id: "lease-agent", placeholder: "any top-level", autocomplete: "off" }),
+  agent: h("input", { type: "text", id: "lease-agent", placeholder: "none", title: "the agent name the session's calls carry; none matches calls without one", autocomplete: "off" }),
   status: h("p", { class: "muted", role: "status", id: "lease-status" }),
 };
 grants.form = h("form", {
@@ -114,7 +114,6 @@ async function grantLease() {
   }
   const body = { path: grants.path.value.trim(), capability: grants.capability.value, ttl: grants.ttl.value.trim() };
   if (grants.agent.value.trim()) body.agent = grants.agent.value.trim();
-  if (!body.path.startsWith("/") && !body.path.startsWith("~") && seen.cwds.size > 0) body.cwd = recent(seen.cwds)[0];
   grants.status.textContent = "Granting…";
   try {
     const ls = await api("/v1/sessions/" + encodeURIComponent(id) + "/leases", { method: "POST", body });
