@@ -71,6 +71,10 @@ type Request struct {
 	// time, or empty when no single rule would. The person may edit it
 	// (see [Answer.Rule]).
 	SuggestedRule string `json:"suggestedRule,omitempty"`
+	// Recorded is the payload of the permission.requested event that put
+	// this question to a person, as the event log holds it; empty when
+	// none did. Others reading the log see the question as these bytes.
+	Recorded []byte `json:"-"`
 }
 
 // Unit is one part of a call as a person is shown it: a simple command of

@@ -236,6 +236,7 @@ type Question struct {
 	call        *engine.Call
 	res         PermissionResolved
 	ar          *approval.Request
+	question    PermissionRequested // as first recorded
 	askedOf     Actor
 	destructive bool
 	suggested   string
@@ -350,13 +351,17 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	case g.opts.Headless:
 		askedOf = ActorHook
 	}
-	add(eventlog.TypePermissionRequested, PermissionRequested{
+	question := PermissionRequested{
 		ToolCallID: id, Tool: req.Tool, Args: req.Input, Cwd: req.Cwd, Summary: summary, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: ar.Units, ConfirmTarget: ar.ConfirmTarget, AskedOf: askedOf,
 		Deadline: g.opts.Clock().Add(g.opts.Timeout),
-	})
+	}
+	add(eventlog.TypePermissionRequested, question)
+	if askedOf == ActorUser && encodeErr == nil {
+		ar.Recorded = pending[len(pending)-1].Payload
+	}
 	if err := flush(); err != nil {
 		out := *d
 		out.Decision, out.Reason, out.Message = policy.Deny, engine.ReasonPolicyError, "the event log could not be written"
@@ -366,7 +371,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	// The receipt binds what the person is shown, as it is now: a change
 	// while they look makes the call fail its check before it runs.
 	q := &Question{
-		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar,
+		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar, question: question,
 		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: g.issue(id, call),
 	}
 	return verdict{d: d, id: id, call: call}, q, nil
@@ -393,6 +398,17 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 	answered := false
 	if askedOf == ActorClassifier {
 		answered = g.classify(ctx, ar, &res)
+		if !answered && g.approver != nil {
+			// Handed to a person: a question of its own in the log, which
+			// every server sharing it lists.
+			if err := g.handOver(ctx, q); err != nil {
+				res.Decision, res.Reason, res.Actor = policy.Deny, engine.ReasonPolicyError, ActorSystem
+				res.Message, res.Error = "the question to a person could not be recorded, so the call is denied", err.Error()
+				out.Decision, out.Reason, out.Message = res.Decision, res.Reason, res.Message
+				_ = g.resolve(ctx, req.Session, turn, res)
+				return verdict{d: &out, id: id, call: call}, err
+			}
+		}
 	}
 	switch {
 	case answered:
@@ -576,6 +592,29 @@ const (
 	outcomeTimeout
 	outcomeCancelled
 )
+
+// handOver records that the classifier left q to a person: a
+// permission.requested event asked of the user, with a deadline of its
+// own, whose payload q's request then carries (approval.Request.Recorded).
+func (g *Gate) handOver(ctx context.Context, q *Question) error {
+	p := q.question
+	p.AskedOf = ActorUser
+	if g.opts.Headless {
+		p.AskedOf = ActorHook
+	}
+	p.Deadline = g.opts.Clock().Add(g.opts.Timeout)
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("gate: encode %s: %w", eventlog.TypePermissionRequested, err)
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+	defer cancel()
+	if _, err := g.store.Append(actx, q.req.Session, eventlog.Draft{Turn: q.turn, Time: g.opts.Clock(), Type: eventlog.TypePermissionRequested, Payload: raw}); err != nil {
+		return fmt.Errorf("gate: record the question: %w", err)
+	}
+	q.ar.Recorded = raw
+	return nil
+}
 
 // ask puts ar to the approver and waits at most the timeout; it stops
 // waiting at once when ctx is done, even if the approver does not.

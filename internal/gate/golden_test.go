@@ -28,7 +28,8 @@ var update = flag.Bool("update", false, "rewrite the events.jsonl section of tes
 
 // The golden fixtures live in testdata/*.txtar. Each archive holds:
 //
-//	options.json    optional: {"timeout": "50ms", "approver": "none"}
+//	options.json    optional: {"timeout": "50ms", "approver": "none",
+//	                "classifier": {"decision": "ask", "reason": "…"}}
 //	project.toml    the project policy
 //	requests.jsonl  one step a line: {"advance": "10m", "turn": "t1",
 //	                "cancelAfter": "20ms", "request": {…engine request…},
@@ -110,8 +111,9 @@ func runGolden(t *testing.T, path string) {
 	}
 
 	var opts struct {
-		Timeout  string `json:"timeout"`
-		Approver string `json:"approver"`
+		Timeout    string            `json:"timeout"`
+		Approver   string            `json:"approver"`
+		Classifier *approval.Verdict `json:"classifier"`
 	}
 	if b := sections["options.json"]; len(b) > 0 {
 		must(t, json.Unmarshal(b, &opts))
@@ -164,6 +166,11 @@ func runGolden(t *testing.T, path string) {
 	if opts.Timeout != "" {
 		gopts.Timeout, err = time.ParseDuration(opts.Timeout)
 		must(t, err)
+	}
+	if v := opts.Classifier; v != nil {
+		gopts.Classifier = approval.ClassifierFunc(func(context.Context, *approval.Request) (approval.Verdict, error) {
+			return *v, nil
+		})
 	}
 	g, err := New(eng, store, approver, gopts)
 	must(t, err)

@@ -161,7 +161,6 @@ func (s *Server) finish(start time.Time, req *engine.Request, d *engine.Decision
 		s.log.Error("check", "session", req.Session, "tool_call_id", id, "err", err)
 	}
 	s.broker.finish(id, d)
-	s.forgetOwn(id)
 	s.met.countDecision(d.Decision.String(), string(d.Reason))
 	return CheckResponse{Decision: d, ToolCallID: id}
 }

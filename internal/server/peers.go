@@ -60,13 +60,12 @@ type peers struct {
 	pending  map[string]Approval     // questions other servers hold
 	resolved map[string]Approval     // and those of them since resolved
 	order    []string                // resolved ids, oldest first
-	own      map[string]ownQuestion  // this server's questions, as logged
 	followed [len(streamTypes)]int64 // per stream, the highest event id handled
 	advanced chan struct{}           // closed when followed moves on
 }
 
 func newPeers() *peers {
-	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, own: map[string]ownQuestion{}, advanced: make(chan struct{})}
+	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, advanced: make(chan struct{})}
 }
 
 // followInterval is how often the follower reads the log for what is new.
@@ -189,19 +188,10 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" {
 		return
 	}
-	digest := payloadDigest(e.Session, e.Payload)
 	if s.broker.knows(p.ToolCallID) {
-		// A question of ours: what the person is shown elsewhere is this
-		// event, the first under the id, and an answer must name it. It is
-		// noted while the call is being decided, and forgotten when it is
-		// (forgetOwn), so the notes hold only the calls in progress.
-		s.peers.mu.Lock()
-		if _, have := s.peers.own[p.ToolCallID]; !have && s.broker.active(p.ToolCallID) {
-			s.peers.own[p.ToolCallID] = ownQuestion{session: e.Session, digest: digest}
-		}
-		s.peers.mu.Unlock()
-		return
+		return // a question of ours
 	}
+	digest := payloadDigest(e.Session, e.Payload)
 	now := s.clock()
 	if p.AskedOf != gate.ActorUser || !p.Deadline.After(now) || p.Deadline.After(now.Add(maxRemoteWait)) {
 		return // not a person's to answer here, over, or not a real deadline
@@ -250,14 +240,11 @@ func (s *Server) remoteInSessionLocked(session string) int {
 	return n
 }
 
-// ownQuestion is what this server's question looks like in the log.
-type ownQuestion struct {
-	session, digest string
-}
-
 // payloadDigest is the SHA-256 of a permission.requested event: its
 // session and its payload as stored. The server that shows the question
-// and the server that holds it hash the same bytes, so an answer names
+// hashes the event it read; the server that holds it hashes the payload
+// its gate recorded (approval.Request.Recorded), the same bytes, never an
+// event merely found in the log under the call's id. So an answer names
 // exactly what the person was shown — the summary, the suggested rule, the
 // arguments — and a question written into the log under a real call's id,
 // differing in anything, gets answers that answer nothing.
@@ -367,16 +354,15 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 	}
 	take := func() {
 		a, ok := s.broker.pendingApproval(p.ToolCallID)
-		s.peers.mu.Lock()
-		own, logged := s.peers.own[p.ToolCallID]
-		s.peers.mu.Unlock()
 		var err error
 		switch {
 		case !ok:
 			err = fmt.Errorf("%w: %s is not waiting for an answer here", ErrNotFound, p.ToolCallID)
-		case a.Session != e.Session || !logged || own.session != e.Session:
+		case a.Session != e.Session:
 			err = fmt.Errorf("the answer was written to session %s, the question is in %s", e.Session, a.Session)
-		case own.digest != p.Question:
+		case len(a.Request.Recorded) == 0:
+			err = errors.New("the question asked here is not in the log, so no answer from the log is taken for it")
+		case !hmac.Equal([]byte(payloadDigest(a.Session, a.Request.Recorded)), []byte(p.Question)):
 			err = errors.New("the answer was given to another question than the one asked here")
 		default:
 			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
@@ -486,14 +472,6 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 			return a, nil
 		}
 	}
-}
-
-// forgetOwn drops what the follower noted of this server's question id,
-// once the call is decided.
-func (s *Server) forgetOwn(id string) {
-	s.peers.mu.Lock()
-	delete(s.peers.own, id)
-	s.peers.mu.Unlock()
 }
 
 // sortApprovals orders approvals by creation, oldest first.

@@ -111,23 +111,47 @@ func TestPeersAnswer(t *testing.T) {
 		if res := a.resolvedPayload("s1"); res["toolCallId"] != id2 || res["decision"] != "deny" || res["message"] != "no" {
 			t.Fatalf("after respond: %v", res)
 		}
-		// A call answered here, before the follower has read its
-		// question, leaves no note behind.
-		id3 := a.ask("s2", cmdAsk)
-		if r := a.call("POST", "/v1/approvals/"+id3, a.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
-			t.Fatalf("local answer: %d %s", r.code, r.body)
-		}
-		last := a.events("s2", eventlog.TypePermissionRequested)
-		if !a.srv.waitFollowedPermissions(context.Background(), last[len(last)-1].ID) {
-			t.Fatal("A did not read its own question")
-		}
-		a.srv.peers.mu.Lock()
-		left := len(a.srv.peers.own)
-		a.srv.peers.mu.Unlock()
-		if left != 0 {
-			t.Fatalf("%d notes of decided calls are kept", left)
-		}
 	})
+}
+
+// TestPeersAutoMode: in auto mode, a question the classifier leaves to a
+// person shows on the other server too, and is answered there.
+func TestPeersAutoMode(t *testing.T) {
+	project := realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	db := filepath.Join(project, ".git", "events.db")
+	defers := approval.ClassifierFunc(func(context.Context, *approval.Request) (approval.Verdict, error) {
+		return approval.Verdict{Decision: "ask", Reason: "cannot tell"}, nil
+	})
+	a := newEnvWith(t, project, sqliteLog(t, db), defers)
+	b := newEnvAt(t, project, sqliteLog(t, db))
+
+	id := a.ask("s1", cmdAsk)
+	var seen Approval
+	waitFor(t, "the question to show on B", func() bool {
+		for _, p := range b.pending("s1") {
+			if p.ID == id {
+				seen = p
+				return true
+			}
+		}
+		return false
+	})
+	if seen.Request == nil || seen.Request.Summary != "Bash: "+cmdAsk {
+		t.Fatalf("B shows %+v", seen.Request)
+	}
+	r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "allow_once"})
+	if r.code != 200 {
+		t.Fatalf("answer on B: %d %s", r.code, r.body)
+	}
+	res := a.resolvedPayload("s1")
+	if res["toolCallId"] != id || res["decision"] != "allow" || res["actor"] != "user" {
+		t.Fatalf("permission.resolved on A: %v", res)
+	}
+	asked := a.events("s1", eventlog.TypePermissionRequested)
+	if len(asked) != 2 || !strings.Contains(string(asked[0].Payload), `"askedOf":"classifier"`) || !strings.Contains(string(asked[1].Payload), `"askedOf":"user"`) {
+		t.Fatalf("permission.requested events: %d, want the classifier's and then the person's", len(asked))
+	}
 }
 
 // TestPeersDestructive: B checks the typed confirmation of a destructive

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
+	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -64,6 +66,13 @@ func sqliteLog(t testing.TB, path string) eventlog.Store {
 // closes; two envs on one database are two servers sharing a log.
 func newEnvAt(t testing.TB, project string, store eventlog.Store, opts ...envOption) *testEnv {
 	t.Helper()
+	return newEnvWith(t, project, store, nil, opts...)
+}
+
+// newEnvWith is newEnvAt with a gate in auto mode when classifier is not
+// nil.
+func newEnvWith(t testing.TB, project string, store eventlog.Store, classifier approval.Classifier, opts ...envOption) *testEnv {
+	t.Helper()
 	home := realDir(t)
 	layer, err := policy.ParseRules(policy.LayerCLI, []string{"Bash(npm test)"}, nil, nil)
 	must(t, err)
@@ -77,6 +86,13 @@ func newEnvAt(t testing.TB, project string, store eventlog.Store, opts ...envOpt
 	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Project: project, Home: home, Sessions: sessions})
 	must(t, err)
 	o.Engine, o.Store, o.Sessions = eng, store, sessions
+	if classifier != nil {
+		o.Broker = NewBroker(BrokerOptions{Timeout: o.Timeout})
+		o.Gate, err = gate.New(eng, store, o.Broker, gate.Options{
+			Timeout: o.Timeout, NewID: o.Broker.NewID, GrantKey: o.Tokens.GrantKey(), Classifier: classifier,
+		})
+		must(t, err)
+	}
 	o.PolicyFor = func(cwd string) (*policy.Set, string, error) { return set, project, nil }
 	srv, err := New(o)
 	must(t, err)
