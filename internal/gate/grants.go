@@ -85,13 +85,18 @@ type grants struct {
 	// each until the time past which Adopt would refuse the grant anyway:
 	// a grant read from the log again after it ended is not taken up.
 	ended map[string]time.Time
-	// endedVersion counts the changes to ended (EndedGrants).
+	// revoked holds, for each call (approvalKey) whose session approval
+	// was revoked or went stale, the latest such approval: none granted
+	// at or before it is held again, whatever order a gate reads the log
+	// in.
+	revoked map[string]RevokedCall
+	// endedVersion counts the changes to ended and revoked (EndedGrants).
 	endedVersion uint64
 }
 
 func newGrants(g *Gate) *grants {
 	return &grants{g: g, sessions: map[string]*sessionApproval{}, byID: map[string]*sessionApproval{},
-		leases: map[string]*Lease{}, ended: map[string]time.Time{}}
+		leases: map[string]*Lease{}, ended: map[string]time.Time{}, revoked: map[string]RevokedCall{}}
 }
 
 // agentKey names the agent a call is made by. A subagent's key includes
@@ -143,7 +148,7 @@ func (l *lookup) Lookup(_ context.Context, c *engine.Call) (engine.Grant, bool) 
 			if r != nil {
 				why = fmt.Sprintf("%s changed since the call was approved for the session", r.Path)
 			}
-			gr.dropApproval(sa)
+			gr.revokeApproval(sa)
 			l.revoked = append(l.revoked, revocation{req.Session, sa.id, KindSessionApproval, why})
 		} else {
 			return engine.Grant{Reason: engine.ReasonPriorApproval, ID: sa.id,
@@ -194,14 +199,19 @@ func (l *lookup) cover(session, agent, path string, need Capability, now time.Ti
 		if ls.Session != session || ls.Agent != agent || ls.Path != path {
 			continue
 		}
+		why := ""
 		if !now.Before(ls.Expires) {
-			l.gr.dropLease(ls)
-			l.revoked = append(l.revoked, revocation{session, id, KindLease, "expired"})
-			continue
+			why = "expired"
+		} else if v := version(path); v != ls.Version {
+			why = path + " changed since the lease was granted"
 		}
-		if v := version(path); v != ls.Version {
-			l.gr.dropLease(ls)
-			l.revoked = append(l.revoked, revocation{session, id, KindLease, path + " changed since the lease was granted"})
+		if why != "" {
+			for i, eid := range l.gr.dropLease(ls) {
+				if i > 0 {
+					why = "the lease it was delegated from ended"
+				}
+				l.revoked = append(l.revoked, revocation{session, eid, KindLease, why})
+			}
 			continue
 		}
 		if need == CapRead || ls.Capability == CapWrite {
@@ -252,10 +262,39 @@ func (gr *grants) dropApproval(sa *sessionApproval) {
 	gr.endLocked(sa.id, sa.rec.Granted.Add(AdoptWindow))
 }
 
-// dropLease ends the lease ls. gr.mu is held.
-func (gr *grants) dropLease(ls *Lease) {
+// revokeApproval ends sa, revoked or gone stale, and with it every
+// approval of the same call granted no later. gr.mu is held.
+func (gr *grants) revokeApproval(sa *sessionApproval) {
+	gr.dropApproval(sa)
+	gr.revokeCall(sa.key, RevokedCall{Granted: sa.rec.Granted, ID: sa.id, Until: sa.rec.Granted.Add(AdoptWindow)})
+}
+
+// revokeCall notes that the approvals of the call key granted up to r
+// have ended. gr.mu is held.
+func (gr *grants) revokeCall(key string, r RevokedCall) {
+	if old, ok := gr.revoked[key]; ok && !later(grantRecord{Granted: r.Granted, ID: r.ID}, grantRecord{Granted: old.Granted, ID: old.ID}) {
+		return
+	}
+	gr.revoked[key] = r
+	gr.endedVersion++
+}
+
+// dropLease ends the lease ls and the leases delegated from it, and
+// returns the ids of those. gr.mu is held.
+func (gr *grants) dropLease(ls *Lease) []string {
 	delete(gr.leases, ls.ID)
 	gr.endLocked(ls.ID, ls.Expires)
+	ended := []string{ls.ID}
+	for i := 0; i < len(ended); i++ {
+		for cid, c := range gr.leases {
+			if c.From == ended[i] {
+				delete(gr.leases, cid)
+				gr.endLocked(cid, c.Expires)
+				ended = append(ended, cid)
+			}
+		}
+	}
+	return ended
 }
 
 // endLocked notes that the grant id has ended; a copy of it could be
@@ -268,6 +307,11 @@ func (gr *grants) endLocked(id string, horizon time.Time) {
 				delete(gr.ended, old)
 			}
 		}
+		for key, r := range gr.revoked {
+			if r.Until.Before(now) {
+				delete(gr.revoked, key)
+			}
+		}
 	}
 	if h, ok := gr.ended[id]; !ok || h.Before(horizon) {
 		gr.ended[id] = horizon
@@ -275,12 +319,17 @@ func (gr *grants) endLocked(id string, horizon time.Time) {
 	}
 }
 
-// holdApproval holds sa unless it has ended. Of two approvals of the same
-// call, every gate holds the one granted later (by time, then id), so that
-// gates that read them in different orders agree; the other ends. It
-// reports whether sa is held. gr.mu is held.
+// holdApproval holds sa unless it has ended, or an approval of the same
+// call granted no earlier was revoked. Of two approvals of the same call,
+// every gate holds the one granted later (by time, then id), so that gates
+// that read them in different orders agree; the other ends. It reports
+// whether sa is held. gr.mu is held.
 func (gr *grants) holdApproval(sa *sessionApproval) bool {
 	if _, ended := gr.ended[sa.id]; ended {
+		return false
+	}
+	if r, ok := gr.revoked[sa.key]; ok && !later(sa.rec, grantRecord{Granted: r.Granted, ID: r.ID}) {
+		gr.endLocked(sa.id, sa.rec.Granted.Add(AdoptWindow))
 		return false
 	}
 	if old, ok := gr.sessions[sa.key]; ok && old.id != sa.id {
@@ -373,8 +422,14 @@ func (g *Gate) addLease(ctx context.Context, ls Lease, actor Actor) error {
 		return err
 	}
 	g.grants.mu.Lock()
+	defer g.grants.mu.Unlock()
+	if _, ended := g.grants.ended[ls.ID]; ended {
+		return fmt.Errorf("gate: lease %s was revoked as it was granted", ls.ID)
+	}
+	if _, ok := g.grants.leases[ls.From]; ls.From != "" && !ok {
+		return fmt.Errorf("gate: lease %s ended as %s was delegated from it", ls.From, ls.ID)
+	}
 	g.grants.leases[ls.ID] = &ls
-	g.grants.mu.Unlock()
 	return nil
 }
 
@@ -402,18 +457,10 @@ func (g *Gate) Revoke(ctx context.Context, id string) error {
 	ended := []string{id}
 	if ls, ok := g.grants.leases[id]; ok {
 		session, kind = ls.Session, KindLease
-		g.grants.dropLease(ls)
-		for i := 0; i < len(ended); i++ {
-			for cid, c := range g.grants.leases {
-				if c.From == ended[i] {
-					g.grants.dropLease(c)
-					ended = append(ended, cid)
-				}
-			}
-		}
+		ended = g.grants.dropLease(ls)
 	} else if sa, ok := g.grants.byID[id]; ok {
 		session, kind = sa.session, KindSessionApproval
-		g.grants.dropApproval(sa)
+		g.grants.revokeApproval(sa)
 	}
 	g.grants.mu.Unlock()
 	if kind == "" {

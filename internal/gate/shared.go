@@ -96,7 +96,7 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 		gr.mu.Lock()
 		defer gr.mu.Unlock()
 		if sa, ok := gr.byID[p.ID]; ok {
-			gr.dropApproval(sa)
+			gr.revokeApproval(sa)
 			return true, nil
 		}
 		if ls, ok := gr.leases[p.ID]; ok {
@@ -230,39 +230,77 @@ func agentName(key string) string {
 	return strings.ReplaceAll(key, "\x00", " > ")
 }
 
-// EndedGrants returns the ids of the grants held here that have ended,
-// each with the time until which a copy of it read from the log could
-// still be adopted, and a count that changes whenever they do. A server
-// keeps them outside the log (RestoreEnded), so that a revocation deleted
-// from the log does not bring its grant back at the next start.
-func (g *Gate) EndedGrants() (map[string]time.Time, uint64) {
+// Ended is what a gate knows has ended, as [Gate.EndedGrants] returns it
+// and [Gate.RestoreEnded] takes it back.
+type Ended struct {
+	// Grants maps the id of each grant held here that ended to the time
+	// until which a copy of it read from the log could still be adopted.
+	Grants map[string]time.Time `json:"grants"`
+	// Calls maps each call whose session approval was revoked or went
+	// stale to the latest such approval.
+	Calls map[string]RevokedCall `json:"calls"`
+}
+
+// RevokedCall is the latest revoked session approval of one call: no
+// approval of that call granted at or before it (by time, then id) is
+// held again.
+type RevokedCall struct {
+	Granted time.Time `json:"granted"`
+	ID      string    `json:"id"`
+	// Until is when approvals that old can no longer be adopted anyway.
+	Until time.Time `json:"until"`
+}
+
+// EndedGrants returns what has ended here, still current, and a count
+// that changes whenever it does ([Gate.EndedVersion]). A server keeps it
+// outside the log and gives it back with RestoreEnded at its next start,
+// so that a revocation deleted from the log does not bring its grant back.
+func (g *Gate) EndedGrants() (Ended, uint64) {
 	gr := g.grants
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
 	now := g.opts.Clock()
-	out := make(map[string]time.Time, len(gr.ended))
+	out := Ended{Grants: make(map[string]time.Time, len(gr.ended)), Calls: make(map[string]RevokedCall, len(gr.revoked))}
 	for id, h := range gr.ended {
 		if !h.Before(now) {
-			out[id] = h
+			out.Grants[id] = h
+		}
+	}
+	for key, r := range gr.revoked {
+		if !r.Until.Before(now) {
+			out.Calls[key] = r
 		}
 	}
 	return out, gr.endedVersion
 }
 
-// RestoreEnded notes grants that ended before this gate started, as
-// [Gate.EndedGrants] returned them: Adopt takes none of them up, and one
-// held already ends. Call it before adopting from the log.
-func (g *Gate) RestoreEnded(ended map[string]time.Time) {
+// EndedVersion returns the count EndedGrants returns, without copying.
+func (g *Gate) EndedVersion() uint64 {
+	g.grants.mu.Lock()
+	defer g.grants.mu.Unlock()
+	return g.grants.endedVersion
+}
+
+// RestoreEnded notes what ended before this gate started, as
+// [Gate.EndedGrants] returned it: Adopt takes none of it up, and what is
+// held of it ends. Call it before adopting from the log.
+func (g *Gate) RestoreEnded(e Ended) {
 	gr := g.grants
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
-	for id, h := range ended {
+	for id, h := range e.Grants {
 		if sa, ok := gr.byID[id]; ok {
 			gr.dropApproval(sa)
 		} else if ls, ok := gr.leases[id]; ok {
 			gr.dropLease(ls)
 		}
 		gr.endLocked(id, h)
+	}
+	for key, r := range e.Calls {
+		gr.revokeCall(key, r)
+		if sa, ok := gr.sessions[key]; ok && !later(sa.rec, grantRecord{Granted: r.Granted, ID: r.ID}) {
+			gr.dropApproval(sa)
+		}
 	}
 }
 

@@ -238,7 +238,7 @@ func TestEndedGrantsStayEnded(t *testing.T) {
 	// A restart: a new gate reads the log with the revocation gone (only
 	// the grant's events are given to it), knowing what ended.
 	ended, _ := b.g.EndedGrants()
-	if _, ok := ended[ls.ID]; !ok || len(ended) != 1 {
+	if _, ok := ended.Grants[ls.ID]; !ok || len(ended.Grants) != 1 {
 		t.Fatalf("ended grants %v, want only %s", ended, ls.ID)
 	}
 	restarted := newFollower(t, a, key)
@@ -253,7 +253,7 @@ func TestEndedGrantsStayEnded(t *testing.T) {
 	// Past the lease's expiry, its id is forgotten: it could not be
 	// adopted anyway.
 	a.clock.Advance(2 * time.Hour)
-	if ended, _ := b.g.EndedGrants(); len(ended) != 0 {
+	if ended, _ := b.g.EndedGrants(); len(ended.Grants) != 0 {
 		t.Fatalf("ended grants past their expiry: %v", ended)
 	}
 }
@@ -315,5 +315,128 @@ func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
 	both.follow(t, a.store)
 	if got := both.g.Grants("s1"); len(got) != 2 {
 		t.Fatalf("parent and delegated lease: %+v", got)
+	}
+}
+
+// TestRevokedApprovalOfACallRacingAnother: two gates approve the same call,
+// b a second later; the person revokes b's approval on b before b has read
+// a's. Whatever order they read the log in, neither gate holds an approval
+// of the call afterwards: a revocation ends every approval of the call
+// granted no later, on every gate, and across restarts (EndedGrants).
+func TestRevokedApprovalOfACallRacingAnother(t *testing.T) {
+	key := []byte("k")
+	a := newFixture(t, Options{GrantKey: key})
+	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
+	bAnswer := approval.AllowSession
+	ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		return approval.Answer{Kind: bAnswer}, nil
+	})
+	bg, err := New(a.g.engine, a.store, ap, Options{GrantKey: key, Clock: a.clock.Now})
+	must(t, err)
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	read := func() *engine.Request { return a.req("Read", map[string]any{"file_path": notes}) }
+	ctx := context.Background()
+	_, err = a.g.Check(ctx, read(), "t1")
+	must(t, err)
+	a.clock.Advance(time.Second)
+	_, err = bg.Check(ctx, read(), "t1")
+	must(t, err)
+	gb := bg.Grants("s1")
+	if len(gb) != 1 {
+		t.Fatalf("b holds %+v", gb)
+	}
+	must(t, bg.Revoke(ctx, gb[0].ID))
+	af, bf := &follower{g: a.g}, &follower{g: bg}
+	af.follow(t, a.store)
+	bf.follow(t, a.store)
+	// From here on, questions are denied: a check must not make a new
+	// approval.
+	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.Deny} }
+	bAnswer = approval.Deny
+	for name, g := range map[string]*Gate{"a": a.g, "b": bg} {
+		if got := g.Grants("s1"); len(got) != 0 {
+			t.Errorf("%s holds %+v after the call's approval was revoked", name, got)
+		}
+		if d, err := g.Check(ctx, read(), "t2"); err == nil && d.Reason == engine.ReasonPriorApproval {
+			t.Errorf("%s allows the revoked call by %s", name, d.Grant)
+		}
+	}
+	// A gate started afresh with b's ended state, reading the whole log,
+	// agrees.
+	ended, _ := bg.EndedGrants()
+	if len(ended.Calls) != 1 {
+		t.Fatalf("ended calls on b: %+v, want the revoked call", ended.Calls)
+	}
+	fresh := newFollower(t, a, key)
+	fresh.g.RestoreEnded(ended)
+	fresh.follow(t, a.store)
+	if got := fresh.g.Grants("s1"); len(got) != 0 {
+		t.Errorf("a restarted gate holds %+v", got)
+	}
+}
+
+// hookedStore runs after once, after an append has committed.
+type hookedStore struct {
+	eventlog.Store
+	after func([]eventlog.Event)
+}
+
+func (h *hookedStore) Append(ctx context.Context, s string, d ...eventlog.Draft) ([]eventlog.Event, error) {
+	evs, err := h.Store.Append(ctx, s, d...)
+	if f := h.after; f != nil && err == nil {
+		h.after = nil
+		f(evs)
+	}
+	return evs, err
+}
+
+// TestLeaseRevokedAsItIsGranted: the follower takes a new lease up from
+// the log and a revocation ends it before GrantLease has stored it;
+// GrantLease does not put it back.
+func TestLeaseRevokedAsItIsGranted(t *testing.T) {
+	key := []byte("k")
+	a := newFixture(t, Options{GrantKey: key})
+	hook := &hookedStore{Store: a.store}
+	g, err := New(a.g.engine, hook, nil, Options{GrantKey: key, Clock: a.clock.Now})
+	must(t, err)
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	ctx := context.Background()
+	hook.after = func(evs []eventlog.Event) {
+		if _, err := g.Adopt(evs[0]); err != nil {
+			t.Error(err)
+		}
+		for _, gr := range g.Grants("s1") {
+			must(t, g.Revoke(ctx, gr.ID))
+		}
+	}
+	if _, err := g.GrantLease(ctx, LeaseSpec{Session: "s1", Path: notes, Capability: CapRead, TTL: time.Hour}); err == nil {
+		t.Error("GrantLease of a lease revoked meanwhile succeeded")
+	}
+	if got := g.Grants("s1"); len(got) != 0 {
+		t.Errorf("the revoked lease is held: %+v", got)
+	}
+}
+
+// TestParentRevocationEndsDelegatedLeases: a gate reading the revocation
+// of a lease ends the leases delegated from it, even without their own
+// revocation events.
+func TestParentRevocationEndsDelegatedLeases(t *testing.T) {
+	key := []byte("k")
+	a := newFixture(t, Options{GrantKey: key})
+	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	ctx := context.Background()
+	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
+	must(t, err)
+	_, err = a.g.Delegate(ctx, parent.ID, "helper", "", 0)
+	must(t, err)
+	b := newFollower(t, a, key)
+	b.follow(t, a.store)
+	if len(b.g.Grants("s1")) != 2 {
+		t.Fatalf("b holds %+v", b.g.Grants("s1"))
+	}
+	_, err = b.g.Adopt(eventlog.Event{ID: 1 << 40, Session: "s1", Type: eventlog.TypeLeaseRevoked, Payload: []byte(`{"id":"` + parent.ID + `"}`)})
+	must(t, err)
+	if got := b.g.Grants("s1"); len(got) != 0 {
+		t.Errorf("the parent was revoked; still held: %+v", got)
 	}
 }

@@ -29,8 +29,8 @@ func EndedGrantsFile(db string) string {
 	return "grants-ended-" + hex.EncodeToString(sum[:6]) + ".json"
 }
 
-// restoreEnded gives the gate the grants that ended before this start, as
-// Options.EndedGrants holds them.
+// restoreEnded gives the gate what ended before this start, as
+// Options.EndedGrants holds it.
 func (s *Server) restoreEnded() error {
 	path := s.opts.EndedGrants
 	if path == "" {
@@ -43,34 +43,36 @@ func (s *Server) restoreEnded() error {
 	if err != nil {
 		return fmt.Errorf("ended grants: %w", err)
 	}
-	var ended map[string]time.Time
+	var ended gate.Ended
 	if err := json.Unmarshal(raw, &ended); err != nil {
-		return fmt.Errorf("ended grants: %s is not a JSON object of times (%v); remove it to start over", path, err)
+		return fmt.Errorf("ended grants: %s is not what toolgate writes there (%v); remove it to start over", path, err)
 	}
 	s.gate.RestoreEnded(ended)
 	return nil
 }
 
-// saveEnded writes the grants that ended to Options.EndedGrants when they
-// changed since it last did, with those the file holds that are still
-// current (another server on this state directory may have written them).
-// A failure is logged; it is tried again at the next change.
+// saveEnded writes what ended to Options.EndedGrants when it changed since
+// it last did, with what the file holds that is still current (another
+// server on this state directory may have written it). A failure is
+// logged; it is tried again at the next poll.
 func (s *Server) saveEnded() {
 	path := s.opts.EndedGrants
-	if path == "" {
+	if path == "" || s.gate.EndedVersion() == s.endedSaved {
 		return
 	}
 	ended, v := s.gate.EndedGrants()
-	if v == s.endedSaved {
-		return
-	}
 	now := s.clock()
 	if raw, err := os.ReadFile(path); err == nil {
-		var had map[string]time.Time
+		var had gate.Ended
 		if json.Unmarshal(raw, &had) == nil {
-			for id, h := range had {
-				if h.After(now) && h.After(ended[id]) {
-					ended[id] = h
+			for id, h := range had.Grants {
+				if h.After(now) && h.After(ended.Grants[id]) {
+					ended.Grants[id] = h
+				}
+			}
+			for key, r := range had.Calls {
+				if cur, ok := ended.Calls[key]; r.Until.After(now) && (!ok || r.Granted.After(cur.Granted) || (r.Granted.Equal(cur.Granted) && r.ID > cur.ID)) {
+					ended.Calls[key] = r
 				}
 			}
 		}

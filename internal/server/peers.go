@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -97,10 +98,11 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 				f = eventlog.Filter{Types: streamTypes[stream], AfterID: start - 1}
 			}
 		}
-		for e, err := range s.store.Query(ctx, f) {
-			if !f.Since.IsZero() {
-				break // nothing at or after f.Since yet
-			}
+		events := s.store.Query
+		if !f.Since.IsZero() {
+			events = noEvents // nothing at or after f.Since yet
+		}
+		for e, err := range events(ctx, f) {
 			if err != nil {
 				if errors.Is(err, eventlog.ErrClosed) {
 					return
@@ -127,6 +129,11 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 		case <-tick.C:
 		}
 	}
+}
+
+// noEvents is a query that reads nothing.
+func noEvents(context.Context, eventlog.Filter) iter.Seq2[eventlog.Event, error] {
+	return func(func(eventlog.Event, error) bool) {}
 }
 
 // firstSince returns the id of the first event at or after since, or 0

@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -403,4 +405,32 @@ func TestPeersDecoyQuestion(t *testing.T) {
 			t.Fatalf("real answer: %d %s", r.code, r.body)
 		}
 	})
+}
+
+// countingStore counts the queries by type and time, which walk every
+// event of those types.
+type countingStore struct {
+	eventlog.Store
+	typedSince atomic.Int32
+}
+
+func (c *countingStore) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
+	if !f.Since.IsZero() && len(f.Types) > 0 {
+		c.typedSince.Add(1)
+	}
+	return c.Store.Query(ctx, f)
+}
+
+// TestFollowerOnAnIdleLog: on a log with nothing newer than the followers'
+// start times, the followers read by time only (the time index), never by
+// type and time.
+func TestFollowerOnAnIdleLog(t *testing.T) {
+	st := &countingStore{Store: sqliteLog(t, filepath.Join(t.TempDir(), "events.db"))}
+	_, err := st.Append(context.Background(), "s1", eventlog.Draft{Time: time.Now().Add(-48 * time.Hour), Type: eventlog.TypePermissionRequested, Payload: []byte(`{"toolCallId":"tc_old"}`)})
+	must(t, err)
+	newEnvAt(t, realDir(t), st)
+	time.Sleep(300 * time.Millisecond)
+	if n := st.typedSince.Load(); n != 0 {
+		t.Errorf("%d queries by type and time in 300 ms on an idle log", n)
+	}
 }
