@@ -76,7 +76,9 @@ const AdoptWindow = 12 * time.Hour
 //
 // A grant is adopted only if its signature verifies under the gate's
 // GrantKey, it has not ended here already, and it is current: a lease not
-// expired, a session approval granted within [AdoptWindow]. Whoever can
+// expired, whose parent lease (if delegated) is held; a session approval
+// granted within [AdoptWindow], later than any revoked approval of the
+// same call and than the one held for it. Whoever can
 // write to the log but does not know the key can end grants, never make
 // one. Events of other types are ignored. The error says why a grant
 // event was not adopted.
