@@ -71,6 +71,13 @@ func BenchmarkCheckRead(b *testing.B) {
 	benchCheck(b, &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}})
 }
 
+// BenchmarkCheckShell1 is the call of the server's load benchmark
+// (bench/cmd/checkload): one command, allowed by a rule, with 1,000 rules
+// loaded.
+func BenchmarkCheckShell1(b *testing.B) {
+	benchCheck(b, &Request{Tool: "Bash", Input: map[string]any{"command": "git status"}})
+}
+
 // BenchmarkCheckShell3 is a three-command shell line with 1,000 rules loaded.
 func BenchmarkCheckShell3(b *testing.B) {
 	benchCheck(b, &Request{Tool: "Bash", Input: map[string]any{"command": "git status && npm run test -- --watch | tee test.log"}})
