@@ -361,15 +361,6 @@ func (b *Broker) pendingApproval(id string) (Approval, bool) {
 	return b.copyLocked(e), true
 }
 
-// active reports whether id is a call of this broker's that is still
-// being decided: handed out by NewID or asking.
-func (b *Broker) active(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, inflight := b.inflight[id]
-	return inflight || b.pending[id] != nil
-}
-
 // resolveLocked moves e from pending to resolved with outcome out.
 func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 	delete(b.pending, e.a.ID)
