@@ -103,10 +103,12 @@ func TestGrantsSharedThroughTheLog(t *testing.T) {
 		t.Fatalf("another session lists %+v", got)
 	}
 
-	// Revoked on b, it ends on a.
+	// Revoked on b, it ends on a. The person approves the call again, a
+	// second later: a revocation ends only the approvals granted until it.
 	must(t, b.g.Revoke(ctx, grants[0].ID))
 	af := &follower{g: a.g}
 	af.follow(t, a.store)
+	a.clock.Advance(time.Second)
 	check("revoked on b, asked again on a", a.g, read(), engine.ReasonUserApproved)
 	if n := a.asked.Load(); n != 2 {
 		t.Fatalf("a asked %d times, want 2", n)
