@@ -50,22 +50,29 @@ func onBothLogs(t *testing.T, f func(t *testing.T, a, b *testEnv)) {
 	}
 }
 
+// waitPending waits until e lists question id of session as pending.
+func (e *testEnv) waitPending(t *testing.T, session, id string) Approval {
+	t.Helper()
+	var seen Approval
+	waitFor(t, "question "+id+" to show", func() bool {
+		for _, p := range e.pending(session) {
+			if p.ID == id {
+				seen = p
+				return true
+			}
+		}
+		return false
+	})
+	return seen
+}
+
 // TestPeersAnswer: a question asked through server A shows on server B,
 // an answer given on B reaches A, which records the decision, and the
 // call's caller on A gets it.
 func TestPeersAnswer(t *testing.T) {
 	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
 		id := a.ask("s1", cmdAsk)
-		var seen Approval
-		waitFor(t, "the question to show on B", func() bool {
-			for _, p := range b.pending("s1") {
-				if p.ID == id {
-					seen = p
-					return true
-				}
-			}
-			return false
-		})
+		seen := b.waitPending(t, "s1", id)
 		if seen.Request == nil || seen.Request.Summary != "Bash: "+cmdAsk || seen.Request.Cwd != a.project || len(seen.Request.Units) == 0 {
 			t.Fatalf("B shows %+v", seen.Request)
 		}
@@ -129,16 +136,7 @@ func TestPeersAutoMode(t *testing.T) {
 	b := newEnvAt(t, project, sqliteLog(t, db))
 
 	id := a.ask("s1", cmdAsk)
-	var seen Approval
-	waitFor(t, "the question to show on B", func() bool {
-		for _, p := range b.pending("s1") {
-			if p.ID == id {
-				seen = p
-				return true
-			}
-		}
-		return false
-	})
+	seen := b.waitPending(t, "s1", id)
 	if seen.Request == nil || seen.Request.Summary != "Bash: "+cmdAsk {
 		t.Fatalf("B shows %+v", seen.Request)
 	}
