@@ -113,7 +113,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 			defer store.Close()
 			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
 			gopts := gate.Options{
-				Timeout: timeout, NewID: broker.NewID, GrantKey: tokens.GrantKey(),
+				Timeout: timeout, NewID: broker.NewID, LogKey: tokens.LogKey(),
 				Rules: gate.PolicyFiles{User: pf.user, Committed: committed},
 			}
 			switch {

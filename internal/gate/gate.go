@@ -61,11 +61,13 @@ type Options struct {
 	// (its answers are recorded with actor hook), and with no approver
 	// every ask is denied with reason headless.
 	Headless bool
-	// GrantKey signs the session approvals and leases this gate records
-	// (lease.granted events), and is the key [Gate.Adopt] checks the ones
-	// it reads from the log with. Gates that share a log and a key share
-	// their grants. Nil: grants are recorded unsigned and none is adopted.
-	GrantKey []byte
+	// LogKey signs what this gate records for other gates sharing its log
+	// to act on: session approvals and leases (lease.granted events, which
+	// [Gate.Adopt] checks), and questions put to a person
+	// (permission.requested events, which [Gate.VerifyQuestion] checks).
+	// Gates that share a log and a key share their grants and questions.
+	// Nil: nothing is signed, no grant is adopted and no question verifies.
+	LogKey []byte
 }
 
 // RuleWriter saves a rule a person chose to always allow.
@@ -153,6 +155,9 @@ type (
 		// AskedOf is who is asked first: user, hook or classifier.
 		AskedOf  Actor     `json:"askedOf"`
 		Deadline time.Time `json:"deadline"`
+		// Sig signs a question asked of the user, under Options.LogKey
+		// ([Gate.VerifyQuestion]).
+		Sig string `json:"sig,omitempty"`
 	}
 	// PermissionResolved is the payload of a permission.resolved event:
 	// the decision and who made it.
@@ -356,7 +361,10 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: ar.Units, ConfirmTarget: ar.ConfirmTarget, AskedOf: askedOf,
-		Deadline: g.opts.Clock().Add(g.opts.Timeout),
+		Deadline: g.opts.Clock().Add(g.opts.Timeout).UTC(),
+	}
+	if askedOf == ActorUser {
+		question.Sig = g.signQuestion(req.Session, question)
 	}
 	add(eventlog.TypePermissionRequested, question)
 	if askedOf == ActorUser && encodeErr == nil {
@@ -398,7 +406,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 	answered := false
 	if askedOf == ActorClassifier {
 		answered = g.classify(ctx, ar, &res)
-		if !answered && g.approver != nil {
+		if !answered && g.approver != nil && !g.opts.Headless && ctx.Err() == nil {
 			// Handed to a person: a question of its own in the log, which
 			// every server sharing it lists.
 			if err := g.handOver(ctx, q); err != nil {
@@ -599,10 +607,8 @@ const (
 func (g *Gate) handOver(ctx context.Context, q *Question) error {
 	p := q.question
 	p.AskedOf = ActorUser
-	if g.opts.Headless {
-		p.AskedOf = ActorHook
-	}
-	p.Deadline = g.opts.Clock().Add(g.opts.Timeout)
+	p.Deadline = g.opts.Clock().Add(g.opts.Timeout).UTC()
+	p.Sig = g.signQuestion(q.req.Session, p)
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("gate: encode %s: %w", eventlog.TypePermissionRequested, err)

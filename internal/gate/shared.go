@@ -19,7 +19,7 @@ import (
 // grantRecord is the payload of a lease.granted event: all that a gate
 // reading the log needs to hold the same grant. A session approval has the
 // call's fields (ToolCallID to Resources), a lease the path's (Path to
-// From). Sig signs the rest under Options.GrantKey.
+// From). Sig signs the rest under Options.LogKey.
 type grantRecord struct {
 	ID         string     `json:"id"`
 	Kind       string     `json:"kind"`
@@ -40,14 +40,27 @@ type grantRecord struct {
 	Sig        string     `json:"sig,omitempty"`
 }
 
-// grantSig is the signature of rec, a grant of session, under key: an
-// HMAC-SHA256 of the session and of rec as JSON without its signature.
+// grantSig is the signature of rec, a grant of session, under key.
 func grantSig(key []byte, session string, rec grantRecord) string {
 	rec.Sig = ""
-	b, _ := json.Marshal(rec)
+	return logSig(key, "toolgate grant v1", session, rec)
+}
+
+// questionSig is the signature of p, a question of session, under key.
+func questionSig(key []byte, session string, p PermissionRequested) string {
+	p.Sig = ""
+	return logSig(key, "toolgate question v1", session, p)
+}
+
+// logSig is an HMAC-SHA256 under key of what (the kind of record), the
+// session, and v as JSON. v is decoded from the log and encoded again to
+// be checked: encoding/json gives the same bytes for what it decoded from
+// its own encoding.
+func logSig(key []byte, what, session string, v any) string {
+	b, _ := json.Marshal(v)
 	m := hmac.New(sha256.New, key)
 	var n [8]byte
-	m.Write([]byte("toolgate grant v1"))
+	m.Write([]byte(what))
 	binary.BigEndian.PutUint64(n[:], uint64(len(session)))
 	m.Write(n[:])
 	m.Write([]byte(session))
@@ -55,10 +68,44 @@ func grantSig(key []byte, session string, rec grantRecord) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// signGrant returns rec signed under the gate's GrantKey, if it has one.
+// signQuestion returns the signature of p under the gate's LogKey, or ""
+// without one.
+func (g *Gate) signQuestion(session string, p PermissionRequested) string {
+	if g.opts.LogKey == nil {
+		return ""
+	}
+	return questionSig(g.opts.LogKey, session, p)
+}
+
+// VerifyQuestion decodes payload, a permission.requested event of session
+// read from the log, and checks that it is a question asked of a person
+// by a gate with this gate's LogKey: signed, and the signature verifies.
+// Another server lists only such questions, so a question written into the
+// log by whoever has no key is never shown to a person.
+func (g *Gate) VerifyQuestion(session string, payload []byte) (PermissionRequested, error) {
+	var p PermissionRequested
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber() // as requests are decoded: numbers keep their text
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("unreadable question: %v", err)
+	}
+	switch {
+	case p.AskedOf != ActorUser:
+		return p, fmt.Errorf("question %s is asked of %s, not of a person", p.ToolCallID, p.AskedOf)
+	case g.opts.LogKey == nil:
+		return p, errors.New("this gate has no key to check questions with")
+	case p.Sig == "":
+		return p, fmt.Errorf("question %s is not signed", p.ToolCallID)
+	case !hmac.Equal([]byte(p.Sig), []byte(questionSig(g.opts.LogKey, session, p))):
+		return p, fmt.Errorf("the signature of question %s does not verify (forged, or signed under another approver token)", p.ToolCallID)
+	}
+	return p, nil
+}
+
+// signGrant returns rec signed under the gate's LogKey, if it has one.
 func (g *Gate) signGrant(session string, rec grantRecord) grantRecord {
-	if g.opts.GrantKey != nil {
-		rec.Sig = grantSig(g.opts.GrantKey, session, rec)
+	if g.opts.LogKey != nil {
+		rec.Sig = grantSig(g.opts.LogKey, session, rec)
 	}
 	return rec
 }
@@ -71,11 +118,11 @@ const AdoptWindow = 12 * time.Hour
 
 // Adopt applies a lease.granted or lease.revoked event read from the
 // event log, written by this gate or by another one sharing the log and
-// the GrantKey: the grant it records is held here too, or ends here too.
+// the LogKey: the grant it records is held here too, or ends here too.
 // It reports whether e changed what this gate holds.
 //
 // A grant is adopted only if its signature verifies under the gate's
-// GrantKey, it has not ended here already, and it is current: a lease not
+// LogKey, it has not ended here already, and it is current: a lease not
 // expired, whose parent lease (if delegated) is held; a session approval
 // granted within [AdoptWindow], later than any revoked approval of the
 // same call and than the one held for it. Whoever can
@@ -118,11 +165,11 @@ func (g *Gate) Adopt(e eventlog.Event) (bool, error) {
 	}
 	now := g.opts.Clock()
 	switch {
-	case g.opts.GrantKey == nil:
+	case g.opts.LogKey == nil:
 		return false, fmt.Errorf("lease.granted event %d: this gate has no key to check grants with", e.ID)
 	case rec.Sig == "":
 		return false, fmt.Errorf("lease.granted event %d: %s is not signed", e.ID, rec.ID)
-	case !hmac.Equal([]byte(rec.Sig), []byte(grantSig(g.opts.GrantKey, e.Session, rec))):
+	case !hmac.Equal([]byte(rec.Sig), []byte(grantSig(g.opts.LogKey, e.Session, rec))):
 		return false, fmt.Errorf("lease.granted event %d: the signature of %s does not verify (forged, or signed under another approver token)", e.ID, rec.ID)
 	case rec.Granted.After(now.Add(time.Minute)):
 		return false, fmt.Errorf("lease.granted event %d: %s is granted in the future (%s)", e.ID, rec.ID, rec.Granted)

@@ -33,7 +33,7 @@ func newFollower(t *testing.T, fx *fixture, key []byte) *follower {
 		f.asked.Add(1)
 		return approval.Answer{Kind: approval.Deny}, nil
 	})
-	g, err := New(fx.g.engine, fx.store, ap, Options{GrantKey: key, Clock: fx.clock.Now})
+	g, err := New(fx.g.engine, fx.store, ap, Options{LogKey: key, Clock: fx.clock.Now})
 	must(t, err)
 	f.g = g
 	return f
@@ -61,7 +61,7 @@ func (f *follower) follow(t *testing.T, store eventlog.Store) []error {
 // is read and a grant too old are not taken up.
 func TestGrantsSharedThroughTheLog(t *testing.T) {
 	key := []byte("approver-derived key")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	read := func() *engine.Request {
@@ -202,7 +202,7 @@ func TestGrantsSharedThroughTheLog(t *testing.T) {
 // log and given back with RestoreEnded).
 func TestEndedGrantsStayEnded(t *testing.T) {
 	key := []byte("k")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	ctx := context.Background()
 	b := newFollower(t, a, key)
@@ -265,12 +265,12 @@ func TestEndedGrantsStayEnded(t *testing.T) {
 // hold the later one, so revoking what one lists ends it on both.
 func TestSameCallApprovedOnTwoGates(t *testing.T) {
 	key := []byte("k")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
 	ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
 		return approval.Answer{Kind: approval.AllowSession}, nil
 	})
-	bg, err := New(a.g.engine, a.store, ap, Options{GrantKey: key, Clock: a.clock.Now})
+	bg, err := New(a.g.engine, a.store, ap, Options{LogKey: key, Clock: a.clock.Now})
 	must(t, err)
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	read := func() *engine.Request { return a.req("Read", map[string]any{"file_path": notes}) }
@@ -297,7 +297,7 @@ func TestSameCallApprovedOnTwoGates(t *testing.T) {
 // while the lease it came from is held.
 func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
 	key := []byte("k")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	ctx := context.Background()
 	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
@@ -327,13 +327,13 @@ func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
 // granted no later, on every gate, and across restarts (EndedGrants).
 func TestRevokedApprovalOfACallRacingAnother(t *testing.T) {
 	key := []byte("k")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	a.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
 	bAnswer := approval.AllowSession
 	ap := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
 		return approval.Answer{Kind: bAnswer}, nil
 	})
-	bg, err := New(a.g.engine, a.store, ap, Options{GrantKey: key, Clock: a.clock.Now})
+	bg, err := New(a.g.engine, a.store, ap, Options{LogKey: key, Clock: a.clock.Now})
 	must(t, err)
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	read := func() *engine.Request { return a.req("Read", map[string]any{"file_path": notes}) }
@@ -397,9 +397,9 @@ func (h *hookedStore) Append(ctx context.Context, s string, d ...eventlog.Draft)
 // GrantLease does not put it back.
 func TestLeaseRevokedAsItIsGranted(t *testing.T) {
 	key := []byte("k")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	hook := &hookedStore{Store: a.store}
-	g, err := New(a.g.engine, hook, nil, Options{GrantKey: key, Clock: a.clock.Now})
+	g, err := New(a.g.engine, hook, nil, Options{LogKey: key, Clock: a.clock.Now})
 	must(t, err)
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	ctx := context.Background()
@@ -424,7 +424,7 @@ func TestLeaseRevokedAsItIsGranted(t *testing.T) {
 // revocation events.
 func TestParentRevocationEndsDelegatedLeases(t *testing.T) {
 	key := []byte("k")
-	a := newFixture(t, Options{GrantKey: key})
+	a := newFixture(t, Options{LogKey: key})
 	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
 	ctx := context.Background()
 	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})

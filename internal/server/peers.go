@@ -20,23 +20,23 @@ import (
 // behind a load balancer. A question lives in the memory of the server
 // whose check asked it, but every server follows the log:
 //
-//   - a permission.requested event of another server makes its question
-//     visible here (GET /v1/approvals), until its permission.resolved;
+//   - a permission.requested event of another server, asked of a person
+//     and signed under a key derived from the approver token
+//     (gate.VerifyQuestion), makes its question visible here (GET
+//     /v1/approvals), until its permission.resolved;
 //   - an answer given here to such a question is written to the log as a
 //     permission.answered event, signed under the approver token, and the
 //     server holding the question acts on it as on an answer of its own;
 //   - a switch of a session's settings made anywhere applies everywhere,
-//     in the order of the log (see sessionlog.go).
-//
-//   - a session approval or a lease granted anywhere, signed under a key
-//     derived from the approver token, is held everywhere, and ends
-//     everywhere when it is revoked (gate.Adopt); at start, those of the
-//     last gate.AdoptWindow are taken up again.
+//     in the order of the log (see sessionlog.go);
+//   - a session approval or a lease granted anywhere, signed under the
+//     same key, is held everywhere, and ends everywhere when it is revoked
+//     (gate.Adopt); at start, those still current are taken up again.
 
 // The streams the follower reads: session switches, every one after those
 // the restore read, whatever their time says; questions and answers, from
 // a while back (no question outlives its deadline); and grants and their
-// revocations, from gate.AdoptWindow back.
+// revocations, from grantsLookback back.
 const (
 	policyStream = iota
 	permissionStream
@@ -189,19 +189,23 @@ func (s *Server) peerEvent(e eventlog.Event) {
 	}
 }
 
-// remoteQuestion notes the question of e if another server holds it.
+// remoteQuestion notes the question of e if another server holds it: a
+// question asked of a person, signed under the approver token's key.
 func (s *Server) remoteQuestion(e eventlog.Event) {
-	var p gate.PermissionRequested
-	if json.Unmarshal(e.Payload, &p) != nil || p.ToolCallID == "" {
-		return
+	p, err := s.gate.VerifyQuestion(e.Session, e.Payload)
+	if p.ToolCallID == "" || s.broker.knows(p.ToolCallID) {
+		return // unreadable, or a question of ours
 	}
-	if s.broker.knows(p.ToolCallID) {
-		return // a question of ours
+	if err != nil {
+		if p.AskedOf == gate.ActorUser {
+			s.log.Debug("question from the event log not listed", "event", e.ID, "session", e.Session, "err", err)
+		}
+		return
 	}
 	digest := payloadDigest(e.Session, e.Payload)
 	now := s.clock()
-	if p.AskedOf != gate.ActorUser || !p.Deadline.After(now) || p.Deadline.After(now.Add(maxRemoteWait)) {
-		return // not a person's to answer here, over, or not a real deadline
+	if !p.Deadline.After(now) || p.Deadline.After(now.Add(maxRemoteWait)) {
+		return // over, or not a real deadline
 	}
 	req := &approval.Request{
 		Session: e.Session, Turn: e.Turn, ToolCallID: p.ToolCallID, Tool: p.Tool, Input: p.Args, Cwd: p.Cwd,
@@ -222,7 +226,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	_, have := s.peers.pending[a.ID]
 	if done || have || len(s.peers.pending) >= peerMaxPending || s.remoteInSessionLocked(a.Session) >= perSessionPending {
 		// The first question under an id stands: a later one under the
-		// same id is no question of the holder's.
+		// same id, even signed (copied), is no question of the holder's.
 		return
 	}
 	s.peers.pending[a.ID] = a
@@ -325,7 +329,7 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 
 // answerPayload is the payload of a permission.answered event. Question
 // is the digest of the question as the answering server showed it
-// (questionDigest): the holder takes the answer only for the question it
+// (payloadDigest): the holder takes the answer only for the question it
 // asked, so an answer given to a question forged in the log, under a real
 // call's id, answers nothing.
 type answerPayload struct {

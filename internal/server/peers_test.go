@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -124,20 +125,58 @@ func TestPeersAnswer(t *testing.T) {
 }
 
 // TestPeersAutoMode: in auto mode, a question the classifier leaves to a
-// person shows on the other server too, and is answered there.
+// person shows on the other server too, and is answered there. While the
+// classifier thinks, the call's id is in the log already: a question
+// forged under it, asked of the user, is not listed (it is not signed), so
+// it neither shows a person something else nor hides the real question.
 func TestPeersAutoMode(t *testing.T) {
 	project := realDir(t)
 	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
 	db := filepath.Join(project, ".git", "events.db")
+	thinking, decide := make(chan struct{}), make(chan struct{})
 	defers := approval.ClassifierFunc(func(context.Context, *approval.Request) (approval.Verdict, error) {
+		close(thinking)
+		<-decide
 		return approval.Verdict{Decision: "ask", Reason: "cannot tell"}, nil
 	})
 	a := newEnvWith(t, project, sqliteLog(t, db), defers)
 	b := newEnvAt(t, project, sqliteLog(t, db))
+	var once sync.Once
+	release := func() { once.Do(func() { close(decide) }) }
+	t.Cleanup(release) // before the servers shut down, should the test fail
 
-	id := a.ask("s1", cmdAsk)
+	// A check without wait answers once a person is asked: after the
+	// classifier.
+	answered := make(chan response, 1)
+	go func() { answered <- a.call("POST", "/v1/check", a.tokens.Agent, a.check("s1", cmdAsk, false)) }()
+	<-thinking
+	asked := a.events("s1", eventlog.TypePermissionRequested)
+	if len(asked) != 1 || !strings.Contains(string(asked[0].Payload), `"askedOf":"classifier"`) {
+		t.Fatalf("before the classifier decides: %d questions", len(asked))
+	}
+	var decoy map[string]any
+	must(t, json.Unmarshal(asked[0].Payload, &decoy))
+	decoy["askedOf"], decoy["summary"], decoy["suggestedRule"] = "user", "Read: README.md", "Bash(*)"
+	raw, err := json.Marshal(decoy)
+	must(t, err)
+	ctx := context.Background()
+	stored, err := b.store.Append(ctx, "s1", eventlog.Draft{Type: eventlog.TypePermissionRequested, Payload: raw})
+	must(t, err)
+	if !b.srv.waitFollowedPermissions(ctx, stored[0].ID) {
+		t.Fatal("B did not read the decoy")
+	}
+	if list := b.pending(""); len(list) != 0 {
+		t.Fatalf("B lists the forged question: %s", mustJSON(t, list))
+	}
+	release()
+	m := (<-answered).json(t)
+	id, _ := m["approval_id"].(string)
+	if m["state"] != "pending" || id == "" {
+		t.Fatalf("check: %v", m)
+	}
+
 	seen := b.waitPending(t, "s1", id)
-	if seen.Request == nil || seen.Request.Summary != "Bash: "+cmdAsk {
+	if seen.Request == nil || seen.Request.Summary != "Bash: "+cmdAsk || seen.Request.SuggestedRule == "Bash(*)" {
 		t.Fatalf("B shows %+v", seen.Request)
 	}
 	r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "allow_once"})
@@ -148,10 +187,34 @@ func TestPeersAutoMode(t *testing.T) {
 	if res["toolCallId"] != id || res["decision"] != "allow" || res["actor"] != "user" {
 		t.Fatalf("permission.resolved on A: %v", res)
 	}
-	asked := a.events("s1", eventlog.TypePermissionRequested)
-	if len(asked) != 2 || !strings.Contains(string(asked[0].Payload), `"askedOf":"classifier"`) || !strings.Contains(string(asked[1].Payload), `"askedOf":"user"`) {
-		t.Fatalf("permission.requested events: %d, want the classifier's and then the person's", len(asked))
+	asked = a.events("s1", eventlog.TypePermissionRequested)
+	if len(asked) != 3 || !strings.Contains(string(asked[2].Payload), `"askedOf":"user"`) || !strings.Contains(string(asked[2].Payload), `"sig":`) {
+		t.Fatalf("permission.requested events: %d, want the classifier's, the decoy and the signed one to the person", len(asked))
 	}
+}
+
+// TestPeersUnsignedQuestions: questions written into the log without the
+// approver token's key are not listed on other servers, however many, so
+// they cannot crowd out the real ones.
+func TestPeersUnsignedQuestions(t *testing.T) {
+	a, b := newPair(t, "sqlite")
+	ctx := context.Background()
+	var last int64
+	for i := range perSessionPending + 5 {
+		forged := fmt.Sprintf(`{"toolCallId":"tc_forged%d","tool":"Bash","args":{"command":"ls"},"summary":"Bash: ls","riskAtDecision":"read","sourcedFrom":"default","reason":"execute_effect","suggestedDecision":"ask","askedOf":"user","deadline":%q}`,
+			i, time.Now().Add(time.Minute).UTC().Format(time.RFC3339Nano))
+		stored, err := b.store.Append(ctx, "s1", eventlog.Draft{Type: eventlog.TypePermissionRequested, Payload: []byte(forged)})
+		must(t, err)
+		last = stored[0].ID
+	}
+	if !b.srv.waitFollowedPermissions(ctx, last) {
+		t.Fatal("B did not read the forged questions")
+	}
+	if list := b.pending("s1"); len(list) != 0 {
+		t.Fatalf("B lists %d forged questions", len(list))
+	}
+	id := a.ask("s1", cmdAsk)
+	b.waitPending(t, "s1", id)
 }
 
 // TestPeersDestructive: B checks the typed confirmation of a destructive

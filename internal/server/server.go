@@ -56,8 +56,9 @@ type Options struct {
 	// Gate decides and records calls. Nil makes one from Engine, Store and
 	// Broker. A gate given here must have been made with Broker as its
 	// approver and Broker.NewID as its gate.Options.NewID, and should have
-	// Tokens.GrantKey() as its gate.Options.GrantKey, or it takes up no
-	// session approval or lease from the log.
+	// Tokens.LogKey() as its gate.Options.LogKey, or it takes up no
+	// session approval or lease from the log and other servers do not
+	// list its questions.
 	Gate *gate.Gate
 	// Timeout is how long a person has to answer; default
 	// [gate.DefaultTimeout]. It is used for the gate made here and bounds
@@ -172,7 +173,7 @@ func New(opts Options) (*Server, error) {
 	if g == nil {
 		var err error
 		g, err = gate.New(opts.Engine, opts.Store, opts.Broker, gate.Options{
-			Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID, GrantKey: opts.Tokens.GrantKey(),
+			Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID, LogKey: opts.Tokens.LogKey(),
 		})
 		if err != nil {
 			return nil, err

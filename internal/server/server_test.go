@@ -89,7 +89,7 @@ func newEnvWith(t testing.TB, project string, store eventlog.Store, classifier a
 	if classifier != nil {
 		o.Broker = NewBroker(BrokerOptions{Timeout: o.Timeout})
 		o.Gate, err = gate.New(eng, store, o.Broker, gate.Options{
-			Timeout: o.Timeout, NewID: o.Broker.NewID, GrantKey: o.Tokens.GrantKey(), Classifier: classifier,
+			Timeout: o.Timeout, NewID: o.Broker.NewID, LogKey: o.Tokens.LogKey(), Classifier: classifier,
 		})
 		must(t, err)
 	}

@@ -25,12 +25,12 @@ type Tokens struct {
 	Approver string
 }
 
-// GrantKey is the key, derived from the approver token, that signs the
-// session approvals and leases a gate records and checks those it adopts
-// from the log (gate.Options.GrantKey). Servers with the same approver
-// token share their grants.
-func (t Tokens) GrantKey() []byte {
-	return []byte(mac(t.Approver, "toolgate grant key v1"))
+// LogKey is the key, derived from the approver token, that signs the
+// grants and questions a gate records for other servers sharing the log
+// and checks theirs (gate.Options.LogKey). Servers with the same approver
+// token share their grants and list each other's questions.
+func (t Tokens) LogKey() []byte {
+	return []byte(mac(t.Approver, "toolgate log key v1"))
 }
 
 // DefaultStateDir is where toolgate keeps its state:
