@@ -442,3 +442,63 @@ func TestParentRevocationEndsDelegatedLeases(t *testing.T) {
 		t.Errorf("the parent was revoked; still held: %+v", got)
 	}
 }
+
+// TestHandOver: when the classifier leaves a call to a person, a second
+// question, asked of the user and signed, is recorded before the person is
+// asked; not when a hook answers (headless), nor when the caller went
+// away while the classifier thought.
+func TestHandOver(t *testing.T) {
+	key := []byte("k")
+	for _, tc := range []struct {
+		name      string
+		headless  bool
+		cancel    bool
+		wantAsked []Actor
+		want      engine.Reason
+	}{
+		{"to a person", false, false, []Actor{ActorClassifier, ActorUser}, engine.ReasonUserApproved},
+		{"headless: to a hook", true, false, []Actor{ActorClassifier}, engine.ReasonUserApproved},
+		{"cancelled while the classifier thinks", false, true, []Actor{ActorClassifier}, engine.ReasonApprovalCancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			classifier := approval.ClassifierFunc(func(context.Context, *approval.Request) (approval.Verdict, error) {
+				if tc.cancel {
+					cancel()
+				}
+				return approval.Verdict{Decision: "ask"}, nil
+			})
+			fx := newFixture(t, Options{LogKey: key, Classifier: classifier, Headless: tc.headless})
+			var recorded []byte
+			fx.beforeAnswered = func(r *approval.Request) { recorded = r.Recorded }
+			d, err := fx.g.Check(ctx, fx.req("Bash", map[string]any{"command": "make build"}), "t1")
+			if err != nil && !tc.cancel {
+				t.Fatal(err)
+			}
+			if d.Reason != tc.want {
+				t.Fatalf("decision %s (%s), want %s", d.Reason, d.Message, tc.want)
+			}
+			var asked []Actor
+			var last eventlog.Event
+			for e, err := range fx.store.Query(context.Background(), eventlog.Filter{Types: []eventlog.Type{eventlog.TypePermissionRequested}}) {
+				must(t, err)
+				var p PermissionRequested
+				must(t, json.Unmarshal(e.Payload, &p))
+				asked = append(asked, p.AskedOf)
+				last = e
+			}
+			if fmt.Sprint(asked) != fmt.Sprint(tc.wantAsked) {
+				t.Fatalf("questions asked of %v, want %v", asked, tc.wantAsked)
+			}
+			if len(asked) == 2 {
+				if _, err := fx.g.VerifyQuestion(last.Session, last.Payload); err != nil {
+					t.Fatalf("the handed-over question does not verify: %v", err)
+				}
+				if string(recorded) != string(last.Payload) {
+					t.Fatalf("the person's request carries %s, the log %s", recorded, last.Payload)
+				}
+			}
+		})
+	}
+}
