@@ -106,7 +106,8 @@ type Server struct {
 	http    *http.Server
 	known   map[string]*sessionInfo
 
-	peers *peers // what other servers sharing the log hold
+	peers     *peers         // what other servers sharing the log hold
+	followers sync.WaitGroup // the goroutines that follow the log
 	// endedSaved is the gate's count of ended grants last written to
 	// Options.EndedGrants; only the grant follower uses it.
 	endedSaved uint64
@@ -217,13 +218,16 @@ func New(opts Options) (*Server, error) {
 	if after == 0 {
 		after = eventlog.ReplayAll
 	}
-	go s.follow(s.base, policyStream, eventlog.Filter{AfterID: after})
-	go s.follow(s.base, permissionStream, eventlog.Filter{Since: since, AfterID: eventlog.ReplayAll})
+	s.followers.Go(func() { s.follow(s.base, policyStream, eventlog.Filter{AfterID: after}) })
+	s.followers.Go(func() { s.follow(s.base, permissionStream, eventlog.Filter{Since: since, AfterID: eventlog.ReplayAll}) })
 	if err := s.restoreEnded(); err != nil {
 		s.cancel()
 		return nil, err
 	}
-	go s.follow(s.base, grantStream, eventlog.Filter{Since: s.clock().Add(-grantsLookback), AfterID: eventlog.ReplayAll})
+	grantsSince := s.clock().Add(-grantsLookback)
+	s.followers.Go(func() {
+		s.follow(s.base, grantStream, eventlog.Filter{Since: grantsSince, AfterID: eventlog.ReplayAll})
+	})
 	return s, nil
 }
 
@@ -330,6 +334,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		s.running.Wait()
+		s.followers.Wait()
 		close(done)
 	}()
 	select {
