@@ -14,6 +14,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+	"github.com/toolgate/toolgate/internal/fslock"
 )
 
 // Change describes what [AddRule] did to a policy file.
@@ -137,7 +138,7 @@ func AddRule(path string, layer Layer, d Decision, rule string) (*Change, error)
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("policy: adding %s rule %q to %s: %w", d, r.Text, path, err)
 	}
-	unlock, err := lockDir(dir)
+	unlock, err := fslock.Dir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("policy: adding %s rule %q to %s: locking %s: %w", d, r.Text, path, dir, err)
 	}

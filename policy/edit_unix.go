@@ -8,29 +8,6 @@ import (
 	"syscall"
 )
 
-// lockDir takes an exclusive advisory lock on the directory dir, waiting
-// for it, and returns the function that releases it.
-func lockDir(dir string) (func(), error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
-}
-
 // syncDir flushes a directory entry change (a rename) to disk.
 func syncDir(dir string) error {
 	f, err := os.Open(dir)

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/toolgate/toolgate/internal/fslock"
 	"github.com/toolgate/toolgate/internal/gate"
 )
 
@@ -60,6 +61,12 @@ func (s *Server) saveEnded() {
 	if path == "" || s.gate.EndedVersion() == s.endedSaved {
 		return
 	}
+	unlock, err := fslock.Dir(filepath.Dir(path)) // see saveHeadsLocked
+	if err != nil {
+		s.log.Error("write the ended grants", "file", path, "err", err)
+		return
+	}
+	defer unlock()
 	ended, v := s.gate.EndedGrants()
 	now := s.clock()
 	if raw, err := os.ReadFile(path); err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/fslock"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -163,6 +164,14 @@ func (s *Server) saveHeadsLocked() {
 	if path == "" {
 		return
 	}
+	// Another server on this state directory merges into the same file:
+	// one at a time, or one could write over what the other just added.
+	unlock, err := fslock.Dir(filepath.Dir(path))
+	if err != nil {
+		s.log.Error("write the session settings counts", "file", path, "err", err)
+		return
+	}
+	defer unlock()
 	merged := map[string]int{}
 	if raw, err := os.ReadFile(path); err == nil {
 		_ = json.Unmarshal(raw, &merged)
