@@ -195,15 +195,22 @@ func TestGrantsSharedThroughTheLog(t *testing.T) {
 	}
 }
 
+// sharedFixture is a gate signing under a key, and a file outside its
+// project to grant.
+func sharedFixture(t *testing.T) (a *fixture, key []byte, notes string) {
+	t.Helper()
+	key = []byte("k")
+	a = newFixture(t, Options{LogKey: key})
+	return a, key, a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+}
+
 // TestEndedGrantsStayEnded: whoever can write to the log but has no key
 // cannot bring a revoked grant back: not by writing many revocations of
 // made-up ids and then the grant's signed event again, and not, across a
 // restart, by deleting the revocation (the ended ids are kept outside the
 // log and given back with RestoreEnded).
 func TestEndedGrantsStayEnded(t *testing.T) {
-	key := []byte("k")
-	a := newFixture(t, Options{LogKey: key})
-	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	a, key, notes := sharedFixture(t)
 	ctx := context.Background()
 	b := newFollower(t, a, key)
 	ls, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Path: notes, Capability: CapWrite, TTL: time.Hour})
@@ -296,9 +303,7 @@ func TestSameCallApprovedOnTwoGates(t *testing.T) {
 // TestDelegatedLeaseNeedsItsParent: a delegated lease is taken up only
 // while the lease it came from is held.
 func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
-	key := []byte("k")
-	a := newFixture(t, Options{LogKey: key})
-	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	a, key, notes := sharedFixture(t)
 	ctx := context.Background()
 	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
 	must(t, err)
@@ -423,9 +428,7 @@ func TestLeaseRevokedAsItIsGranted(t *testing.T) {
 // of a lease ends the leases delegated from it, even without their own
 // revocation events.
 func TestParentRevocationEndsDelegatedLeases(t *testing.T) {
-	key := []byte("k")
-	a := newFixture(t, Options{LogKey: key})
-	notes := a.write(t, filepath.Join(a.home, "notes.txt"), "todo\n")
+	a, key, notes := sharedFixture(t)
 	ctx := context.Background()
 	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
 	must(t, err)
