@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -82,43 +81,13 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
 	for {
-		if !f.Since.IsZero() {
-			// A stream that starts at a time is read by id from the first
-			// event of that time on, found once by the time index: a
-			// query by type and time walks every event of those types,
-			// however old, and would do so at every poll until one came.
-			start, err := s.firstSince(ctx, f.Since)
-			if errors.Is(err, eventlog.ErrClosed) {
-				return
-			}
-			if err != nil && ctx.Err() == nil {
-				s.log.Error("follow the event log", "err", err)
-			}
-			if start > 0 {
-				f = eventlog.Filter{Types: streamTypes[stream], AfterID: start - 1}
-			}
+		var err error
+		f, err = s.readStream(ctx, stream, f)
+		if errors.Is(err, eventlog.ErrClosed) {
+			return
 		}
-		events := s.store.Query
-		if !f.Since.IsZero() {
-			events = noEvents // nothing at or after f.Since yet
-		}
-		for e, err := range events(ctx, f) {
-			if err != nil {
-				if errors.Is(err, eventlog.ErrClosed) {
-					return
-				}
-				if ctx.Err() == nil {
-					s.log.Error("follow the event log", "err", err)
-				}
-				break
-			}
-			s.peerEvent(e)
-			s.peers.mu.Lock()
-			s.peers.followed[stream] = e.ID
-			close(s.peers.advanced)
-			s.peers.advanced = make(chan struct{})
-			s.peers.mu.Unlock()
-			f = eventlog.Filter{Types: streamTypes[stream], AfterID: e.ID}
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("follow the event log", "err", err)
 		}
 		if stream == grantStream {
 			s.saveEnded()
@@ -131,9 +100,34 @@ func (s *Server) follow(ctx context.Context, stream int, f eventlog.Filter) {
 	}
 }
 
-// noEvents is a query that reads nothing.
-func noEvents(context.Context, eventlog.Filter) iter.Seq2[eventlog.Event, error] {
-	return func(func(eventlog.Event, error) bool) {}
+// readStream handles the events of stream that f selects, and returns the
+// filter of those after them.
+//
+// A stream that starts at a time is read by id from the first event of
+// that time on, found once by the time index: a query by type and time
+// walks every event of those types, however old, and would do so at every
+// poll until one came.
+func (s *Server) readStream(ctx context.Context, stream int, f eventlog.Filter) (eventlog.Filter, error) {
+	if !f.Since.IsZero() {
+		start, err := s.firstSince(ctx, f.Since)
+		if err != nil || start == 0 {
+			return f, err // nothing at or after f.Since yet
+		}
+		f = eventlog.Filter{Types: streamTypes[stream], AfterID: start - 1}
+	}
+	for e, err := range s.store.Query(ctx, f) {
+		if err != nil {
+			return f, err
+		}
+		s.peerEvent(e)
+		s.peers.mu.Lock()
+		s.peers.followed[stream] = e.ID
+		close(s.peers.advanced)
+		s.peers.advanced = make(chan struct{})
+		s.peers.mu.Unlock()
+		f = eventlog.Filter{Types: streamTypes[stream], AfterID: e.ID}
+	}
+	return f, nil
 }
 
 // firstSince returns the id of the first event at or after since, or 0
