@@ -272,7 +272,7 @@ func (gr *grants) revokeApproval(sa *sessionApproval) {
 // revokeCall notes that the approvals of the call key granted up to r
 // have ended. gr.mu is held.
 func (gr *grants) revokeCall(key string, r RevokedCall) {
-	if old, ok := gr.revoked[key]; ok && !later(grantRecord{Granted: r.Granted, ID: r.ID}, grantRecord{Granted: old.Granted, ID: old.ID}) {
+	if old, ok := gr.revoked[key]; ok && !after(r.Granted, r.ID, old.Granted, old.ID) {
 		return
 	}
 	gr.revoked[key] = r
@@ -328,7 +328,7 @@ func (gr *grants) holdApproval(sa *sessionApproval) bool {
 	if _, ended := gr.ended[sa.id]; ended {
 		return false
 	}
-	if r, ok := gr.revoked[sa.key]; ok && !later(sa.rec, grantRecord{Granted: r.Granted, ID: r.ID}) {
+	if r, ok := gr.revoked[sa.key]; ok && !r.endsBefore(sa.rec) {
 		gr.endLocked(sa.id, sa.rec.Granted.Add(AdoptWindow))
 		return false
 	}
@@ -345,11 +345,21 @@ func (gr *grants) holdApproval(sa *sessionApproval) bool {
 }
 
 // later reports whether grant a was granted after b (by time, then id).
-func later(a, b grantRecord) bool {
-	if c := a.Granted.Compare(b.Granted); c != 0 {
+func later(a, b grantRecord) bool { return after(a.Granted, a.ID, b.Granted, b.ID) }
+
+// after reports whether the grant (t1, id1) was granted after (t2, id2):
+// by time, then by id.
+func after(t1 time.Time, id1 string, t2 time.Time, id2 string) bool {
+	if c := t1.Compare(t2); c != 0 {
 		return c > 0
 	}
-	return a.ID > b.ID
+	return id1 > id2
+}
+
+// endsBefore reports whether rec was granted after r, so that r's
+// revocation does not end it.
+func (r RevokedCall) endsBefore(rec grantRecord) bool {
+	return after(rec.Granted, rec.ID, r.Granted, r.ID)
 }
 
 // newSessionApproval is the allow-for-session answer for call c, granted

@@ -258,11 +258,7 @@ func (g *Gate) Grants(session string) []Grant {
 	}
 	for _, ls := range gr.leases {
 		if ls.Session == session && now.Before(ls.Expires) {
-			exp := ls.Expires
-			out = append(out, Grant{
-				ID: ls.ID, Kind: KindLease, Session: ls.Session, Agent: agentName(ls.Agent), Granted: ls.Granted,
-				Path: ls.Path, Capability: ls.Capability, Expires: &exp, From: ls.From,
-			})
+			out = append(out, ls.Grant())
 		}
 	}
 	slices.SortFunc(out, func(a, b Grant) int {
@@ -272,6 +268,15 @@ func (g *Gate) Grants(session string) []Grant {
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out
+}
+
+// Grant is the lease as [Gate.Grants] lists it.
+func (ls Lease) Grant() Grant {
+	exp := ls.Expires
+	return Grant{
+		ID: ls.ID, Kind: KindLease, Session: ls.Session, Agent: agentName(ls.Agent), Granted: ls.Granted,
+		Path: ls.Path, Capability: ls.Capability, Expires: &exp, From: ls.From,
+	}
 }
 
 // agentName is an agent key as a person reads it.
@@ -323,6 +328,28 @@ func (g *Gate) EndedGrants() (Ended, uint64) {
 	return out, gr.endedVersion
 }
 
+// Merge adds to e what other holds that is still current at now and
+// later than what e holds, and returns e.
+func (e Ended) Merge(other Ended, now time.Time) Ended {
+	if e.Grants == nil {
+		e.Grants = map[string]time.Time{}
+	}
+	if e.Calls == nil {
+		e.Calls = map[string]RevokedCall{}
+	}
+	for id, h := range other.Grants {
+		if h.After(now) && h.After(e.Grants[id]) {
+			e.Grants[id] = h
+		}
+	}
+	for key, r := range other.Calls {
+		if cur, ok := e.Calls[key]; r.Until.After(now) && (!ok || after(r.Granted, r.ID, cur.Granted, cur.ID)) {
+			e.Calls[key] = r
+		}
+	}
+	return e
+}
+
 // EndedVersion returns the count EndedGrants returns, without copying.
 func (g *Gate) EndedVersion() uint64 {
 	g.grants.mu.Lock()
@@ -347,7 +374,7 @@ func (g *Gate) RestoreEnded(e Ended) {
 	}
 	for key, r := range e.Calls {
 		gr.revokeCall(key, r)
-		if sa, ok := gr.sessions[key]; ok && !later(sa.rec, grantRecord{Granted: r.Granted, ID: r.ID}) {
+		if sa, ok := gr.sessions[key]; ok && !r.endsBefore(sa.rec) {
 			gr.dropApproval(sa)
 		}
 	}

@@ -505,3 +505,32 @@ func TestHandOver(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedMerge: merging what another server wrote keeps the later of
+// each and drops what could no longer be adopted anyway.
+func TestEndedMerge(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	h := func(d time.Duration) time.Time { return now.Add(d) }
+	mine := Ended{
+		Grants: map[string]time.Time{"ls_a": h(time.Hour)},
+		Calls:  map[string]RevokedCall{"k1": {Granted: h(-time.Hour), ID: "sa_1", Until: h(11 * time.Hour)}},
+	}
+	theirs := Ended{
+		Grants: map[string]time.Time{"ls_a": h(2 * time.Hour), "ls_b": h(time.Minute), "ls_old": h(-time.Minute)},
+		Calls: map[string]RevokedCall{
+			"k1": {Granted: h(-2 * time.Hour), ID: "sa_0", Until: h(10 * time.Hour)},
+			"k2": {Granted: h(-time.Hour), ID: "sa_2", Until: h(11 * time.Hour)},
+			"k3": {Granted: h(-13 * time.Hour), ID: "sa_3", Until: h(-time.Hour)},
+		},
+	}
+	got := mine.Merge(theirs, now)
+	if got.Grants["ls_a"] != h(2*time.Hour) || got.Grants["ls_b"] != h(time.Minute) || len(got.Grants) != 2 {
+		t.Errorf("grants %v", got.Grants)
+	}
+	if got.Calls["k1"].ID != "sa_1" || got.Calls["k2"].ID != "sa_2" || len(got.Calls) != 2 {
+		t.Errorf("calls %v", got.Calls)
+	}
+	if empty := (Ended{}).Merge(theirs, now); len(empty.Grants) != 2 {
+		t.Errorf("merged into nothing: %v", empty.Grants)
+	}
+}

@@ -68,20 +68,10 @@ func (s *Server) saveEnded() {
 	}
 	defer unlock()
 	ended, v := s.gate.EndedGrants()
-	now := s.clock()
 	if raw, err := os.ReadFile(path); err == nil {
 		var had gate.Ended
 		if json.Unmarshal(raw, &had) == nil {
-			for id, h := range had.Grants {
-				if h.After(now) && h.After(ended.Grants[id]) {
-					ended.Grants[id] = h
-				}
-			}
-			for key, r := range had.Calls {
-				if cur, ok := ended.Calls[key]; r.Until.After(now) && (!ok || r.Granted.After(cur.Granted) || (r.Granted.Equal(cur.Granted) && r.ID > cur.ID)) {
-					ended.Calls[key] = r
-				}
-			}
+			ended = ended.Merge(had, s.clock())
 		}
 	}
 	raw, _ := json.Marshal(ended)
@@ -170,11 +160,7 @@ func (s *Server) handleGrantLease(w http.ResponseWriter, r *http.Request, _ prin
 	if err != nil {
 		return errorf(http.StatusInternalServerError, "the lease was not granted: %v", err)
 	}
-	exp := ls.Expires
-	writeJSON(w, http.StatusCreated, gate.Grant{
-		ID: ls.ID, Kind: gate.KindLease, Session: ls.Session, Agent: ls.Agent, Granted: ls.Granted,
-		Path: ls.Path, Capability: ls.Capability, Expires: &exp,
-	})
+	writeJSON(w, http.StatusCreated, ls.Grant())
 	return nil
 }
 
