@@ -301,7 +301,9 @@ func TestSameCallApprovedOnTwoGates(t *testing.T) {
 }
 
 // TestDelegatedLeaseNeedsItsParent: a delegated lease is taken up only
-// while the lease it came from is held.
+// while the lease it came from is held, and a gate reading the revocation
+// of a lease ends the leases delegated from it, even without their own
+// revocation events.
 func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
 	a, key, notes := sharedFixture(t)
 	ctx := context.Background()
@@ -318,10 +320,15 @@ func TestDelegatedLeaseNeedsItsParent(t *testing.T) {
 	if _, err := orphan.g.Adopt(events[1]); err == nil || !strings.Contains(err.Error(), "not held here") {
 		t.Fatalf("the delegated lease without its parent: %v", err)
 	}
-	both := newFollower(t, a, key)
-	both.follow(t, a.store)
-	if got := both.g.Grants("s1"); len(got) != 2 {
+	b := newFollower(t, a, key)
+	b.follow(t, a.store)
+	if got := b.g.Grants("s1"); len(got) != 2 {
 		t.Fatalf("parent and delegated lease: %+v", got)
+	}
+	_, err = b.g.Adopt(eventlog.Event{ID: 1 << 40, Session: "s1", Type: eventlog.TypeLeaseRevoked, Payload: []byte(`{"id":"` + parent.ID + `"}`)})
+	must(t, err)
+	if got := b.g.Grants("s1"); len(got) != 0 {
+		t.Errorf("the parent was revoked; still held: %+v", got)
 	}
 }
 
@@ -424,27 +431,6 @@ func TestLeaseRevokedAsItIsGranted(t *testing.T) {
 	}
 }
 
-// TestParentRevocationEndsDelegatedLeases: a gate reading the revocation
-// of a lease ends the leases delegated from it, even without their own
-// revocation events.
-func TestParentRevocationEndsDelegatedLeases(t *testing.T) {
-	a, key, notes := sharedFixture(t)
-	ctx := context.Background()
-	parent, err := a.g.GrantLease(ctx, LeaseSpec{Session: "s1", Agent: "main", Path: notes, Capability: CapRead, TTL: time.Hour})
-	must(t, err)
-	_, err = a.g.Delegate(ctx, parent.ID, "helper", "", 0)
-	must(t, err)
-	b := newFollower(t, a, key)
-	b.follow(t, a.store)
-	if len(b.g.Grants("s1")) != 2 {
-		t.Fatalf("b holds %+v", b.g.Grants("s1"))
-	}
-	_, err = b.g.Adopt(eventlog.Event{ID: 1 << 40, Session: "s1", Type: eventlog.TypeLeaseRevoked, Payload: []byte(`{"id":"` + parent.ID + `"}`)})
-	must(t, err)
-	if got := b.g.Grants("s1"); len(got) != 0 {
-		t.Errorf("the parent was revoked; still held: %+v", got)
-	}
-}
 
 // TestHandOver: when the classifier leaves a call to a person, a second
 // question, asked of the user and signed, is recorded before the person is
