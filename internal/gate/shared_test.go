@@ -431,7 +431,6 @@ func TestLeaseRevokedAsItIsGranted(t *testing.T) {
 	}
 }
 
-
 // TestHandOver: when the classifier leaves a call to a person, a second
 // question, asked of the user and signed, is recorded before the person is
 // asked; not when a hook answers (headless), nor when the caller went
