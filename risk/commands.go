@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"fmt"
 	"net/url"
 	"path"
 	"slices"
@@ -53,6 +54,15 @@ type Effect struct {
 	NameGlob string
 	// Deletes reports that the paths in Writes are removed.
 	Deletes bool
+	// Spec names the program spec the words were read with, "" when the
+	// program has none.
+	Spec string
+	// UnknownOption is the first option the program's spec does not know
+	// ("--to-command", "-I"); the command is then unknown.
+	UnknownOption string
+	// Problem says why the words cannot be read statically (a dynamic
+	// word where an option may stand), "" if they can.
+	Problem string
 }
 
 type kind uint8
@@ -134,16 +144,139 @@ func init() {
 // Command returns the effect of one simple command. name is the program as
 // the shell analysis names it; dyn marks the words of args whose value is
 // not known statically.
+//
+// A program the gate may call read-only is read against its Spec: an
+// option the spec does not list makes the command unknown
+// (Effect.UnknownOption), and a program classed read that has no spec is
+// unknown too. Options whose values the spec types as files read or
+// written, or as programs run, add to the effect.
 func Command(name string, args []string, dyn []bool) Effect {
 	base := name
 	if strings.HasPrefix(name, "mkfs.") {
 		base = "mkfs"
 	}
 	info, ok := commands[base]
-	e := Effect{Level: Execute, Known: ok}
+	sp := Lookup(base)
 	if !ok {
-		return e
+		return Effect{Level: Execute}
 	}
+	if sp == nil && info.level <= Read && info.kind != kExec {
+		// Knowledge is an allow-list: a program that would pass as a
+		// read needs a spec of its options.
+		return Effect{Level: Execute}
+	}
+	var p *Parsed
+	if sp != nil {
+		p = sp.Parse(args, dyn)
+		if p.Unknown != "" {
+			return Effect{Level: Execute, Spec: sp.Program, UnknownOption: p.Unknown}
+		}
+	}
+	e := command(base, info, args, dyn, p)
+	if p != nil {
+		e.Spec = sp.Program
+		specEffects(base, args, p, &e)
+	}
+	return e
+}
+
+// specEffects adds to e what the options of a parsed command line do by
+// their spec: files read or written, programs run; and what some programs
+// do by their operands (date and hostname set the system's clock and
+// name, gzip replaces files).
+func specEffects(base string, args []string, p *Parsed, e *Effect) {
+	if p.Problem != "" {
+		e.Problem, e.Unknown = p.Problem, true
+	}
+	all := p.Options
+	if p.Sub != nil {
+		all = append(slices.Clone(all), p.Sub.Options...)
+	}
+	for _, o := range all {
+		if !o.HasValue {
+			continue
+		}
+		switch o.Option.Value {
+		case ValRead, ValDir:
+			if !slices.Contains(e.Reads, o.Value) {
+				e.Reads = append(e.Reads, o.Value)
+			}
+		case ValWrite:
+			if !slices.Contains(e.Writes, o.Value) {
+				e.Writes = append(e.Writes, o.Value)
+			}
+			e.Level = Max(e.Level, Write)
+		case ValExec, ValCode:
+			e.Level, e.Known = Max(e.Level, Execute), false
+			if e.Exec == "" {
+				e.Exec = fmt.Sprintf("%s %s runs the program or code it is given", base, o.Spelled)
+			}
+		}
+	}
+	ops := p.OperandWords(args)
+	switch base {
+	case "date":
+		for _, o := range ops {
+			if !strings.HasPrefix(o, "+") {
+				e.Level, e.Known, e.Exec = Execute, false, "date with a time operand sets the system clock"
+			}
+		}
+	case "hostname":
+		if len(ops) > 0 {
+			e.Level, e.Known, e.Exec = Execute, false, "hostname with an operand sets the host name"
+		}
+	case "gzip", "gunzip":
+		if p.Has("-c", "-t", "-l") {
+			e.Level, e.Reads, e.Writes = Read, ops, nil
+			break
+		}
+		decompress := base == "gunzip" || p.Has("-d")
+		e.Level, e.Reads, e.Writes, e.Deletes = Write, nil, nil, !p.Has("-k")
+		for _, o := range ops {
+			out := o + ".gz"
+			if decompress {
+				out = gzipOutput(o, p.Values("-S"))
+			}
+			e.Writes = append(e.Writes, o, out)
+		}
+		if p.Has("-r") || decompress && p.Has("-N") {
+			e.Opaque = base + " writes names it reads from the archives or the tree"
+		}
+	case "dd":
+		for _, o := range ops {
+			k, _, ok := strings.Cut(o, "=")
+			if !ok || !ddOperands[k] {
+				e.Level, e.Known, e.UnknownOption = Execute, false, o
+				return
+			}
+		}
+	}
+}
+
+// ddOperands are the KEY=VALUE operands of dd.
+var ddOperands = map[string]bool{"if": true, "of": true, "bs": true, "ibs": true, "obs": true, "cbs": true,
+	"count": true, "skip": true, "seek": true, "iseek": true, "oseek": true, "conv": true, "iflag": true,
+	"oflag": true, "status": true}
+
+// gzipOutput is the file gunzip writes for in: in without its suffix.
+func gzipOutput(in string, suffixes []string) string {
+	for _, s := range append(suffixes, ".gz", "-gz", ".z", "-z", "_z", ".Z") {
+		if s != "" && strings.HasSuffix(in, s) && len(in) > len(s) {
+			return strings.TrimSuffix(in, s)
+		}
+	}
+	for _, s := range []string{".tgz", ".taz"} {
+		if strings.HasSuffix(in, s) {
+			return strings.TrimSuffix(in, s) + ".tar"
+		}
+	}
+	return in + ".out"
+}
+
+// command is Command's reading of a known program, after its spec, if
+// any, parsed its words into p.
+func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Effect {
+	e := Effect{Level: Execute, Known: true}
 	e.Level = info.level
 	if info.level == Destructive {
 		e.Destructive = base + " cannot be undone"
@@ -180,7 +313,13 @@ func Command(name string, args []string, dyn []bool) Effect {
 		}
 		return e
 	}
-	ops, flags := operands(base, args, dyn, &e)
+	var ops []string
+	var flags map[string]bool
+	if p != nil {
+		ops, flags = specOperands(args, dyn, p, &e)
+	} else {
+		ops, flags = operands(base, args, dyn, &e)
+	}
 	switch info.kind {
 	case kReadAll, kList:
 		e.Reads = ops
@@ -474,7 +613,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 		e.Network = true
 	}
 	if base != "curl" && base != "wget" {
-		e.Hosts = hostsIn(name, args, dyn)
+		e.Hosts = hostsIn(base, args, dyn)
 	}
 	return e
 }
@@ -615,6 +754,27 @@ func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[
 			for _, r := range a[1:] {
 				flags["-"+string(r)] = true
 			}
+		}
+	}
+	return ops, flags
+}
+
+// specOperands is operands for a command line its spec parsed: the
+// operand words, and every spelling of every option given. A dynamic
+// operand sets e.Unknown.
+func specOperands(args []string, dyn []bool, p *Parsed, e *Effect) ([]string, map[string]bool) {
+	ops := make([]string, 0, len(p.Operands))
+	for _, i := range p.Operands {
+		if i < len(dyn) && dyn[i] {
+			e.Unknown = true
+			continue
+		}
+		ops = append(ops, args[i])
+	}
+	flags := p.Flags()
+	if p.Sub != nil {
+		for k := range p.Sub.Flags() {
+			flags[k] = true
 		}
 	}
 	return ops, flags

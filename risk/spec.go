@@ -1,0 +1,610 @@
+package risk
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ValueKind says what the value of an option is to its program.
+type ValueKind uint8
+
+const (
+	// ValNone: the option takes no value.
+	ValNone ValueKind = iota
+	// ValInert: a number, a name, a format or other text that reaches
+	// nothing outside the program.
+	ValInert
+	// ValPattern: a pattern or expression matched against data or names.
+	ValPattern
+	// ValRead: a file the program reads.
+	ValRead
+	// ValWrite: a file the program writes.
+	ValWrite
+	// ValDir: a directory the program reads below or works in.
+	ValDir
+	// ValExec: a program or shell command the program runs.
+	ValExec
+	// ValCode: code in the program's own language (a script, a program
+	// text) that the program runs.
+	ValCode
+)
+
+var valueKindNames = [...]string{"", "inert", "pat", "read", "write", "dir", "exec", "code"}
+
+func (k ValueKind) String() string {
+	if int(k) < len(valueKindNames) {
+		if k == ValNone {
+			return "none"
+		}
+		return valueKindNames[k]
+	}
+	return fmt.Sprintf("ValueKind(%d)", k)
+}
+
+// Option is one option a program knows, under all its spellings.
+type Option struct {
+	// Names are the spellings, short ("-n") and long ("--lines").
+	Names []string
+	// Value is what the option's value is; ValNone for a flag.
+	Value ValueKind
+	// Optional reports that the value is optional and given only attached
+	// (-xVALUE, --opt=VALUE), as getopt's "::" options.
+	Optional bool
+}
+
+// Spec is what toolgate knows of one program's command line: the options
+// it accepts. Knowledge is an allow-list: an option a Spec does not list
+// makes the command unknown, since it may do anything (run a program, read
+// a file list from elsewhere, write).
+type Spec struct {
+	// Program is the name the spec is filed under; Aliases share it.
+	Program string
+	Aliases []string
+	// Options are the options the program knows.
+	Options []*Option
+	// Numeric reports that -N (a number) is a value, as in head -5.
+	Numeric bool
+	// Free reports that the program parses no options at all: every word
+	// is an operand (echo's words, test's expression).
+	Free bool
+	// Posix reports that options end at the first operand, as with
+	// POSIXLY_CORRECT; otherwise options may follow operands, as GNU
+	// getopt permutes them.
+	Posix bool
+	// NoAbbrev reports that long options must be spelled in full (the
+	// program does not use getopt_long's prefix matching).
+	NoAbbrev bool
+	// SingleDashLong reports that long options are spelled with one dash
+	// (find -name, java -version); short clusters are then not read.
+	SingleDashLong bool
+	// Subcommands maps each known subcommand to its spec (git log). A
+	// program with subcommands and a first operand not in the map is
+	// unknown.
+	Subcommands map[string]*Spec
+
+	short map[byte]*Option
+	long  map[string]*Option
+	longs []string // sorted long names, without the dashes
+}
+
+// ParsedOption is one option found on a command line.
+type ParsedOption struct {
+	// Name is the option as the spec names it first (the canonical
+	// spelling); Spelled is how it was written.
+	Name, Spelled string
+	// Option is the spec's entry.
+	Option *Option
+	// Value is the option's value, when it has one; ValueIndex is the
+	// index in args of the word that holds it, -1 if none.
+	Value      string
+	HasValue   bool
+	ValueIndex int
+}
+
+// Parsed is a command line read against a Spec.
+type Parsed struct {
+	Spec *Spec
+	// Sub is the subcommand's parse, for a program with subcommands.
+	Sub *Parsed
+	// SubName is the subcommand word.
+	SubName string
+	// Options are the options in the order given.
+	Options []ParsedOption
+	// Operands are the indexes in args of the operands.
+	Operands []int
+	// Unknown is the first option the spec does not know ("--to-command",
+	// "-I"), or "" if every option is known.
+	Unknown string
+	// Problem says why the words cannot be read statically (a dynamic
+	// word where an option may stand), or "".
+	Problem string
+}
+
+// Has reports whether an option with any of the given spellings (as the
+// spec spells them) was given.
+func (p *Parsed) Has(names ...string) bool {
+	for _, o := range p.Options {
+		for _, n := range names {
+			if slices.Contains(o.Option.Names, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Values returns the values of the options with any of the given
+// spellings, in order.
+func (p *Parsed) Values(names ...string) []string {
+	var out []string
+	for _, o := range p.Options {
+		if !o.HasValue {
+			continue
+		}
+		for _, n := range names {
+			if slices.Contains(o.Option.Names, n) {
+				out = append(out, o.Value)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// OperandWords returns the operand words of args.
+func (p *Parsed) OperandWords(args []string) []string {
+	out := make([]string, 0, len(p.Operands))
+	for _, i := range p.Operands {
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// Flags returns every spelling of every option given, so that a check for
+// one spelling ("-r") finds the option however it was written
+// ("--recursive", "--rec", "-rf").
+func (p *Parsed) Flags() map[string]bool {
+	m := make(map[string]bool, len(p.Options)*2)
+	for _, o := range p.Options {
+		for _, n := range o.Option.Names {
+			m[n] = true
+		}
+	}
+	return m
+}
+
+// Lookup returns the spec of program name, or nil when toolgate has none.
+func Lookup(name string) *Spec {
+	specsOnce.Do(loadSpecs)
+	return specs[name]
+}
+
+// SpecNames returns the names of every program with a spec, sorted.
+func SpecNames() []string {
+	specsOnce.Do(loadSpecs)
+	out := make([]string, 0, len(specs))
+	for n := range specs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var (
+	specsOnce sync.Once
+	specs     map[string]*Spec
+)
+
+func loadSpecs() {
+	specs = map[string]*Spec{}
+	for _, src := range specSources {
+		list, err := ParseSpecs(src.name, src.text)
+		if err != nil {
+			panic(err) // the table is compiled in; TestSpecsParse checks it
+		}
+		for _, sp := range list {
+			for _, n := range append([]string{sp.Program}, sp.Aliases...) {
+				if specs[n] != nil {
+					panic(fmt.Sprintf("%s: program %q has two specs", src.name, n))
+				}
+				specs[n] = sp
+			}
+		}
+	}
+	for _, sub := range subcommandSources {
+		parent := specs[sub.program]
+		if parent == nil {
+			panic(fmt.Sprintf("%s: no spec for %q", sub.name, sub.program))
+		}
+		list, err := ParseSpecs(sub.name, sub.text)
+		if err != nil {
+			panic(err)
+		}
+		if parent.Subcommands == nil {
+			parent.Subcommands = map[string]*Spec{}
+		}
+		for _, sp := range list {
+			for _, n := range append([]string{sp.Program}, sp.Aliases...) {
+				parent.Subcommands[n] = sp
+			}
+		}
+	}
+}
+
+// specSource is one table of specs in the spec language.
+type specSource struct{ name, text string }
+
+var specSources []specSource
+
+// subcommandSources hold the subcommands of one program.
+var subcommandSources []struct{ name, program, text string }
+
+// ParseSpecs reads specs in toolgate's spec language. Each entry starts at
+// the beginning of a line with the program's names and a colon, and goes
+// on over the indented lines that follow:
+//
+//	head: @numeric -c|--bytes=inert -n|--lines=inert -q|--quiet|--silent
+//	  -v|--verbose -z|--zero-terminated
+//
+// A token is one option under all its spellings joined by "|"; "=KIND"
+// says that it takes a value of that kind (inert, pat, read, write, dir,
+// exec, code) and "?=KIND" that the value is optional and given attached.
+// Directives: @numeric (-N is a value), @free (no options at all),
+// @posix (options end at the first operand), @noabbrev (long options in
+// full only), @single (long options with one dash). Lines starting with
+// "#" are comments. name is used in errors ("name:line: message").
+func ParseSpecs(name, src string) ([]*Spec, error) {
+	var out []*Spec
+	var cur *Spec
+	for ln, line := range strings.Split(src, "\n") {
+		errf := func(format string, a ...any) error {
+			return fmt.Errorf("%s:%d: %s", name, ln+1, fmt.Sprintf(format, a...))
+		}
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		body := trimmed
+		if line[0] != ' ' && line[0] != '\t' {
+			head, rest, ok := strings.Cut(trimmed, ":")
+			if !ok {
+				return nil, errf("want \"program: options\", got %q", trimmed)
+			}
+			names := strings.Fields(head)
+			if len(names) == 0 {
+				return nil, errf("no program name before the colon")
+			}
+			cur = &Spec{Program: names[0], Aliases: names[1:], short: map[byte]*Option{}, long: map[string]*Option{}}
+			out = append(out, cur)
+			body = rest
+		} else if cur == nil {
+			return nil, errf("an indented line before any program")
+		}
+		for _, tok := range strings.Fields(body) {
+			if err := cur.addToken(tok); err != nil {
+				return nil, errf("%s: %v", cur.Program, err)
+			}
+		}
+	}
+	for _, sp := range out {
+		for l := range sp.long {
+			sp.longs = append(sp.longs, l)
+		}
+		sort.Strings(sp.longs)
+	}
+	return out, nil
+}
+
+func (sp *Spec) addToken(tok string) error {
+	switch tok {
+	case "@numeric":
+		sp.Numeric = true
+		return nil
+	case "@free":
+		sp.Free = true
+		return nil
+	case "@posix":
+		sp.Posix = true
+		return nil
+	case "@noabbrev":
+		sp.NoAbbrev = true
+		return nil
+	case "@single":
+		sp.SingleDashLong = true
+		return nil
+	}
+	if strings.HasPrefix(tok, "@") {
+		return fmt.Errorf("unknown directive %q", tok)
+	}
+	o := &Option{}
+	names, kind, hasKind := strings.Cut(tok, "=")
+	if hasKind {
+		if n, ok := strings.CutSuffix(names, "?"); ok {
+			names, o.Optional = n, true
+		}
+		i := slices.Index(valueKindNames[:], kind)
+		if i <= 0 {
+			return fmt.Errorf("option %s: unknown value kind %q (want inert, pat, read, write, dir, exec or code)", names, kind)
+		}
+		o.Value = ValueKind(i)
+	}
+	for _, n := range strings.Split(names, "|") {
+		switch {
+		case strings.HasPrefix(n, "--") && len(n) > 2 || sp.SingleDashLong && strings.HasPrefix(n, "-") && len(n) > 2:
+			l := strings.TrimLeft(n, "-")
+			if sp.long[l] != nil {
+				return fmt.Errorf("option %s listed twice", n)
+			}
+			sp.long[l] = o
+		case len(n) == 2 && n[0] == '-' && n[1] != '-' || len(n) == 2 && n[0] == '+':
+			if sp.short[n[1]] != nil && n[0] == '-' {
+				return fmt.Errorf("option %s listed twice", n)
+			}
+			if n[0] == '+' {
+				// +x: the option's opposite spelling (set +e); it shares
+				// the entry of -x.
+				if sp.long["+"+n[1:]] != nil {
+					return fmt.Errorf("option %s listed twice", n)
+				}
+				sp.long["+"+n[1:]] = o
+				break
+			}
+			sp.short[n[1]] = o
+		default:
+			return fmt.Errorf("bad option spelling %q", n)
+		}
+		o.Names = append(o.Names, n)
+	}
+	sp.Options = append(sp.Options, o)
+	return nil
+}
+
+// Parse reads args (the words after the program) against the spec. dyn,
+// parallel to args, marks words whose value is not known statically. The
+// parse follows getopt_long: combined short options (-rf), attached values
+// (-n5, -Ivalue), --opt=value and --opt value, unambiguous prefixes of long
+// options, "--" ending the options and "-" as an operand.
+func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
+	p := &Parsed{Spec: sp}
+	if sp.Free {
+		for i := range args {
+			p.Operands = append(p.Operands, i)
+		}
+		return p
+	}
+	end := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		isDyn := i < len(dyn) && dyn[i]
+		if end {
+			p.Operands = append(p.Operands, i)
+			continue
+		}
+		if isDyn {
+			if mayBeOption(a) {
+				if p.Problem == "" {
+					p.Problem = fmt.Sprintf("the word %s may be an option of %s, and is not known until the line runs", a, sp.Program)
+				}
+				continue
+			}
+			p.Operands = append(p.Operands, i)
+			if sp.Posix || sp.Subcommands != nil {
+				end = true
+			}
+			continue
+		}
+		switch {
+		case a == "--":
+			end = true
+			continue
+		case a == "-" || len(a) < 2 || a[0] != '-' && !(a[0] == '+' && sp.long[a[:2]] != nil):
+			if sp.Subcommands != nil && len(p.Operands) == 0 && p.Sub == nil {
+				p.SubName = a
+				sub := sp.Subcommands[a]
+				if sub == nil {
+					p.Unknown = a
+					p.Problem = ""
+					return p
+				}
+				p.Operands = append(p.Operands, i)
+				rest := args[i+1:]
+				var restDyn []bool
+				if i+1 < len(dyn) {
+					restDyn = dyn[i+1:]
+				}
+				p.Sub = sub.Parse(rest, restDyn)
+				// The subcommand's indexes are relative to its own words.
+				for k := range p.Sub.Operands {
+					p.Sub.Operands[k] += i + 1
+				}
+				for k := range p.Sub.Options {
+					if p.Sub.Options[k].ValueIndex >= 0 {
+						p.Sub.Options[k].ValueIndex += i + 1
+					}
+				}
+				if p.Unknown == "" {
+					p.Unknown = p.Sub.Unknown
+				}
+				if p.Problem == "" {
+					p.Problem = p.Sub.Problem
+				}
+				return p
+			}
+			p.Operands = append(p.Operands, i)
+			if sp.Posix {
+				end = true
+			}
+			continue
+		case a[0] == '+':
+			o := sp.long[a[:2]]
+			p.Options = append(p.Options, ParsedOption{Name: o.Names[0], Spelled: a[:2], Option: o, ValueIndex: -1})
+			if len(a) > 2 {
+				// +abc: set +e +u ... in one word.
+				for _, c := range a[2:] {
+					o := sp.long["+"+string(c)]
+					if o == nil {
+						p.Unknown = "+" + string(c)
+						return p
+					}
+					p.Options = append(p.Options, ParsedOption{Name: o.Names[0], Spelled: "+" + string(c), Option: o, ValueIndex: -1})
+				}
+			}
+			continue
+		}
+		if sp.Numeric && isDigits(a[1:]) {
+			continue // -5: a count
+		}
+		if strings.HasPrefix(a, "--") || sp.SingleDashLong {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if sp.SingleDashLong && strings.HasPrefix(a, "--") && sp.long[strings.TrimPrefix(a[2:], "-")] == nil {
+				// A program with single-dash long options may also take
+				// the two-dash spelling (find --help); only if listed so.
+				if o := sp.long["-"+name]; o == nil {
+					p.Unknown = a
+					return p
+				}
+			}
+			full, o := sp.matchLong(name)
+			if o == nil {
+				if !sp.SingleDashLong || strings.HasPrefix(a, "--") || len(a) == 2 {
+					p.Unknown = strings.SplitN(a, "=", 2)[0]
+					return p
+				}
+				// -xyz with single-dash long options and no match: read
+				// it as short options below.
+			} else {
+				po := ParsedOption{Name: o.Names[0], Spelled: "--" + full, Option: o, ValueIndex: -1}
+				if sp.SingleDashLong {
+					po.Spelled = "-" + full
+				}
+				switch {
+				case o.Value == ValNone && hasVal:
+					p.Unknown = a // getopt refuses a value for a flag
+					return p
+				case o.Value != ValNone && hasVal:
+					po.Value, po.HasValue, po.ValueIndex = val, true, i
+				case o.Value != ValNone && !o.Optional:
+					if i+1 >= len(args) {
+						// A missing value: the program fails before it
+						// does anything.
+						p.Options = append(p.Options, po)
+						return p
+					}
+					i++
+					po.Value, po.HasValue, po.ValueIndex = args[i], true, i
+					if i < len(dyn) && dyn[i] && o.Value != ValInert && o.Value != ValPattern && p.Problem == "" {
+						p.Problem = fmt.Sprintf("the value of %s is not known until the line runs", po.Spelled)
+					}
+				}
+				p.Options = append(p.Options, po)
+				continue
+			}
+		}
+		// A cluster of short options: -rf, -n5, -Ivalue.
+		for j := 1; j < len(a); j++ {
+			o := sp.short[a[j]]
+			if o == nil {
+				if sp.Numeric && a[j] >= '0' && a[j] <= '9' {
+					continue
+				}
+				p.Unknown = "-" + string(a[j])
+				return p
+			}
+			po := ParsedOption{Name: o.Names[0], Spelled: "-" + string(a[j]), Option: o, ValueIndex: -1}
+			if o.Value != ValNone {
+				if j+1 < len(a) {
+					po.Value, po.HasValue, po.ValueIndex = a[j+1:], true, i
+				} else if !o.Optional {
+					if i+1 >= len(args) {
+						p.Options = append(p.Options, po)
+						return p
+					}
+					i++
+					po.Value, po.HasValue, po.ValueIndex = args[i], true, i
+					if i < len(dyn) && dyn[i] && o.Value != ValInert && o.Value != ValPattern && p.Problem == "" {
+						p.Problem = fmt.Sprintf("the value of %s is not known until the line runs", po.Spelled)
+					}
+				}
+				p.Options = append(p.Options, po)
+				break
+			}
+			p.Options = append(p.Options, po)
+		}
+	}
+	return p
+}
+
+// matchLong finds a long option by its full name or, unless the program
+// takes only full names, an unambiguous prefix. It returns the full name.
+func (sp *Spec) matchLong(name string) (string, *Option) {
+	if name == "" {
+		return "", nil
+	}
+	if o := sp.long[name]; o != nil {
+		return name, o
+	}
+	if sp.NoAbbrev {
+		return "", nil
+	}
+	i := sort.SearchStrings(sp.longs, name)
+	var found string
+	var opt *Option
+	for ; i < len(sp.longs) && strings.HasPrefix(sp.longs[i], name); i++ {
+		o := sp.long[sp.longs[i]]
+		if opt != nil && o != opt {
+			return "", nil // ambiguous: getopt refuses it
+		}
+		found, opt = sp.longs[i], o
+	}
+	return found, opt
+}
+
+// mayBeOption reports whether a dynamic word, kept as its source text,
+// may expand to something starting with "-": one that starts with an
+// expansion rather than literal text.
+func mayBeOption(src string) bool {
+	s := strings.TrimLeft(src, `"'`)
+	if s == "" {
+		return true
+	}
+	switch s[0] {
+	case '$', '`', '-', '*', '?', '[', '{', '\\', '~':
+		return true
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Describe returns a one-line summary of the spec for explain output:
+// the program, how many options it knows, and its directives.
+func (sp *Spec) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "spec %s: %d options", sp.Program, len(sp.Options))
+	if sp.Free {
+		b.WriteString(", no options parsed")
+	}
+	if sp.Numeric {
+		b.WriteString(", -N counts")
+	}
+	if sp.Posix {
+		b.WriteString(", options end at the first operand")
+	}
+	if len(sp.Subcommands) > 0 {
+		fmt.Fprintf(&b, ", %d subcommands", len(sp.Subcommands))
+	}
+	return b.String()
+}

@@ -1,0 +1,163 @@
+package risk
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSpecsParse(t *testing.T) {
+	for _, src := range specSources {
+		if _, err := ParseSpecs(src.name, src.text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(SpecNames()) == 0 {
+		t.Fatal("no specs loaded")
+	}
+}
+
+func TestParseSpecsErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"cat -n", `t:1: want "program: options"`},
+		{"  -n", "t:1: an indented line before any program"},
+		{"cat: -n -n", "t:1: cat: option -n listed twice"},
+		{"cat: --x=file", `unknown value kind "file"`},
+		{"cat: @nope", `unknown directive "@nope"`},
+		{"cat: x", `bad option spelling "x"`},
+		{"cat: -n\n  --long|-n", "t:2: cat: option -n listed twice"},
+	} {
+		_, err := ParseSpecs("t", tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseSpecs(%q) = %v, want error containing %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+func TestSpecParse(t *testing.T) {
+	sp, err := ParseSpecs("t", `
+prog: @numeric -a -b|--bee -c|--see=inert -o|--output=write --compress-program=exec --color?=inert
+  --colour-mode=inert +x|-x
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sp[0]
+	for _, tc := range []struct {
+		args     []string
+		dyn      []bool
+		unknown  string
+		problem  bool
+		operands []int
+		opts     []string // canonical names
+		values   []string
+	}{
+		{args: []string{"-ab", "f"}, operands: []int{1}, opts: []string{"-a", "-b"}},
+		{args: []string{"-c5", "f"}, operands: []int{1}, opts: []string{"-c"}, values: []string{"5"}},
+		{args: []string{"-ac", "5", "f"}, operands: []int{2}, opts: []string{"-a", "-c"}, values: []string{"5"}},
+		{args: []string{"--see=5", "f", "--bee"}, operands: []int{1}, opts: []string{"-c", "-b"}, values: []string{"5"}},
+		{args: []string{"--se", "5"}, operands: nil, opts: []string{"-c"}, values: []string{"5"}},
+		{args: []string{"--compress-prog=sh"}, opts: []string{"--compress-program"}, values: []string{"sh"}},
+		{args: []string{"--co=sh"}, unknown: "--co"}, // ambiguous: --color, --colour-mode, --compress-program
+		{args: []string{"--color", "f"}, operands: []int{1}, opts: []string{"--color"}},
+		{args: []string{"--color=never", "f"}, operands: []int{1}, opts: []string{"--color"}, values: []string{"never"}},
+		{args: []string{"--bee=1"}, unknown: "--bee=1"},
+		{args: []string{"-I", "sh -c id"}, unknown: "-I"},
+		{args: []string{"-aI"}, unknown: "-I"},
+		{args: []string{"--to-command=id"}, unknown: "--to-command"},
+		{args: []string{"--", "-I"}, operands: []int{1}},
+		{args: []string{"-", "-5"}, operands: []int{0}},
+		{args: []string{"+x", "f"}, operands: []int{1}, opts: []string{"+x"}},
+		{args: []string{"$x", "f"}, dyn: []bool{true, false}, problem: true, operands: []int{1}},
+		{args: []string{"src/$x"}, dyn: []bool{true}, operands: []int{0}},
+		{args: []string{"-o", "$x"}, dyn: []bool{false, true}, problem: true, opts: []string{"-o"}, values: []string{"$x"}},
+		{args: []string{"-c", "$x"}, dyn: []bool{false, true}, opts: []string{"-c"}, values: []string{"$x"}},
+		{args: []string{"-c"}, opts: []string{"-c"}},
+	} {
+		got := p.Parse(tc.args, tc.dyn)
+		if got.Unknown != tc.unknown {
+			t.Errorf("%q: unknown %q, want %q", tc.args, got.Unknown, tc.unknown)
+			continue
+		}
+		if tc.unknown != "" {
+			continue
+		}
+		if (got.Problem != "") != tc.problem {
+			t.Errorf("%q: problem %q, want %v", tc.args, got.Problem, tc.problem)
+		}
+		if !slices.Equal(got.Operands, tc.operands) {
+			t.Errorf("%q: operands %v, want %v", tc.args, got.Operands, tc.operands)
+		}
+		var names, values []string
+		for _, o := range got.Options {
+			names = append(names, o.Name)
+			if o.HasValue {
+				values = append(values, o.Value)
+			}
+		}
+		if !slices.Equal(names, tc.opts) || !slices.Equal(values, tc.values) {
+			t.Errorf("%q: options %v values %v, want %v %v", tc.args, names, values, tc.opts, tc.values)
+		}
+	}
+}
+
+func TestSpecSubcommands(t *testing.T) {
+	sp, err := ParseSpecs("t", "tool: -C=dir\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := ParseSpecs("t", "log: -n=inert --oneline\nstatus: -s\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp[0].Subcommands = map[string]*Spec{"log": subs[0], "status": subs[1]}
+	p := sp[0].Parse([]string{"-C", "d", "log", "--one", "-n", "5", "x"}, nil)
+	if p.Unknown != "" || p.SubName != "log" || !p.Has("-C") || !p.Sub.Has("--oneline") || !slices.Equal(p.Sub.Operands, []int{6}) {
+		t.Fatalf("parse = %+v sub %+v", p, p.Sub)
+	}
+	if p := sp[0].Parse([]string{"send-pack", "u"}, nil); p.Unknown != "send-pack" {
+		t.Fatalf("unknown subcommand: %+v", p)
+	}
+	if p := sp[0].Parse([]string{"status", "--porcelain"}, nil); p.Unknown != "--porcelain" {
+		t.Fatalf("unknown subcommand option: %+v", p)
+	}
+}
+
+// FuzzSpecParse checks that reading any words against any spec never
+// panics and that every index it returns lies inside the words.
+func FuzzSpecParse(f *testing.F) {
+	f.Add("sort", "-S\x001K\x00--compress-prog=sh")
+	f.Add("tar", "tf\x00x\x00-I\x00sh -c id")
+	f.Add("head", "-5\x00-n\x00")
+	f.Add("ls", "-la\x00--col\x00--\x00-x")
+	f.Add("xxd", "-c16\x00-cols\x008")
+	f.Add("hostname", "-")
+	f.Fuzz(func(t *testing.T, prog, words string) {
+		sp := Lookup(prog)
+		if sp == nil {
+			sp = Lookup("sort")
+		}
+		args := strings.Split(words, "\x00")
+		dyn := make([]bool, len(args))
+		for i, a := range args {
+			dyn[i] = strings.HasPrefix(a, "$")
+		}
+		p := sp.Parse(args, dyn)
+		for _, i := range p.Operands {
+			if i < 0 || i >= len(args) {
+				t.Fatalf("operand index %d out of %d words", i, len(args))
+			}
+		}
+		for _, o := range p.Options {
+			if o.ValueIndex >= len(args) {
+				t.Fatalf("value index %d out of %d words", o.ValueIndex, len(args))
+			}
+		}
+		if p.Unknown == "" {
+			e := Command(sp.Program, args, dyn)
+			if e.UnknownOption == "" && e.Level == Read && e.Known && e.Exec != "" {
+				t.Fatalf("a read that runs a program: %+v", e)
+			}
+		}
+	})
+}
