@@ -87,6 +87,12 @@ var interpreter = map[string]bool{
 	"pwsh": true, "powershell": true, "invoke-expression": true,
 }
 
+// Known reports whether name is a program of the knowledge base.
+func Known(name string) bool {
+	_, ok := commands[name]
+	return ok
+}
+
 // Interpreter reports whether the program runs code it is given (a script,
 // -c or -e text, or standard input).
 func Interpreter(name string) bool { return interpreter[name] }
@@ -167,6 +173,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 	}
 	var p *Parsed
 	if sp != nil {
+		if base == "tar" {
+			args, dyn = tarOldStyle(args, dyn, sp)
+		}
 		p = sp.Parse(args, dyn)
 		if p.Unknown != "" {
 			return Effect{Level: Execute, Spec: sp.Program, UnknownOption: p.Unknown}
@@ -597,7 +606,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Level, e.Known, e.Exec = Execute, false, "man -P runs its pager command"
 		}
 	case "tar":
-		tarEffect(args, &e)
+		tarEffect(args, p, &e)
 	case "npm", "yarn", "pnpm", "pip", "pip3", "cargo", "go", "uv", "poetry":
 		if len(ops) > 0 {
 			switch ops[0] {
@@ -1463,71 +1472,60 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	}
 }
 
-func tarEffect(args []string, e *Effect) {
-	extract, create := false, false
-	for i, a := range args {
-		if i == 0 && !strings.HasPrefix(a, "-") {
-			a = "-" + a // tar xzf archive
-		}
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
-			extract = extract || strings.Contains(a, "x")
-			create = create || strings.Contains(a, "c")
-		}
-		extract = extract || a == "--extract" || a == "--get"
-		create = create || a == "--create"
+// tarEffect is what tar does, from its parsed words: extracting writes
+// whatever the archive holds below the target directory; creating,
+// appending or updating reads the named trees and writes the archive;
+// listing, comparing and testing read the archive.
+func tarEffect(args []string, p *Parsed, e *Effect) {
+	if p == nil {
+		e.Level, e.Known = Execute, false
+		return
 	}
-	file := flagValue(args, "-f", "--file")
-	for _, a := range args {
-		// -C attached to a cluster: -xC.git
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
-			if i := strings.IndexByte(a, 'C'); i > 0 && i < len(a)-1 {
-				e.Writes = append(e.Writes, a[i+1:])
-			}
-		}
+	files := p.Values("-f")
+	file := ""
+	if len(files) > 0 {
+		file = files[len(files)-1]
 	}
-	if file == "" {
-		for i, a := range args {
-			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "f") && i+1 < len(args) {
-				file = args[i+1]
-			}
-		}
-		if len(args) > 1 && !strings.HasPrefix(args[0], "-") && strings.HasSuffix(args[0], "f") {
-			file = args[1]
-		}
-	}
+	ops := p.OperandWords(args)
+	e.Reads, e.Writes = nil, nil
 	switch {
-	case extract:
+	case p.Has("-x"):
 		e.Level = Write
 		e.Opaque = "an archive writes whatever it holds"
-		dir := flagValue(args, "-C", "--directory")
-		if dir == "" && len(e.Writes) == 0 {
-			dir = "."
+		dirs := p.Values("-C")
+		if len(dirs) == 0 {
+			dirs = []string{"."}
 		}
-		if dir != "" {
-			e.Writes = append(e.Writes, dir)
-		}
+		e.Writes = append(e.Writes, dirs...)
 		if file != "" {
 			e.Reads = []string{file}
 		}
-	case create:
+		if p.Has("--to-command", "-O") {
+			e.Opaque = ""
+		}
+	case p.Has("-c", "-r", "-u", "-A", "--delete"):
 		e.Level = Write
-		e.Recursive = true
-		e.FollowsLinks = slices.ContainsFunc(args, func(a string) bool {
-			return a == "--dereference" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "h")
-		})
+		e.Recursive = !p.Has("--no-recursion")
+		e.FollowsLinks = p.Has("-h")
 		if file != "" && file != "-" {
 			e.Writes = []string{file}
 		}
-		// What goes into the archive is read.
-		var tmp Effect
-		ops, _ := operands("tar", args, nil, &tmp)
-		for i, o := range ops {
-			if i == 0 && !strings.HasPrefix(args[0], "-") {
-				continue // the bundled flags of "tar czf"
+		if p.Has("-r", "-u", "-A", "--delete") && file != "" && file != "-" {
+			e.Reads = append(e.Reads, file)
+		}
+		// What goes into the archive is read, relative to the last -C.
+		dir := ""
+		if d := p.Values("-C"); len(d) > 0 {
+			dir = d[len(d)-1]
+		}
+		for _, o := range ops {
+			if dir != "" && !strings.HasPrefix(o, "/") {
+				o = path.Join(dir, o)
 			}
-			if o != file {
-				e.Reads = append(e.Reads, o)
-			}
+			e.Reads = append(e.Reads, o)
+		}
+		if p.Has("-A") {
+			e.Reads = append(e.Reads, ops...)
 		}
 	default:
 		e.Level = Read

@@ -440,7 +440,17 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 			continue
 		case a[0] == '+':
 			o := sp.long[a[:2]]
-			p.Options = append(p.Options, ParsedOption{Name: o.Names[0], Spelled: a[:2], Option: o, ValueIndex: -1})
+			po := ParsedOption{Name: o.Names[0], Spelled: a[:2], Option: o, ValueIndex: -1}
+			if o.Value != ValNone && len(a) == 2 {
+				// set +o pipefail; alone, set +o lists the options.
+				if i+1 < len(args) {
+					i++
+					po.Value, po.HasValue, po.ValueIndex = args[i], true, i
+				}
+				p.Options = append(p.Options, po)
+				continue
+			}
+			p.Options = append(p.Options, po)
 			if len(a) > 2 {
 				// +abc: set +e +u ... in one word.
 				for _, c := range a[2:] {

@@ -147,7 +147,7 @@ locale: -a|--all-locales -m|--charmaps -c|--category-name -k|--keyword-name -v|-
 getconf: -a -v=inert
 which: -a -s
 yes: --help --version
-mktemp: -d|--directory -u|--dry-run -q|--quiet --suffix=inert -p=dir --tmpdir?=dir -t --help --version
+mktemp: -d|--directory -u|--dry-run -q|--quiet --suffix=inert -p=write --tmpdir?=write -t --help --version
 tput: -T=inert -S -V -x
 clear: -T=inert -V -x
 file: -b|--brief -c|--checking-printout -e|--exclude=inert --exclude-quiet=inert -F|--separator=inert

@@ -46,6 +46,9 @@ type Unit struct {
 
 	view        policy.CommandView
 	known       bool   // the program's effects are known
+	// unknownOption is the first option of the command that its program's
+	// spec does not know, "" if none.
+	unknownOption string
 	unknown     string // why the effects cannot be judged statically, "" if they can
 	destructive string
 	secret      string
@@ -67,6 +70,10 @@ type CommandFact struct {
 	Wrappers []string `json:"wrappers,omitempty"`
 	Via      string   `json:"via,omitempty"`
 	Dir      string   `json:"dir,omitempty"`
+	// Spec names the program spec the words were read with; UnknownOption
+	// is the first option that spec does not know.
+	Spec          string `json:"spec,omitempty"`
+	UnknownOption string `json:"unknownOption,omitempty"`
 }
 
 // PathFact is a path a unit reads or writes, resolved.
@@ -977,6 +984,40 @@ func assignedRisky(cmd *shell.Command) string {
 	return ""
 }
 
+// assignedUnknownEnv returns a variable the command puts in a program's
+// environment that is not known to be inert, or "": a VAR=value prefix of
+// a command that runs a program, an env or sudo assignment, or a name
+// exported by export, declare -x or typeset -x.
+func assignedUnknownEnv(cmd *shell.Command) string {
+	if cmd.Name != "" {
+		for _, a := range cmd.Assigns {
+			if !risk.InertEnv(a.Name) {
+				return a.Name
+			}
+		}
+	}
+	exported := cmd.Name == "export"
+	if cmd.Name == "declare" || cmd.Name == "typeset" || cmd.Name == "local" {
+		for _, a := range cmd.Args {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "x") {
+				exported = true
+			}
+		}
+	}
+	if exported {
+		for _, a := range cmd.Args {
+			if strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+") {
+				continue
+			}
+			n, _, _ := strings.Cut(a, "=")
+			if !risk.InertEnv(n) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 // readsScriptFromStdin reports an interpreter given no script of its own
 // (or "-", /dev/stdin): it runs what it reads from standard input.
 func readsScriptFromStdin(c *shell.Command) bool {
@@ -1051,12 +1092,18 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 	} else {
 		eff := e.dialect.effect(name, cmd.Args, cmd.ArgDynamic)
 		u.known = eff.Known
+		u.Command.Spec, u.Command.UnknownOption = eff.Spec, eff.UnknownOption
+		u.unknownOption = eff.UnknownOption
 		u.Risk, u.base = eff.Level, eff.Level
 		u.navigation = eff.Navigation
 		u.network = eff.Network
 		u.destructive = eff.Destructive
 		u.secret = eff.Secret
 		switch {
+		case eff.UnknownOption != "":
+			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s: option %s is not in the spec of %s: it may do anything", name, eff.UnknownOption, eff.Spec))
+		case !eff.Known && eff.Spec == "" && !risk.Interpreter(name) && risk.Known(name):
+			u.RiskWhy = append(u.RiskWhy, name+" has no spec of its options: it may do anything")
 		case !eff.Known && risk.Interpreter(name):
 			u.RiskWhy = append(u.RiskWhy, name+" runs the code it is given: it may do anything")
 		case !eff.Known:
@@ -1068,7 +1115,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		default:
 			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s is classed %s", name, eff.Level))
 		}
-		if eff.Unknown {
+		if eff.Problem != "" {
+			u.unknown = eff.Problem
+		} else if eff.Unknown {
 			u.unknown = "an argument is not known until the line runs"
 		}
 		exists := false
@@ -1147,6 +1196,12 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		u.exec = "sets " + v + ", which changes what programs run"
 		u.Risk = risk.Max(u.Risk, risk.Execute)
 		u.RiskWhy = append(u.RiskWhy, u.exec)
+	} else if v := assignedUnknownEnv(cmd); v != "" {
+		// A program may read options, code or paths from a variable:
+		// only the inert ones are known.
+		u.known = false
+		u.Risk = risk.Max(u.Risk, risk.Execute)
+		u.RiskWhy = append(u.RiskWhy, "gives the program "+v+", which toolgate does not know to be inert: the program may read options, code or paths from it")
 	}
 	for _, r := range cmd.Redirects {
 		if r.Heredoc != "" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {

@@ -70,6 +70,9 @@ const (
 	ReasonOutsideWorkspace Reason = "outside_workspace"
 	ReasonSymlinkEscape    Reason = "symlink_escape"
 	ReasonUnknownCommand   Reason = "unknown_command"
+	// ReasonUnknownOption: a program's spec does not know one of the
+	// options it is given, so the command may do anything.
+	ReasonUnknownOption    Reason = "unknown_option"
 	ReasonExecute          Reason = "execute_effect"
 	ReasonWrite            Reason = "write_effect"
 	ReasonReadOnly         Reason = "read_only"
