@@ -44,23 +44,23 @@ type Unit struct {
 	Message  string          `json:"message"`
 	Rule     *policy.Rule    `json:"-"`
 
-	view        policy.CommandView
-	known       bool   // the program's effects are known
+	view  policy.CommandView
+	known bool // the program's effects are known
 	// unknownOption is the first option of the command that its program's
 	// spec does not know, "" if none.
 	unknownOption string
-	unknown     string // why the effects cannot be judged statically, "" if they can
-	destructive string
-	secret      string
-	network     bool
-	navigation  bool
-	base        risk.Level // the command's own level, before paths raise it
-	secretVar   string     // expands a variable named like a secret
-	exec        string     // runs code its words do not show: no allow rule covers it
-	opaque      string     // writes files its words do not name: asks unless a rule allows it
-	hard        bool       // an ask that no mode, allow rule or approval=never lifts
-	outside     bool       // touches a path outside the workspace and writable roots
-	escape      bool       // a link inside the workspace leads out of it
+	unknown       string // why the effects cannot be judged statically, "" if they can
+	destructive   string
+	secret        string
+	network       bool
+	navigation    bool
+	base          risk.Level // the command's own level, before paths raise it
+	secretVar     string     // expands a variable named like a secret
+	exec          string     // runs code its words do not show: no allow rule covers it
+	opaque        string     // writes files its words do not name: asks unless a rule allows it
+	hard          bool       // an ask that no mode, allow rule or approval=never lifts
+	outside       bool       // touches a path outside the workspace and writable roots
+	escape        bool       // a link inside the workspace leads out of it
 }
 
 // CommandFact describes a simple command for explain output.
