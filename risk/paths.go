@@ -37,7 +37,7 @@ func (c PathClass) String() string {
 var homeSecrets = []string{
 	".ssh/", ".aws/", ".config/gcloud/", ".azure/", ".gnupg/", ".kube/config", ".netrc",
 	".npmrc", ".pypirc", ".docker/config.json", ".git-credentials", ".config/gh/hosts.yml",
-	".config/toolgate/approver.token", ".local/state/toolgate/approver.token",
+	".config/toolgate/approver.token", ".local/state/toolgate/",
 	".cargo/credentials", ".cargo/credentials.toml", ".config/hub", ".terraform.d/credentials.tfrc.json",
 	".vault-token", ".password-store/", ".config/op/", ".gem/credentials", ".m2/settings.xml",
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -61,6 +62,14 @@ func (f *policyFlags) cliLayer(c *cobra.Command) (*policy.File, error) {
 	if c.Flags().Changed("network") {
 		n := f.network
 		file.Network = &n
+	}
+	// The state directory (tokens, notification hooks, the event log,
+	// grant files) is a credential path in every entry point, not only in
+	// the server that uses it.
+	if dir := server.DefaultStateDir(); dir != "" {
+		if err := protectStateDir(file, dir); err != nil {
+			return nil, err
+		}
 	}
 	return file, nil
 }

@@ -46,6 +46,9 @@ type Unit struct {
 
 	view  policy.CommandView
 	known bool // the program's effects are known
+	// inline says why the command runs code given in its words (python3
+	// -c, node -e, vim -c), which no mode lifts; "" if it does not.
+	inline string
 	// unknownOption is the first option of the command that its program's
 	// spec does not know, "" if none.
 	unknownOption string
@@ -984,6 +987,48 @@ func assignedRisky(cmd *shell.Command) string {
 	return ""
 }
 
+// inlineFlags are, per program, the options that give it code to run in
+// the words of the command line.
+var inlineFlags = map[string][]string{
+	"python": {"-c"}, "python3": {"-c"}, "python2": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
+	"node": {"-e", "-p", "--eval", "--print"}, "nodejs": {"-e", "-p", "--eval", "--print"},
+	"deno": {"eval"}, "bun": {"-e", "--eval", "-p", "--print"},
+	"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r", "-B", "-R", "-E", "-F"}, "lua": {"-e"},
+	"Rscript": {"-e"}, "osascript": {"-e"}, "tclsh": {"-c"},
+	"pwsh": {"-c", "-command", "-encodedcommand", "-ec", "-e"}, "powershell": {"-c", "-command", "-encodedcommand", "-ec", "-e"},
+	"vim": {"-c", "--cmd", "+", "-S", "-s"}, "vi": {"-c", "--cmd", "+", "-S", "-s"}, "nvim": {"-c", "--cmd", "+", "-S", "-s", "-l"},
+	"ex": {"-c", "--cmd", "+", "-S", "-s"}, "view": {"-c", "--cmd", "+", "-S", "-s"},
+	"emacs": {"--eval", "-eval", "-f", "--funcall", "-l", "--load", "--batch", "-batch", "--script", "-x"},
+}
+
+// inlineCode returns the option with which prog is given code in its
+// words (python3 -c, node -e, vim -c or +cmd), or "".
+func inlineCode(prog string, args []string) string {
+	flags := inlineFlags[prog]
+	if flags == nil {
+		return ""
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, f := range flags {
+			l := strings.ToLower(a)
+			switch {
+			case f == "+" && strings.HasPrefix(a, "+"):
+				return a
+			case l == f, !strings.HasPrefix(f, "--") && len(f) == 2 && strings.HasPrefix(a, f) && !strings.HasPrefix(a, "--"),
+				strings.HasPrefix(f, "--") && strings.HasPrefix(a, f+"="):
+				return f
+			case len(a) > 2 && a[0] == '-' && a[1] != '-' && len(f) == 2 && strings.ContainsRune(a[1:], rune(f[1])) && !strings.ContainsAny(a[1:], "=/"):
+				// A cluster of short options: python3 -Ic, perl -ne.
+				return f
+			}
+		}
+	}
+	return ""
+}
+
 // assignedUnknownEnv returns a variable the command puts in a program's
 // environment that is not known to be inert, or "": a VAR=value prefix of
 // a command that runs a program, an env or sudo assignment, or a name
@@ -1114,6 +1159,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.RiskWhy = append(u.RiskWhy, name+" "+eff.Secret)
 		default:
 			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s is classed %s", name, eff.Level))
+		}
+		if f := inlineCode(name, cmd.Args); f != "" {
+			u.inline = name + " " + f + " runs code given inline"
 		}
 		if eff.Problem != "" {
 			u.unknown = eff.Problem
@@ -1490,7 +1538,7 @@ func (u *Unit) PathsOnly() bool {
 
 // inlineCode are the options with which an interpreter runs code given on
 // the command line or names a module, not a script file.
-var inlineCode = map[string]bool{"-c": true, "-e": true, "-m": true, "-E": true, "--eval": true, "-r": true, "-p": true, "--print": true, "-x": true}
+var inlineCodeOpts = map[string]bool{"-c": true, "-e": true, "-m": true, "-E": true, "--eval": true, "-r": true, "-p": true, "--print": true, "-x": true}
 
 // codeFiles returns the files, as the command spells them, whose content
 // decides what the program name does with args: an interpreter's script,
@@ -1499,7 +1547,7 @@ func codeFiles(name string, args []string) []string {
 	switch {
 	case risk.Interpreter(name):
 		for _, a := range args {
-			if inlineCode[a] {
+			if inlineCodeOpts[a] {
 				return nil
 			}
 			if a == "--" || !strings.HasPrefix(a, "-") {

@@ -209,6 +209,8 @@ func (st *state) judge(u *Unit) {
 	switch mode := st.mode; {
 	case mode == policy.ModeBypass && u.destructive != "":
 		st.step(u, "mode", "pass", "bypassPermissions does not cover destructive effects")
+	case mode == policy.ModeBypass && (u.inline != "" || u.exec != ""):
+		st.step(u, "mode", "pass", "bypassPermissions does not cover code that cannot be judged: "+cmp.Or(u.inline, u.exec))
 	case mode == policy.ModeBypass:
 		st.step(u, "mode", "allow", "bypassPermissions")
 		st.decide(u, policy.Allow, ReasonModeBypass, SourceMode, nil, "allowed by bypassPermissions mode")
