@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/risk"
 )
 
 func explainCmd() *cobra.Command {
@@ -70,6 +71,12 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 				fmt.Fprintf(w, "  program   %s\n", c.Name)
 				if len(c.Args) > 0 {
 					fmt.Fprintf(w, "  args      %s\n", quoteWords(c.Args))
+				}
+				if sp := risk.Lookup(c.Spec); sp != nil {
+					fmt.Fprintf(w, "  spec      %s\n", strings.TrimPrefix(sp.Describe(), "spec "))
+				}
+				if c.UnknownOption != "" {
+					fmt.Fprintf(w, "  unknown   option %s is not in the spec of %s\n", c.UnknownOption, c.Spec)
 				}
 				if len(c.Wrappers) > 0 {
 					fmt.Fprintf(w, "  wrappers  %s\n", strings.Join(c.Wrappers, ", "))

@@ -1149,6 +1149,8 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s: option %s is not in the spec of %s: it may do anything", name, eff.UnknownOption, eff.Spec))
 		case !eff.Known && eff.Spec == "" && !risk.Interpreter(name) && risk.Known(name):
 			u.RiskWhy = append(u.RiskWhy, name+" has no spec of its options: it may do anything")
+		case eff.Exec != "" && eff.Spec != "":
+			// Read by its spec; the option that runs code is the reason.
 		case !eff.Known && risk.Interpreter(name):
 			u.RiskWhy = append(u.RiskWhy, name+" runs the code it is given: it may do anything")
 		case !eff.Known:

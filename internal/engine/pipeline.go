@@ -160,7 +160,7 @@ func (st *state) judge(u *Unit) {
 		// mode can know what it will do.
 		floor, floorHard, floorImmune = u.unknown, true, true
 	case u.exec != "":
-		floor, floorHard = u.exec, true
+		floor, floorHard, floorReason = u.exec, true, ReasonExecute
 	case u.secretVar != "":
 		floor, floorHard, floorReason = u.secretVar, true, ReasonCredential
 	case u.opaque != "":
@@ -282,6 +282,9 @@ func (st *state) defaultTable(u *Unit) (policy.Decision, Reason, string) {
 	}
 	if u.unknownOption != "" {
 		return policy.Ask, ReasonUnknownOption, why
+	}
+	if u.exec != "" {
+		return policy.Ask, ReasonExecute, why
 	}
 	if !u.known {
 		return policy.Ask, ReasonUnknownCommand, why
