@@ -11,23 +11,14 @@ import (
 // short ones with the same meaning) to one canonical short flag, so that a
 // rule written with one spelling matches every other.
 var longAliases = map[string]map[string]string{
-	"rm":    {"--recursive": "-r", "-R": "-r", "--force": "-f", "--interactive": "-i", "--dir": "-d", "--verbose": "-v"},
-	"cp":    {"--recursive": "-r", "-R": "-r", "--force": "-f", "--archive": "-a", "--verbose": "-v", "--no-clobber": "-n"},
-	"mv":    {"--force": "-f", "--verbose": "-v", "--no-clobber": "-n", "--interactive": "-i"},
-	"chmod": {"--recursive": "-R", "-r": "-R"},
-	"chown": {"--recursive": "-R", "-r": "-R"},
 	"git": {
 		"--force": "-f", "--all": "-a", "--message": "-m", "--delete": "-d",
 		"--quiet": "-q", "--verbose": "-v", "--recursive": "-r",
 	},
-	"ln":    {"--symbolic": "-s", "--force": "-f"},
-	"mkdir": {"--parents": "-p"},
-	"sed":   {"--in-place": "-i", "--expression": "-e"},
-	"curl":  {"--output": "-o", "--data": "-d", "--upload-file": "-T", "--request": "-X", "--location": "-L", "--insecure": "-k"},
-	"wget":  {"--output-document": "-O"},
-	"tar":   {"--extract": "-x", "--create": "-c", "--file": "-f", "--directory": "-C", "--gzip": "-z"},
-	"grep":  {"--recursive": "-r", "-R": "-r", "--ignore-case": "-i"},
-	"npm":   {"--global": "-g", "--force": "-f"},
+	"sed":  {"--in-place": "-i", "--expression": "-e"},
+	"curl": {"--output": "-o", "--data": "-d", "--upload-file": "-T", "--request": "-X", "--location": "-L", "--insecure": "-k"},
+	"wget": {"--output-document": "-O"},
+	"npm":  {"--global": "-g", "--force": "-f"},
 }
 
 // noClusters lists programs whose single-dash options are words, not
@@ -47,9 +38,19 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 	if alias == nil && strings.Contains(name, "/") {
 		alias = longAliases[name[strings.LastIndexByte(name, '/')+1:]]
 	}
+	sp := risk.Lookup(name)
+	if sp == nil && strings.Contains(name, "/") {
+		sp = risk.Lookup(name[strings.LastIndexByte(name, '/')+1:])
+	}
+	if sp != nil && sp.Subcommands != nil {
+		sp = nil // options depend on the subcommand: the alias table
+	}
 	canon := func(f string) string {
 		n, v, hasV := strings.Cut(f, "=")
-		if a, ok := alias[n]; ok {
+		if c, _, ok := spCanonical(sp, n); ok {
+			// The program's spec names every spelling of the option.
+			n = c
+		} else if a, ok := alias[n]; ok {
 			n = a
 		} else if a, ok := abbreviation(alias, n); ok {
 			n = a
@@ -104,6 +105,14 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 	}
 	sort.Strings(flags)
 	return flags, ops
+}
+
+// spCanonical is sp.Canonical for a spec that may be nil.
+func spCanonical(sp *risk.Spec, spelling string) (string, *risk.Option, bool) {
+	if sp == nil {
+		return "", nil, false
+	}
+	return sp.Canonical(spelling)
 }
 
 func isNumber(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }

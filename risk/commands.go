@@ -633,29 +633,23 @@ var valueFlags = map[string]map[string]bool{}
 
 func init() {
 	for prog, fl := range map[string]string{
-		"grep":  "-e -f -m -A -B -C -d -D --regexp --file --max-count --context --include --exclude --exclude-dir --exclude-from --label --binary-files --devices --directories",
-		"egrep": "-e -f -m -A -B -C", "fgrep": "-e -f -m -A -B -C",
 		"rg": "-e -f -g -t -T -m -A -B -C -j -r -d -M -E --glob --iglob --type --type-not --max-count --context --after-context --before-context " +
 			"--replace --max-depth --max-columns --max-filesize --encoding --type-add --type-clear --sort --sortr --color --colors " +
 			"--ignore-file --path-separator --threads --pre-glob --context-separator --field-match-separator --field-context-separator " +
 			"--dfa-size-limit --regex-size-limit --engine --file --regexp",
-		"cp": "-t -S --target-directory --suffix", "mv": "-t -S --target-directory --suffix",
-		"ln": "-t -S --target-directory", "install": "-t -m -o -g -S",
-		"head": "-n -c", "tail": "-n -c -s", "sort": "-o -k -t -T -S --output", "cut": "-d -f -c -b",
 		"sed": "-e -f -l --expression --file", "awk": "-f -v -F", "gawk": "-f -v -F",
-		"find": "", "du": "-d --max-depth", "ls": "-I -w --ignore",
+		"find": "",
 		"curl": "-d -H -o -O -X -u -A -e -T -F -b -c -x -m -w -K --data --data-raw --data-binary --header --output --request --user --user-agent --upload-file --form --cookie --proxy --max-time --config",
 		"wget": "-O -o -P -U --output-document --user-agent --header",
 		"ssh":  "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w",
 		"nc":   "-p -s -w -i -q -x -X -e -c -I -O -T -V", "ncat": "-p -s -w -i -e -c --exec --sh-exec -x",
 		"netcat": "-p -s -w -i -q -e -c", "telnet": "-l -n -b",
 		"scp": "-P -i -o -F -l -S -J -c", "sftp": "-P -i -o -F -l -S -J -c", "rsync": "-e --rsh --exclude --include",
-		"chmod": "", "chown": "", "tar": "-f -C -T -X --file --directory", "git": "-C -c",
-		"zip": "-b -n -t -tt -x -i -TT -O -P --unzip-command --password --output-file --temp-path --exclude --include",
-		"xxd": "-l -s -c -g -o", "od": "-j -N -t", "wc": "",
-		"diff": "-x -X -I --exclude", "psql": "-c -d -U -h -p -f --command", "mysql": "-e -u -p -h -D -P --execute",
+		"git":  "-C -c",
+		"zip":  "-b -n -t -tt -x -i -TT -O -P --unzip-command --password --output-file --temp-path --exclude --include",
+		"psql": "-c -d -U -h -p -f --command", "mysql": "-e -u -p -h -D -P --execute",
 		"kubectl": "-n --namespace --context -l -o -f -c", "docker": "-H -c --context -f", "tree": "-o -L -I -P", "fd": "-e -E -t -d -x -X --exec --exec-batch",
-		"man": "-P -M -S --pager", "uniq": "-f -s -w", "yq": "-o -p", "jq": "--arg --argjson --slurpfile --rawfile --indent", "truncate": "-s -r --size --reference", "mkdir": "-m --mode", "touch": "-d -t -r --date --reference",
+		"man": "-P -M -S --pager", "yq": "-o -p", "jq": "--arg --argjson --slurpfile --rawfile --indent",
 	} {
 		m := map[string]bool{}
 		for _, f := range strings.Fields(fl) {
@@ -690,18 +684,19 @@ func init() {
 
 // TakesValue reports whether flag, given to prog, takes the next word as
 // its value (git -C DIR, curl -X METHOD, head -n N).
-func TakesValue(prog, flag string) bool { return valueFlags[prog][flag] }
+func TakesValue(prog, flag string) bool {
+	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
+		_, o, ok := sp.Canonical(flag)
+		return ok && o.Value != ValNone && !o.Optional
+	}
+	return valueFlags[prog][flag]
+}
 
 // longNames lists, per program, its long options, so that an unambiguous
 // abbreviation (rm --rec --for) is read as the option it abbreviates, as
 // GNU getopt does.
 var longNames = map[string][]string{
-	"rm":    {"recursive", "force", "interactive", "dir", "verbose", "no-preserve-root", "one-file-system"},
-	"cp":    {"recursive", "force", "archive", "target-directory", "no-clobber", "verbose"},
-	"mv":    {"force", "target-directory", "no-clobber", "verbose"},
 	"sed":   {"in-place", "expression", "file", "quiet", "silent"},
-	"grep":  {"recursive", "file", "regexp", "ignore-case"},
-	"sort":  {"output"},
 	"rsync": {"delete", "delete-after", "delete-before", "remove-source-files", "recursive"},
 	"git": {"force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune", "hard", "merge", "keep",
 		"soft", "mixed", "all", "tags", "no-index", "contents", "output", "staged", "worktree", "expire", "exec-path"},
@@ -793,6 +788,11 @@ func specOperands(args []string, dyn []bool, p *Parsed, e *Effect) ([]string, ma
 // the words that are neither options nor the values of options that take
 // one, as the analysis of prog reads them.
 func OperandIndexes(prog string, args []string) []int {
+	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
+		if p := sp.Parse(args, nil); p.Unknown == "" {
+			return p.Operands
+		}
+	}
 	takes := valueFlags[prog]
 	var out []int
 	end := false

@@ -618,3 +618,23 @@ func (sp *Spec) Describe() string {
 	}
 	return b.String()
 }
+
+// Canonical returns the option that spelling names ("--rec", "-R",
+// "--recursive=x" without its value) under its first spelling in the spec
+// ("-r"), with its entry; ok is false when the spec does not know it. An
+// unambiguous prefix of a long option names that option.
+func (sp *Spec) Canonical(spelling string) (name string, o *Option, ok bool) {
+	s, _, _ := strings.Cut(spelling, "=")
+	switch {
+	case len(s) == 2 && s[0] == '+':
+		o = sp.long[s]
+	case len(s) == 2 && s[0] == '-' && s[1] != '-':
+		o = sp.short[s[1]]
+	case strings.HasPrefix(s, "--") || sp.SingleDashLong && strings.HasPrefix(s, "-"):
+		_, o = sp.matchLong(strings.TrimLeft(s, "-"))
+	}
+	if o == nil {
+		return "", nil, false
+	}
+	return o.Names[0], o, true
+}
