@@ -638,3 +638,11 @@ func (sp *Spec) Canonical(spelling string) (name string, o *Option, ok bool) {
 	}
 	return o.Names[0], o, true
 }
+
+// Short returns the entry of the short option -c, or nil.
+func (sp *Spec) Short(c byte) *Option { return sp.short[c] }
+
+// MatchLong returns the long option that name (without its dashes) names,
+// in full or by an unambiguous prefix unless the program takes only full
+// names, with its full name; nil if none.
+func (sp *Spec) MatchLong(name string) (string, *Option) { return sp.matchLong(name) }

@@ -1,21 +1,29 @@
 package shell
 
-import "strings"
+import (
+	"strings"
 
-// optSpec describes the options of a wrapper program in getopt style.
-// Options that are not described make the parse uncertain, so that an
-// unknown option can never hide the program that is run.
+	"github.com/toolgate/toolgate/risk"
+)
+
+// optSpec names the risk spec of a wrapper program, whose options are
+// parsed in getopt style. Options that the spec does not list make the
+// parse uncertain, so that an unknown option can never hide the program
+// that is run.
 type optSpec struct {
-	flags  string // short options without a value
-	val    string // short options with a value, attached or in the next word
-	optVal string // short options with an optional value, attached only
+	prog string
 	// hostVal are short options whose value is attached or is the next
 	// word when that does not start with '-' (sudo -h).
 	hostVal string
-	long    []string // long options without a value
-	longVal []string // long options with a value, after = or in the next word
-	longOpt []string // long options with an optional value, after = only
-	numeric bool     // -N is a value, as in nice -10
+}
+
+// spec returns the wrapper's entry in the table of program knowledge.
+func (sp *optSpec) spec() *risk.Spec {
+	s := risk.Lookup(sp.prog)
+	if s == nil {
+		panic("shell: no spec for wrapper " + sp.prog) // TestWrapperSpecs checks every wrapper
+	}
+	return s
 }
 
 const (
@@ -32,30 +40,34 @@ type opt struct {
 	hasVal bool
 }
 
+// kindOf says how an option of the table takes its value.
+func kindOf(o *risk.Option) int {
+	switch {
+	case o == nil:
+		return optUnknown
+	case o.Value == risk.ValNone:
+		return optFlag
+	case o.Optional:
+		return optOptVal
+	}
+	return optVal
+}
+
 // matchLong finds a long option by its name or an unambiguous prefix.
 func (sp *optSpec) matchLong(name string) (string, int) {
 	if name == "" {
 		return "", optUnknown
 	}
-	found, kind, matches := "", optUnknown, 0
-	for _, g := range [...]struct {
-		list []string
-		kind int
-	}{{sp.long, optFlag}, {sp.longVal, optVal}, {sp.longOpt, optOptVal}} {
-		for _, l := range g.list {
-			if l == name {
-				return l, g.kind
-			}
-			if strings.HasPrefix(l, name) {
-				found, kind = l, g.kind
-				matches++
-			}
-		}
+	full, o := sp.spec().MatchLong(name)
+	return full, kindOf(o)
+}
+
+// short reports how the short option ch takes its value.
+func (sp *optSpec) short(ch byte) int {
+	if strings.IndexByte(sp.hostVal, ch) >= 0 {
+		return optUnknown // read by parseOpts itself
 	}
-	if matches != 1 {
-		return "", optUnknown
-	}
-	return found, kind
+	return kindOf(sp.spec().Short(ch))
 }
 
 // parseOpts reads the options at the start of words. It returns them, the
@@ -111,8 +123,9 @@ func parseOpts(words []warg, sp *optSpec) (opts []opt, n int, bad *warg) {
 			i++
 			continue
 		}
-		if sp.numeric && isDigits(s[1:]) {
-			opts = append(opts, opt{name: "n", val: warg{val: s[1:], pos: w.pos}, hasVal: true})
+		if sp.spec().Numeric && isDigits(s[1:]) {
+			// -10: a number, the value of no named option.
+			opts = append(opts, opt{val: warg{val: s[1:], pos: w.pos}, hasVal: true})
 			i++
 			continue
 		}
@@ -120,21 +133,6 @@ func parseOpts(words []warg, sp *optSpec) (opts []opt, n int, bad *warg) {
 		for j := 1; j < len(s); j++ {
 			ch := s[j]
 			switch {
-			case strings.IndexByte(sp.val, ch) >= 0:
-				if j+1 < len(s) {
-					opts = append(opts, opt{name: s[j : j+1], val: warg{val: s[j+1:], pos: w.pos}, hasVal: true})
-					break cluster
-				}
-				if i+1 >= len(words) {
-					return opts, len(words), nil
-				}
-				i++
-				vw := &words[i]
-				if vw.split || vw.glob {
-					return opts, i, vw
-				}
-				opts = append(opts, opt{name: s[j : j+1], val: *vw, hasVal: true})
-				break cluster
 			case strings.IndexByte(sp.hostVal, ch) >= 0:
 				if j+1 < len(s) {
 					opts = append(opts, opt{name: s[j : j+1], val: warg{val: s[j+1:], pos: w.pos}, hasVal: true})
@@ -153,10 +151,27 @@ func parseOpts(words []warg, sp *optSpec) (opts []opt, n int, bad *warg) {
 				}
 				opts = append(opts, opt{name: s[j : j+1]})
 				break cluster
-			case strings.IndexByte(sp.optVal, ch) >= 0:
+			}
+			switch sp.short(ch) {
+			case optVal:
+				if j+1 < len(s) {
+					opts = append(opts, opt{name: s[j : j+1], val: warg{val: s[j+1:], pos: w.pos}, hasVal: true})
+					break cluster
+				}
+				if i+1 >= len(words) {
+					return opts, len(words), nil
+				}
+				i++
+				vw := &words[i]
+				if vw.split || vw.glob {
+					return opts, i, vw
+				}
+				opts = append(opts, opt{name: s[j : j+1], val: *vw, hasVal: true})
+				break cluster
+			case optOptVal:
 				opts = append(opts, opt{name: s[j : j+1], val: warg{val: s[j+1:], pos: w.pos}, hasVal: j+1 < len(s)})
 				break cluster
-			case strings.IndexByte(sp.flags, ch) >= 0:
+			case optFlag:
 				opts = append(opts, opt{name: s[j : j+1]})
 			default:
 				return opts, i, w
@@ -190,78 +205,29 @@ func hasOpt(opts []opt, names ...string) bool {
 	return false
 }
 
+// The wrappers whose options the analysis reads, each by its entry in
+// the table of program knowledge (risk/specs_wrappers.go).
 var (
-	sudoSpec = optSpec{
-		flags:   "AbBEeHiKklnNPSsVv",
-		val:     "aCcDgpRrTtUu",
-		hostVal: "h",
-		long:    []string{"askpass", "background", "bell", "edit", "help", "login", "list", "non-interactive", "preserve-groups", "remove-timestamp", "reset-timestamp", "set-home", "shell", "stdin", "validate", "version"},
-		longVal: []string{"auth-type", "chdir", "chroot", "close-from", "command-timeout", "group", "host", "login-class", "other-user", "prompt", "role", "type", "user"},
-		longOpt: []string{"preserve-env"},
-	}
-	doasSpec    = optSpec{flags: "Lns", val: "aCu"}
-	timeoutSpec = optSpec{
-		flags:   "v",
-		val:     "sk",
-		long:    []string{"foreground", "preserve-status", "verbose", "help", "version"},
-		longVal: []string{"signal", "kill-after"},
-	}
-	niceSpec   = optSpec{val: "n", numeric: true, long: []string{"help", "version"}, longVal: []string{"adjustment"}}
-	ioniceSpec = optSpec{
-		flags:   "t",
-		val:     "cnpPu",
-		long:    []string{"ignore", "help", "version"},
-		longVal: []string{"class", "classdata", "pid", "pgid", "uid"},
-	}
-	nohupSpec = optSpec{long: []string{"help", "version"}}
-	timeSpec  = optSpec{
-		flags:   "pvaq",
-		val:     "fo",
-		long:    []string{"append", "verbose", "quiet", "portability", "help", "version"},
-		longVal: []string{"format", "output"},
-	}
-	commandSpec = optSpec{flags: "pvV"}
-	builtinSpec = optSpec{}
-	execSpec    = optSpec{flags: "cl", val: "a"}
-	stdbufSpec  = optSpec{val: "ioe", long: []string{"help", "version"}, longVal: []string{"input", "output", "error"}}
-	chrtSpec    = optSpec{
-		flags:   "abdefiomprRv",
-		val:     "TPD",
-		long:    []string{"all-tasks", "batch", "deadline", "ext", "fifo", "idle", "other", "rr", "reset-on-fork", "max", "pid", "verbose", "help", "version"},
-		longVal: []string{"sched-runtime", "sched-period", "sched-deadline"},
-	}
-	tasksetSpec  = optSpec{flags: "acp", long: []string{"all-tasks", "cpu-list", "pid", "help", "version"}}
-	setsidSpec   = optSpec{flags: "cfw", long: []string{"ctty", "fork", "wait", "help", "version"}}
-	unbufferSpec = optSpec{flags: "p"}
-	xargsSpec    = optSpec{
-		flags:   "0oprtx",
-		val:     "aEdILnPs",
-		optVal:  "eil",
-		long:    []string{"null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "show-limits", "help", "version"},
-		longVal: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-		longOpt: []string{"eof", "replace", "max-lines"},
-	}
-	watchSpec = optSpec{
-		flags:   "bcCegprtwx",
-		val:     "nq",
-		optVal:  "d",
-		long:    []string{"beep", "color", "no-color", "errexit", "chgexit", "precise", "no-rerun", "no-title", "no-wrap", "exec", "help", "version"},
-		longVal: []string{"interval", "equexit"},
-		longOpt: []string{"differences"},
-	}
-	suSpec = optSpec{
-		flags:   "flmpP",
-		val:     "cgGsw",
-		long:    []string{"fast", "login", "preserve-environment", "pty", "help", "version"},
-		longVal: []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment"},
-	}
-	envSpec = optSpec{
-		flags:   "i0v",
-		val:     "uCSaP",
-		long:    []string{"ignore-environment", "null", "debug", "list-signal-handling", "help", "version"},
-		longVal: []string{"unset", "chdir", "split-string", "argv0"},
-		longOpt: []string{"block-signal", "default-signal", "ignore-signal"},
-	}
-	mapfileSpec = optSpec{flags: "t", val: "dnOsucC"}
-	cdSpec      = optSpec{flags: "LPe@"}
+	sudoSpec     = optSpec{prog: "sudo", hostVal: "h"}
+	doasSpec     = optSpec{prog: "doas"}
+	timeoutSpec  = optSpec{prog: "timeout"}
+	niceSpec     = optSpec{prog: "nice"}
+	ioniceSpec   = optSpec{prog: "ionice"}
+	nohupSpec    = optSpec{prog: "nohup"}
+	timeSpec     = optSpec{prog: "time"}
+	commandSpec  = optSpec{prog: "command"}
+	builtinSpec  = optSpec{prog: "builtin"}
+	execSpec     = optSpec{prog: "exec"}
+	stdbufSpec   = optSpec{prog: "stdbuf"}
+	chrtSpec     = optSpec{prog: "chrt"}
+	tasksetSpec  = optSpec{prog: "taskset"}
+	setsidSpec   = optSpec{prog: "setsid"}
+	unbufferSpec = optSpec{prog: "unbuffer"}
+	xargsSpec    = optSpec{prog: "xargs"}
+	watchSpec    = optSpec{prog: "watch"}
+	suSpec       = optSpec{prog: "su"}
+	envSpec      = optSpec{prog: "env"}
+	mapfileSpec  = optSpec{prog: "mapfile"}
+	cdSpec       = optSpec{prog: "cd"}
+	pushdSpec    = optSpec{prog: "pushd"}
 )

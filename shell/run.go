@@ -508,10 +508,10 @@ options:
 		} else {
 			for j := 1; j < len(s); j++ {
 				ch := s[j]
-				switch {
-				case strings.IndexByte(envSpec.flags, ch) >= 0:
+				switch envSpec.short(ch) {
+				case optFlag:
 					pairs = append(pairs, pair{name: s[j : j+1]})
-				case strings.IndexByte(envSpec.val, ch) >= 0:
+				case optVal:
 					if j+1 < len(s) {
 						pairs = append(pairs, pair{s[j : j+1], warg{val: s[j+1:], pos: w.pos}})
 					} else {
@@ -1005,7 +1005,7 @@ func (a *analyzer) cd(c *ctx, v *inv, name string, args []warg, shellDir string)
 	}
 	sp := &cdSpec
 	if name == "pushd" {
-		sp = &optSpec{flags: "n"}
+		sp = &pushdSpec
 	}
 	opts, n, bad := parseOpts(args, sp)
 	if bad != nil {
