@@ -274,7 +274,7 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 				continue
 			}
 			pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
-			if !pathy && !strings.HasPrefix(v, ".") {
+			if !pathy && !strings.HasPrefix(v, ".") && !e.linkHere(cmd.Dir, v) {
 				continue
 			}
 			if strings.ContainsAny(v, "*?[") {
@@ -285,6 +285,45 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 		}
 	}
 	return out
+}
+
+// globOption returns a pattern among the command's words that the shell
+// expands to a file name starting with "-", and that name: the program
+// then reads the file name as an option (a file called
+// --compress-program=sh in the directory of "sort *").
+func globOption(cmd *shell.Command) (string, string) {
+	if cmd.Dir == "" {
+		return "", ""
+	}
+	for i, a := range cmd.Args {
+		if a == "--" {
+			break
+		}
+		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] || a == "" || !strings.ContainsRune("*?[", rune(a[0])) {
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(cmd.Dir, a))
+		if err != nil {
+			continue
+		}
+		for _, m := range matches {
+			if b := filepath.Base(m); strings.HasPrefix(b, "-") {
+				return a, b
+			}
+		}
+	}
+	return "", ""
+}
+
+// linkHere reports whether name, a plain word, names a symbolic link in
+// dir: a plain-named link (notes -> .env) is judged by where it leads,
+// whatever the program it is given to.
+func (e *env) linkHere(dir, name string) bool {
+	if dir == "" || name == "" || len(name) > 255 || strings.ContainsAny(name, "*?[") {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // argValues returns the words of an argument that may name a file: the
@@ -1164,6 +1203,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 		if f := inlineCode(name, cmd.Args); f != "" {
 			u.inline = name + " " + f + " runs code given inline"
+		}
+		if g, m := globOption(cmd); m != "" {
+			u.unknown = fmt.Sprintf("the pattern %s matches %s, which %s reads as an option", g, m, name)
 		}
 		if eff.Problem != "" {
 			u.unknown = eff.Problem
