@@ -271,7 +271,8 @@ sed: -n|--quiet|--silent --debug -e|--expression=code -f|--file=code --follow-sy
 # The command of -exec, -execdir, -ok and -okdir runs up to its ";" (or
 # "+"); the shell analysis sees through it and judges it as a command of
 # its own. -files0-from (a list of starting points read from a file) is
-# left out. -delete makes the effect destructive.
+# left out, and so is BSD find's -f PATH, whose attached reading would
+# take -files0-from for it. -delete makes the effect destructive.
 find: @single @noabbrev -H -L -P -D=inert -O?=inert -d|-depth -daystart -follow -regextype=inert -warn
   -nowarn -help -version -ignore_readdir_race -noignore_readdir_race -maxdepth=inert -mindepth=inert
   -mount -xdev -noleaf -amin=inert -anewer=read -atime=inert -cmin=inert -cnewer=read -context=pat
@@ -284,7 +285,7 @@ find: @single @noabbrev -H -L -P -D=inert -O?=inert -d|-depth -daystart -follow 
   -newerat|-newerBt|-newerct|-newermt=inert
   -delete -exec|-execdir|-ok|-okdir=cmd -fls=write -fprint=write -fprint0=write -fprintf=write+inert
   -ls -print -print0 -printf=inert -prune -quit -a|-and -o|-or -not
-  -E -X -s -x -f=dir -Bmin=inert -Bnewer=read -Btime=inert -acl -flags=inert -sparse -xattr
+  -E -X -s -x -Bmin=inert -Bnewer=read -Btime=inert -acl -flags=inert -sparse -xattr
   -xattrname=inert
 
 # ps mixes BSD options without a dash (ps aux), UNIX options (ps -ef) and
