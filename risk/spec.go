@@ -695,6 +695,9 @@ func (sp *Spec) Describe() string {
 	if sp.Posix {
 		b.WriteString(", options end at the first operand")
 	}
+	if sp.Plus {
+		b.WriteString(", +WORD is an initial command")
+	}
 	if len(sp.Subcommands) > 0 {
 		fmt.Fprintf(&b, ", %d subcommands", len(sp.Subcommands))
 	}

@@ -265,6 +265,9 @@ func TestSpecPlusAndSingle(t *testing.T) {
 		t.Fatal(err)
 	}
 	less, x := sp[0], sp[1]
+	if d := less.Describe(); !strings.Contains(d, "+WORD is an initial command") {
+		t.Errorf("Describe() = %q, want the +WORD commands said", d)
+	}
 	for _, tc := range []struct {
 		sp      *Spec
 		args    []string
