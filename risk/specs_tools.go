@@ -74,7 +74,8 @@ var toolSpecs = `
 # ripgrep parses its own options: no abbreviations. -z runs the fixed
 # decompression programs (gzip, xz, ...), which is no choice of the caller.
 rg: @noabbrev -A|--after-context=inert --auto-hybrid-regex --no-auto-hybrid-regex -B|--before-context=inert
-  --binary --no-binary --block-buffered --no-block-buffered -b|--byte-offset -s|--case-sensitive
+  --binary --no-binary --block-buffered --no-block-buffered -b|--byte-offset --no-byte-offset
+  -s|--case-sensitive
   --color=inert --colors=inert --column --no-column -C|--context=inert --context-separator=inert
   --no-context-separator -c|--count --count-matches --crlf --no-crlf --debug --dfa-size-limit=inert
   -E|--encoding=inert --no-encoding --engine=inert --field-context-separator=inert
@@ -85,10 +86,10 @@ rg: @noabbrev -A|--after-context=inert --auto-hybrid-regex --no-auto-hybrid-rege
   --ignore-file=read --ignore-file-case-insensitive --no-ignore-file-case-insensitive --include-zero
   --no-include-zero -v|--invert-match --no-invert-match --json --no-json --line-buffered
   --no-line-buffered -n|--line-number -N|--no-line-number -x|--line-regexp -M|--max-columns=inert
-  --max-columns-preview --no-max-columns-preview -m|--max-count=inert -d|--max-depth=inert
+  --max-columns-preview --no-max-columns-preview -m|--max-count=inert -d|--max-depth|--maxdepth=inert
   --max-filesize=inert --mmap --no-mmap -U|--multiline --no-multiline --multiline-dotall
   --no-multiline-dotall --no-config --no-ignore --ignore --no-ignore-dot --ignore-dot --no-ignore-exclude
-  --ignore-exclude --no-ignore-files --ignore-files --no-ignore-global --ignore-global
+  --ignore-exclude --no-ignore-files --ignore-files --ignore-nested-git --no-ignore-nested-git --no-ignore-global --ignore-global
   --no-ignore-messages --ignore-messages --no-ignore-parent --ignore-parent --no-ignore-vcs --ignore-vcs
   --no-messages --messages --no-pcre2-unicode --pcre2-unicode --no-require-git --require-git --no-unicode
   --unicode -0|--null --null-data --one-file-system --no-one-file-system -o|--only-matching
@@ -140,19 +141,22 @@ ack: -f -g -l|--files-with-matches -L|--files-without-matches -c|--count -i|--ig
 ` + typeOptions(ackTypes, true) + `
 # fd (clap: no abbreviations). -x and -X take the rest of the line, up to
 # a ";", as a command that the shell analysis does not see through: they
-# are exec, and what follows them means nothing to the parse.
+# are exec, and what follows them means nothing to the parse. -l runs the
+# fixed "ls -l" on what fd found.
 fd fdfind: @noabbrev -H|--hidden --no-hidden -I|--no-ignore --ignore --no-ignore-vcs --ignore-vcs
   --no-require-git --require-git --no-ignore-parent --no-global-ignore-file -u|--unrestricted
-  -s|--case-sensitive -i|--ignore-case -g|--glob --regex -F|--fixed-strings --and=pat
-  -a|--absolute-path --relative-path -l|--list-details -L|--follow --no-follow -p|--full-path
-  -0|--print0 -d|--max-depth|--maxdepth=inert --min-depth=inert --exact-depth=inert -E|--exclude=pat
+  -s|--case-sensitive -i|--ignore-case -g|--glob --regex -F|--fixed-strings|--literal --exact --and=pat
+  -a|--absolute-path --relative-path -l|--list-details -L|--follow|--dereference --no-follow
+  -p|--full-path -0|--print0 -d|--max-depth|--maxdepth=inert --min-depth|--mindepth=inert
+  --exact-depth=inert -E|--exclude=pat --ignore-contain=inert
   --prune -t|--type=inert -e|--extension=inert -S|--size=inert
   --changed-within|--change-newer-than|--newer|--changed-after=inert
   --changed-before|--change-older-than|--older=inert -o|--owner=inert --format=inert -x|--exec=exec
-  -X|--exec-batch=exec --batch-size=inert --ignore-file=read -c|--color=inert --hyperlink?=inert
-  -j|--threads=inert --max-results=inert -1 -q|--quiet|--has-results --show-errors
-  --base-directory=dir --path-separator=inert --search-path=dir --strip-cwd-prefix?=inert
-  --one-file-system|--mount|--xdev -h|--help -V|--version
+  -X|--exec-batch=exec --batch-size=inert --ignore-file=read -c|--color=inert
+  --hyperlink|--hyper?=inert -j|--threads=inert --max-buffer-time=inert --max-results=inert -1
+  -q|--quiet|--has-results --show-errors --error-on-fs-errors -C|--base-directory=dir
+  --path-separator=inert --search-path=dir --strip-cwd-prefix?=inert --one-file-system|--mount|--xdev
+  --gen-completions?=inert -h|--help -V|--version
 
 # tree (its own parser: full names). -o writes its output; --hintro,
 # --houtro, --infofile and --gitfile are files it reads (the intro and
@@ -179,14 +183,15 @@ eza exa: @noabbrev -1|--oneline -l|--long -G|--grid -x|--across -R|--recurse -T|
 
 # bat (clap: no abbreviations). --config-file, --config-dir and
 # --cache-dir print where those are; the configuration itself comes from
-# BAT_CONFIG_PATH.
-bat batcat: @noabbrev -A|--show-all --nonprintable-notation=inert --binary=inert -p|--plain
-  -l|--language=inert -H|--highlight-line=inert --file-name=inert -d|--diff --diff-context=inert
+# BAT_CONFIG_PATH. The cache subcommand's options (--build, --clear,
+# --source) are no options of bat: it asks.
+bat batcat: @noabbrev -A|--show-all|--show-nonprintable --nonprintable-notation=inert --binary=inert -p|--plain
+  -l|--language=inert -H|--highlight-line=inert --file-name=inert -d|--diff --diff-context=inert --gitsigns=inert
   --tabs=inert --wrap=inert -S|--chop-long-lines --terminal-width=inert -n|--number --color=inert
-  --italic-text=inert --decorations=inert -f|--force-colorization --paging=inert -P --pager=exec
+  --italic-text=inert --decorations=inert -f|--force-colorization --paging=inert -P|--no-paging|--no-pager --pager=exec
   -m|--map-syntax=inert --ignored-suffix=inert --theme=inert --theme-light=inert --theme-dark=inert
   --list-themes -s|--squeeze-blank --squeeze-limit=inert --strip-ansi=inert --style=inert
-  -r|--line-range=inert -L|--list-languages -u|--unbuffered --completion=inert --diagnostic
+  -r|--line-range=inert -L|--list-languages -u|--unbuffered --completion=inert --diagnostic|--diagnostics
   --acknowledgements --set-terminal-title --no-config --no-custom-assets --no-lessopen --config-file
   --config-dir --cache-dir -h|--help -V|--version
 
