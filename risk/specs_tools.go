@@ -339,7 +339,9 @@ tokei: @noabbrev -c|--columns=inert -e|--exclude=pat -f|--files -i|--input=read 
   -v|--verbose -h|--help -V|--version
 
 # cloc (Getopt::Long). --extract-with and --vcs name commands cloc runs;
-# the report options write files.
+# the report options write files. --unix and --windows only choose how
+# cloc itself behaves; --use-sloccount and --git run fixed programs
+# (sloccount's counters, git) on the operands.
 cloc: --extract-with=exec --vcs=exec --unicode --autoconf --by-file --by-file-by-lang --count-and-diff
   --diff --diff-timeout=inert --docstring-as-code --follow-links --force-lang=inert --force-lang-def=read
   --git --git-diff-rel --git-diff-all --ignore-whitespace --ignore-case --ignore-case-ext
