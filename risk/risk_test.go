@@ -71,7 +71,9 @@ func TestCommand(t *testing.T) {
 		{[]string{"rm", "-r", "a"}, Destructive, nil, []string{"a"}, false, true},
 		{[]string{"rm", "--force", "a"}, Destructive, nil, []string{"a"}, false, true},
 		{[]string{"sed", "-i", "s/a/b/", "f"}, Write, nil, []string{"f"}, false, false},
-		{[]string{"sed", "-i.bak", "s/a/b/", "f"}, Write, nil, []string{"f"}, false, false},
+		// The suffix of -i names the backup, which may be anywhere: it is
+		// checked as a file written.
+		{[]string{"sed", "-i.bak", "s/a/b/", "f"}, Write, nil, []string{"f", ".bak"}, false, false},
 		{[]string{"sed", "s/a/b/", "f"}, Read, []string{"f"}, nil, false, false},
 		{[]string{"tar", "-xzf", "a.tgz", "-C", "out"}, Write, []string{"a.tgz"}, []string{"out"}, false, false},
 		{[]string{"tar", "czf", "a.tgz", "src"}, Write, []string{"src"}, []string{"a.tgz"}, false, false},
@@ -84,8 +86,10 @@ func TestCommand(t *testing.T) {
 		{[]string{"rm", "--rec", "--for", "x"}, Destructive, nil, []string{"x"}, false, true},
 		{[]string{"git", "diff", "--output=x"}, Write, nil, []string{"x"}, false, false},
 		{[]string{"find", ".", "-fprint", "x"}, Write, []string{"."}, []string{"x"}, false, false},
-		{[]string{"sed", "-e", "p", ".env"}, Read, []string{".env"}, nil, false, false},
-		{[]string{"sed", "-e", "s/a/b/", "-i", "f"}, Write, nil, []string{"f"}, false, false},
+		// A script given with -e is code the spec does not read (-ne 'x',
+		// --expr=x, -ex): the command is unknown, its files still checked.
+		{[]string{"sed", "-e", "p", ".env"}, Execute, []string{".env"}, nil, false, false},
+		{[]string{"sed", "-e", "s/a/b/", "-i", "f"}, Execute, nil, []string{"f"}, false, false},
 		{[]string{"git", "show", "HEAD:.env"}, Read, []string{".env"}, nil, false, false},
 		{[]string{"git", "diff", "--no-index", ".env", "x"}, Read, []string{".env", "x"}, nil, false, false},
 		{[]string{"git", "branch", "--delete", "--force", "x"}, Destructive, nil, nil, false, true},

@@ -30,9 +30,15 @@ const (
 	// ValCode: code in the program's own language (a script, a program
 	// text) that the program runs.
 	ValCode
+	// ValCommand: a command line the program runs, given as the words up
+	// to a lone ";" (or a "+" right after "{}"), as find -exec takes it.
+	// The shell analysis sees through such a command and judges it as a
+	// command of its own, so its words add nothing to the effect of the
+	// program that runs it; they are not read as the program's options.
+	ValCommand
 )
 
-var valueKindNames = [...]string{"", "inert", "pat", "read", "write", "dir", "exec", "code"}
+var valueKindNames = [...]string{"", "inert", "pat", "read", "write", "dir", "exec", "code", "cmd"}
 
 func (k ValueKind) String() string {
 	if int(k) < len(valueKindNames) {
@@ -53,6 +59,11 @@ type Option struct {
 	// Optional reports that the value is optional and given only attached
 	// (-xVALUE, --opt=VALUE), as getopt's "::" options.
 	Optional bool
+	// Second, for an option that takes two values (jq --rawfile NAME
+	// FILE, find -fprintf FILE FORMAT), holds the kind of the second,
+	// which is always the next word. It shares the option's Names; the
+	// parse reports the second value as an option of its own with it.
+	Second *Option
 }
 
 // Spec is what toolgate knows of one program's command line: the options
@@ -78,8 +89,14 @@ type Spec struct {
 	// program does not use getopt_long's prefix matching).
 	NoAbbrev bool
 	// SingleDashLong reports that long options are spelled with one dash
-	// (find -name, java -version); short clusters are then not read.
+	// (find -name, java -version); a word that names none is read as
+	// short options.
 	SingleDashLong bool
+	// Plus reports that a word starting with "+" is an initial command
+	// (less +G, more +/pattern): a +X the spec lists, a line number
+	// (+100) or a search (+/pattern) is known, any other is unknown, since
+	// the program's commands run shell commands (less +!cmd).
+	Plus bool
 	// Subcommands maps each known subcommand to its spec (git log). A
 	// program with subcommands and a first operand not in the map is
 	// unknown.
@@ -251,10 +268,13 @@ var subcommandSources []struct{ name, program, text string }
 //
 // A token is one option under all its spellings joined by "|"; "=KIND"
 // says that it takes a value of that kind (inert, pat, read, write, dir,
-// exec, code) and "?=KIND" that the value is optional and given attached.
+// exec, code, cmd) and "?=KIND" that the value is optional and given
+// attached. "=KIND+KIND2" says that it takes two values, the second of
+// kind KIND2 in the word after the first (jq --rawfile=inert+read).
 // Directives: @numeric (-N is a value), @free (no options at all),
 // @posix (options end at the first operand), @noabbrev (long options in
-// full only), @single (long options with one dash). Lines starting with
+// full only), @single (long options with one dash), @plus (+WORD is an
+// initial command). Lines starting with
 // "#" are comments. name is used in errors ("name:line: message").
 func ParseSpecs(name, src string) ([]*Spec, error) {
 	var out []*Spec
@@ -315,6 +335,9 @@ func (sp *Spec) addToken(tok string) error {
 	case "@single":
 		sp.SingleDashLong = true
 		return nil
+	case "@plus":
+		sp.Plus = true
+		return nil
 	}
 	if strings.HasPrefix(tok, "@") {
 		return fmt.Errorf("unknown directive %q", tok)
@@ -325,11 +348,22 @@ func (sp *Spec) addToken(tok string) error {
 		if n, ok := strings.CutSuffix(names, "?"); ok {
 			names, o.Optional = n, true
 		}
-		i := slices.Index(valueKindNames[:], kind)
-		if i <= 0 {
-			return fmt.Errorf("option %s: unknown value kind %q (want inert, pat, read, write, dir, exec or code)", names, kind)
+		kind, second, two := strings.Cut(kind, "+")
+		k, err := valueKind(names, kind)
+		if err != nil {
+			return err
 		}
-		o.Value = ValueKind(i)
+		o.Value = k
+		if two {
+			k2, err := valueKind(names, second)
+			if err != nil {
+				return err
+			}
+			if o.Optional || k == ValCommand || k2 == ValCommand {
+				return fmt.Errorf("option %s: two values are neither optional nor a command", names)
+			}
+			o.Second = &Option{Value: k2}
+		}
 	}
 	for _, n := range strings.Split(names, "|") {
 		switch {
@@ -358,8 +392,19 @@ func (sp *Spec) addToken(tok string) error {
 		}
 		o.Names = append(o.Names, n)
 	}
+	if o.Second != nil {
+		o.Second.Names = o.Names
+	}
 	sp.Options = append(sp.Options, o)
 	return nil
+}
+
+func valueKind(names, kind string) (ValueKind, error) {
+	i := slices.Index(valueKindNames[:], kind)
+	if i <= 0 {
+		return ValNone, fmt.Errorf("option %s: unknown value kind %q (want inert, pat, read, write, dir, exec, code or cmd)", names, kind)
+	}
+	return ValueKind(i), nil
 }
 
 // Parse reads args (the words after the program) against the spec. dyn,
@@ -384,7 +429,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 			continue
 		}
 		if isDyn {
-			if mayBeOption(a) {
+			if mayBeOption(a) || sp.Plus && strings.HasPrefix(strings.TrimLeft(a, `"'`), "+") {
 				if p.Problem == "" {
 					p.Problem = fmt.Sprintf("the word %s may be an option of %s, and is not known until the line runs", a, sp.Program)
 				}
@@ -395,6 +440,13 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				end = true
 			}
 			continue
+		}
+		if sp.Plus && len(a) > 1 && a[0] == '+' && sp.long[a] == nil {
+			if !isDigits(a[1:]) && a[1] != '/' {
+				p.Unknown = a
+				return p
+			}
+			continue // +N: a line to start at; +/pattern: a search
 		}
 		switch {
 		case a == "--":
@@ -479,12 +531,12 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 			}
 			full, o := sp.matchLong(name)
 			if o == nil {
-				if !sp.SingleDashLong || strings.HasPrefix(a, "--") || len(a) == 2 {
+				if !sp.SingleDashLong || strings.HasPrefix(a, "--") {
 					p.Unknown = strings.SplitN(a, "=", 2)[0]
 					return p
 				}
-				// -xyz with single-dash long options and no match: read
-				// it as short options below.
+				// -x or -xyz with single-dash long options and no match:
+				// read it as short options below (find -L, xxd -s16).
 			} else {
 				po := ParsedOption{Name: o.Names[0], Spelled: "--" + full, Option: o, ValueIndex: -1}
 				if sp.SingleDashLong {
@@ -503,13 +555,10 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 						p.Options = append(p.Options, po)
 						return p
 					}
-					i++
-					po.Value, po.HasValue, po.ValueIndex = args[i], true, i
-					if i < len(dyn) && dyn[i] && o.Value != ValInert && o.Value != ValPattern && p.Problem == "" {
-						p.Problem = fmt.Sprintf("the value of %s is not known until the line runs", po.Spelled)
-					}
+					i = p.nextValue(&po, args, dyn, i+1)
 				}
 				p.Options = append(p.Options, po)
+				i = p.moreValues(o, po, args, dyn, i)
 				continue
 			}
 		}
@@ -521,6 +570,10 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 					continue
 				}
 				p.Unknown = "-" + string(a[j])
+				if sp.SingleDashLong {
+					// find -fprint: the word is the unknown option.
+					p.Unknown = strings.SplitN(a, "=", 2)[0]
+				}
 				return p
 			}
 			po := ParsedOption{Name: o.Names[0], Spelled: "-" + string(a[j]), Option: o, ValueIndex: -1}
@@ -532,13 +585,10 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 						p.Options = append(p.Options, po)
 						return p
 					}
-					i++
-					po.Value, po.HasValue, po.ValueIndex = args[i], true, i
-					if i < len(dyn) && dyn[i] && o.Value != ValInert && o.Value != ValPattern && p.Problem == "" {
-						p.Problem = fmt.Sprintf("the value of %s is not known until the line runs", po.Spelled)
-					}
+					i = p.nextValue(&po, args, dyn, i+1)
 				}
 				p.Options = append(p.Options, po)
+				i = p.moreValues(o, po, args, dyn, i)
 				break
 			}
 			p.Options = append(p.Options, po)
@@ -546,6 +596,48 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 	}
 	return p
 }
+
+// nextValue takes the word at i as the value of po and returns i. A
+// dynamic word makes a problem unless the value is inert, a pattern or a
+// command the shell analysis judges on its own.
+func (p *Parsed) nextValue(po *ParsedOption, args []string, dyn []bool, i int) int {
+	po.Value, po.HasValue, po.ValueIndex = args[i], true, i
+	k := po.Option.Value
+	if i < len(dyn) && dyn[i] && k != ValInert && k != ValPattern && k != ValCommand && p.Problem == "" {
+		p.Problem = fmt.Sprintf("the value of %s is not known until the line runs", po.Spelled)
+	}
+	return i
+}
+
+// moreValues reads what follows an option's first value, which ended at
+// index i: the second value of a two-value option, or the rest of a
+// command line up to its ";". It returns the index of the last word taken.
+func (p *Parsed) moreValues(o *Option, po ParsedOption, args []string, dyn []bool, i int) int {
+	switch {
+	case !po.HasValue:
+	case o.Second != nil:
+		if i+1 < len(args) {
+			second := ParsedOption{Name: po.Name, Spelled: po.Spelled, Option: o.Second}
+			i = p.nextValue(&second, args, dyn, i+1)
+			p.Options = append(p.Options, second)
+		}
+	case o.Value == ValCommand:
+		// The command ends at a static ";", or at a static "+" right
+		// after a static "{}" (find -exec CMD {} +), or with the words.
+		if static(dyn, i) && args[i] == ";" {
+			return i
+		}
+		for j := i + 1; j < len(args); j++ {
+			if static(dyn, j) && (args[j] == ";" || args[j] == "+" && static(dyn, j-1) && args[j-1] == "{}") {
+				return j
+			}
+		}
+		return len(args) - 1
+	}
+	return i
+}
+
+func static(dyn []bool, i int) bool { return i >= len(dyn) || !dyn[i] }
 
 // matchLong finds a long option by its full name or, unless the program
 // takes only full names, an unambiguous prefix. It returns the full name.
@@ -612,6 +704,9 @@ func (sp *Spec) Describe() string {
 	}
 	if sp.Posix {
 		b.WriteString(", options end at the first operand")
+	}
+	if sp.Plus {
+		b.WriteString(", +WORD is an initial command")
 	}
 	if len(sp.Subcommands) > 0 {
 		fmt.Fprintf(&b, ", %d subcommands", len(sp.Subcommands))

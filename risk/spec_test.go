@@ -26,6 +26,10 @@ func TestParseSpecsErrors(t *testing.T) {
 		{"cat: @nope", `unknown directive "@nope"`},
 		{"cat: x", `bad option spelling "x"`},
 		{"cat: -n\n  --long|-n", "t:2: cat: option -n listed twice"},
+		{"jq: --rawfile=inert+file", `unknown value kind "file"`},
+		{"jq: --rawfile=inert+", `unknown value kind ""`},
+		{"jq: --rawfile?=inert+read", "two values are neither optional nor a command"},
+		{"find: -exec=cmd+inert", "two values are neither optional nor a command"},
 	} {
 		_, err := ParseSpecs("t", tc.src)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -132,6 +136,10 @@ func FuzzSpecParse(f *testing.F) {
 	f.Add("ls", "-la\x00--col\x00--\x00-x")
 	f.Add("xxd", "-c16\x00-cols\x008")
 	f.Add("hostname", "-")
+	f.Add("jq", "--rawfile\x00k\x00.env\x00-n\x00$k")
+	f.Add("find", ".\x00-exec\x00grep\x00-l\x00{}\x00+\x00-fprintf\x00x")
+	f.Add("less", "+G\x00+!id\x00-k")
+	f.Add("lsof", "+D\x00/tmp\x00-i\x00:80")
 	f.Fuzz(func(t *testing.T, prog, words string) {
 		sp := Lookup(prog)
 		if sp == nil {
@@ -160,4 +168,144 @@ func FuzzSpecParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSpecTwoValues(t *testing.T) {
+	sp, err := ParseSpecs("t", "jq: -n --arg=inert+inert --rawfile=inert+read -o=write+inert\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type opt struct {
+		name, value string
+		kind        ValueKind
+		index       int
+	}
+	for _, tc := range []struct {
+		args     []string
+		dyn      []bool
+		opts     []opt
+		operands []int
+		problem  bool
+	}{
+		{args: []string{"--rawfile", "k", ".env", "-n", "$k"}, operands: []int{4},
+			opts: []opt{{"--rawfile", "k", ValInert, 1}, {"--rawfile", ".env", ValRead, 2}, {"-n", "", ValNone, -1}}},
+		{args: []string{"--arg", "x", "1", "f"}, operands: []int{3},
+			opts: []opt{{"--arg", "x", ValInert, 1}, {"--arg", "1", ValInert, 2}}},
+		{args: []string{"-oout", "%p", "f"}, operands: []int{2},
+			opts: []opt{{"-o", "out", ValWrite, 0}, {"-o", "%p", ValInert, 1}}},
+		// A missing second value: the program fails before it reads.
+		{args: []string{"--rawfile", "k"}, opts: []opt{{"--rawfile", "k", ValInert, 1}}},
+		// The second value is a file, and not known statically.
+		{args: []string{"--rawfile", "k", "$F", "."}, dyn: []bool{false, false, true, false}, operands: []int{3}, problem: true,
+			opts: []opt{{"--rawfile", "k", ValInert, 1}, {"--rawfile", "$F", ValRead, 2}}},
+	} {
+		p := sp[0].Parse(tc.args, tc.dyn)
+		if p.Unknown != "" || (p.Problem != "") != tc.problem || !slices.Equal(p.Operands, tc.operands) {
+			t.Errorf("%q: unknown %q problem %q operands %v", tc.args, p.Unknown, p.Problem, p.Operands)
+			continue
+		}
+		var got []opt
+		for _, o := range p.Options {
+			got = append(got, opt{o.Name, o.Value, o.Option.Value, o.ValueIndex})
+		}
+		if !slices.Equal(got, tc.opts) {
+			t.Errorf("%q: options %v, want %v", tc.args, got, tc.opts)
+		}
+	}
+}
+
+func TestSpecCommandValue(t *testing.T) {
+	sp, err := ParseSpecs("t", "find: @single @noabbrev -L -name=pat -exec|-ok=cmd -print -a\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args     []string
+		dyn      []bool
+		unknown  string
+		operands []int
+		opts     []string
+	}{
+		// The command's own options are no options of find.
+		{args: []string{".", "-exec", "grep", "-l", "x", "{}", "+"}, operands: []int{0}, opts: []string{"-exec"}},
+		{args: []string{".", "-exec", "rm", "-f", "{}", ";", "-print"}, operands: []int{0}, opts: []string{"-exec", "-print"}},
+		{args: []string{"-L", ".", "-ok", "ls", "-Z", ";", "-a", "-print"}, operands: []int{1}, opts: []string{"-L", "-exec", "-a", "-print"}},
+		// "+" ends the command only right after "{}".
+		{args: []string{".", "-exec", "echo", "+", "-Z", ";", "-print"}, operands: []int{0}, opts: []string{"-exec", "-print"}},
+		// A dynamic ";" ends nothing: the rest is the command.
+		{args: []string{".", "-exec", "echo", "$x", "-Z"}, dyn: []bool{false, false, false, true, false}, operands: []int{0}, opts: []string{"-exec"}},
+		// No terminator: the command runs to the end of the words.
+		{args: []string{".", "-exec", "rm", "-Z"}, operands: []int{0}, opts: []string{"-exec"}},
+		{args: []string{".", "-exec", ";", "-Z"}, unknown: "-Z"},
+		{args: []string{".", "-exec"}, operands: []int{0}, opts: []string{"-exec"}},
+		// A primary the spec does not list, after a command, is unknown.
+		{args: []string{".", "-exec", "id", ";", "-fprint", "x"}, unknown: "-fprint"},
+	} {
+		p := sp[0].Parse(tc.args, tc.dyn)
+		if p.Unknown != tc.unknown {
+			t.Errorf("%q: unknown %q, want %q", tc.args, p.Unknown, tc.unknown)
+			continue
+		}
+		if tc.unknown != "" {
+			continue
+		}
+		var names []string
+		for _, o := range p.Options {
+			names = append(names, o.Name)
+		}
+		if !slices.Equal(p.Operands, tc.operands) || !slices.Equal(names, tc.opts) {
+			t.Errorf("%q: operands %v options %v, want %v %v", tc.args, p.Operands, names, tc.operands, tc.opts)
+		}
+	}
+}
+
+func TestSpecPlusAndSingle(t *testing.T) {
+	sp, err := ParseSpecs("t", "less: @plus -N -p=pat +G +F\nx: @single -s=inert -cols|-c=inert -d -name=pat\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	less, x := sp[0], sp[1]
+	if d := less.Describe(); !strings.Contains(d, "+WORD is an initial command") {
+		t.Errorf("Describe() = %q, want the +WORD commands said", d)
+	}
+	for _, tc := range []struct {
+		sp      *Spec
+		args    []string
+		dyn     []bool
+		unknown string
+		problem bool
+		opts    []string
+	}{
+		{sp: less, args: []string{"+G", "f"}, opts: []string{"+G"}},
+		{sp: less, args: []string{"+100", "-N", "f"}, opts: []string{"-N"}},
+		{sp: less, args: []string{"+/TODO", "f"}},
+		{sp: less, args: []string{"+!id", "f"}, unknown: "+!id"},
+		{sp: less, args: []string{"++G", "f"}, unknown: "++G"},
+		{sp: less, args: []string{"+Gv", "f"}, unknown: "+Gv"},
+		{sp: less, args: []string{"+:e x", "f"}, unknown: "+:e x"},
+		{sp: less, args: []string{`"+$c"`, "f"}, dyn: []bool{true, false}, problem: true},
+		{sp: less, args: []string{"f", "+"}},
+		// Single-dash long options; a word that names none is read as
+		// short options.
+		{sp: x, args: []string{"-s", "16", "-d", "f"}, opts: []string{"-s", "-d"}},
+		{sp: x, args: []string{"-s16", "-cols", "8", "-c4"}, opts: []string{"-s", "-cols", "-cols"}},
+		{sp: x, args: []string{"-name", "*.go"}, opts: []string{"-name"}},
+		{sp: x, args: []string{"-n", "x"}, opts: []string{"-name"}},
+		{sp: x, args: []string{"-z"}, unknown: "-z"},
+		{sp: x, args: []string{"-dz"}, unknown: "-dz"},
+		{sp: x, args: []string{"--nope"}, unknown: "--nope"},
+	} {
+		p := tc.sp.Parse(tc.args, tc.dyn)
+		if p.Unknown != tc.unknown || (p.Problem != "") != tc.problem {
+			t.Errorf("%s %q: unknown %q problem %q, want %q %v", tc.sp.Program, tc.args, p.Unknown, p.Problem, tc.unknown, tc.problem)
+			continue
+		}
+		var names []string
+		for _, o := range p.Options {
+			names = append(names, o.Name)
+		}
+		if tc.unknown == "" && !slices.Equal(names, tc.opts) {
+			t.Errorf("%s %q: options %v, want %v", tc.sp.Program, tc.args, names, tc.opts)
+		}
+	}
 }
