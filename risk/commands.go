@@ -129,7 +129,7 @@ func init() {
 	add(Write, kCopy, "cp", "ln", "install", "rsync")
 	add(Write, kMove, "mv")
 	add(Write, kWriteAfter1, "chmod", "chown", "chgrp", "setfacl")
-	add(Write, kNone, "export", "patch", "git", "tar", "sed", "dd", "unzip", "zip")
+	add(Write, kNone, "export", "patch", "git", "tar", "sed", "dd", "unzip", "zip", "gzip")
 	add(Execute, kExec, "python", "python3", "python2", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
 		"lua", "Rscript", "bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "source", ".", "exec", "make",
 		"cmake", "ninja", "npm", "npx", "yarn", "pnpm", "pip", "pip3", "uv", "poetry", "cargo", "go", "rustc",
@@ -216,6 +216,9 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 			}
 			e.Level = Max(e.Level, Write)
 		case ValExec, ValCode:
+			if o.Option.Value == ValCode && grammarCode[base] == o.Name {
+				continue // the program's own grammar judges this code
+			}
 			e.Level, e.Known = Max(e.Level, Execute), false
 			if e.Exec == "" {
 				e.Exec = fmt.Sprintf("%s %s runs the program or code it is given", base, o.Spelled)
@@ -261,6 +264,11 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 		}
 	}
 }
+
+// grammarCode names, per program, the option whose code the program's
+// effect reads with a grammar of its language rather than taking it as
+// code that may do anything: sed's -e scripts.
+var grammarCode = map[string]string{"sed": "-e"}
 
 // ddOperands are the KEY=VALUE operands of dd.
 var ddOperands = map[string]bool{"if": true, "of": true, "bs": true, "ibs": true, "obs": true, "cbs": true,
@@ -315,7 +323,10 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	case "ps":
 		// BSD-style e (ps eww, ps auxe) prints every process's environment.
 		for _, a := range args {
-			if !strings.HasPrefix(a, "-") && strings.Contains(a, "e") || a == "-E" || strings.HasPrefix(a, "-") && strings.Contains(a, "e") && !strings.HasPrefix(a, "--") && len(a) > 2 {
+			// With a dash, e is UNIX "every process" (ps -ef); procps reads
+			// a dashed cluster with x in it as BSD options (ps -auxe).
+			bsdDash := strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "e") && strings.Contains(a, "x")
+			if !strings.HasPrefix(a, "-") && strings.Contains(a, "e") || a == "-E" || bsdDash {
 				e.Level, e.Secret = Credential, "prints the environment of processes"
 				return e
 			}

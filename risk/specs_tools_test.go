@@ -129,10 +129,11 @@ func TestToolSpecs(t *testing.T) {
 		{line: "ps aux", level: Read, known: true},
 		{line: "ps -o pid,comm -p 1", level: Read, known: true},
 		{line: "ps eww", level: Credential, known: true},
-		// BSD ps -e prints the environment of processes: the effect of ps
-		// reads -ef so, whatever the system.
-		{line: "ps -ef", level: Credential, known: true},
-		{line: "ps --sort=-%mem -eo pid,args", level: Credential, known: true},
+		// With a dash, e is UNIX "every process"; only a dashed cluster
+		// that procps reads as BSD options (x in it) shows environments.
+		{line: "ps -ef", level: Read, known: true},
+		{line: "ps --sort=-%mem -eo pid,args", level: Read, known: true},
+		{line: "ps -auxe", level: Credential, known: true},
 		{line: "top -b -n 1", level: Read, known: true},
 		{line: "top -bn1 -o %MEM", level: Read, known: true},
 		{line: "lsof -i :8080", level: Read, known: true},

@@ -218,6 +218,12 @@ func (e *env) pathFacts(dir, raw string) []PathFact {
 	}
 	out := make([]PathFact, 0, len(matches))
 	for _, m := range matches {
+		if strings.HasSuffix(raw, "/") {
+			// A pattern ending in "/" matches directories only.
+			if fi, err := os.Stat(m); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
 		f := e.pathFact(dir, m)
 		f.Requested = raw + " (" + m + ")"
 		out = append(out, f)

@@ -308,7 +308,7 @@ allow = ["Bash(./build.sh)"]`}, tool: "Bash", input: sh("cd src && ../build.sh")
 allow = ["Read(~/**)"]`}, tool: "Bash", input: sh("HOME=/etc; cat ~/shadow"), want: policy.Ask},
 		{name: "ln -s to a key then cat", tool: "Bash", input: sh("ln -s ~/.ssh/id_rsa k && cat k"), mode: "acceptEdits", want: policy.Deny, reason: ReasonCredential},
 		{name: "ln -s to / then read", tool: "Bash", input: sh("ln -s / r && cat r/etc/hosts"), mode: "acceptEdits", want: policy.Deny, reason: ReasonCredential},
-		{name: "awk system() is not a read", tool: "Bash", input: sh(`awk 'BEGIN{system("rm -rf /")}'`), want: policy.Ask, reason: ReasonUnknownCommand},
+		{name: "awk system() is not a read", tool: "Bash", input: sh(`awk 'BEGIN{system("rm -rf /")}'`), want: policy.Ask, reason: ReasonExecute},
 		{name: "awk print is a read", tool: "Bash", input: sh(`awk '{print $1}' README.md`), want: policy.Allow},
 		{name: "sed e flag is not a read", tool: "Bash", input: sh(`sed 's/.*/id/e' README.md`), want: policy.Ask},
 		{name: "git config hooksPath asks as protected", l: layers{project: `mode = "bypassPermissions"`}, tool: "Bash", input: sh("git config core.hooksPath /tmp/h"), want: policy.Ask, reason: ReasonProtectedPath},
