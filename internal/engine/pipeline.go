@@ -229,6 +229,8 @@ func (st *state) judge(u *Unit) {
 		st.step(u, "allow rules", "allow", ruleRef(r))
 		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ruleRef(r))
 		return
+	} else if ig := st.ignoredAllow(u); ig != "" {
+		st.step(u, "allow rules", "pass", ig)
 	} else if why != "" {
 		st.step(u, "allow rules", "pass", why)
 	} else {
@@ -573,6 +575,28 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 		}
 	}
 	return first, why
+}
+
+// ignoredAllow names, for an explanation, an ignored allow rule (of an
+// untrusted project, or set aside by a managed lock) that would have
+// allowed the unit, with its origin and why it does not count; "" when
+// none would or when not explaining.
+func (st *state) ignoredAllow(u *Unit) string {
+	if !st.explain || len(st.set.Ignored) == 0 {
+		return ""
+	}
+	alt := *st
+	alt.idx = st.set.IgnoredIndex()
+	r, _ := alt.allowRule(u)
+	if r == nil {
+		return ""
+	}
+	for _, ig := range st.set.Ignored {
+		if ig.Rule == r {
+			return fmt.Sprintf("%s would allow this but is ignored: %s", ruleRef(r), ig.Reason)
+		}
+	}
+	return ""
 }
 
 // uncoveredOutside returns a path of the unit outside the workspace that
