@@ -148,7 +148,8 @@ func TestMatchPath(t *testing.T) {
 		{"Read(*.pem)", "/w/project/certs/a.pem", false, true},
 		{"Read(src/**)", "/w/project/src/a/b.go", false, true},
 		{"Read(src/**)", "/w/project/src", false, true},
-		{"Read(src/*)", "/w/project/src/a/b.go", false, true}, // a/ matches, covering below
+		{"Read(src/*)", "/w/project/src/a/b.go", false, false}, // * stays within src
+		{"Read(src/*)", "/w/project/src/a/b.go", true, true},   // a deny or ask covers what is below src/a
 		{"Read(src/*.go)", "/w/project/src/a/b.go", false, false},
 		{"Read(/w/project/**)", "/w/project-old/x", false, false},
 		{"Read(//w/project/**)", "/w/project/x", false, true},
