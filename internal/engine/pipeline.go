@@ -112,6 +112,15 @@ func (st *state) judge(u *Unit) {
 			return
 		}
 	}
+	if r == nil {
+		var err error
+		if r, err = st.enclosingRule(u, policy.Deny); err != nil {
+			msg := "the policy of a project enclosing " + st.env.root + " cannot be loaded, so nothing is allowed: " + err.Error()
+			st.step(u, "deny rules", "deny", msg)
+			st.decide(u, policy.Deny, ReasonPolicyError, SourceRule, nil, msg)
+			return
+		}
+	}
 	if r != nil {
 		st.step(u, "deny rules", "deny", ruleRef(r))
 		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ruleRef(r))
@@ -140,6 +149,9 @@ func (st *state) judge(u *Unit) {
 	r = st.matchRule(u, policy.Ask)
 	if r == nil {
 		r, _ = st.nestedRule(u, policy.Ask) // a load error already denied
+	}
+	if r == nil {
+		r, _ = st.enclosingRule(u, policy.Ask)
 	}
 	if r != nil {
 		st.step(u, "ask rules", "ask", ruleRef(r))
@@ -483,6 +495,37 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 		}
 	}
 	return nil, nil
+}
+
+// enclosingRule returns the first deny or ask rule of a project enclosing
+// the workspace root — a directory above it with its own .toolgate/ — that
+// matches any aspect of the unit, each project's rules matched against its
+// own root. A package that ships a .toolgate/ directory (under
+// node_modules/, say) becomes a project of its own when the agent calls
+// from inside it; it must not shed the enclosing project's deny and ask
+// rules that way. A policy that cannot be loaded is an error: the caller
+// denies.
+func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, error) {
+	if st.env.root == "" {
+		return nil, nil
+	}
+	for dir := filepath.Dir(st.env.root); ; dir = filepath.Dir(dir) {
+		if st.env.hasPolicyDir(dir) {
+			set, err := st.e.policyFor(dir)
+			if err != nil {
+				return nil, err
+			}
+			alt, env := *st, *st.env
+			env.match = policy.MatchContext{Root: dir, Home: st.env.home}
+			alt.env, alt.set, alt.idx = &env, set, set.Index()
+			if r := alt.matchRule(u, eff); r != nil {
+				return r, nil
+			}
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return nil, nil
+		}
+	}
 }
 
 // pathAllow returns the first allow rule of the family matching the real
