@@ -140,11 +140,17 @@ allow = ["Bash(curl:*)", "Read(~/.ssh/**)", "Bash", "mcp__evil", "WebFetch(domai
 				t.Errorf("%d notes, want %d:\n%s", len(s.Notes), len(tc.notes), all)
 			}
 			// The untrusted allow rules are what lint reports.
-			var unreachable int
+			var unreachable, notes int
 			for _, f := range Lint(s) {
 				if strings.Contains(f.Message, "is unreachable: "+why) {
 					unreachable++
 				}
+				if slices.Contains(s.Notes, f.Message) {
+					notes++
+				}
+			}
+			if notes != len(s.Notes) {
+				t.Errorf("lint reports %d of %d ignored settings", notes, len(s.Notes))
 			}
 			if unreachable != len(s.Ignored) {
 				t.Errorf("lint reports %d unreachable rules, want %d", unreachable, len(s.Ignored))

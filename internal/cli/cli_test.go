@@ -202,7 +202,18 @@ allow = ["Bash(git push origin main)"]
 	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is unreachable: the project "+filepath.Join(dir, "project")+" is not in trusted_projects") {
 		t.Fatalf("untrusted project: exit %d:\n%s", code, out)
 	}
+	// A FILE argument at a project's .toolgate/policy.toml is judged as
+	// that project's.
+	projectFile := filepath.Join(dir, "project/.toolgate/policy.toml")
+	out, _, code = run(t, dir, "", "policy", "lint", projectFile)
+	if code != 1 || !strings.Contains(out, "allow rule Bash(git push origin main) is unreachable: the project "+filepath.Join(dir, "project")+" is not in trusted_projects") {
+		t.Fatalf("untrusted project file: exit %d:\n%s", code, out)
+	}
 	trustProject(t, dir)
+	out, _, code = run(t, dir, "", "policy", "lint", projectFile)
+	if code != 1 || !strings.Contains(out, "is shadowed") || strings.Contains(out, "trusted_projects") {
+		t.Fatalf("trusted project file: exit %d:\n%s", code, out)
+	}
 	out, _, code = run(t, dir, "", "policy", "lint")
 	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is shadowed") || strings.Contains(out, "trusted_projects") {
 		t.Fatalf("trusted project: exit %d:\n%s", code, out)
