@@ -411,7 +411,7 @@ func FuzzParseRule(f *testing.F) {
 }
 
 func FuzzParseFile(f *testing.F) {
-	for _, s := range []string{"mode = \"default\"\n[permissions]\nallow = [\"Bash(ls)\"]\n", "[managed]\n", "network = true\nwritable_roots = [\"/x\"]\n", "= \n", "[permissions]\ndeny=[\"Read(.env)\",]"} {
+	for _, s := range []string{"mode = \"default\"\n[permissions]\nallow = [\"Bash(ls)\"]\n", "[managed]\n", "network = true\nwritable_roots = [\"/x\"]\n", "mode = \"bypassPermissions\"\nsandbox = \"danger-full-access\"\napproval = \"never\"\ntrusted_mcp_servers = [\"a\"]\n", "= \n", "[permissions]\ndeny=[\"Read(.env)\",]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -424,6 +424,19 @@ func FuzzParseFile(f *testing.F) {
 		}
 		if _, err := Merge(file); err != nil {
 			t.Fatalf("a parsed file must merge: %v", err)
+		}
+		file.Distrust()
+		set, err := Merge(file)
+		if err != nil {
+			t.Fatalf("a distrusted file must merge: %v", err)
+		}
+		for _, r := range set.Rules {
+			if r.Effect == Allow {
+				t.Fatalf("an untrusted file's allow rule %s counts", r.Text)
+			}
+		}
+		if set.Mode == ModeBypass || set.Mode == ModeAcceptEdits || set.Sandbox == SandboxFullAccess || set.Approval == ApprovalNever || set.Network || len(set.WritableRoots) > 0 || len(set.TrustedMCPServers) > 0 {
+			t.Fatalf("an untrusted file loosened a setting: %s", set)
 		}
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // ApplyTrust decides, for the layers loaded for the project at root, which
@@ -95,6 +97,11 @@ func gitDirOf(root string) (string, error) {
 	dir = strings.TrimSpace(dir)
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
+	}
+	if pathres.Within(root, filepath.Clean(dir)) {
+		// Git never checks out a .git path, so such a pointer, and the
+		// index it leads to, came with the files.
+		return "", fmt.Errorf("%s names a git directory inside the project", p)
 	}
 	return dir, nil
 }

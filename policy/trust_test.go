@@ -276,6 +276,14 @@ func TestLocalShipped(t *testing.T) {
 			gitRun(t, dir, "init", "-q", "--separate-git-dir", filepath.Join(dir, "../sep.git"))
 			gitRun(t, dir, "add", ".")
 		}, "is tracked by git"},
+		{"a .git file naming a git directory the project brought", func(t *testing.T, dir string) {
+			gitRun(t, dir, "init", "-q")
+			gitRun(t, dir, "add", "a/b.txt")
+			if err := os.Rename(filepath.Join(dir, ".git"), filepath.Join(dir, "a/fake")); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, dir, map[string]string{".git": "gitdir: a/fake\n"})
+		}, "names a git directory inside the project"},
 		{"a .git file naming nothing", func(t *testing.T, dir string) {
 			writeFiles(t, dir, map[string]string{".git": "not a pointer"})
 		}, "does not name a git directory"},
