@@ -86,9 +86,12 @@ type IgnoredRule struct {
 }
 
 // Merge combines layers into the effective policy. Nil files are skipped;
-// the order of files does not matter. It fails if two files claim the same
-// layer, or if a layer above the files (the CLI) asks for bypassPermissions
-// while the managed policy forbids it.
+// the order of files does not matter. A file marked by [File.Distrust]
+// sets a mode, approval, sandbox or network only where the value is at
+// least as strict as what the layers below it set; its ignored allow rules
+// go to Ignored and the settings it could not set to Notes. It fails if two
+// files claim the same layer, or if a layer above the files (the CLI) asks
+// for bypassPermissions while the managed policy forbids it.
 func Merge(files ...*File) (*Set, error) {
 	var fs []*File
 	for _, f := range files {
@@ -369,7 +372,8 @@ func Load(l Locations) ([]*File, error) {
 }
 
 // Trusted reports whether a user or managed layer among files lists root
-// (an absolute, real path) in trusted_projects; home expands ~/.
+// (an absolute, real path) itself in trusted_projects; home expands ~/. An
+// entry for a directory above root does not trust it.
 func Trusted(files []*File, root, home string) bool {
 	for _, f := range files {
 		if f.Layer != LayerUser && f.Layer != LayerManaged {
