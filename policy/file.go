@@ -53,7 +53,9 @@ type File struct {
 	// "sandbox", ...).
 	Pos map[string]Position
 
-	notes []string // settings Distrust removed
+	notes     []string      // lists Distrust dropped
+	ignored   []IgnoredRule // allow rules Distrust set aside
+	untrusted string        // why Distrust was applied, "" if it was not
 }
 
 // fileDoc is the TOML schema of a policy file.
@@ -224,37 +226,32 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 	return f, nil
 }
 
-// Distrust removes from a project layer every setting that loosens the
-// gate — bypassPermissions or acceptEdits, danger-full-access, approval
-// never, network on, writable roots, trusted MCP servers — and returns a
-// note for each. The engine applies it to a project whose root the user
-// has not listed in trusted_projects: a cloned repository cannot switch
-// the gate off by committing a policy file. Rules and stricter settings
-// stay.
+// Distrust sets aside whatever in the file could loosen the gate. The
+// engine applies it to the project layer of a project whose root no user or
+// managed policy lists in trusted_projects, and to a local layer that came
+// with the repository (see [ApplyTrust]): a cloned repository, or a package
+// that ships a .toolgate directory, can make the gate stricter but cannot
+// switch it off. Allow rules are set aside (Merge lists them in
+// [Set.Ignored]), writable_roots and trusted_mcp_servers are dropped, and
+// Merge applies the file's mode, approval, sandbox and network settings only
+// where they are at least as strict as what the layers below it set. Deny
+// and ask rules and credential_paths and protected_paths additions stay.
+// It returns a note for each list it dropped; the ignored rules and
+// settings are reported by Merge.
 func (f *File) Distrust() []string {
+	return f.DistrustBecause("the project is not in the user policy's trusted_projects")
+}
+
+// DistrustBecause is [File.Distrust] with why as the reason given in every
+// note and for every ignored rule.
+func (f *File) DistrustBecause(why string) []string {
+	if f.untrusted != "" {
+		return nil
+	}
+	f.untrusted = why
 	var notes []string
 	drop := func(key, what string) {
-		where := f.Path
-		if p, ok := f.Pos[key]; ok && p.Line > 0 {
-			where = fmt.Sprintf("%s:%d", p.File, p.Line)
-		}
-		notes = append(notes, fmt.Sprintf("%s from %s ignored: the project is not in the user policy's trusted_projects", what, where))
-	}
-	if f.Mode != nil && (*f.Mode == ModeBypass || *f.Mode == ModeAcceptEdits) {
-		drop("mode", "mode "+string(*f.Mode))
-		f.Mode = nil
-	}
-	if f.Sandbox != nil && *f.Sandbox == SandboxFullAccess {
-		drop("sandbox", "sandbox "+string(*f.Sandbox))
-		f.Sandbox = nil
-	}
-	if f.Approval != nil && *f.Approval == ApprovalNever {
-		drop("approval", "approval never")
-		f.Approval = nil
-	}
-	if f.Network != nil && *f.Network {
-		drop("network", "network = true")
-		f.Network = nil
+		notes = append(notes, fmt.Sprintf("%s from %s ignored: %s", what, f.origin(key), why))
 	}
 	if f.WritableRootsSet {
 		drop("writable_roots", "writable_roots")
@@ -264,8 +261,33 @@ func (f *File) Distrust() []string {
 		drop("trusted_mcp_servers", "trusted_mcp_servers")
 		f.TrustedMCPServers = nil
 	}
+	kept := f.Rules[:0:0]
+	for _, r := range f.Rules {
+		if r.Effect == Allow {
+			f.ignored = append(f.ignored, IgnoredRule{Rule: r, Reason: why})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	f.Rules = kept
 	f.notes = append(f.notes, notes...)
 	return notes
+}
+
+// Untrusted returns why [File.Distrust] set the file's loosening parts
+// aside, or "" when it did not.
+func (f *File) Untrusted() string { return f.untrusted }
+
+// origin returns where key was set in the file, as file:line, or the file
+// or layer name.
+func (f *File) origin(key string) string {
+	if p, ok := f.Pos[key]; ok && p.Line > 0 {
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	if f.Path != "" {
+		return f.Path
+	}
+	return f.Layer.String()
 }
 
 // Test is an example call written in a policy file with the decision the

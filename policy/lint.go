@@ -22,8 +22,9 @@ func (f Finding) String() string {
 
 // Lint reports rules that can never decide anything: duplicates, rules
 // shadowed by a stricter rule that always matches first, allow rules set
-// aside by a managed lock, and allow rules that look as if they unlocked
-// credentials but cannot.
+// aside by a managed lock or because the project is not trusted, and allow
+// rules that look as if they unlocked credentials but cannot; and settings
+// that a lock or a missing trust overrode.
 func Lint(s *Set) []Finding {
 	var out []Finding
 	add := func(r *Rule, format string, args ...any) {
@@ -31,6 +32,11 @@ func Lint(s *Set) []Finding {
 	}
 	for _, ig := range s.Ignored {
 		add(ig.Rule, "%s rule %s is unreachable: %s", ig.Rule.Effect, ig.Rule.Text, ig.Reason)
+	}
+	for _, n := range s.Notes {
+		// Settings that a lock or a missing trust overrode; the note names
+		// the file and line.
+		out = append(out, Finding{Message: n})
 	}
 	for i, r := range s.Rules {
 		for _, o := range s.Rules[:i] {

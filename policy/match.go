@@ -108,7 +108,8 @@ func (r *Rule) IsExactCommand() bool {
 }
 
 // MatchBelow reports whether an anchored path rule names something inside
-// the directory abs: a read of the whole tree at abs reads it. Patterns
+// the directory abs, or abs itself with a wildcard below it: a read of the
+// whole tree at abs reads it. Patterns
 // without an anchor (a name at any depth) are not considered.
 func (r *Rule) MatchBelow(abs string, ctx *MatchContext) bool {
 	if r.Kind != SpecPath || r.path.anchor == anchorAnywhere {
@@ -119,12 +120,15 @@ func (r *Rule) MatchBelow(abs string, ctx *MatchContext) bool {
 		return false
 	}
 	var lit []string
-	for _, seg := range strings.Split(strings.TrimPrefix(r.path.glob, "/"), "/") {
-		if strings.ContainsAny(seg, "*?[{") {
+	segs := strings.Split(strings.TrimPrefix(r.path.glob, "/"), "/")
+	for _, seg := range segs {
+		if strings.ContainsAny(seg, "*?[{\\") {
 			break
 		}
 		lit = append(lit, seg)
 	}
 	named := filepath.Join(append([]string{base}, lit...)...)
-	return named != abs && pathres.Within(abs, named)
+	// Read(/secrets/*) names what lies in /secrets: a read of the tree at
+	// /secrets reads it.
+	return pathres.Within(abs, named) && (named != abs || len(lit) < len(segs))
 }

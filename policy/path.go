@@ -26,9 +26,10 @@ const (
 	anchorAbs                        // /...
 )
 
-// pathPattern is a gitignore-style glob: * within a segment, ** across
-// segments, ? one character, [...] a class, {a,b} alternatives. A pattern
-// that matches a directory also matches everything below it.
+// pathPattern is a glob as written: * and ? within a segment, ** across
+// segments, [...] a class, {a,b} alternatives. A pattern without wildcards
+// also matches everything below the file or directory it names; see
+// [pathPattern.match] for what deny and ask rules match besides.
 type pathPattern struct {
 	anchor pathAnchor
 	glob   string // relative to the anchor; for anchorAbs it starts with "/"
@@ -88,27 +89,43 @@ func (p *pathPattern) base(ctx *MatchContext) (string, bool) {
 	}
 }
 
-// match reports whether the absolute path abs matches. With anywhere set, a
-// slash-free pattern matches a name at any depth of any path; otherwise it
-// matches only below the project root (the safe reading for allow rules).
-func (p *pathPattern) match(abs string, ctx *MatchContext, anywhere bool) bool {
+// match reports whether the absolute path abs matches the pattern as
+// written: "*" stays within one path segment, "**" crosses segments, and
+// only a pattern without wildcards — one naming a file or a directory,
+// such as /dir or /dir/ — covers what lies below what it names. So
+// Write(/dir/*) matches /dir/a but not /dir/a/b, and Write(/dir/**) both.
+//
+// With conservative set (deny and ask rules), a narrower reading would
+// loosen the rule, so two readings are widened: a slash-free pattern
+// matches a name at any depth of any path, not only below the project root
+// (Read(.env) denies every .env), and whatever lies below a directory the
+// pattern matches is matched too, as gitignore ignores the contents of an
+// ignored directory (a deny Read(/secrets/*) also denies
+// /secrets/sub/key, since /secrets/sub matches).
+func (p *pathPattern) match(abs string, ctx *MatchContext, conservative bool) bool {
 	if abs == "" {
 		return false
 	}
+	literal := !hasGlobMeta(p.glob)
 	if p.anchor == anchorAnywhere {
-		if !anywhere {
+		if !conservative {
 			if ctx.Root == "" || !pathres.Within(ctx.Root, abs) {
 				return false
 			}
 			rel, _ := filepath.Rel(ctx.Root, abs)
 			abs = rel
 		}
-		for _, seg := range strings.Split(filepath.ToSlash(abs), "/") {
-			if seg == "" || seg == "." {
-				continue
+		segs := strings.Split(filepath.ToSlash(abs), "/")
+		for i := len(segs) - 1; i >= 0; i-- {
+			if seg := segs[i]; seg != "" && seg != "." {
+				if ok, _ := doublestar.Match(p.glob, seg); ok {
+					return true
+				}
 			}
-			if ok, _ := doublestar.Match(p.glob, seg); ok {
-				return true
+			// Only a name without wildcards, or a deny or ask rule, covers
+			// what lies below the directory it matches.
+			if !literal && !conservative {
+				return false
 			}
 		}
 		return false
@@ -130,18 +147,31 @@ func (p *pathPattern) match(abs string, ctx *MatchContext, anywhere bool) bool {
 	if rel == "." {
 		return false
 	}
-	// The path itself, or any directory above it, matching the pattern.
+	if ok, _ := doublestar.Match(glob, rel); ok {
+		return true
+	}
+	if literal {
+		return strings.HasPrefix(rel, glob+"/")
+	}
+	if !conservative {
+		return false
+	}
+	// A directory above the path matching the pattern.
 	for cur := rel; ; {
-		if ok, _ := doublestar.Match(glob, cur); ok {
-			return true
-		}
 		i := strings.LastIndexByte(cur, '/')
 		if i < 0 {
 			return false
 		}
 		cur = cur[:i]
+		if ok, _ := doublestar.Match(glob, cur); ok {
+			return true
+		}
 	}
 }
+
+// hasGlobMeta reports whether a pattern holds a wildcard, a class, an
+// alternative or an escape.
+func hasGlobMeta(glob string) bool { return strings.ContainsAny(glob, "*?[{\\") }
 
 // explicit reports whether the pattern names files rather than sweeping
 // trees. A wildcard may only stand in the last segment and only beside a

@@ -148,7 +148,8 @@ func TestMatchPath(t *testing.T) {
 		{"Read(*.pem)", "/w/project/certs/a.pem", false, true},
 		{"Read(src/**)", "/w/project/src/a/b.go", false, true},
 		{"Read(src/**)", "/w/project/src", false, true},
-		{"Read(src/*)", "/w/project/src/a/b.go", false, true}, // a/ matches, covering below
+		{"Read(src/*)", "/w/project/src/a/b.go", false, false}, // * stays within src
+		{"Read(src/*)", "/w/project/src/a/b.go", true, true},   // a deny or ask covers what is below src/a
 		{"Read(src/*.go)", "/w/project/src/a/b.go", false, false},
 		{"Read(/w/project/**)", "/w/project-old/x", false, false},
 		{"Read(//w/project/**)", "/w/project/x", false, true},
@@ -410,7 +411,7 @@ func FuzzParseRule(f *testing.F) {
 }
 
 func FuzzParseFile(f *testing.F) {
-	for _, s := range []string{"mode = \"default\"\n[permissions]\nallow = [\"Bash(ls)\"]\n", "[managed]\n", "network = true\nwritable_roots = [\"/x\"]\n", "= \n", "[permissions]\ndeny=[\"Read(.env)\",]"} {
+	for _, s := range []string{"mode = \"default\"\n[permissions]\nallow = [\"Bash(ls)\"]\n", "[managed]\n", "network = true\nwritable_roots = [\"/x\"]\n", "mode = \"bypassPermissions\"\nsandbox = \"danger-full-access\"\napproval = \"never\"\ntrusted_mcp_servers = [\"a\"]\n", "= \n", "[permissions]\ndeny=[\"Read(.env)\",]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -423,6 +424,19 @@ func FuzzParseFile(f *testing.F) {
 		}
 		if _, err := Merge(file); err != nil {
 			t.Fatalf("a parsed file must merge: %v", err)
+		}
+		file.Distrust()
+		set, err := Merge(file)
+		if err != nil {
+			t.Fatalf("a distrusted file must merge: %v", err)
+		}
+		for _, r := range set.Rules {
+			if r.Effect == Allow {
+				t.Fatalf("an untrusted file's allow rule %s counts", r.Text)
+			}
+		}
+		if set.Mode == ModeBypass || set.Mode == ModeAcceptEdits || set.Sandbox == SandboxFullAccess || set.Approval == ApprovalNever || set.Network || len(set.WritableRoots) > 0 || len(set.TrustedMCPServers) > 0 {
+			t.Fatalf("an untrusted file loosened a setting: %s", set)
 		}
 	})
 }

@@ -56,7 +56,7 @@ const (
 	// SpecCommand: a shell command pattern, matched against each simple
 	// command of a command line.
 	SpecCommand
-	// SpecPath: a gitignore-style path glob.
+	// SpecPath: a path glob, read as written (see the README's rule section).
 	SpecPath
 	// SpecDomain: a host pattern, domain:example.com or domain:*.example.com.
 	SpecDomain

@@ -19,7 +19,9 @@ type Set struct {
 	// Rules are the pooled rules, deny rules first, then ask, then allow,
 	// each group in layer order (highest first) and written order.
 	Rules []*Rule
-	// Ignored are rules that a managed lock set aside, with the reason.
+	// Ignored are allow rules that do not count, with the reason: rules of
+	// an untrusted project (see [File.Distrust]) and rules a managed lock
+	// set aside.
 	Ignored []IgnoredRule
 
 	Mode Mode
@@ -51,7 +53,7 @@ type Set struct {
 	// Notes record settings that a lock or a missing trust overrode.
 	Notes []string
 
-	idx *Index
+	idx, ignoredIdx *Index
 }
 
 // Index returns the set's rule index. Sets made by [Merge] hold one; for a
@@ -63,16 +65,33 @@ func (s *Set) Index() *Index {
 	return s.idx
 }
 
-// IgnoredRule is a rule that a managed lock set aside.
+// IgnoredIndex returns an index of the ignored rules, so that an
+// explanation can say which of them would have matched a call.
+func (s *Set) IgnoredIndex() *Index {
+	if s.ignoredIdx == nil {
+		rules := make([]*Rule, len(s.Ignored))
+		for i, ig := range s.Ignored {
+			rules[i] = ig.Rule
+		}
+		return buildIndex(rules)
+	}
+	return s.ignoredIdx
+}
+
+// IgnoredRule is a rule that does not count: a managed lock or a missing
+// trust set it aside.
 type IgnoredRule struct {
 	Rule   *Rule
 	Reason string
 }
 
 // Merge combines layers into the effective policy. Nil files are skipped;
-// the order of files does not matter. It fails if two files claim the same
-// layer, or if a layer above the files (the CLI) asks for bypassPermissions
-// while the managed policy forbids it.
+// the order of files does not matter. A file marked by [File.Distrust]
+// sets a mode, approval, sandbox or network only where the value is at
+// least as strict as what the layers below it set; its ignored allow rules
+// go to Ignored and the settings it could not set to Notes. It fails if two
+// files claim the same layer, or if a layer above the files (the CLI) asks
+// for bypassPermissions while the managed policy forbids it.
 func Merge(files ...*File) (*Set, error) {
 	var fs []*File
 	for _, f := range files {
@@ -106,51 +125,60 @@ func Merge(files ...*File) (*Set, error) {
 			s.NetworkLocked = f.Network != nil && !*f.Network
 		}
 	}
-	origin := func(f *File, key string) string {
-		if p, ok := f.Pos[key]; ok && p.Line > 0 {
-			return fmt.Sprintf("%s:%d", p.File, p.Line)
-		}
-		if f.Path != "" {
-			return f.Path
-		}
-		return f.Layer.String()
+	// Settings: walk from the lowest layer up so the highest wins. An
+	// untrusted file's setting applies only where it is at least as strict
+	// as what the layers below it set.
+	looser := func(f *File, key, value, below string) {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s %s from %s ignored: it is less strict than %s, and %s", key, value, f.origin(key), below, f.untrusted))
 	}
-	// Settings: walk from the lowest layer up so the highest wins.
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
+		untrusted := f.untrusted != ""
 		if f.Mode != nil {
 			if why := s.ModeLock(*f.Mode); why != "" && f.Layer != LayerManaged {
 				if f.Layer == LayerCLI && *f.Mode == ModeBypass {
 					return nil, fmt.Errorf("policy: %s (%s)", why, managed.Path)
 				}
-				s.Notes = append(s.Notes, fmt.Sprintf("mode %s from %s ignored: %s (%s)", *f.Mode, origin(f, "mode"), why, managed.Path))
+				s.Notes = append(s.Notes, fmt.Sprintf("mode %s from %s ignored: %s (%s)", *f.Mode, f.origin("mode"), why, managed.Path))
+			} else if untrusted && !ModeAtLeastAsStrict(*f.Mode, s.Mode) {
+				looser(f, "mode", string(*f.Mode), "mode "+string(s.Mode))
 			} else {
-				s.Mode, s.From["mode"] = *f.Mode, origin(f, "mode")
+				s.Mode, s.From["mode"] = *f.Mode, f.origin("mode")
 				s.Layers["mode"] = f.Layer
 				s.ModeLayer, s.ModeSet = f.Layer, true
 			}
 		}
 		if f.Approval != nil {
 			if why := s.ApprovalLock(*f.Approval); why != "" && f.Layer != LayerManaged {
-				s.Notes = append(s.Notes, fmt.Sprintf("approval %s from %s ignored: %s (%s)", *f.Approval, origin(f, "approval"), why, managed.Path))
+				s.Notes = append(s.Notes, fmt.Sprintf("approval %s from %s ignored: %s (%s)", *f.Approval, f.origin("approval"), why, managed.Path))
+			} else if untrusted && approvalRank(*f.Approval) < approvalRank(s.Approval) {
+				looser(f, "approval", string(*f.Approval), "approval "+string(s.Approval))
 			} else {
-				s.Approval, s.From["approval"] = *f.Approval, origin(f, "approval")
+				s.Approval, s.From["approval"] = *f.Approval, f.origin("approval")
 				s.Layers["approval"] = f.Layer
 			}
 		}
 		if f.Sandbox != nil {
-			s.Sandbox, s.From["sandbox"] = *f.Sandbox, origin(f, "sandbox")
-			s.Layers["sandbox"] = f.Layer
+			if untrusted && sandboxRank(*f.Sandbox) < sandboxRank(s.Sandbox) {
+				looser(f, "sandbox", string(*f.Sandbox), "sandbox "+string(s.Sandbox))
+			} else {
+				s.Sandbox, s.From["sandbox"] = *f.Sandbox, f.origin("sandbox")
+				s.Layers["sandbox"] = f.Layer
+			}
 		}
 		if f.Network != nil {
-			s.Network, s.From["network"] = *f.Network, origin(f, "network")
-			s.Layers["network"] = f.Layer
+			if untrusted && *f.Network && !s.Network {
+				looser(f, "network", "= true", "network off")
+			} else {
+				s.Network, s.From["network"] = *f.Network, f.origin("network")
+				s.Layers["network"] = f.Layer
+			}
 		}
 		if f.WritableRootsSet {
 			if managed != nil && managed.Sandbox != nil && !managed.WritableRootsSet && f.Layer != LayerManaged {
-				s.Notes = append(s.Notes, fmt.Sprintf("writable_roots from %s ignored: the managed policy %s sets the sandbox", origin(f, "writable_roots"), managed.Path))
+				s.Notes = append(s.Notes, fmt.Sprintf("writable_roots from %s ignored: the managed policy %s sets the sandbox", f.origin("writable_roots"), managed.Path))
 			} else {
-				s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, origin(f, "writable_roots")
+				s.WritableRoots, s.From["writable_roots"] = f.WritableRoots, f.origin("writable_roots")
 				s.Layers["writable_roots"] = f.Layer
 			}
 		}
@@ -165,6 +193,9 @@ func Merge(files ...*File) (*Set, error) {
 		for _, f := range fs {
 			s.TrustedMCPServers = append(s.TrustedMCPServers, f.TrustedMCPServers...)
 		}
+	}
+	for _, f := range fs {
+		s.Ignored = append(s.Ignored, f.ignored...)
 	}
 	for _, eff := range []Decision{Deny, Ask, Allow} {
 		for _, f := range fs {
@@ -181,7 +212,52 @@ func Merge(files ...*File) (*Set, error) {
 		}
 	}
 	s.idx = buildIndex(s.Rules)
+	s.ignoredIdx = nil
+	s.ignoredIdx = s.IgnoredIndex()
 	return s, nil
+}
+
+// ModeAtLeastAsStrict reports whether mode m asks or denies at least
+// whatever mode below would: bypassPermissions, acceptEdits, default, then
+// plan, dontAsk and strict, which are each stricter than default but not
+// comparable with one another (plan lets reads through that strict denies;
+// strict lets allowed writes through that plan denies).
+func ModeAtLeastAsStrict(m, below Mode) bool {
+	rank := func(m Mode) int {
+		switch m {
+		case ModeBypass:
+			return 0
+		case ModeAcceptEdits:
+			return 1
+		case ModeDefault:
+			return 2
+		}
+		return 3
+	}
+	if m == below {
+		return true
+	}
+	return rank(m) > rank(below) && rank(below) < 3
+}
+
+func approvalRank(a Approval) int {
+	switch a {
+	case ApprovalNever:
+		return 0
+	case ApprovalOnRequest:
+		return 1
+	}
+	return 2
+}
+
+func sandboxRank(s Sandbox) int {
+	switch s {
+	case SandboxFullAccess:
+		return 0
+	case SandboxWorkspaceWrite:
+		return 1
+	}
+	return 2
 }
 
 // AllowsBypass reports whether bypassPermissions may be used.
@@ -296,7 +372,8 @@ func Load(l Locations) ([]*File, error) {
 }
 
 // Trusted reports whether a user or managed layer among files lists root
-// (an absolute, real path) in trusted_projects; home expands ~/.
+// (an absolute, real path) itself in trusted_projects; home expands ~/. An
+// entry for a directory above root does not trust it.
 func Trusted(files []*File, root, home string) bool {
 	for _, f := range files {
 		if f.Layer != LayerUser && f.Layer != LayerManaged {

@@ -199,8 +199,24 @@ allow = ["Bash(git push origin main)"]
 `)}}})
 	t.Chdir(filepath.Join(dir, "project"))
 	out, _, code := run(t, dir, "", "policy", "lint")
-	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is shadowed") {
-		t.Fatalf("exit %d:\n%s", code, out)
+	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is unreachable: the project "+filepath.Join(dir, "project")+" is not in trusted_projects") {
+		t.Fatalf("untrusted project: exit %d:\n%s", code, out)
+	}
+	// A FILE argument at a project's .toolgate/policy.toml is judged as
+	// that project's.
+	projectFile := filepath.Join(dir, "project/.toolgate/policy.toml")
+	out, _, code = run(t, dir, "", "policy", "lint", projectFile)
+	if code != 1 || !strings.Contains(out, "allow rule Bash(git push origin main) is unreachable: the project "+filepath.Join(dir, "project")+" is not in trusted_projects") {
+		t.Fatalf("untrusted project file: exit %d:\n%s", code, out)
+	}
+	trustProject(t, dir)
+	out, _, code = run(t, dir, "", "policy", "lint", projectFile)
+	if code != 1 || !strings.Contains(out, "is shadowed") || strings.Contains(out, "trusted_projects") {
+		t.Fatalf("trusted project file: exit %d:\n%s", code, out)
+	}
+	out, _, code = run(t, dir, "", "policy", "lint")
+	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is shadowed") || strings.Contains(out, "trusted_projects") {
+		t.Fatalf("trusted project: exit %d:\n%s", code, out)
 	}
 	bad := filepath.Join(dir, "bad.toml")
 	if err := os.WriteFile(bad, []byte("[permissions]\nallow = [\"Bash(ls\"]\n"), 0o644); err != nil {
@@ -240,8 +256,26 @@ expect = "deny"
 reason = "credential_access"
 `)}}})
 	t.Chdir(filepath.Join(dir, "project"))
+	// Untrusted, the project's allow rule does not count.
 	out, stderr, code := run(t, dir, "", "policy", "test")
+	if code != 1 || !strings.Contains(out, "policy.toml:4:1: FAIL Bash: got ask (execute_effect") || !strings.Contains(stderr, "2 of 3 policy tests failed") {
+		t.Fatalf("untrusted: exit %d:\n%s%s", code, out, stderr)
+	}
+	trustProject(t, dir)
+	out, stderr, code = run(t, dir, "", "policy", "test")
 	if code != 1 || !strings.Contains(out, "policy.toml:9:1: FAIL Bash: got deny (sandbox_rejected") || !strings.Contains(stderr, "1 of 3 policy tests failed") {
-		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+		t.Fatalf("trusted: exit %d:\n%s%s", code, out, stderr)
+	}
+}
+
+// trustProject writes a user policy that trusts dir/project.
+func trustProject(t *testing.T, dir string) {
+	t.Helper()
+	p := filepath.Join(dir, "home/.config/toolgate/policy.toml")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("trusted_projects = [\""+filepath.Join(dir, "project")+"\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -70,8 +71,11 @@ func lintCmd() *cobra.Command {
 		Short: "Check policy files and report unreachable or shadowed rules",
 		Long: `lint parses the policy layers of the current project (or the FILEs
 given, each read as a project-layer file) and reports every error with its
-file, line and column, then rules that can never decide anything. It exits 1
-when it finds anything.`,
+file, line and column, then rules that can never decide anything and
+settings that are ignored: among them the allow rules and loosening
+settings of a project that the user or managed policy does not list in
+trusted_projects (a FILE at <root>/.toolgate/policy.toml is judged as that
+project's). It exits 1 when it finds anything.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var files []*policy.File
 			if len(args) > 0 {
@@ -83,6 +87,9 @@ when it finds anything.`,
 					f, err := policy.ParseFile(a, src, policy.LayerProject)
 					if err != nil {
 						return &exitError{1, err}
+					}
+					if err := pf.trustFile(f); err != nil {
+						return err
 					}
 					files = append(files, f)
 				}
@@ -129,6 +136,33 @@ func mergeForLint(files []*policy.File) (*policy.Set, error) {
 	return policy.Merge(files...)
 }
 
+// trustFile applies the trust of the project a FILE argument belongs to,
+// when it is a project's .toolgate/policy.toml, as the engine would.
+func (f *policyFlags) trustFile(file *policy.File) error {
+	abs, err := filepath.Abs(file.Path)
+	if err != nil {
+		return err
+	}
+	if filepath.Base(abs) != filepath.Base(policy.ProjectFile) || filepath.Base(filepath.Dir(abs)) != filepath.Dir(policy.ProjectFile) {
+		return nil
+	}
+	root := pathres.Real(filepath.Dir(filepath.Dir(abs)))
+	l := policy.DefaultLocations("")
+	if f.managed != "" {
+		l.Managed = f.managed
+	}
+	if f.user != "" {
+		l.User = f.user
+	}
+	files, err := policy.Load(l)
+	if err != nil {
+		return &exitError{1, err}
+	}
+	home, _ := os.UserHomeDir()
+	policy.ApplyTrust(append(files, file), root, home)
+	return nil
+}
+
 // projectFiles loads the file layers of the project the flags name, or of
 // the one around the working directory.
 func (f *policyFlags) projectFiles() (string, []*policy.File, error) {
@@ -151,5 +185,7 @@ func (f *policyFlags) projectFiles() (string, []*policy.File, error) {
 	if err != nil {
 		return "", nil, &exitError{1, err}
 	}
+	home, _ := os.UserHomeDir()
+	policy.ApplyTrust(files, root, home)
 	return root, files, nil
 }

@@ -97,7 +97,9 @@ func Fixed(set *policy.Set) func(string) (*policy.Set, error) {
 }
 
 // FromFiles returns a Policy function that loads the standard layer files
-// for each root and merges them with extra (CLI or session) layers.
+// for each root and merges them with extra (CLI or session) layers. What
+// the project's committed policy could loosen counts only when the user or
+// managed policy trusts the root ([policy.ApplyTrust]).
 func FromFiles(managed, user string, extra ...*policy.File) func(string) (*policy.Set, error) {
 	return func(root string) (*policy.Set, error) {
 		l := policy.DefaultLocations(root)
@@ -112,13 +114,7 @@ func FromFiles(managed, user string, extra ...*policy.File) func(string) (*polic
 			return nil, err
 		}
 		home, _ := os.UserHomeDir()
-		if !policy.Trusted(files, root, home) {
-			for _, f := range files {
-				if f.Layer == policy.LayerProject {
-					f.Distrust()
-				}
-			}
-		}
+		policy.ApplyTrust(files, root, home)
 		return policy.Merge(append(files, extra...)...)
 	}
 }
@@ -288,6 +284,9 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		}
 	}
 	t.Notes = append(append([]string{}, set.Notes...), st.notes...)
+	for _, ig := range set.Ignored {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s rule %s from %s ignored: %s", ig.Rule.Effect, ig.Rule.Text, ig.Rule.Origin(), ig.Reason))
+	}
 
 	var units []*Unit
 	if tool == policy.ToolShell {

@@ -112,6 +112,15 @@ func (st *state) judge(u *Unit) {
 			return
 		}
 	}
+	if r == nil {
+		var err error
+		if r, err = st.enclosingRule(u, policy.Deny); err != nil {
+			msg := "the policy of a project enclosing " + st.env.root + " cannot be loaded, so nothing is allowed: " + err.Error()
+			st.step(u, "deny rules", "deny", msg)
+			st.decide(u, policy.Deny, ReasonPolicyError, SourceRule, nil, msg)
+			return
+		}
+	}
 	if r != nil {
 		st.step(u, "deny rules", "deny", ruleRef(r))
 		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ruleRef(r))
@@ -140,6 +149,9 @@ func (st *state) judge(u *Unit) {
 	r = st.matchRule(u, policy.Ask)
 	if r == nil {
 		r, _ = st.nestedRule(u, policy.Ask) // a load error already denied
+	}
+	if r == nil {
+		r, _ = st.enclosingRule(u, policy.Ask)
 	}
 	if r != nil {
 		st.step(u, "ask rules", "ask", ruleRef(r))
@@ -231,6 +243,8 @@ func (st *state) judge(u *Unit) {
 		st.step(u, "allow rules", "allow", ruleRef(r))
 		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ruleRef(r))
 		return
+	} else if ig := st.ignoredAllow(u); ig != "" {
+		st.step(u, "allow rules", "pass", ig)
 	} else if why != "" {
 		st.step(u, "allow rules", "pass", why)
 	} else {
@@ -491,6 +505,37 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 	return nil, nil
 }
 
+// enclosingRule returns the first deny or ask rule of a project enclosing
+// the workspace root — a directory above it with its own .toolgate/ — that
+// matches any aspect of the unit, each project's rules matched against its
+// own root. A package that ships a .toolgate/ directory (under
+// node_modules/, say) becomes a project of its own when the agent calls
+// from inside it; it must not shed the enclosing project's deny and ask
+// rules that way. A policy that cannot be loaded is an error: the caller
+// denies.
+func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, error) {
+	if st.env.root == "" {
+		return nil, nil
+	}
+	for dir := filepath.Dir(st.env.root); ; dir = filepath.Dir(dir) {
+		if st.env.hasPolicyDir(dir) {
+			set, err := st.e.policyFor(dir)
+			if err != nil {
+				return nil, err
+			}
+			alt, env := *st, *st.env
+			env.match = policy.MatchContext{Root: dir, Home: st.env.home}
+			alt.env, alt.set, alt.idx = &env, set, set.Index()
+			if r := alt.matchRule(u, eff); r != nil {
+				return r, nil
+			}
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return nil, nil
+		}
+	}
+}
+
 // pathAllow returns the first allow rule of the family matching the real
 // path; with explicitOnly, only rules that name the path explicitly count.
 func (st *state) pathAllow(family, real string, explicitOnly bool) *policy.Rule {
@@ -581,6 +626,28 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 		}
 	}
 	return first, why
+}
+
+// ignoredAllow names, for an explanation, an ignored allow rule (of an
+// untrusted project, or set aside by a managed lock) that would have
+// allowed the unit, with its origin and why it does not count; "" when
+// none would or when not explaining.
+func (st *state) ignoredAllow(u *Unit) string {
+	if !st.explain || len(st.set.Ignored) == 0 {
+		return ""
+	}
+	alt := *st
+	alt.idx = st.set.IgnoredIndex()
+	r, _ := alt.allowRule(u)
+	if r == nil {
+		return ""
+	}
+	for _, ig := range st.set.Ignored {
+		if ig.Rule == r {
+			return fmt.Sprintf("%s would allow this but is ignored: %s", ruleRef(r), ig.Reason)
+		}
+	}
+	return ""
 }
 
 // uncoveredOutside returns a path of the unit outside the workspace that
