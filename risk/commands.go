@@ -178,7 +178,11 @@ func Command(name string, args []string, dyn []bool) Effect {
 		}
 		p = sp.Parse(args, dyn)
 		if p.Unknown != "" {
-			return Effect{Level: Execute, Spec: sp.Program, UnknownOption: p.Unknown}
+			// Unknown, but what the words still show stands: a destructive
+			// or network effect, the files named, under any allow rule.
+			e := command(base, info, args, dyn, nil)
+			e.Level, e.Known, e.Spec, e.UnknownOption = Max(e.Level, Execute), false, sp.Program, p.Unknown
+			return e
 		}
 	}
 	e := command(base, info, args, dyn, p)

@@ -435,6 +435,9 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				}
 				continue
 			}
+			if sp.Subcommands != nil && len(p.Operands) == 0 && p.Problem == "" {
+				p.Problem = fmt.Sprintf("the subcommand %s of %s is not known until the line runs", a, sp.Program)
+			}
 			p.Operands = append(p.Operands, i)
 			if sp.Posix || sp.Subcommands != nil {
 				end = true
