@@ -21,8 +21,13 @@ import "strings"
 //   - Subcommands that run a command given as an operand are not listed:
 //     bisect (bisect run), submodule (submodule foreach), filter-branch,
 //     difftool, mergetool; nor maintenance (maintenance start installs a
-//     scheduler entry). The spec language reads one level of subcommands,
-//     so git bisect log and git submodule status ask with them.
+//     scheduler entry), credential (prints secrets), nor those that read
+//     or write a file an operand names outside the repository, which the
+//     command analysis does not record: hash-object (hash-object -w copies
+//     any file into the object store), merge-file and mailinfo (write
+//     their operands), interpret-trailers --in-place, apply --unsafe-paths.
+//     The spec language reads one level of subcommands, so git bisect log
+//     and git submodule status ask with them.
 //   - git's global options take no abbreviations (git.c compares them in
 //     full), nor do the options of the revision and diff machinery (log,
 //     show, diff, rev-list, format-patch: their parse-options run with
@@ -129,12 +134,12 @@ var gitSubcommands = []struct {
 	{text: `diff-files: -q -0 -1|--base -2|--ours -3|--theirs -c --cc`, shared: []string{gitRevDiffOptions}},
 	{text: `rev-list:`, shared: []string{gitRevListOptions, gitRevDiffOptions}},
 	{text: `shortlog: -c|--committer -n|--numbered -s|--summary -e|--email -w?=inert --group=inert
-  --format=inert`, shared: []string{gitRevDiffOptions}},
+  --format=inert`, negate: true, shared: []string{gitRevDiffOptions}},
 	{text: `blame annotate: --incremental -b --root --show-stats --progress --no-progress --score-debug
   -f|--show-name -n|--show-number -p|--porcelain --line-porcelain -c -t -l -s -e|--show-email -w
   --ignore-rev=inert --ignore-revs-file=read --color-lines --color-by-age --minimal -S=read
   --contents=read -C?=inert -M?=inert -L=inert --abbrev?=inert --date=inert --reverse --first-parent
-  --encoding=inert --since=inert --no-ignore-revs-file`, shared: []string{gitRevDiffOptions}},
+  --encoding=inert --since=inert --no-ignore-revs-file`, negate: true, shared: []string{gitRevDiffOptions}},
 	{text: `grep: --cached --no-index --untracked --exclude-standard --recurse-submodules -v|--invert-match
   -i|--ignore-case -w|--word-regexp -a|--text -I -r|--recursive --max-depth=inert
   -E|--extended-regexp -G|--basic-regexp -F|--fixed-strings -P|--perl-regexp -n|--line-number
@@ -192,7 +197,7 @@ var gitSubcommands = []struct {
   --sha1-name --merge-base --independent --topo-order --topics --sparse --date-order
   -g|--reflog?=inert -h`, negate: true},
 	{text: `cherry: --abbrev?=inert -v|--verbose -h`, negate: true},
-	{text: `range-diff: --creation-factor=inert --no-dual-color --notes?=inert --left-only --right-only
+	{text: `range-diff: --creation-factor=inert --dual-color --no-dual-color --notes?=inert --left-only --right-only
   -p|--patch -s|--no-patch -u -U|--unified?=inert -W|--function-context --raw --patch-with-raw
   --patch-with-stat --numstat --shortstat -X|--dirstat?=inert --cumulative --dirstat-by-file?=inert
   --check --summary --name-only --name-status --stat?=inert --stat-width=inert
@@ -209,7 +214,7 @@ var gitSubcommands = []struct {
   --no-textconv --ignore-submodules?=inert --submodule?=inert --ita-invisible-in-index
   --ita-visible-in-index -S=inert -G=pat --pickaxe-all --pickaxe-regex -O=read --rotate-to=inert
   --skip-to=inert --find-object=inert --diff-filter=inert --output=write -B|--break-rewrites?=inert
-  --diff-merges=inert --remerge-diff @noabbrev -h`},
+  --diff-merges=inert --remerge-diff @noabbrev -h`, negate: true},
 	{text: `config: --global --system --local --worktree -f|--file=read --blob=inert --get --get-all
   --get-regexp --get-urlmatch --replace-all --add --unset --unset-all --rename-section
   --remove-section -l|--list --fixed-value -e|--edit --get-color --get-colorbool -t|--type=inert
@@ -240,14 +245,11 @@ var gitSubcommands = []struct {
 	{text: `stripspace: -s|--strip-comments -c|--comment-lines -h`, negate: true},
 	{text: `column: --command=inert --mode?=inert --raw-mode=inert --width=inert --indent=inert --nl=inert
   --padding=inert -h`, negate: true},
-	{text: `interpret-trailers: --in-place --trim-empty --where=inert --if-exists=inert --if-missing=inert
+	{text: `interpret-trailers: --trim-empty --where=inert --if-exists=inert --if-missing=inert
   --only-trailers --only-input --unfold --parse --no-divider --trailer=inert -h`, negate: true},
 	{text: `get-tar-commit-id: -h`},
-	{text: `mailinfo: -k -b -m|--message-id -u -n --encoding=inert --scissors --quoted-cr=inert
-  --inbody-headers -h`, negate: true},
 	{text: `fmt-merge-msg: --log?=inert --summary?=inert -m|--message=inert --into-name=inert -F|--file=read
   -h`, negate: true},
-	{text: `hash-object: -t=inert -w --stdin --stdin-paths --no-filters --literally --path=inert -h`, negate: true},
 
 	// Writing: the work tree, the index, refs, history.
 	{text: `add: -n|--dry-run -v|--verbose -i|--interactive -p|--patch -e|--edit -f|--force -u|--update
@@ -303,7 +305,7 @@ var gitSubcommands = []struct {
   --quit --show-current-patch?=inert --allow-empty --committer-date-is-author-date --ignore-date
   --rerere-autoupdate -S|--gpg-sign?=inert --empty=inert -h`, negate: true},
 	{text: `apply: --exclude=pat --include=pat -p=inert --no-add --stat --allow-binary-replacement --binary
-  --numstat --summary --check --index -N|--intent-to-add --cached --unsafe-paths --apply -3|--3way
+  --numstat --summary --check --index -N|--intent-to-add --cached --apply -3|--3way
   --build-fake-ancestor=write -z -C=inert --whitespace=inert --ignore-space-change
   --ignore-whitespace -R|--reverse --unidiff-zero --reject --allow-overlap -v|--verbose -q|--quiet
   --inaccurate-eof --recount --directory=inert --allow-empty -h`, negate: true},
@@ -316,7 +318,7 @@ var gitSubcommands = []struct {
   --signature-file=read -q|--quiet --progress --interdiff=inert --range-diff=inert
   --creation-factor=inert --force-in-body-from --no-to --no-cc --no-add-header --no-attach
   --no-thread --no-signature --no-cover-letter --no-force-in-body-from --no-from`,
-		shared: []string{gitRevDiffOptions}},
+		negate: true, shared: []string{gitRevDiffOptions}},
 	{text: `notes: --ref=inert -f|--force -m|--message=inert -F|--file=read -c|--reedit-message=inert
   -C|--reuse-message=inert --allow-empty --separator?=inert --stripspace -e|--edit --stdin
   --for-rewrite=inert -s|--strategy=inert --commit --abort -v|--verbose -q|--quiet
@@ -331,7 +333,7 @@ var gitSubcommands = []struct {
 	{text: `repack: -a -A --cruft --cruft-expiration=inert -d -f -F -n -q|--quiet -l|--local
   -b|--write-bitmap-index -i|--delta-islands --unpack-unreachable=inert -k|--keep-unreachable
   --window=inert --window-memory=inert --depth=inert --threads=inert --max-pack-size=inert
-  --pack-kept-objects --keep-pack=inert -g|--geometric=inert -m|--write-midx -h`, negate: true},
+  --pack-kept-objects --keep-pack=inert -g|--geometric=inert -m|--write-midx --expire-to=write -h`, negate: true},
 	{text: `replace: -l|--list -d|--delete -e|--edit -g|--graft --convert-graft-file -f|--force --raw
   --format=inert -h`, negate: true},
 	{text: `rerere: --rerere-autoupdate -h`, negate: true},
@@ -353,13 +355,11 @@ var gitSubcommands = []struct {
 		negate: true},
 	{text: `read-tree: --index-output=write --empty -v|--verbose -m --trivial --aggressive --reset
   --prefix=inert -u --exclude-per-directory=inert -i -n|--dry-run --no-sparse-checkout
-  --recurse-submodules?=inert -q|--quiet -h`, negate: true},
-	{text: `write-tree: --missing-ok --prefix=inert -h`, negate: true},
+  --recurse-submodules?=inert -q|--quiet --debug-unpack -h`, negate: true},
+	{text: `write-tree: --missing-ok --prefix=inert --ignore-cache-tree -h`, negate: true},
 	{text: `checkout-index: -a|--all --ignore-skip-worktree-bits -f|--force -q|--quiet -n|--no-create
   -u|--index -z --stdin --temp --prefix=write --stage=inert -h`, negate: true},
 	{text: `commit-tree: -p=inert -m=inert -F=read -S|--gpg-sign?=inert -h`, negate: true},
-	{text: `merge-file: -p|--stdout --diff3 --zdiff3 --ours --theirs --union --marker-size=inert
-  -q|--quiet -L=inert --object-id --diff-algorithm=inert -h`, negate: true},
 	{text: `merge-tree: --write-tree --trivial-merge --messages -z --name-only --allow-unrelated-histories
   --stdin --merge-base=inert -X|--strategy-option=inert -h`, negate: true},
 	{text: `mktree: -z --missing --batch -h`, negate: true},
@@ -405,9 +405,15 @@ var gitSubcommands = []struct {
   --stateless-rpc --lock-pack --refetch -v -h`},
 }
 
+// gitNeverNegated are the spellings a negation must not add: the flags
+// that run configured programs (--no-textconv is listed; its opposite
+// --textconv is not).
+var gitNeverNegated = map[string]bool{"--ext-diff": true, "--textconv": true, "--filters": true}
+
 // gitSpec returns one subcommand's entry in the spec language: its own
-// options, their negations when negate is set, then the options of
-// shared that the entry does not spell itself.
+// options, then the options of shared that the entry does not spell
+// itself, then, when negate is set, the negations of its own long options
+// that neither spells.
 func gitSpec(text string, negate bool, shared ...string) string {
 	head, body, _ := strings.Cut(text, ":")
 	seen := map[string]bool{}
@@ -445,22 +451,26 @@ func gitSpec(text string, negate bool, shared ...string) string {
 	for _, t := range own {
 		add(t)
 	}
+	for _, sh := range shared {
+		for _, t := range strings.Fields(sh) {
+			add(t)
+		}
+	}
 	if negate {
 		for _, t := range own {
 			names, _, _ := strings.Cut(t, "=")
 			for _, n := range strings.Split(strings.TrimSuffix(names, "?"), "|") {
+				var neg string
 				switch {
 				case strings.HasPrefix(n, "--no-"):
-					add("--" + n[len("--no-"):])
+					neg = "--" + n[len("--no-"):]
 				case strings.HasPrefix(n, "--"):
-					add("--no-" + n[len("--"):])
+					neg = "--no-" + n[len("--"):]
+				}
+				if neg != "" && !gitNeverNegated[neg] {
+					add(neg)
 				}
 			}
-		}
-	}
-	for _, s := range shared {
-		for _, t := range strings.Fields(s) {
-			add(t)
 		}
 	}
 	return head + ": " + strings.Join(toks, " ") + "\n"

@@ -113,7 +113,7 @@ var gitOrdinary = []string{
 	"git notes add -m note HEAD", "git gc", "git gc --prune=now", "git prune -n", "git fsck --full",
 	"git archive --format=tar.gz -o out.tgz HEAD", "git archive HEAD --prefix=p/", "git bundle create repo.bundle --all",
 	"git sparse-checkout list", "git sparse-checkout set --cone src", "git update-index --assume-unchanged .env",
-	"git hash-object -w f", "git symbolic-ref HEAD", "git update-ref refs/heads/x HEAD", "git pack-refs --all",
+	"git symbolic-ref HEAD", "git update-ref refs/heads/x HEAD", "git pack-refs --all",
 	"git diff-tree --no-commit-id --name-only -r HEAD", "git diff-index --quiet HEAD --", "git diff-files --name-only",
 	"git status --porc", "git commit --amen --no-ed", "git branch --show-cur",
 }
@@ -182,6 +182,14 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		{line: "git ls-remote --upload-pack=evil origin", exec: true},
 		{line: "git archive --remote=origin --exec=evil HEAD", exec: true},
 		{line: "git send-pack --receive-pack=evil origin", exec: true},
+		{line: "git grep --textconv x", unknown: "--textconv"},
+		{line: "git range-diff --ext-diff a...b", unknown: "--ext-diff"},
+		{line: "git hash-object -w /home/u/.ssh/id_rsa", unknown: "hash-object"},
+		{line: "git merge-file /home/u/.bashrc a b", unknown: "merge-file"},
+		{line: "git mailinfo msg patch", unknown: "mailinfo"},
+		{line: "git interpret-trailers --in-place --trailer x /home/u/.bashrc", unknown: "--in-place"},
+		{line: "git apply --unsafe-paths --directory=/etc p.diff", unknown: "--unsafe-paths"},
+		{line: "git credential fill", unknown: "credential"},
 		{line: "git frobnicate", unknown: "frobnicate"},
 		{line: "git st", unknown: "st"},
 		{line: "git bisect run sh -c id", unknown: "bisect"},
@@ -273,6 +281,13 @@ func TestGitSpecEntries(t *testing.T) {
 		}
 		if o == nil || o.Value != tc.kind {
 			t.Errorf("git %s %s: option %+v, want kind %v", tc.sub, tc.opt, o, tc.kind)
+		}
+	}
+	for name, sp := range sub {
+		for _, l := range []string{"ext-diff", "textconv", "filters"} {
+			if sp.long[l] != nil {
+				t.Errorf("git %s lists --%s, which runs configured programs", name, l)
+			}
 		}
 	}
 	if sub["commit"].NoAbbrev || !sub["log"].NoAbbrev || !Lookup("git").NoAbbrev {
