@@ -106,7 +106,7 @@ const gitDiffOnlyOptions = `
 const gitRevListOptions = `
   --header --timestamp --bisect-vars --bisect-all --object-names --no-object-names --missing=inert
   --disk-usage?=inert --filter-provided-objects --filter-print-omitted --exclude-promisor-objects
-  --use-bitmap-index --test-bitmap --progress=inert --unsorted-input --no-object-names
+  --use-bitmap-index --test-bitmap --progress=inert --unsorted-input --commit-header --no-commit-header
 `
 
 // gitSubcommands are git's subcommands. Each is an entry of the spec
@@ -163,7 +163,7 @@ var gitSubcommands = []struct {
 	{text: `describe: --contains --debug --all --tags --long --first-parent --abbrev?=inert --exact-match
   --candidates=inert --match=pat --exclude=pat --always --dirty?=inert --broken?=inert -h`, negate: true},
 	{text: `reflog: --expire=inert --expire-unreachable=inert --rewrite --updateref --stale-fix
-  -n|--dry-run --verbose --all --single-worktree`, shared: []string{gitRevDiffOptions}},
+  -n|--dry-run --verbose --all --single-worktree`, negate: true, shared: []string{gitRevDiffOptions}},
 	{text: `rev-parse: @noabbrev --parseopt --sq-quote --keep-dashdash --stop-at-non-option --stuck-long
   --revs-only --no-revs --flags --no-flags --default=inert --prefix=inert --verify -q|--quiet --sq
   --short?=inert --not --abbrev-ref?=inert --symbolic --symbolic-full-name --all --branches?=pat
@@ -221,7 +221,7 @@ var gitSubcommands = []struct {
   --bool --int --bool-or-int --bool-or-str --path --expiry-date -z|--null --name-only --includes
   --show-origin --show-scope --default=inert --all --regexp --value=pat --url=inert --show-names
   --comment=inert --append -h`, negate: true},
-	{text: `remote: -v|--verbose -t=inert -m=inert -f --tags --mirror?=inert --progress -a|--auto
+	{text: `remote: -v|--verbose -t|--track=inert -m|--master=inert -f|--fetch --tags --mirror?=inert --progress -a|--auto
   -d|--delete -n|--dry-run -p|--prune --add --push --all -h`, negate: true},
 	{text: `stash: -p|--patch -S|--staged -k|--keep-index -q|--quiet -u|--include-untracked --only-untracked
   -a|--all -m --message=inert --pathspec-from-file=read --pathspec-file-nul --index -h`,
@@ -347,7 +347,7 @@ var gitSubcommands = []struct {
 	{text: `symbolic-ref: -q|--quiet -d|--delete --short --recurse -m=inert -h`, negate: true},
 	{text: `update-ref: -m=inert -d --no-deref -z --stdin --create-reflog -h`, negate: true},
 	{text: `update-index: -q --ignore-submodules --add --replace --remove --unmerged --refresh
-  --really-refresh --cacheinfo=inert --chmod=inert --assume-unchanged --no-assume-unchanged
+  --really-refresh --cacheinfo --chmod=inert --assume-unchanged --no-assume-unchanged
   --skip-worktree --no-skip-worktree --ignore-skip-worktree-entries --info-only --force-remove -z
   --stdin --index-info --unresolve -g|--again --ignore-missing --verbose --clear-resolve-undo
   --index-version=inert --split-index --untracked-cache --test-untracked-cache
