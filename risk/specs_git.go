@@ -15,19 +15,25 @@ import "strings"
 //     value is git configuration (-c, --config-env, clone -c) is kind code,
 //     since configuration runs programs (core.pager, core.sshCommand,
 //     core.fsmonitor, alias.x=!cmd, diff drivers).
-//   - Flags that make git run a configured program and have no value to
-//     type are not listed, so that they ask: --ext-diff (the external diff
-//     driver), --textconv (textconv filters), cat-file --filters.
+//   - A flag cannot carry a kind. --ext-diff (run the external diff
+//     driver) is listed: the command analysis reads the line and types it
+//     as running a program, which it could not do for an option the spec
+//     refuses (an unknown option passes a rule that allows the
+//     subcommand). --textconv and cat-file --filters (run textconv and
+//     filter drivers), which the analysis does not read, are not listed,
+//     so that they ask where no rule allows the subcommand.
 //   - Subcommands that run a command given as an operand are not listed:
-//     bisect (bisect run), submodule (submodule foreach), filter-branch,
-//     difftool, mergetool; nor maintenance (maintenance start installs a
-//     scheduler entry), credential (prints secrets), nor those that read
+//     bisect (bisect run), filter-branch, difftool, mergetool; nor
+//     maintenance (maintenance start installs a scheduler entry), credential (prints secrets), nor those that read
 //     or write a file an operand names outside the repository, which the
 //     command analysis does not record: hash-object (hash-object -w copies
 //     any file into the object store), merge-file and mailinfo (write
 //     their operands), interpret-trailers --in-place, apply --unsafe-paths.
 //     The spec language reads one level of subcommands, so git bisect log
-//     and git submodule status ask with them.
+//     asks with bisect run. submodule is listed although submodule
+//     foreach runs its operand: the command analysis judges every
+//     submodule line a network access, which asks even under a rule that
+//     allows git submodule, where an unknown subcommand would pass.
 //   - git's global options take no abbreviations (git.c compares them in
 //     full), nor do the options of the revision and diff machinery (log,
 //     show, diff, rev-list, format-patch: their parse-options run with
@@ -48,7 +54,8 @@ git: @noabbrev -C=dir -c=code --git-dir=dir --work-tree=dir --namespace=inert --
 // machinery, as git log accepts them: log, show, whatchanged, diff,
 // rev-list, the diff-* plumbing, format-patch, shortlog, blame, reflog
 // and stash list/show share them. --output writes its file; --ext-diff
-// and --textconv are left out (they run configured programs).
+// is listed for the command analysis to type; --textconv is left out (it
+// runs configured programs).
 const gitRevDiffOptions = `
   @numeric @noabbrev -n=inert -p|-u|--patch -s|--no-patch -U|--unified?=inert -W|--function-context -z
   -l=inert -O=read -S=inert -G=pat -X|--dirstat?=inert -B|--break-rewrites?=inert
@@ -71,7 +78,7 @@ const gitRevDiffOptions = `
   --graph --grep=pat --grep-reflog=pat --histogram --ignore-blank-lines --ignore-cr-at-eol
   --ignore-missing --ignore-space-at-eol --ignore-submodules?=inert --in-commit-order
   --indent-heuristic --indexed-objects --inter-hunk-context=inert --invert-grep
-  --ita-invisible-in-index --ita-visible-in-index --left-only --left-right --line-prefix=inert
+  --ita-invisible-in-index --ita-visible-in-index --left-only --left-right --line-prefix=inert --ext-diff
   --log-size --mailmap --max-age=inert --max-count=inert --max-parents?=inert --merge --merges
   --min-age=inert --min-parents?=inert --minimal --name-only --name-status --no-abbrev
   --no-abbrev-commit --no-color --no-color-moved --no-color-moved-ws --no-commit-id
@@ -210,7 +217,7 @@ var gitSubcommands = []struct {
   -b|--ignore-space-change --ignore-space-at-eol --ignore-cr-at-eol --ignore-blank-lines
   -I|--ignore-matching-lines=pat --indent-heuristic --patience --histogram --diff-algorithm=inert
   --anchored=inert --word-diff?=inert --word-diff-regex=pat --color-words?=pat --color-moved?=inert
-  --color-moved-ws=inert --relative?=inert -a|--text -R --exit-code --quiet --no-ext-diff
+  --color-moved-ws=inert --relative?=inert -a|--text -R --exit-code --quiet --ext-diff --no-ext-diff
   --no-textconv --ignore-submodules?=inert --submodule?=inert --ita-invisible-in-index
   --ita-visible-in-index -S=inert -G=pat --pickaxe-all --pickaxe-regex -O=read --rotate-to=inert
   --skip-to=inert --find-object=inert --diff-filter=inert --output=write -B|--break-rewrites?=inert
@@ -323,6 +330,11 @@ var gitSubcommands = []struct {
   -C|--reuse-message=inert --allow-empty --separator?=inert --stripspace -e|--edit --stdin
   --for-rewrite=inert -s|--strategy=inert --commit --abort -v|--verbose -q|--quiet
   --ignore-missing -n|--dry-run -h`, negate: true},
+	{text: `submodule: @noabbrev --quiet -q --cached -b|--branch=inert -f|--force --name=inert
+  --reference=dir --dissociate --depth=inert --progress --recursive --all --init --remote
+  -N|--no-fetch --recommend-shallow --no-recommend-shallow --checkout --rebase --merge
+  -j|--jobs=inert --single-branch --no-single-branch --filter=inert -d|--default --files
+  -n|--summary-limit=inert --for-status --recurse-submodules -h`},
 	{text: `sparse-checkout: --cone --sparse-index --stdin --skip-checks -h`, negate: true},
 	{text: `gc: -q|--quiet --prune?=inert --cruft --aggressive --auto --force --keep-largest-pack
   --detach -h`, negate: true},
@@ -406,8 +418,8 @@ var gitSubcommands = []struct {
 }
 
 // gitNeverNegated are the spellings a negation must not add: the flags
-// that run configured programs (--no-textconv is listed; its opposite
-// --textconv is not).
+// that run configured programs and are not listed (--no-textconv is; its
+// opposite --textconv is not), and --ext-diff, listed where it is meant.
 var gitNeverNegated = map[string]bool{"--ext-diff": true, "--textconv": true, "--filters": true}
 
 // gitSpec returns one subcommand's entry in the spec language: its own

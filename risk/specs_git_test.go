@@ -114,6 +114,7 @@ var gitOrdinary = []string{
 	"git archive --format=tar.gz -o out.tgz HEAD", "git archive HEAD --prefix=p/", "git bundle create repo.bundle --all",
 	"git sparse-checkout list", "git sparse-checkout set --cone src", "git update-index --assume-unchanged .env",
 	"git symbolic-ref HEAD", "git update-ref refs/heads/x HEAD", "git pack-refs --all",
+	"git submodule status", "git submodule update --init --recursive",
 	"git diff-tree --no-commit-id --name-only -r HEAD", "git diff-index --quiet HEAD --", "git diff-files --name-only",
 	"git status --porc", "git commit --amen --no-ed", "git branch --show-cur",
 }
@@ -154,6 +155,7 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		unknown string // the option or subcommand reported unknown
 		exec    bool   // the effect runs a program
 		write   string // a file the effect writes
+		network bool   // the effect is a network access
 	}{
 		{line: "git -c core.pager='sh -c id' log", exec: true},
 		{line: "git -c alias.st='!id' st", unknown: "st"},
@@ -165,7 +167,9 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		{line: "git show --output .bashrc HEAD", write: ".bashrc"},
 		{line: "git format-patch -o /tmp/out HEAD~2", write: "/tmp/out"},
 		{line: "git archive -o /etc/x.tar HEAD", write: "/etc/x.tar"},
-		{line: "git diff --ext-diff", unknown: "--ext-diff"},
+		{line: "git diff --ext-diff", exec: true},
+		{line: "git log -p --ext-diff", exec: true},
+		{line: "git diff --ext-d", unknown: "--ext-d"},
 		{line: "git log -p --textconv", unknown: "--textconv"},
 		{line: "git cat-file --filters HEAD:f", unknown: "--filters"},
 		{line: "git grep -O'touch pwn' x", exec: true},
@@ -183,7 +187,7 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		{line: "git archive --remote=origin --exec=evil HEAD", exec: true},
 		{line: "git send-pack --receive-pack=evil origin", exec: true},
 		{line: "git grep --textconv x", unknown: "--textconv"},
-		{line: "git range-diff --ext-diff a...b", unknown: "--ext-diff"},
+		{line: "git range-diff --ext-diff a...b", exec: true},
 		{line: "git hash-object -w /home/u/.ssh/id_rsa", unknown: "hash-object"},
 		{line: "git merge-file /home/u/.bashrc a b", unknown: "merge-file"},
 		{line: "git mailinfo msg patch", unknown: "mailinfo"},
@@ -193,7 +197,8 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		{line: "git frobnicate", unknown: "frobnicate"},
 		{line: "git st", unknown: "st"},
 		{line: "git bisect run sh -c id", unknown: "bisect"},
-		{line: "git submodule foreach 'rm -rf ~'", unknown: "submodule"},
+		{line: "git submodule foreach 'rm -rf ~'", network: true},
+		{line: "git submodule --quiet update --init --recursive", network: true},
 		{line: "git filter-branch --tree-filter 'rm -rf ~' HEAD", unknown: "filter-branch"},
 		{line: "git difftool -x evil", unknown: "difftool"},
 		{line: "git maintenance start", unknown: "maintenance"},
@@ -222,6 +227,9 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		}
 		if tc.exec && (e.Level < Execute || e.Known || e.Exec == "") {
 			t.Errorf("%s: effect %+v, want a program run", tc.line, e)
+		}
+		if tc.network && (e.Level != Network || !e.Network) {
+			t.Errorf("%s: effect %+v, want a network access", tc.line, e)
 		}
 		if tc.write != "" && (e.Level < Write || !containsStr(e.Writes, tc.write)) {
 			t.Errorf("%s: effect %+v, want a write of %s", tc.line, e, tc.write)
@@ -284,7 +292,7 @@ func TestGitSpecEntries(t *testing.T) {
 		}
 	}
 	for name, sp := range sub {
-		for _, l := range []string{"ext-diff", "textconv", "filters"} {
+		for _, l := range []string{"textconv", "filters"} {
 			if sp.long[l] != nil {
 				t.Errorf("git %s lists --%s, which runs configured programs", name, l)
 			}
