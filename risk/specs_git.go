@@ -28,7 +28,9 @@ import "strings"
 //     or write a file an operand names outside the repository, which the
 //     command analysis does not record: hash-object (hash-object -w copies
 //     any file into the object store), merge-file and mailinfo (write
-//     their operands), interpret-trailers --in-place, apply --unsafe-paths.
+//     their operands), interpret-trailers --in-place, apply --unsafe-paths;
+//     nor send-pack, fetch-pack and archive --remote, which reach another
+//     repository without being judged a network access.
 //     The spec language reads one level of subcommands, so git bisect log
 //     asks with bisect run. submodule is listed although submodule
 //     foreach runs its operand: the command analysis judges every
@@ -350,8 +352,8 @@ var gitSubcommands = []struct {
   --format=inert -h`, negate: true},
 	{text: `rerere: --rerere-autoupdate -h`, negate: true},
 	{text: `archive: --format=inert --prefix=inert --add-file=read --add-virtual-file=inert
-  -o|--output=write --worktree-attributes -v|--verbose @numeric -l|--list --remote=inert
-  --exec=exec --mtime=inert -h`, negate: true},
+  -o|--output=write --worktree-attributes -v|--verbose @numeric -l|--list --exec=exec
+  --mtime=inert -h`, negate: true},
 	{text: `bundle: -q|--quiet --progress --all-progress --all-progress-implied --version=inert
   --stdin -h`, negate: true, shared: []string{gitRevDiffOptions}},
 	{text: `init: --template=exec --bare --shared?=inert -q|--quiet --separate-git-dir=write
@@ -378,6 +380,8 @@ var gitSubcommands = []struct {
 
 	// Talking to other repositories: the network effect is judged by the
 	// command analysis; the spec types the programs they may run.
+	// send-pack, fetch-pack and archive --remote, which that analysis
+	// does not judge a network access, are not listed.
 	{text: `fetch: -v|--verbose -q|--quiet --all --set-upstream -a|--append --atomic --upload-pack=exec
   -f|--force -m|--multiple -t|--tags -n -j|--jobs=inert --prefetch -p|--prune -P|--prune-tags
   --recurse-submodules?=inert --dry-run --porcelain --write-fetch-head -k|--keep -u|--update-head-ok
@@ -407,14 +411,6 @@ var gitSubcommands = []struct {
   -c|--config=code --server-option=inert -4|--ipv4 -6|--ipv6 --filter=inert
   --also-filter-submodules --remote-submodules --sparse --bundle-uri=inert --revision=inert -h`,
 		negate: true},
-	{text: `send-pack: -v|--verbose -q|--quiet --receive-pack=exec --exec=exec --remote=inert --all
-  -n|--dry-run --mirror -f|--force --signed?=inert --push-option=inert --progress --thin --atomic
-  --stateless-rpc --stdin --helper-status --force-with-lease?=inert --force-if-includes -h`,
-		negate: true},
-	{text: `fetch-pack: @noabbrev --all --stdin -q|--quiet -k|--keep --thin --include-tag
-  --upload-pack=exec --exec=exec --depth=inert --shallow-since=inert --shallow-exclude=inert
-  --deepen-relative --no-progress --diag-url --check-self-contained-and-connected --cloning
-  --stateless-rpc --lock-pack --refetch -v -h`},
 }
 
 // gitNeverNegated are the spellings a negation must not add: the flags
