@@ -11,7 +11,9 @@ import "strings"
 // What the spec decides, and what it leaves out on purpose:
 //
 //   - An option that names a program to run (--upload-pack, --receive-pack,
-//     --exec, rebase -x, grep -O, --exec-path=) is kind exec; one whose
+//     --exec, rebase -x, grep -O, --exec-path=, and the merge strategy of
+//     merge, pull, rebase, cherry-pick and revert, which git runs as the
+//     program git-merge-NAME when it is not built in) is kind exec; one whose
 //     value is git configuration (-c, --config-env, clone -c) is kind code,
 //     since configuration runs programs (core.pager, core.sshCommand,
 //     core.fsmonitor, alias.x=!cmd, diff drivers).
@@ -289,7 +291,7 @@ var gitSubcommands = []struct {
 	{text: `mv: -v|--verbose -n|--dry-run -f|--force -k --sparse -h`, negate: true},
 	{text: `clean: -q|--quiet -n|--dry-run -f|--force -i|--interactive -d -e|--exclude=pat -x -X -h`, negate: true},
 	{text: `merge: -n --stat --summary --log?=inert --squash --commit -e|--edit --cleanup=inert --ff
-  --ff-only --rerere-autoupdate --verify-signatures -s|--strategy=inert -X|--strategy-option=inert
+  --ff-only --rerere-autoupdate --verify-signatures -s|--strategy=exec -X|--strategy-option=inert
   -m|--message=inert -F|--file=read --into-name=inert -v|--verbose -q|--quiet --abort --quit
   --continue --allow-unrelated-histories --progress -S|--gpg-sign?=inert --autostash
   --overwrite-ignore --signoff --no-verify -h`, negate: true},
@@ -298,14 +300,14 @@ var gitSubcommands = []struct {
   --ignore-whitespace --whitespace=inert -f|--force-rebase --no-ff --continue --skip --abort --quit
   --edit-todo --show-current-patch --apply -m|--merge -i|--interactive --rerere-autoupdate
   --empty=inert -k|--keep-empty --autosquash --update-refs -S|--gpg-sign?=inert --autostash
-  -x|--exec=exec --allow-empty-message -r|--rebase-merges?=inert --fork-point -s|--strategy=inert
+  -x|--exec=exec --allow-empty-message -r|--rebase-merges?=inert --fork-point -s|--strategy=exec
   -X|--strategy-option=inert --root --reschedule-failed-exec --reapply-cherry-picks -h`, negate: true},
 	{text: `cherry-pick: --quit --continue --abort --skip --cleanup=inert -n|--no-commit -e|--edit -r
-  -s|--signoff -m|--mainline=inert --rerere-autoupdate --strategy=inert -X|--strategy-option=inert
+  -s|--signoff -m|--mainline=inert --rerere-autoupdate --strategy=exec -X|--strategy-option=inert
   -S|--gpg-sign?=inert -x --ff --allow-empty --allow-empty-message --keep-redundant-commits
   --empty=inert -h`, negate: true},
 	{text: `revert: --quit --continue --abort --skip --cleanup=inert -n|--no-commit -e|--edit -r
-  -s|--signoff -m|--mainline=inert --rerere-autoupdate --strategy=inert -X|--strategy-option=inert
+  -s|--signoff -m|--mainline=inert --rerere-autoupdate --strategy=exec -X|--strategy-option=inert
   -S|--gpg-sign?=inert --reference -h`, negate: true},
 	{text: `am: -i|--interactive -b|--binary -3|--3way -q|--quiet -s|--signoff -u|--utf8 -k|--keep
   --keep-non-patch -m|--message-id --keep-cr -c|--scissors --quoted-cr=inert --whitespace=inert
@@ -392,7 +394,7 @@ var gitSubcommands = []struct {
   --write-commit-graph --stdin -h`, negate: true},
 	{text: `pull: -v|--verbose -q|--quiet --progress --recurse-submodules?=inert -r|--rebase?=inert -n
   --stat --summary --log?=inert --signoff?=inert --squash --commit --edit --cleanup=inert --ff
-  --ff-only --verify --verify-signatures --autostash -s|--strategy=inert -X|--strategy-option=inert
+  --ff-only --verify --verify-signatures --autostash -s|--strategy=exec -X|--strategy-option=inert
   -S|--gpg-sign?=inert --allow-unrelated-histories --all -a|--append --upload-pack=exec -f|--force
   -t|--tags -p|--prune -j|--jobs?=inert --dry-run -k|--keep --depth=inert --shallow-since=inert
   --shallow-exclude=inert --deepen=inert --unshallow --update-shallow --refmap=inert

@@ -196,6 +196,8 @@ func TestGitTypedOrUnknown(t *testing.T) {
 		{line: "git interpret-trailers --in-place --trailer x /home/u/.bashrc", unknown: "--in-place"},
 		{line: "git apply --unsafe-paths --directory=/etc p.diff", unknown: "--unsafe-paths"},
 		{line: "git credential fill", unknown: "credential"},
+		{line: "git merge -s evil feature", exec: true},
+		{line: "git pull --strategy=evil origin main", exec: true},
 		{line: "git frobnicate", unknown: "frobnicate"},
 		{line: "git st", unknown: "st"},
 		{line: "git bisect run sh -c id", unknown: "bisect"},
