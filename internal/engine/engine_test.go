@@ -300,7 +300,7 @@ allow = ["Bash(printenv)"]`}, tool: "Bash", input: sh("printenv"), want: policy.
 		{name: "relative program after cd resolves", l: layers{project: `[permissions]
 allow = ["Bash(./build.sh)"]`}, tool: "Bash", input: sh("cd src && ../build.sh"), want: policy.Allow},
 		{name: "argv array input", l: allowGitStatus, tool: "exec_command", input: map[string]any{"command": []any{"git", "status"}}, want: policy.Allow},
-		{name: "argv array with injection stays one word", l: allowGitStatus, tool: "shell", input: map[string]any{"command": []any{"git", "status; rm -rf /"}}, want: policy.Ask, reason: ReasonWrite},
+		{name: "argv array with injection stays one word", l: allowGitStatus, tool: "shell", input: map[string]any{"command": []any{"git", "status; rm -rf /"}}, want: policy.Ask, reason: ReasonUnknownOption},
 		{name: "assignments alone run nothing", tool: "Bash", input: sh("X=1; Y=2"), mode: "strict", want: policy.Allow},
 		{name: "assignments are no command", tool: "Bash", input: sh("X=src; ls $X"), want: policy.Ask, reason: ReasonUnknownCommand},
 		{name: "assignment value substitution is judged", l: denyRmRf, tool: "Bash", input: sh("X=$(rm -rf dist)"), want: policy.Deny},
