@@ -577,10 +577,13 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			// the caller's choosing, can bring hidden files back into a
 			// ripgrep search, as --hidden does; a type or a negated glob
 			// cannot.
-			e.SkipsHidden = !slices.ContainsFunc(args, func(a string) bool {
-				return a == "--hidden" || a == "-." || a == "--unrestricted" || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
-					strings.HasPrefix(a, "--ignore-file")
-			}) && !positiveGlob(args)
+			// flags holds every spelling of every option given, however
+			// written (rg -n. KEY, rg -iu KEY).
+			e.SkipsHidden = !(flags["--hidden"] || flags["-."] || flags["--unrestricted"] || flags["-u"] ||
+				flags["--ignore-file"] || slices.ContainsFunc(args, func(a string) bool {
+					return a == "--hidden" || a == "-." || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
+						strings.HasPrefix(a, "--ignore-file")
+				})) && !positiveGlob(args)
 		}
 		e.FollowsLinks = flags["-R"] || flags["--dereference-recursive"] || base != "grep" && base != "egrep" && base != "fgrep" && (flags["-L"] || flags["--follow"])
 		e.NameGlob = nameFilter(base, args)
