@@ -581,9 +581,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			// written (rg -n. KEY, rg -iu KEY).
 			e.SkipsHidden = !(flags["--hidden"] || flags["-."] || flags["--unrestricted"] || flags["-u"] ||
 				flags["--ignore-file"] || slices.ContainsFunc(args, func(a string) bool {
-					return a == "--hidden" || a == "-." || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
-						strings.HasPrefix(a, "--ignore-file")
-				})) && !positiveGlob(args)
+				return a == "--hidden" || a == "-." || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
+					strings.HasPrefix(a, "--ignore-file")
+			})) && !positiveGlob(args)
 		}
 		e.FollowsLinks = flags["-R"] || flags["--dereference-recursive"] || base != "grep" && base != "egrep" && base != "fgrep" && (flags["-L"] || flags["--follow"])
 		e.NameGlob = nameFilter(base, args)
