@@ -229,7 +229,11 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 			}
 		}
 	}
-	ops := p.OperandWords(args)
+	var ops []string
+	switch base {
+	case "date", "hostname", "gzip", "gunzip", "dd":
+		ops = p.OperandWords(args)
+	}
 	switch base {
 	case "date":
 		for _, o := range ops {
@@ -793,13 +797,7 @@ func specOperands(args []string, dyn []bool, p *Parsed, e *Effect) ([]string, ma
 		}
 		ops = append(ops, args[i])
 	}
-	flags := p.Flags()
-	if p.Sub != nil {
-		for k := range p.Sub.Flags() {
-			flags[k] = true
-		}
-	}
-	return ops, flags
+	return ops, p.Flags()
 }
 
 // OperandIndexes returns the positions in args of the operands of prog:

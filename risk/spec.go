@@ -180,14 +180,21 @@ func (p *Parsed) OperandWords(args []string) []string {
 	return out
 }
 
-// Flags returns every spelling of every option given, so that a check for
+// Flags returns every spelling of every option given, the subcommand's
+// included, so that a check for
 // one spelling ("-r") finds the option however it was written
 // ("--recursive", "--rec", "-rf").
 func (p *Parsed) Flags() map[string]bool {
-	m := make(map[string]bool, len(p.Options)*2)
-	for _, o := range p.Options {
-		for _, n := range o.Option.Names {
-			m[n] = true
+	n := len(p.Options)
+	if p.Sub != nil {
+		n += len(p.Sub.Options)
+	}
+	m := make(map[string]bool, n*2)
+	for q := p; q != nil; q = q.Sub {
+		for _, o := range q.Options {
+			for _, n := range o.Option.Names {
+				m[n] = true
+			}
 		}
 	}
 	return m
@@ -413,7 +420,7 @@ func valueKind(names, kind string) (ValueKind, error) {
 // (-n5, -Ivalue), --opt=value and --opt value, unambiguous prefixes of long
 // options, "--" ending the options and "-" as an operand.
 func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
-	p := &Parsed{Spec: sp}
+	p := &Parsed{Spec: sp, Operands: make([]int, 0, len(args))}
 	if sp.Free {
 		for i := range args {
 			p.Operands = append(p.Operands, i)

@@ -280,7 +280,10 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 				continue
 			}
 			pathy := strings.HasPrefix(v, "~") || strings.Contains(v, "/") || e.dialect != bash && strings.Contains(v, `\`)
-			if !pathy && !strings.HasPrefix(v, ".") && !e.linkHere(cmd.Dir, v) {
+			if !pathy && !strings.HasPrefix(v, ".") && (u.Command == nil || u.Command.Spec != "" || !e.linkHere(cmd.Dir, v)) {
+				// A program read by its spec has its file operands among its
+				// reads and writes already; for any other a plain word may
+				// name a link.
 				continue
 			}
 			if strings.ContainsAny(v, "*?[") {
