@@ -102,8 +102,13 @@ func (g *Gate) VerifyQuestion(session string, payload []byte) (PermissionRequest
 	return p, nil
 }
 
-// signGrant returns rec signed under the gate's LogKey, if it has one.
+// signGrant returns rec, its secrets redacted, signed under the gate's
+// LogKey, if it has one: what is signed is what the log holds. The grant
+// held here keeps the record as it was.
 func (g *Gate) signGrant(session string, rec grantRecord) grantRecord {
+	if red, changed, err := redactJSON(g.redact, rec); err == nil && changed {
+		rec = red
+	}
 	if g.opts.LogKey != nil {
 		rec.Sig = grantSig(g.opts.LogKey, session, rec)
 	}
