@@ -245,7 +245,7 @@ type Grant struct {
 }
 
 // Grants returns the session approvals and live leases of session, oldest
-// first.
+// first, with the secrets of what they show redacted.
 func (g *Gate) Grants(session string) []Grant {
 	now := g.opts.Clock()
 	gr := g.grants
@@ -272,6 +272,13 @@ func (g *Gate) Grants(session string) []Grant {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	// Shown as the log shows them: without secrets. The grants held keep
+	// what they match calls on.
+	for i := range out {
+		if red, changed, err := redactJSON(g.redact, out[i]); err == nil && changed {
+			out[i] = red
+		}
+	}
 	return out
 }
 
