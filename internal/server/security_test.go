@@ -524,3 +524,30 @@ func TestNoSecretAtRestServer(t *testing.T) {
 		t.Fatal("the database holds no marker")
 	}
 }
+
+// FuzzHostAllowed: no Host header makes the check panic, and one it
+// accepts names the server's port on loopback or is one of the names
+// given.
+func FuzzHostAllowed(f *testing.F) {
+	for _, h := range []string{"127.0.0.1:8765", "localhost:8765", "[::1]:8765", "evil.example", "gate.example.net",
+		"127.0.0.1", "[::1]", "[", ":8765", "LOCALHOST:8765", "127.0.0.1:08765", "[::ffff:127.0.0.1]:8765", "localhost:8765:1"} {
+		f.Add(h)
+	}
+	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}
+	extra := []string{"gate.example.net"}
+	f.Fuzz(func(t *testing.T, host string) {
+		if !hostAllowed(host, local, false, extra) {
+			return
+		}
+		h := strings.ToLower(host)
+		switch h {
+		case "127.0.0.1:8765", "localhost:8765", "[::1]:8765", "gate.example.net":
+		default:
+			name := strings.TrimSuffix(strings.TrimPrefix(hostOnly(h), "["), "]")
+			ip := net.ParseIP(name)
+			if hostOnly(h) != "gate.example.net" && !(ip != nil && ip.Equal(local.IP) && strings.HasSuffix(h, ":8765")) {
+				t.Fatalf("Host %q was taken", host)
+			}
+		}
+	})
+}
