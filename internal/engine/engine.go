@@ -242,6 +242,9 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	root, from := e.opts.Project, "--project"
 	switch {
 	case req.Workspace != "":
+		if !filepath.IsAbs(req.Workspace) || strings.ContainsRune(req.Workspace, 0) {
+			return deny(ReasonInvalidRequest, fmt.Sprintf("the session's workspace must be an absolute directory, got %q", req.Workspace)), t
+		}
 		root, from = filepath.Clean(req.Workspace), "session"
 	case root == "":
 		// cwd is a real path, so each directory above it is one too.

@@ -113,6 +113,7 @@ func TestRequestWorkspace(t *testing.T) {
 		{"a cwd outside the bound workspace writes outside it", w.project, outside, "new.txt", policy.Deny, ReasonSandbox},
 		{"a nested project inside the bound workspace is inside", w.project, filepath.Join(w.project, "src"), "x.go", policy.Ask, ReasonWrite},
 		{"bound to no workspace: the project itself is outside", "/", w.project, "src/new.go", policy.Deny, ReasonSandbox},
+		{"a relative workspace is refused", "project", w.project, "src/new.go", policy.Deny, ReasonInvalidRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
