@@ -211,3 +211,46 @@ func TestNoSecretAtRest(t *testing.T) {
 		t.Fatalf("%d events", n)
 	}
 }
+
+// TestRedactedGrantAdopted: a session approval of a call that carries a
+// secret is recorded redacted and signed as recorded, so another gate with
+// the key takes it up.
+func TestRedactedGrantAdopted(t *testing.T) {
+	project, home := realDir(t), realDir(t)
+	f, err := policy.ParseRules(policy.LayerProject, nil, nil, nil)
+	must(t, err)
+	eng, store := engineAndStore(t, f, project, home)
+	allow := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		return approval.Answer{Kind: approval.AllowSession}, nil
+	})
+	key := []byte("log key")
+	g, err := New(eng, store, allow, Options{LogKey: key})
+	must(t, err)
+	req := &engine.Request{Tool: "Bash", Input: map[string]any{"command": "make deploy TOKEN=" + githubTok}, Cwd: project, Session: "s1", Agent: "a " + awsKey}
+	d, err := g.Check(context.Background(), req, "")
+	must(t, err)
+	if d.Decision != policy.Allow || d.Grant == "" {
+		t.Fatalf("got %s %s", d.Decision, d.Reason)
+	}
+	g2, err := New(eng, store, nil, Options{LogKey: key})
+	must(t, err)
+	n := 0
+	for e, err := range store.Query(context.Background(), eventlog.Filter{Session: "s1", Types: []eventlog.Type{eventlog.TypeLeaseGranted}}) {
+		must(t, err)
+		n++
+		if strings.Contains(string(e.Payload), githubTok) || strings.Contains(string(e.Payload), awsKey) {
+			t.Fatalf("the grant holds a secret: %s", e.Payload)
+		}
+		if ok, err := g2.Adopt(e); !ok || err != nil {
+			t.Fatalf("the redacted grant was not adopted: %v", err)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d grants recorded", n)
+	}
+	for _, gr := range g2.Grants("s1") {
+		if gr.ID == d.Grant && !strings.Contains(gr.Summary, "[REDACTED:github-token:") {
+			t.Fatalf("the adopted grant shows %q", gr.Summary)
+		}
+	}
+}
