@@ -551,3 +551,21 @@ func FuzzHostAllowed(f *testing.F) {
 		}
 	})
 }
+
+// TestPendingPerTokenServer: through the server, one agent token's
+// questions over its cap are denied while another token's are asked.
+func TestPendingPerTokenServer(t *testing.T) {
+	e := newEnv(t, func(o *Options, _ *policy.File) {
+		o.Tokens.Agents = []string{"agent-two"}
+		o.Broker = NewBroker(BrokerOptions{Timeout: o.Timeout, MaxPendingPerToken: 2})
+	})
+	e.ask("p1", cmdAsk)
+	e.ask("p2", cmdAsk)
+	if d, reason := e.decision(e.tokens.Agent, e.check("p3", cmdAsk, false)); d != "deny" {
+		t.Fatalf("a third question of the token: %s (%s)", d, reason)
+	}
+	r := e.call("POST", "/v1/check", "agent-two", e.check("q1", cmdAsk, false))
+	if m := r.json(t); m["state"] != "pending" {
+		t.Fatalf("the other token's question: %d %s", r.code, r.body)
+	}
+}
