@@ -56,6 +56,7 @@ func serveCmd() *cobra.Command {
 		committed          bool
 		notifyHooks        []string
 		publicURL          string
+		workspace          string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -69,7 +70,15 @@ The tokens are created on first start in the state directory (--state-dir,
 default $XDG_STATE_HOME/toolgate or ~/.local/state/toolgate), mode 0600, and
 reused afterwards. The server refuses a non-loopback --addr unless
 --allow-remote is given. SIGINT or SIGTERM stops it: pending approvals are
-denied with reason approval_cancelled and the event log is closed.`,
+denied with reason approval_cancelled and the event log is closed.
+
+Each session is bound to a workspace when it starts: --workspace (or
+--project) for every session, else the one a person sets for the session,
+else the project root of the session's first check. A later call whose cwd
+is outside that workspace writes outside it. /, system directories and the
+home directory are never a workspace: a session that starts there has
+none. A session belongs to the agent token that started it; further agent
+tokens are the files agent-NAME.token of the state directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := checkListenAddr(addr, allowRemote); err != nil {
@@ -132,10 +141,26 @@ denied with reason approval_cancelled and the event log is closed.`,
 			if project != "" {
 				project = pathres.Real(project)
 			}
+			if workspace == "" {
+				workspace = project
+			} else if !filepath.IsAbs(workspace) {
+				return usageError("--workspace %q: give an absolute directory", workspace)
+			} else if project != "" && pathres.Real(filepath.Clean(workspace)) != project {
+				return usageError("--workspace %s and --project %s differ: give one", workspace, pf.project)
+			}
+			if project == "" && workspace != "" {
+				// GET /v1/policy shows the workspace's policy.
+				project = pathres.Real(filepath.Clean(workspace))
+			}
+			var hosts []string
 			if publicURL != "" {
-				if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				u, err := url.Parse(publicURL)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					return usageError("--public-url %q: want an http or https URL such as https://gate.example.net", publicURL)
 				}
+				// Requests through it carry its host: accepted as this
+				// server's, with any other name refused.
+				hosts = append(hosts, u.Host)
 			}
 			fileHooks, err := readNotifyFile(filepath.Join(stateDir, NotifyFile))
 			if err != nil {
@@ -168,6 +193,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile(db)),
 				EndedGrants:  filepath.Join(stateDir, server.EndedGrantsFile(db)),
 				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
+				Workspace: workspace, Hosts: hosts,
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {
 					root := project
 					if root == "" {
@@ -226,6 +252,7 @@ denied with reason approval_cancelled and the event log is closed.`,
 	fl.StringVar(&classifierURL, "classifier-url", "", "auto mode: an HTTP endpoint that decides asks first")
 	fl.StringArrayVar(&notifyHooks, "notify", nil, "announce pending approvals to a webhook: URL (generic JSON), slack=URL or ntfy=URL (repeatable; better listed in the file notify of the state directory, which agents cannot read)")
 	fl.StringVar(&publicURL, "public-url", "", "the server's address as a phone reaches it, for the answer links in notifications (default the listen address)")
+	fl.StringVar(&workspace, "workspace", "", "bind every session to this workspace, whatever the cwd of its calls (default: each session's first check's project root)")
 	fl.BoolVar(&committed, "save-project-rules-committed", false, `write "always allow in this project" rules to .toolgate/policy.toml instead of the personal policy.local.toml`)
 	return c
 }

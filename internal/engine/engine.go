@@ -236,7 +236,13 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	}
 	cwd := pathres.Real(filepath.Clean(req.Cwd))
 	root, from := e.opts.Project, "--project"
-	if root == "" {
+	switch {
+	case req.Workspace != "":
+		if !filepath.IsAbs(req.Workspace) || strings.ContainsRune(req.Workspace, 0) {
+			return deny(ReasonInvalidRequest, fmt.Sprintf("the session's workspace must be an absolute directory, got %q", req.Workspace)), t
+		}
+		root, from = filepath.Clean(req.Workspace), "session"
+	case root == "":
 		// cwd is a real path, so each directory above it is one too.
 		root, from = FindRoot(cwd)
 	}
@@ -263,11 +269,15 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	default:
 		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash, powershell or cmd, got %q`, req.Shell)), t
 	}
-	if from == "cwd" && (root == "/" || root == e.opts.Home) {
+	if (from == "cwd" || from == "session") && (root == "/" || root == e.opts.Home) {
 		// No project around: the file system root or the home directory is
 		// no workspace, so nothing counts as inside one.
 		env.root = ""
-		t.Notes = append(t.Notes, "no project found above "+cwd+": nothing is inside the workspace")
+		if from == "session" {
+			t.Notes = append(t.Notes, "the session is bound to no workspace: nothing is inside one")
+		} else {
+			t.Notes = append(t.Notes, "no project found above "+cwd+": nothing is inside the workspace")
+		}
 	}
 	for _, r := range set.WritableRoots {
 		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {

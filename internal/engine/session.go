@@ -17,12 +17,16 @@ type SessionSettings struct {
 	Approval *policy.Approval `json:"approval"`
 	Sandbox  *policy.Sandbox  `json:"sandbox"`
 	Network  *bool            `json:"network"`
+	// Workspace is the workspace a person bound the session to; the
+	// server that keeps it passes it as Request.Workspace, the engine
+	// does not read it here.
+	Workspace *string `json:"workspace,omitempty"`
 }
 
 // Equal reports whether s and o make the same settings.
 func (s SessionSettings) Equal(o SessionSettings) bool {
 	return sameSetting(s.Mode, o.Mode) && sameSetting(s.Approval, o.Approval) &&
-		sameSetting(s.Sandbox, o.Sandbox) && sameSetting(s.Network, o.Network)
+		sameSetting(s.Sandbox, o.Sandbox) && sameSetting(s.Network, o.Network) && sameSetting(s.Workspace, o.Workspace)
 }
 
 func sameSetting[T comparable](a, b *T) bool {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,5 +93,41 @@ func TestSessionSettingsEqual(t *testing.T) {
 		if got := tc.b.Equal(tc.a); got != tc.want {
 			t.Errorf("%+v.Equal(%+v) = %v", tc.b, tc.a, got)
 		}
+	}
+}
+
+// TestRequestWorkspace: a request's Workspace, set by whoever runs the
+// gate, is the project root whatever the request's cwd: a write from a cwd
+// outside it is outside the workspace, and "/" binds to no workspace.
+func TestRequestWorkspace(t *testing.T) {
+	w := newWorld(t)
+	e := w.engine(t, layers{user: `sandbox = "workspace-write"`})
+	outside := filepath.Join(w.dir, "outside")
+	cases := []struct {
+		name, workspace, cwd, file string
+		want                       policy.Decision
+		reason                     Reason
+	}{
+		{"no binding: the cwd's project is the workspace", "", outside, "new.txt", policy.Ask, ReasonWrite},
+		{"a write in the bound workspace", w.project, w.project, "src/new.go", policy.Ask, ReasonWrite},
+		{"a cwd outside the bound workspace writes outside it", w.project, outside, "new.txt", policy.Deny, ReasonSandbox},
+		{"a nested project inside the bound workspace is inside", w.project, filepath.Join(w.project, "src"), "x.go", policy.Ask, ReasonWrite},
+		{"bound to no workspace: the project itself is outside", "/", w.project, "src/new.go", policy.Deny, ReasonSandbox},
+		{"a relative workspace is refused", "project", w.project, "src/new.go", policy.Deny, ReasonInvalidRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &Request{Tool: "Write", Cwd: tc.cwd, Workspace: tc.workspace,
+				Input: map[string]any{"file_path": tc.file, "content": "x"}}
+			d := e.Check(context.Background(), req)
+			if d.Decision != tc.want || (tc.reason != "" && d.Reason != tc.reason) {
+				t.Fatalf("decision %s (%s: %s), want %s (%s)", d.Decision, d.Reason, d.Message, tc.want, tc.reason)
+			}
+		})
+	}
+	// The field is never taken from JSON: an agent cannot bind itself.
+	req, err := DecodeRequest([]byte(`{"tool":"Read","cwd":"/","Workspace":"/"}`))
+	if err == nil && req.Workspace != "" {
+		t.Fatalf("the workspace was read from JSON: %q", req.Workspace)
 	}
 }

@@ -37,6 +37,14 @@ type Request struct {
 	// default) or "powershell". A tool named PowerShell or pwsh implies
 	// powershell.
 	Shell string `json:"shell,omitempty"`
+	// Workspace, when set, is the project root the request's session was
+	// bound to by whoever runs the gate (`toolgate serve` binds one per
+	// session), never by the agent: the call is judged against it, and
+	// its policy loaded, whatever the request's cwd, so a cwd outside it
+	// makes the call's writes outside the workspace. "/" binds the session
+	// to no workspace at all: nothing is inside one. It overrides
+	// Options.Project.
+	Workspace string `json:"-"`
 }
 
 // DecodeRequest decodes one JSON request. Unknown fields and trailing data

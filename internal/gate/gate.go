@@ -94,6 +94,7 @@ type Gate struct {
 	opts     Options
 	grants   *grants
 	breaker  *breaker
+	redact   *Redactor
 }
 
 // New returns a gate. eng and store are required; approver may be nil, in
@@ -117,12 +118,17 @@ func New(eng *engine.Engine, store eventlog.Store, approver approval.Approver, o
 	if opts.ReceiptTTL <= 0 {
 		opts.ReceiptTTL = DefaultReceiptTTL
 	}
-	g := &Gate{engine: eng, store: store, approver: approver, opts: opts, breaker: newBreaker()}
+	g := &Gate{engine: eng, store: store, approver: approver, opts: opts, breaker: newBreaker(), redact: NewRedactor(opts.LogKey)}
 	g.grants = newGrants(g)
 	return g, nil
 }
 
 func (g *Gate) engineHome() string { return g.engine.Home() }
+
+// Redactor returns the redactor the gate records with: every event it
+// writes has its secrets replaced by markers keyed under Options.LogKey.
+// The decisions are made on the calls as they came.
+func (g *Gate) Redactor() *Redactor { return g.redact }
 
 // The payloads of the events the gate writes.
 type (
@@ -133,6 +139,9 @@ type (
 		Cwd        string         `json:"cwd"`
 		Agent      string         `json:"agent,omitempty"`
 		Parent     string         `json:"parentAgent,omitempty"`
+		// Workspace is the workspace the call's session is bound to
+		// (engine.Request.Workspace): "/" for none.
+		Workspace string `json:"workspace,omitempty"`
 	}
 	// PermissionRequested is the payload of a permission.requested event:
 	// the question a person (or a hook, or a classifier) is asked.
@@ -285,6 +294,12 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	var encodeErr error
 	add := func(typ eventlog.Type, payload any) {
 		raw, err := json.Marshal(payload)
+		if err == nil {
+			// No secret at rest: what the log holds is redacted. A
+			// question was redacted before it was signed, so this leaves
+			// its bytes as they are.
+			raw, err = g.redact.Payload(raw)
+		}
 		if err != nil {
 			encodeErr = cmp.Or(encodeErr, fmt.Errorf("gate: encode %s: %w", typ, err))
 			return
@@ -305,6 +320,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 	add(eventlog.TypeToolCallRequested, toolCallRequested{
 		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
+		Workspace: req.Workspace,
 	})
 
 	lk := &lookup{gr: g.grants}
@@ -337,14 +353,9 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		// A destructive call is never remembered, so no rule is offered.
 		suggested = approval.Suggest(req.Tool, arg)
 	}
-	ar := &approval.Request{
-		Session: req.Session, Turn: turn, ToolCallID: id, Tool: req.Tool, Input: req.Input,
-		Cwd: req.Cwd, Reason: string(d.Reason), Message: d.Message, Risk: d.Risk.String(),
-		Rule: d.Rule, Summary: summary, Destructive: destructive, SuggestedRule: suggested,
-		Units: units(call),
-	}
+	target := ""
 	if destructive {
-		ar.ConfirmTarget = confirmTarget(call, arg)
+		target = confirmTarget(call, arg)
 	}
 	askedOf := ActorUser
 	switch {
@@ -360,8 +371,28 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		ToolCallID: id, Tool: req.Tool, Args: req.Input, Cwd: req.Cwd, Summary: summary, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
-		Units: ar.Units, ConfirmTarget: ar.ConfirmTarget, AskedOf: askedOf,
+		Units: units(call), ConfirmTarget: target, AskedOf: askedOf,
 		Deadline: g.opts.Clock().Add(g.opts.Timeout).UTC(),
+	}
+	// The question is shown, signed and recorded without its secrets: what
+	// is signed is what the log holds, and a person (or a classifier, or
+	// a hook) sees what the log shows. A destructive call is confirmed by
+	// typing its redacted target. A suggested rule that held a secret is
+	// not offered, so no rule with a marker in place of the secret is
+	// written to a policy file.
+	if red, changed, err := redactJSON(g.redact, question); err != nil {
+		encodeErr = cmp.Or(encodeErr, fmt.Errorf("gate: redact the question: %w", err))
+	} else if changed {
+		if red.SuggestedRule != suggested {
+			red.SuggestedRule, suggested = "", ""
+		}
+		question = red
+	}
+	ar := &approval.Request{
+		Session: req.Session, Turn: turn, ToolCallID: id, Tool: question.Tool, Input: question.Args,
+		Cwd: question.Cwd, Reason: string(d.Reason), Message: question.Message, Risk: d.Risk.String(),
+		Rule: question.Rule, Summary: question.Summary, Destructive: destructive, SuggestedRule: question.SuggestedRule,
+		Units: question.Units, ConfirmTarget: question.ConfirmTarget,
 	}
 	if askedOf == ActorUser {
 		question.Sig = g.signQuestion(req.Session, question)
@@ -502,6 +533,7 @@ func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, s
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
 		_, summary := describe(req)
+		summary = g.redact.String(summary)
 		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, g.signGrant(req.Session, sa.rec)); err != nil {
 			return err
@@ -681,6 +713,9 @@ func (g *Gate) resolve(ctx context.Context, session, turn string, res Permission
 
 func (g *Gate) append(ctx context.Context, session, turn string, typ eventlog.Type, payload any) error {
 	raw, err := json.Marshal(payload)
+	if err == nil {
+		raw, err = g.redact.Payload(raw)
+	}
 	if err != nil {
 		return fmt.Errorf("gate: encode %s: %w", typ, err)
 	}

@@ -102,8 +102,13 @@ func (g *Gate) VerifyQuestion(session string, payload []byte) (PermissionRequest
 	return p, nil
 }
 
-// signGrant returns rec signed under the gate's LogKey, if it has one.
+// signGrant returns rec, its secrets redacted, signed under the gate's
+// LogKey, if it has one: what is signed is what the log holds. The grant
+// held here keeps the record as it was.
 func (g *Gate) signGrant(session string, rec grantRecord) grantRecord {
+	if red, changed, err := redactJSON(g.redact, rec); err == nil && changed {
+		rec = red
+	}
 	if g.opts.LogKey != nil {
 		rec.Sig = grantSig(g.opts.LogKey, session, rec)
 	}
@@ -240,7 +245,7 @@ type Grant struct {
 }
 
 // Grants returns the session approvals and live leases of session, oldest
-// first.
+// first, with the secrets of what they show redacted.
 func (g *Gate) Grants(session string) []Grant {
 	now := g.opts.Clock()
 	gr := g.grants
@@ -267,6 +272,13 @@ func (g *Gate) Grants(session string) []Grant {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	// Shown as the log shows them: without secrets. The grants held keep
+	// what they match calls on.
+	for i := range out {
+		if red, changed, err := redactJSON(g.redact, out[i]); err == nil && changed {
+			out[i] = red
+		}
+	}
 	return out
 }
 

@@ -58,14 +58,14 @@ func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request, p p
 		if err := checkID(`query parameter "session"`, session); err != nil {
 			return errorf(http.StatusBadRequest, "%v", err)
 		}
-		if !s.mayRead(p, session) {
-			return errSessionForbidden(session)
+		if err := s.readable(r.Context(), p, session); err != nil {
+			return err
 		}
 	}
 	list := append(s.broker.List(state, session), s.remoteList(r.Context(), state, session)...)
 	sortApprovals(list)
 	if p.role != RoleApprover && session == "" {
-		mine := s.agentSessions()
+		mine := s.ownedSessions(p)
 		kept := list[:0]
 		for _, a := range list {
 			if mine[a.Session] {
@@ -93,8 +93,8 @@ func (s *Server) handleGetApproval(w http.ResponseWriter, r *http.Request, p pri
 	if err != nil {
 		return brokerError(err)
 	}
-	if !s.mayRead(p, a.Session) {
-		return errSessionForbidden(a.Session)
+	if err := s.readable(r.Context(), p, a.Session); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil

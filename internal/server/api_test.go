@@ -507,8 +507,8 @@ func TestMetrics(t *testing.T) {
 		"toolgate_approvals_pending 1",
 		"toolgate_approval_wait_seconds_count 0",
 		// Each check's events so far went to the log in one commit.
-		"toolgate_eventlog_commits_total 3\n",
-		"toolgate_eventlog_events_total 6\n",
+		"toolgate_eventlog_commits_total 4\n", // and the session.bound event
+		"toolgate_eventlog_events_total 7\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, body)
@@ -540,7 +540,7 @@ func TestEventsJSONAndPost(t *testing.T) {
 	}})
 	var posted struct{ Events []eventlog.Event }
 	r.decode(t, &posted)
-	if r.code != 200 || len(posted.Events) != 2 || posted.Events[1].Seq != 3 || posted.Events[1].ID == 0 {
+	if r.code != 200 || len(posted.Events) != 2 || posted.Events[1].Seq != 4 || posted.Events[1].ID == 0 {
 		t.Fatalf("post batch: %d %s", r.code, r.body)
 	}
 	e.call("POST", "/v1/check", ag, e.check("s1", cmdAllow, true))
@@ -557,7 +557,8 @@ func TestEventsJSONAndPost(t *testing.T) {
 		r.decode(t, &out)
 		return out.Events
 	}
-	if got := get("/v1/sessions/s1/events", ag); len(got) != 7 || got[0].Type != eventlog.TypeSessionStarted {
+	got := get("/v1/sessions/s1/events", ag)
+	if len(got) != 9 || got[0].Type != TypeSessionBound || got[1].Type != eventlog.TypeSessionStarted || got[4].Type != TypeSessionBound {
 		t.Fatalf("session events: %v", got)
 	}
 	if got := get("/v1/events?session=s1&decision=deny", ag); len(got) != 1 || got[0].Type != eventlog.TypePermissionResolved {

@@ -94,6 +94,11 @@ type BrokerOptions struct {
 	// waiting, so that one agent cannot crowd out the others' questions.
 	// Default 100.
 	MaxPendingPerSession int
+	// MaxPendingPerToken bounds the approvals waiting at once in all the
+	// sessions one token started, so that an agent cannot crowd out the
+	// others' questions by spreading its own over many sessions. Default
+	// 1,000.
+	MaxPendingPerToken int
 	// Clock gives the time; default time.Now.
 	Clock func() time.Time
 }
@@ -110,12 +115,14 @@ type Broker struct {
 	inflight map[string]inflight // ids handed out by NewID, not yet asking
 	pending  map[string]*entry
 	perSess  map[string]int // pending approvals per session
+	perOwner map[string]int // pending approvals per token that started their session
 	resolved map[string]*entry
 	order    []string // resolved ids, oldest first
 	closed   bool
 
 	onWait    func(time.Duration) // observes how long each approval waited
 	onPending func(Approval)      // told of each new pending approval
+	ownerOf   func(string) string // the token that started a session, "" unknown
 }
 
 // inflight is an id the gate is deciding a call under.
@@ -132,6 +139,7 @@ const inflightTTL = 10 * time.Minute
 // the broker's mutex, except the channels.
 type entry struct {
 	a      Approval
+	owner  string // the token that started its session, as ownerOf said
 	n      uint64
 	answer chan approval.Answer // receives the person's answer, once
 	final  chan struct{}        // closed when the gate's final decision is in
@@ -152,6 +160,9 @@ func NewBroker(opts BrokerOptions) *Broker {
 	if opts.MaxPendingPerSession <= 0 {
 		opts.MaxPendingPerSession = 100
 	}
+	if opts.MaxPendingPerToken <= 0 {
+		opts.MaxPendingPerToken = 1000
+	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
@@ -160,6 +171,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 		inflight: map[string]inflight{},
 		pending:  map[string]*entry{},
 		perSess:  map[string]int{},
+		perOwner: map[string]int{},
 		resolved: map[string]*entry{},
 	}
 }
@@ -211,6 +223,12 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 		e.a.ConfirmWord = rq.ConfirmWord()
 	}
 	b.mu.Lock()
+	ownerOf := b.ownerOf
+	b.mu.Unlock()
+	if ownerOf != nil {
+		e.owner = ownerOf(e.a.Session)
+	}
+	b.mu.Lock()
 	// Taken under the lock, so that the creation times follow the order.
 	e.a.Created = b.opts.Clock().UTC()
 	if deadline, ok := ctx.Deadline(); ok {
@@ -231,11 +249,17 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	case b.perSess[e.a.Session] >= b.opts.MaxPendingPerSession:
 		b.mu.Unlock()
 		return approval.Answer{}, fmt.Errorf("%w: session %s already has %d questions waiting", ErrTooManyPending, e.a.Session, b.perSess[e.a.Session])
+	case e.owner != "" && b.perOwner[e.owner] >= b.opts.MaxPendingPerToken:
+		b.mu.Unlock()
+		return approval.Answer{}, fmt.Errorf("%w: the sessions of the token that started session %s already have %d questions waiting", ErrTooManyPending, e.a.Session, b.perOwner[e.owner])
 	}
 	b.n++
 	e.n = b.n
 	b.pending[e.a.ID] = e
 	b.perSess[e.a.Session]++
+	if e.owner != "" {
+		b.perOwner[e.owner]++
+	}
 	if f, ok := b.inflight[e.a.ID]; ok {
 		close(f.ch)
 		delete(b.inflight, e.a.ID)
@@ -366,6 +390,11 @@ func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 	delete(b.pending, e.a.ID)
 	if b.perSess[e.a.Session]--; b.perSess[e.a.Session] <= 0 {
 		delete(b.perSess, e.a.Session)
+	}
+	if e.owner != "" {
+		if b.perOwner[e.owner]--; b.perOwner[e.owner] <= 0 {
+			delete(b.perOwner, e.owner)
+		}
 	}
 	e.a.State, e.a.Decision = StateResolved, out
 	b.resolved[e.a.ID] = e

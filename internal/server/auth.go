@@ -60,9 +60,13 @@ const TypeApprovalForbidden eventlog.Type = "approval.forbidden"
 // principal is who made a request.
 type principal struct {
 	role   Role
+	id     string // "approver", or the agentID of the agent token
 	cookie bool   // authenticated by the browser cookie
 	csrf   string // the cookie session's CSRF value
 }
+
+// approverID is the principal id of the approver, by token or cookie.
+const approverID = "approver"
 
 type webSession struct {
 	csrf    string
@@ -175,11 +179,13 @@ func (a *auth) authenticate(r *http.Request) (principal, bool) {
 			return principal{}, false
 		}
 		tok = strings.TrimSpace(tok)
-		switch {
-		case subtle.ConstantTimeCompare([]byte(tok), []byte(a.tokens.Approver)) == 1:
-			return principal{role: RoleApprover}, true
-		case subtle.ConstantTimeCompare([]byte(tok), []byte(a.tokens.Agent)) == 1:
-			return principal{role: RoleAgent}, true
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(a.tokens.Approver)) == 1 {
+			return principal{role: RoleApprover, id: approverID}, true
+		}
+		for _, agent := range append([]string{a.tokens.Agent}, a.tokens.Agents...) {
+			if subtle.ConstantTimeCompare([]byte(tok), []byte(agent)) == 1 {
+				return principal{role: RoleAgent, id: agentID(agent)}, true
+			}
 		}
 		return principal{}, false
 	}
@@ -191,7 +197,7 @@ func (a *auth) authenticate(r *http.Request) (principal, bool) {
 	if !ok {
 		return principal{}, false
 	}
-	return principal{role: RoleApprover, cookie: true, csrf: ws.csrf}, true
+	return principal{role: RoleApprover, id: approverID, cookie: true, csrf: ws.csrf}, true
 }
 
 var crossOrigin = http.NewCrossOriginProtection()

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/toolgate/toolgate/secrets"
 )
 
 // MaxBody is the largest request body the server reads, in bytes.
@@ -17,13 +19,17 @@ const MaxBody = 1 << 20
 // idPattern is what a session, turn or approval id may look like.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 
-// validID reports whether s may be used as an id.
-func validID(s string) bool { return idPattern.MatchString(s) }
+// validID reports whether s may be used as an id. An id is recorded as it
+// is, so one that holds what looks like a secret is not valid.
+func validID(s string) bool { return idPattern.MatchString(s) && !secrets.Contains(s) }
 
 // checkID returns an error naming field when s is not a valid id.
 func checkID(field, s string) error {
 	if s == "" {
 		return fmt.Errorf("%s is required", field)
+	}
+	if idPattern.MatchString(s) && secrets.Contains(s) {
+		return fmt.Errorf("%s looks like a secret (%s): ids are recorded as they are, so choose one that is not", field, secrets.Scan(s)[0].Rule)
 	}
 	if !validID(s) {
 		return fmt.Errorf("%s %q is not a valid id: use 1 to 128 letters, digits, '_', '.', ':' or '-'", field, clip(s, 40))
@@ -69,6 +75,10 @@ func writeError(w http.ResponseWriter, err error) {
 func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	body := http.MaxBytesReader(w, r.Body, MaxBody)
 	data, err := io.ReadAll(body)
+	if err == nil {
+		// Read in time: what follows (a wait for a person) may be long.
+		liftBodyDeadline(w)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,9 +155,22 @@ func TestLoadTokens(t *testing.T) {
 	}
 	again, err := LoadTokens(dir)
 	must(t, err)
-	if again != tok {
+	if !reflect.DeepEqual(again, tok) {
 		t.Fatal("the tokens were not reused")
 	}
+	// A further agent token is read from its file, and one that repeats
+	// the approver token is refused.
+	must(t, os.WriteFile(filepath.Join(dir, "agent-ci.token"), []byte("ci-agent-token\n"), 0o600))
+	more, err := LoadTokens(dir)
+	must(t, err)
+	if !reflect.DeepEqual(more.Agents, []string{"ci-agent-token"}) || more.Agent != tok.Agent {
+		t.Fatalf("further agent tokens %q", more.Agents)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "agent-ci.token"), []byte(tok.Approver+"\n"), 0o600))
+	if _, err := LoadTokens(dir); err == nil || !strings.Contains(err.Error(), "must differ") {
+		t.Fatalf("an agent token equal to the approver token was accepted: %v", err)
+	}
+	must(t, os.Remove(filepath.Join(dir, "agent-ci.token")))
 	must(t, os.Chmod(filepath.Join(dir, ApproverTokenFile), 0o644))
 	if _, err := LoadTokens(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("a world-readable token file was accepted: %v", err)

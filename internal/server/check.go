@@ -69,11 +69,17 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 	if p.role == RoleAgent && loosens(body.Mode) {
 		return errorf(http.StatusForbidden, "field \"mode\" %q is not taken from an agent token: it would let the agent loosen its own gate; a person switches a session's mode with PUT /v1/sessions/{id}/policy", body.Mode)
 	}
+	bound, err := s.claim(r.Context(), body.Session, p, body.Cwd)
+	if err != nil {
+		return err
+	}
 	if !s.track() {
 		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
-	s.noteSession(body.Session, body.Cwd, p.role == RoleAgent)
 	req := body.Request
+	// The workspace is the person's choice or the session's first, never
+	// this call's: a cwd outside it is outside the workspace.
+	req.Workspace = s.workspaceOf(body.Session, bound)
 	if body.Wait {
 		defer s.running.Done()
 		ctx, cancel := context.WithCancel(r.Context())
@@ -160,9 +166,23 @@ func (s *Server) finish(start time.Time, req *engine.Request, d *engine.Decision
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("check", "session", req.Session, "tool_call_id", id, "err", err)
 	}
-	s.broker.finish(id, d)
+	s.broker.finish(id, s.redacted(d))
 	s.met.countDecision(d.Decision.String(), string(d.Reason))
 	return CheckResponse{Decision: d, ToolCallID: id}
+}
+
+// redacted returns d with its message redacted, for the approvals list;
+// the caller gets d itself.
+func (s *Server) redacted(d *engine.Decision) *engine.Decision {
+	if d == nil {
+		return nil
+	}
+	if msg := s.gate.Redactor().String(d.Message); msg != d.Message {
+		c := *d
+		c.Message = msg
+		return &c
+	}
+	return d
 }
 
 // riskOf parses a risk level name; an unknown one counts as execute.

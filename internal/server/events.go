@@ -122,8 +122,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, p principa
 		if f.Session == "" {
 			return errorf(http.StatusForbidden, "the agent token may read only its own sessions: give session=ID or use /v1/sessions/{id}/events")
 		}
-		if !s.mayRead(p, f.Session) {
-			return errSessionForbidden(f.Session)
+		if err := s.readable(r.Context(), p, f.Session); err != nil {
+			return err
 		}
 	}
 	return s.serveEvents(w, r, f)
@@ -139,8 +139,8 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request, p p
 	if err != nil {
 		return err
 	}
-	if !s.mayRead(p, session) {
-		return errSessionForbidden(session)
+	if err := s.readable(r.Context(), p, session); err != nil {
+		return err
 	}
 	return s.serveEvents(w, r, f)
 }
@@ -185,6 +185,7 @@ func wantsStream(r *http.Request) bool {
 // new ones as they are appended, as Server-Sent Events.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, f eventlog.Filter) error {
 	rc := http.NewResponseController(w)
+	liftBodyDeadline(w) // a stream outlives the body's deadline
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.base, cancel)
@@ -334,10 +335,20 @@ func (s *Server) handlePostEvents(w http.ResponseWriter, r *http.Request, p prin
 		if !isObject(payload) {
 			return errorf(http.StatusBadRequest, "field %q must be a JSON object", field("payload"))
 		}
+		// No secret at rest: a user message that quotes a key is stored
+		// with the key redacted.
+		red, err := s.gate.Redactor().Payload(payload)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "field %q: %v", field("payload"), err)
+		}
+		payload = red
 		drafts[i] = eventlog.Draft{Turn: e.Turn, Time: now, Type: e.Type, Payload: payload}
 	}
 	if err := eventlog.Validate(session, drafts); err != nil {
 		return errorf(http.StatusBadRequest, "%v", err)
+	}
+	if _, err := s.claim(r.Context(), session, p, ""); err != nil {
+		return err
 	}
 	ctx, cancel := s.appendContext()
 	defer cancel()
@@ -345,7 +356,6 @@ func (s *Server) handlePostEvents(w http.ResponseWriter, r *http.Request, p prin
 	if err != nil {
 		return fmt.Errorf("write the event log: %w", err)
 	}
-	s.noteSession(session, "", p.role == RoleAgent)
 	writeJSON(w, http.StatusOK, map[string]any{"events": stored})
 	return nil
 }

@@ -89,8 +89,8 @@ func (s *Server) handleGrants(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	if !s.mayRead(p, session) {
-		return errSessionForbidden(session)
+	if err := s.readable(r.Context(), p, session); err != nil {
+		return err
 	}
 	grants := s.gate.Grants(session)
 	if grants == nil {

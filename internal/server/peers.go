@@ -447,9 +447,11 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 	if err := checkAnswer(a.Request, reply); err != nil {
 		return Approval{}, err
 	}
+	// Signed as the log holds it: without secrets.
+	red := s.gate.Redactor()
 	p := answerPayload{
 		ToolCallID: a.ID, Question: a.digest, Answer: reply.Answer,
-		Message: reply.Message, Rule: reply.Rule, Confirm: reply.Confirm, Actor: gate.ActorUser,
+		Message: red.String(reply.Message), Rule: red.String(reply.Rule), Confirm: reply.Confirm, Actor: gate.ActorUser,
 	}
 	p.Sig = s.signAnswer(a.Session, p)
 	payload, err := json.Marshal(p)

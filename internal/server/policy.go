@@ -20,12 +20,28 @@ func (s *Server) handleGetSessionPolicy(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	if !s.mayRead(p, session) {
-		return errSessionForbidden(session)
+	if err := s.readable(r.Context(), p, session); err != nil {
+		return err
 	}
 	v, _ := s.opts.Sessions.Get(session)
-	writeJSON(w, http.StatusOK, v)
+	info, err := s.loaded(r.Context(), session)
+	if err != nil {
+		return err
+	}
+	view := sessionPolicyView{SessionSettings: v}
+	if s.opts.Workspace != "" || v.Workspace != nil || info.workspace != "" {
+		view.BoundWorkspace = s.workspaceOf(session, info.workspace)
+	}
+	writeJSON(w, http.StatusOK, view)
 	return nil
+}
+
+// sessionPolicyView is the answer to GET /v1/sessions/{id}/policy: the
+// settings a person switched, and the workspace the session's calls are
+// judged against ("/" for none; absent before its first check).
+type sessionPolicyView struct {
+	engine.SessionSettings
+	BoundWorkspace string `json:"bound_workspace,omitempty"`
 }
 
 // handlePutSessionPolicy: PUT /v1/sessions/{id}/policy (approver). A
@@ -69,8 +85,10 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 			err = setSetting(&next.Sandbox, raw, k, policy.ParseSandbox)
 		case "network":
 			err = setSetting(&next.Network, raw, k, nil)
+		case "workspace":
+			err = s.setWorkspace(&next.Workspace, raw)
 		default:
-			err = errorf(http.StatusBadRequest, "unknown field %q: the settings are mode, approval, sandbox and network", clip(k, 40))
+			err = errorf(http.StatusBadRequest, "unknown field %q: the settings are mode, approval, sandbox, network and workspace", clip(k, 40))
 		}
 		if err != nil {
 			return err
@@ -132,6 +150,25 @@ func (s *Server) handlePutSessionPolicy(w http.ResponseWriter, r *http.Request, 
 	return nil
 }
 
+// setWorkspace sets *dst from raw, the field "workspace" of PUT
+// /v1/sessions/{id}/policy: an absolute directory that can be a workspace
+// (its real path is kept), or null to bind the session to the workspace
+// of its first check again.
+func (s *Server) setWorkspace(dst **string, raw json.RawMessage) error {
+	if s.opts.Workspace != "" {
+		return errorf(http.StatusConflict, "workspace cannot be changed for a session: the server binds every session to %s (--workspace)", s.opts.Workspace)
+	}
+	if err := setSetting(dst, raw, "workspace", nil); err != nil || *dst == nil {
+		return err
+	}
+	ws, err := checkWorkspace(**dst, s.opts.Engine.Home())
+	if err != nil {
+		return errorf(http.StatusBadRequest, "field \"workspace\": %v", err)
+	}
+	*dst = &ws
+	return nil
+}
+
 // setSetting sets *dst from raw, a field of PUT /v1/sessions/{id}/policy:
 // null hands the setting back to the policy files (nil); a value is a
 // string that parse reads, or, with parse nil, a JSON value of T.
@@ -180,6 +217,9 @@ func validSettings(v engine.SessionSettings) error {
 		if _, err := policy.ParseSandbox(string(*v.Sandbox)); err != nil {
 			return err
 		}
+	}
+	if v.Workspace != nil && (!filepath.IsAbs(*v.Workspace) || filepath.Clean(*v.Workspace) != *v.Workspace) {
+		return fmt.Errorf("workspace %q is not an absolute, clean path", clip(*v.Workspace, 200))
 	}
 	return nil
 }

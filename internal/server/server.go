@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -66,6 +67,20 @@ type Options struct {
 	Timeout time.Duration
 	// Tokens are the agent and approver tokens; both are required.
 	Tokens Tokens
+	// Hosts are the names, besides the address a connection comes to (and
+	// localhost on loopback), that requests may give as their Host: the
+	// host of --public-url. Any other Host is refused with 421, against
+	// DNS rebinding.
+	Hosts []string
+	// BodyTimeout is how long a request has to send its body; default
+	// [DefaultBodyTimeout].
+	BodyTimeout time.Duration
+	// Workspace, when set, is the workspace of every session (`toolgate
+	// serve --workspace`): an absolute directory, not one that is never a
+	// workspace ([NeverWorkspace]). Empty: a session is bound to the
+	// workspace a person set for it (PUT /v1/sessions/{id}/policy), else
+	// to the project root of its first check's cwd ([WorkspaceFor]).
+	Workspace string
 	// PolicyFor returns the effective policy for a working directory and
 	// the project root it was loaded for, for GET /v1/policy. Nil: that
 	// endpoint answers 501.
@@ -105,6 +120,7 @@ type Server struct {
 	running sync.WaitGroup // checks in progress
 	http    *http.Server
 	known   map[string]*sessionInfo
+	bindMu  sync.Mutex // one session.bound event written at a time
 
 	peers     *peers         // what other servers sharing the log hold
 	followers sync.WaitGroup // the goroutines that follow the log
@@ -123,10 +139,13 @@ type Server struct {
 	changeOrder     []int64
 }
 
-// sessionInfo is what the server learned about a session from its calls.
+// sessionInfo is what the server learned about a session from its calls
+// and its session.bound events.
 type sessionInfo struct {
-	agent bool   // the agent token checked a call or posted an event in it
-	cwd   string // the working directory of its latest call
+	loaded    bool   // its session.bound events were read from the log
+	owner     string // the principal id of the token that started it
+	workspace string // the workspace its first check bound it to, "" before one
+	cwd       string // the working directory of its latest call
 }
 
 // SessionHeadsFile returns the usual name of Options.SessionHeads in the
@@ -148,15 +167,23 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: Options.Store is required")
 	case opts.Engine == nil:
 		return nil, errors.New("server: Options.Engine is required")
-	case opts.Tokens.Agent == "" || opts.Tokens.Approver == "":
-		return nil, errors.New("server: Options.Tokens needs both the agent and the approver token")
-	case opts.Tokens.Agent == opts.Tokens.Approver:
-		return nil, errors.New("server: the agent and approver tokens must differ")
+	case opts.Tokens.check() != nil:
+		return nil, fmt.Errorf("server: Options.Tokens: %w", opts.Tokens.check())
 	case opts.Gate != nil && opts.Broker == nil:
 		return nil, errors.New("server: a Gate given in Options needs the Broker it asks")
 	}
+	if opts.Workspace != "" {
+		ws, err := checkWorkspace(opts.Workspace, opts.Engine.Home())
+		if err != nil {
+			return nil, fmt.Errorf("server: Options.Workspace: %w", err)
+		}
+		opts.Workspace = ws
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = gate.DefaultTimeout
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
 	}
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultKeepAlive
@@ -189,6 +216,7 @@ func New(opts Options) (*Server, error) {
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()
 	s.broker.onWait = s.met.observeWait
+	s.broker.ownerOf = s.ownerOf
 	if n := opts.Notifier; n != nil {
 		s.broker.onPending = func(a Approval) {
 			n.Notify(notify.Pending{
@@ -291,6 +319,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
+	if err := s.checkHost(r); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.setBodyDeadline(w)
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -366,28 +399,6 @@ func (s *Server) appendContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), appendTimeout)
 }
 
-// noteSession records that session had a call from cwd ("" keeps the
-// last), made with the agent token when agent is set.
-func (s *Server) noteSession(session, cwd string, agent bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	info := s.known[session]
-	if info == nil {
-		if len(s.known) >= maxKnownSessions {
-			for k := range s.known {
-				delete(s.known, k)
-				break
-			}
-		}
-		info = &sessionInfo{}
-		s.known[session] = info
-	}
-	info.agent = info.agent || agent
-	if cwd != "" {
-		info.cwd = cwd
-	}
-}
-
 // sessionCwd returns the working directory of session's latest call.
 func (s *Server) sessionCwd(session string) string {
 	s.mu.Lock()
@@ -398,31 +409,6 @@ func (s *Server) sessionCwd(session string) string {
 	return ""
 }
 
-// mayRead reports whether p may read session: the approver always, the
-// agent only sessions it made calls in.
-func (s *Server) mayRead(p principal, session string) bool {
-	if p.role == RoleApprover {
-		return true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	info := s.known[session]
-	return info != nil && info.agent
-}
-
-// agentSessions returns the sessions the agent token made calls in.
-func (s *Server) agentSessions() map[string]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]bool{}
-	for k, v := range s.known {
-		if v.agent {
-			out[k] = true
-		}
-	}
-	return out
-}
-
 func errSessionForbidden(session string) *apiError {
-	return errorf(http.StatusForbidden, "the agent token may read only sessions it checked calls in, not %q", session)
+	return errorf(http.StatusForbidden, "an agent token may read only the sessions it started, not %q", session)
 }

@@ -188,12 +188,16 @@ func (e *testEnv) check(session, command string, wait bool) map[string]any {
 	return map[string]any{"tool": "Bash", "input": map[string]any{"command": command}, "cwd": e.project, "session": session, "turn": "t1", "wait": wait}
 }
 
-// events returns the stored events of session (all sessions for "").
+// events returns the stored events of session (all sessions for "") of
+// the types given; without types, all but the session.bound events.
 func (e *testEnv) events(session string, types ...eventlog.Type) []eventlog.Event {
 	e.t.Helper()
 	var out []eventlog.Event
 	for ev, err := range e.store.Query(context.Background(), eventlog.Filter{Session: session, Types: types}) {
 		must(e.t, err)
+		if len(types) == 0 && ev.Type == TypeSessionBound {
+			continue
+		}
 		out = append(out, ev)
 	}
 	return out

@@ -131,6 +131,8 @@ func withoutLoosening(v engine.SessionSettings) engine.SessionSettings {
 	if v.Network != nil && *v.Network {
 		v.Network = nil
 	}
+	// A workspace may be wider than the one the session would be bound to.
+	v.Workspace = nil
 	return v
 }
 

@@ -171,6 +171,17 @@ func TestSSEResume(t *testing.T) {
 	}
 }
 
+// skipBound returns the next message of msgs that is not a session.bound
+// event.
+func skipBound(msgs <-chan sseEvent) sseEvent {
+	for m := range msgs {
+		if m.event != string(TypeSessionBound) {
+			return m
+		}
+	}
+	return sseEvent{}
+}
+
 // TestSSELiveAndKeepAlive follows a stream that starts empty: it gets
 // keep-alive comments, then events as the API writes them, the agent only
 // for its own session.
@@ -179,7 +190,7 @@ func TestSSELiveAndKeepAlive(t *testing.T) {
 	e.call("POST", "/v1/sessions/s1/events", e.tokens.Agent, map[string]any{"type": "session.started"})
 	msgs, comments, cancel := e.openStream(t, "/v1/sessions/s1/events", e.tokens.Agent, "")
 	defer cancel()
-	first := <-msgs
+	first := skipBound(msgs)
 	if first.event != "session.started" {
 		t.Fatalf("first message %+v", first)
 	}
@@ -207,6 +218,13 @@ func TestSSELiveAndKeepAlive(t *testing.T) {
 	for _, want := range []string{"model.tool_call_requested", "permission.resolved"} {
 		select {
 		case m := <-msgs:
+			if m.event == string(TypeSessionBound) {
+				// The first check binds the session's workspace.
+				if !strings.Contains(m.data, `"workspace":"`+e.project+`"`) {
+					t.Fatalf("binding %+v, want workspace %s", m, e.project)
+				}
+				m = <-msgs
+			}
 			if m.event != want || !strings.Contains(m.data, `"session":"s1"`) {
 				t.Fatalf("got %+v, want %s of s1", m, want)
 			}
@@ -222,7 +240,7 @@ func TestSSELiveAndKeepAlive(t *testing.T) {
 	// after= works like Last-Event-ID, and a stream ends at shutdown.
 	msgs2, _, cancel2 := e.openStream(t, "/v1/events?after="+first.id, e.tokens.Approver, "")
 	defer cancel2()
-	if m := <-msgs2; m.event != "model.tool_call_requested" {
+	if m := skipBound(msgs2); m.event != "model.tool_call_requested" {
 		t.Fatalf("after=%s began with %+v", first.id, m)
 	}
 	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)

@@ -2,12 +2,14 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -17,10 +19,15 @@ const (
 	ApproverTokenFile = "approver.token"
 )
 
-// Tokens are the two bearer tokens of a server.
+// Tokens are the bearer tokens of a server.
 type Tokens struct {
 	// Agent may check calls and read its own sessions.
 	Agent string
+	// Agents are further agent tokens, one for each agent that must not
+	// read another's sessions (the files agent-NAME.token of the state
+	// directory). Each acts only in the sessions it started, as Agent
+	// does.
+	Agents []string
 	// Approver may do everything, answering approvals included.
 	Approver string
 }
@@ -31,6 +38,37 @@ type Tokens struct {
 // token share their grants and list each other's questions.
 func (t Tokens) LogKey() []byte {
 	return []byte(mac(t.Approver, "toolgate log key v1"))
+}
+
+// agentTokenGlob names the further agent token files of the state
+// directory (Tokens.Agents).
+const agentTokenGlob = "agent-*.token"
+
+// check reports what is wrong with t: a token missing, or two the same.
+func (t Tokens) check() error {
+	if t.Agent == "" || t.Approver == "" {
+		return errors.New("both the agent and the approver token are required")
+	}
+	seen := map[string]bool{t.Approver: true}
+	for i, a := range append([]string{t.Agent}, t.Agents...) {
+		switch {
+		case a == "":
+			return fmt.Errorf("agent token %d is empty", i)
+		case a == t.Approver:
+			return errors.New("the agent and approver tokens must differ")
+		case seen[a]:
+			return fmt.Errorf("agent token %d is given twice: each agent token must be its own", i)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// agentID is the identity of an agent token that sessions are bound to:
+// a hash, so that the token itself is never recorded.
+func agentID(tok string) string {
+	sum := sha256.Sum256([]byte("toolgate agent id v1\x00" + tok))
+	return "agent:" + hex.EncodeToString(sum[:8])
 }
 
 // DefaultStateDir is where toolgate keeps its state:
@@ -48,7 +86,9 @@ func DefaultStateDir() string {
 }
 
 // LoadTokens returns the tokens kept in dir, creating the directory (mode
-// 0700) and each missing token file (mode 0600, a fresh random token). It
+// 0700) and each missing token file (mode 0600, a fresh random token), and
+// the further agent tokens of the files agent-NAME.token, which a person
+// makes (mode 0600, one token each) to keep agents apart. It
 // refuses a token file that other users may read or write, since either
 // token lets its holder act on the server.
 func LoadTokens(dir string) (Tokens, error) {
@@ -75,6 +115,21 @@ func LoadTokens(dir string) (Tokens, error) {
 	if t.Agent == t.Approver {
 		return Tokens{}, fmt.Errorf("%s and %s hold the same token: delete both and start again to get fresh ones",
 			filepath.Join(dir, AgentTokenFile), filepath.Join(dir, ApproverTokenFile))
+	}
+	more, err := filepath.Glob(filepath.Join(dir, agentTokenGlob))
+	if err != nil {
+		return Tokens{}, fmt.Errorf("agent tokens: %w", err)
+	}
+	slices.Sort(more)
+	for _, path := range more {
+		tok, err := ReadTokenFile(path)
+		if err != nil {
+			return Tokens{}, err
+		}
+		t.Agents = append(t.Agents, tok)
+		if err := t.check(); err != nil {
+			return Tokens{}, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return t, nil
 }

@@ -1,0 +1,186 @@
+package gate
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolgate/toolgate/secrets"
+)
+
+// Redactor replaces the secrets that the secrets package finds in what is
+// recorded (an API key, a token, a private key block, a password in a URL,
+// the credentials of an Authorization header) by a marker naming their
+// kind: "[REDACTED:aws-access-key-id:3f2a9c]". The six hex digits are the
+// start of an HMAC of the secret under the redactor's key, so that whoever
+// holds the key can tell two calls carrying the same secret apart from two
+// carrying different ones, while a short or guessable secret cannot be
+// confirmed from the log by hashing candidates. Without a key the marker
+// has no hash. A Redactor is safe for use by multiple goroutines.
+type Redactor struct {
+	key []byte
+}
+
+// NewRedactor returns a redactor whose markers are keyed under key (the
+// gate's Options.LogKey); nil gives markers without a hash.
+func NewRedactor(key []byte) *Redactor { return &Redactor{key: key} }
+
+// String returns s with every secret replaced by its marker, and s itself
+// when it holds none.
+func (r *Redactor) String(s string) string {
+	fs := secrets.Scan(s)
+	if len(fs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, f := range fs {
+		b.WriteString(s[last:f.Start])
+		b.WriteString(r.marker(f.Rule, s[f.Start:f.End]))
+		last = f.End
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// marker is what stands for secret, found by rule.
+func (r *Redactor) marker(rule, secret string) string {
+	if r == nil || len(r.key) == 0 {
+		return "[REDACTED:" + rule + "]"
+	}
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte("toolgate redaction v1\x00"))
+	m.Write([]byte(secret))
+	return "[REDACTED:" + rule + ":" + hex.EncodeToString(m.Sum(nil))[:6] + "]"
+}
+
+// Value returns v, a value decoded from JSON (maps, slices, strings,
+// numbers, booleans, nil), with the secrets of every string and object key
+// redacted, and whether anything changed. An unchanged v is returned as
+// it is; a changed one is a copy, v is left alone.
+func (r *Redactor) Value(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		s := r.String(x)
+		return s, s != x
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			rk := r.String(k)
+			re, changed := r.Value(e)
+			if !changed && rk == k {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					out[k2] = e2
+				}
+			}
+			if rk != k {
+				delete(out, k)
+			}
+			out[rk] = re
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			re, changed := r.Value(e)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = re
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+// Input returns the arguments of a tool call with their secrets redacted:
+// in itself when none holds one, else a copy.
+func (r *Redactor) Input(in map[string]any) map[string]any {
+	if in == nil {
+		return nil
+	}
+	out, changed := r.Value(in)
+	if !changed {
+		return in
+	}
+	return out.(map[string]any)
+}
+
+// Payload returns the JSON document raw with the secrets of its strings
+// and keys redacted. When it holds none, raw itself comes back, byte for
+// byte, so that what was signed over it still verifies.
+func (r *Redactor) Payload(raw []byte) ([]byte, error) {
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
+	}
+	red, changed := r.Value(v)
+	if !changed {
+		return raw, nil
+	}
+	return encodeJSON(red)
+}
+
+// redactJSON returns v with the secrets of its JSON form redacted, decoded
+// back into a T, and whether anything changed. It is used on a record
+// before it is signed, so that what is signed is what the log holds.
+func redactJSON[T any](r *Redactor, v T) (T, bool, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v, false, err
+	}
+	red, err := r.Payload(raw)
+	if err != nil || bytes.Equal(red, raw) {
+		return v, false, err
+	}
+	var out T
+	dec := json.NewDecoder(bytes.NewReader(red))
+	dec.UseNumber() // as the log's readers decode: numbers keep their text
+	if err := dec.Decode(&out); err != nil {
+		return v, false, err
+	}
+	return out, true, nil
+}
+
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON value")
+	}
+	return v, nil
+}
+
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}

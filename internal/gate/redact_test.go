@@ -1,0 +1,256 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/secrets"
+)
+
+// Secrets of the kinds the secrets package finds, planted in calls.
+const (
+	awsKey     = "AKIAQYLPMN5HHHFPZAM2"
+	githubTok  = "ghp_R7gTq2Vx9LmN4pZs8KjW3hYb6FdC1eA0uXoI"
+	urlPass    = "S3cr3tPassw0rd9x"
+	bearerTok  = "abcdefghijkl0123456789XYZtokenvalue"
+	privateKey = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAyZ2b3n0pQ8T7xV9k4L2mW6sR1tY3uI5oP7aS9dF0gH2jK4lZ\n-----END RSA PRIVATE KEY-----"
+)
+
+// rawSecrets are the substrings that must never be stored.
+var rawSecrets = []string{awsKey, githubTok, urlPass, bearerTok, "MIIEowIBAAKCAQEAyZ2b3n0pQ8T7xV9k4L2mW6sR1tY3uI5oP7aS9dF0gH2jK4lZ"}
+
+func TestRedactorString(t *testing.T) {
+	keyed, plain := NewRedactor([]byte("k1")), NewRedactor(nil)
+	cases := []struct {
+		in, rule string
+	}{
+		{"aws " + awsKey + " end", "aws-access-key-id"},
+		{"token=" + githubTok, "github-token"},
+		{"git clone https://deploy:" + urlPass + "@git.example.com/r.git", "url-basic-auth"},
+		{"curl -H 'Authorization: Bearer " + bearerTok + "' https://api.example.com", "authorization-header"},
+		{"key:\n" + privateKey + "\n", "private-key"},
+	}
+	for _, tc := range cases {
+		got := keyed.String(tc.in)
+		if !strings.Contains(got, "[REDACTED:"+tc.rule+":") {
+			t.Errorf("%q: got %q, want a %s marker with a hash", tc.in, got, tc.rule)
+		}
+		for _, s := range rawSecrets {
+			if strings.Contains(got, s) {
+				t.Errorf("%q: %q still holds %q", tc.in, got, s)
+			}
+		}
+		if again := keyed.String(got); again != got {
+			t.Errorf("redacting twice changed %q to %q", got, again)
+		}
+		if p := plain.String(tc.in); !strings.Contains(p, "[REDACTED:"+tc.rule+"]") {
+			t.Errorf("%q without a key: %q", tc.in, p)
+		}
+	}
+	// The marker tells the same secret apart from another, under one key.
+	a, b := keyed.String(awsKey), keyed.String("AKIAZZZZMN5HHHFPZAM7")
+	if a == b || a != keyed.String(awsKey) || a == NewRedactor([]byte("k2")).String(awsKey) {
+		t.Fatalf("markers %q %q", a, b)
+	}
+	if s := "npm test && echo <b>&amp;"; keyed.String(s) != s {
+		t.Fatalf("a text without secrets changed: %q", keyed.String(s))
+	}
+}
+
+func TestRedactorPayload(t *testing.T) {
+	r := NewRedactor([]byte("k"))
+	cases := []struct {
+		name, in string
+		same     bool
+	}{
+		{"no secret keeps the bytes, escapes and all", `{"a":"<b>\u0026","n":1.50,"x":[true,null]}`, true},
+		{"a secret in a nested value", `{"input":{"args":["-H","Authorization: Bearer ` + bearerTok + `"]}}`, false},
+		{"a secret behind JSON escapes", `{"k":"\u0041KIAQYLPMN5HHHFPZAM2"}`, false},
+		{"a secret in a key", `{"` + awsKey + `":1}`, false},
+		{"a private key with escaped newlines", `{"content":` + mustQuote(privateKey) + `}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := r.Payload([]byte(tc.in))
+			must(t, err)
+			if tc.same != bytes.Equal(out, []byte(tc.in)) {
+				t.Fatalf("got %s", out)
+			}
+			var v any
+			must(t, json.Unmarshal(out, &v))
+			if secrets.Contains(string(out)) || secrets.Contains(stringsOf(v)) {
+				t.Fatalf("a secret is left in %s", out)
+			}
+			if !tc.same && !strings.Contains(string(out), `"n"`) && !strings.Contains(string(out), "[REDACTED:") {
+				t.Fatalf("no marker in %s", out)
+			}
+		})
+	}
+	if _, err := r.Payload([]byte("{")); err == nil {
+		t.Fatal("a payload that is not JSON was taken")
+	}
+}
+
+func mustQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// stringsOf joins every string and key of a decoded JSON value.
+func stringsOf(v any) string {
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x + "\n")
+		case map[string]any:
+			for k, e := range x {
+				b.WriteString(k + "\n")
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+func FuzzRedactorPayload(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"<b>\u0026","n":1.50}`, `{"k":"\u0041KIAQYLPMN5HHHFPZAM2"}`,
+		`{"` + awsKey + `":[1,"` + githubTok + `"]}`, `{"content":` + mustQuote(privateKey) + `}`, `[`, `"x"`} {
+		f.Add([]byte(s))
+	}
+	r := NewRedactor([]byte("k"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := r.Payload(in)
+		if err != nil {
+			return
+		}
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("redacted %q is not JSON: %v", out, err)
+		}
+		again, err := r.Payload(out)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("redacting %q twice changed it to %q (%v)", out, again, err)
+		}
+	})
+}
+
+// TestNoSecretAtRest: a call carrying secrets is decided on what it
+// carries, while the events hold none of them, the person is shown none,
+// and the question recorded without them still verifies.
+func TestNoSecretAtRest(t *testing.T) {
+	project, home := realDir(t), realDir(t)
+	// The deny rule names the secret: only the real command matches it.
+	f, err := policy.ParseRules(policy.LayerProject, nil, nil, []string{"Bash(echo " + awsKey + ")"})
+	must(t, err)
+	eng, store := engineAndStore(t, f, project, home)
+	var shown *approval.Request
+	approver := approval.ApproverFunc(func(_ context.Context, r *approval.Request) (approval.Answer, error) {
+		shown = r
+		return approval.Answer{Kind: approval.Deny, Message: "no; the key was " + githubTok}, nil
+	})
+	g, err := New(eng, store, approver, Options{LogKey: []byte("log key")})
+	must(t, err)
+	ctx := context.Background()
+
+	d, err := g.Check(ctx, &engine.Request{Tool: "Bash", Input: map[string]any{"command": "echo " + awsKey}, Cwd: project, Session: "s1"}, "")
+	must(t, err)
+	if d.Decision != policy.Deny || d.Reason != engine.ReasonRuleDeny {
+		t.Fatalf("the call with the key: %s %s, want the deny rule's deny", d.Decision, d.Reason)
+	}
+	cmd := "make build AUTH='Authorization: Bearer " + bearerTok + "' URL=https://deploy:" + urlPass + "@example.com/ TOKEN=" + githubTok
+	d, err = g.Check(ctx, &engine.Request{Tool: "Bash", Input: map[string]any{"command": cmd}, Cwd: project, Session: "s1", Agent: "agent " + awsKey}, "")
+	must(t, err)
+	if d.Decision != policy.Deny || d.Reason != engine.ReasonUserDenied {
+		t.Fatalf("the asked call: %s %s", d.Decision, d.Reason)
+	}
+	if shown == nil {
+		t.Fatal("no one was asked")
+	}
+	b, _ := json.Marshal(shown)
+	for _, s := range rawSecrets {
+		if strings.Contains(string(b), s) {
+			t.Fatalf("the person was shown %q: %s", s, b)
+		}
+	}
+	if shown.SuggestedRule != "" {
+		t.Fatalf("a rule was suggested from a redacted command: %q", shown.SuggestedRule)
+	}
+	n := 0
+	for e, err := range store.Query(ctx, eventlog.Filter{Session: "s1"}) {
+		must(t, err)
+		n++
+		for _, s := range rawSecrets {
+			if strings.Contains(string(e.Payload), s) {
+				t.Fatalf("event %d (%s) holds %q: %s", e.ID, e.Type, s, e.Payload)
+			}
+		}
+		if e.Type == eventlog.TypePermissionRequested {
+			if _, err := g.VerifyQuestion("s1", e.Payload); err != nil {
+				t.Fatalf("the recorded question does not verify: %v", err)
+			}
+			if !bytes.Equal(e.Payload, shown.Recorded) {
+				t.Fatalf("the question shown is not the one recorded:\n%s\n%s", shown.Recorded, e.Payload)
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("%d events", n)
+	}
+}
+
+// TestRedactedGrantAdopted: a session approval of a call that carries a
+// secret is recorded redacted and signed as recorded, so another gate with
+// the key takes it up.
+func TestRedactedGrantAdopted(t *testing.T) {
+	project, home := realDir(t), realDir(t)
+	f, err := policy.ParseRules(policy.LayerProject, nil, nil, nil)
+	must(t, err)
+	eng, store := engineAndStore(t, f, project, home)
+	allow := approval.ApproverFunc(func(context.Context, *approval.Request) (approval.Answer, error) {
+		return approval.Answer{Kind: approval.AllowSession}, nil
+	})
+	key := []byte("log key")
+	g, err := New(eng, store, allow, Options{LogKey: key})
+	must(t, err)
+	req := &engine.Request{Tool: "Bash", Input: map[string]any{"command": "make deploy TOKEN=" + githubTok}, Cwd: project, Session: "s1", Agent: "a " + awsKey}
+	d, err := g.Check(context.Background(), req, "")
+	must(t, err)
+	if d.Decision != policy.Allow || d.Grant == "" {
+		t.Fatalf("got %s %s", d.Decision, d.Reason)
+	}
+	g2, err := New(eng, store, nil, Options{LogKey: key})
+	must(t, err)
+	n := 0
+	for e, err := range store.Query(context.Background(), eventlog.Filter{Session: "s1", Types: []eventlog.Type{eventlog.TypeLeaseGranted}}) {
+		must(t, err)
+		n++
+		if strings.Contains(string(e.Payload), githubTok) || strings.Contains(string(e.Payload), awsKey) {
+			t.Fatalf("the grant holds a secret: %s", e.Payload)
+		}
+		if ok, err := g2.Adopt(e); !ok || err != nil {
+			t.Fatalf("the redacted grant was not adopted: %v", err)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d grants recorded", n)
+	}
+	for _, gr := range g2.Grants("s1") {
+		if gr.ID == d.Grant && !strings.Contains(gr.Summary, "[REDACTED:github-token:") {
+			t.Fatalf("the adopted grant shows %q", gr.Summary)
+		}
+	}
+}
