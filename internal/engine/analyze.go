@@ -54,6 +54,7 @@ type Unit struct {
 	base        risk.Level // the command's own level, before paths raise it
 	secretVar   string     // expands a variable named like a secret
 	exec        string     // runs code its words do not show: no allow rule covers it
+	option      string     // an option the program is not known to take
 	opaque      string     // writes files its words do not name: asks unless a rule allows it
 	hard        bool       // an ask that no mode, allow rule or approval=never lifts
 	outside     bool       // touches a path outside the workspace and writable roots
@@ -1056,7 +1057,12 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		u.network = eff.Network
 		u.destructive = eff.Destructive
 		u.secret = eff.Secret
+		if e.dialect == powerShell {
+			u.option = risk.PowerShellUnknownParameter(name, cmd.Args)
+		}
 		switch {
+		case u.option != "":
+			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s is not known to take %s: it may do anything", name, u.option))
 		case !eff.Known && risk.Interpreter(name):
 			u.RiskWhy = append(u.RiskWhy, name+" runs the code it is given: it may do anything")
 		case !eff.Known:

@@ -278,6 +278,9 @@ func (st *state) defaultTable(u *Unit) (policy.Decision, Reason, string) {
 	case risk.Network:
 		return policy.Ask, ReasonNetwork, why
 	}
+	if !u.known && u.option != "" {
+		return policy.Ask, ReasonUnknownOption, why
+	}
 	if !u.known {
 		return policy.Ask, ReasonUnknownCommand, why
 	}

@@ -70,6 +70,9 @@ const (
 	ReasonOutsideWorkspace Reason = "outside_workspace"
 	ReasonSymlinkEscape    Reason = "symlink_escape"
 	ReasonUnknownCommand   Reason = "unknown_command"
+	// ReasonUnknownOption: a known program given an option it is not
+	// known to take, which may change what it does.
+	ReasonUnknownOption    Reason = "unknown_option"
 	ReasonExecute          Reason = "execute_effect"
 	ReasonWrite            Reason = "write_effect"
 	ReasonReadOnly         Reason = "read_only"
