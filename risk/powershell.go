@@ -290,6 +290,9 @@ func psProviders(e *Effect, paths []string) {
 			} else if strings.Contains(lp, "::") || psDrive(lp) {
 				e.Unknown = true
 			}
+			if !strings.HasPrefix(p, `\\`) && !(len(p) >= 2 && p[1] == ':') {
+				p = strings.ReplaceAll(p, `\`, "/")
+			}
 			out = append(out, p)
 		}
 		return out

@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -454,7 +455,14 @@ var psAliases = map[string]string{
 	"ipmo": "import-module", "gci.": "get-childitem", "%": "foreach-object", "foreach": "foreach-object",
 	"?": "where-object", "where": "where-object", "select": "select-object", "sort": "sort-object", "tee": "tee-object",
 	"gv": "get-variable", "ls.": "get-childitem", "gcm": "get-command", "gal": "get-alias", "cls": "clear-host",
+	"sls": "select-string", "gi": "get-item", "rvpa": "resolve-path", "fhx": "format-hex", "ipcsv": "import-csv",
+	"gu": "get-unique", "measure": "measure-object", "ft": "format-table", "fl": "format-list", "gps": "get-process",
+	"gsv": "get-service",
 }
+
+// psNumber matches a number or a range of numbers (3, -1.5, 0x1F, 1..10,
+// 2kb): a statement that starts with one is an expression.
+var psNumber = regexp.MustCompile(`(?i)^[+-]?(0x[0-9a-f]+|[0-9]+(\.[0-9]+)?)(kb|mb|gb|tb|pb)?(\.\.[+-]?[0-9]+)?$`)
 
 // psParams lists the parameters of the cmdlets whose effects the gate
 // judges, so that abbreviations (-rec) can be completed.
@@ -520,7 +528,7 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string, prev [
 		words = words[2:]
 	}
 	block := len(words) > 0 && words[0].dynamic && words[0].text == BlockWord
-	if len(words) > 0 && (block || !callOp && (words[0].quoted || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words))) {
+	if len(words) > 0 && (block || !callOp && (words[0].quoted || !words[0].dynamic && psNumber.MatchString(words[0].text) || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words))) {
 		// A statement that starts with a value ("x", $_.Name -gt 1) is
 		// an expression: no program runs. Its words are kept as Args (a
 		// value such as $env:TOKEN is printed) and its redirections count.
