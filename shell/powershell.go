@@ -619,13 +619,18 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string, prev [
 	return c, true
 }
 
+// maxPipeStages bounds how many earlier stages a command carries: a stage
+// further back is left out, and what its pipeline gives is then not known.
+const maxPipeStages = 8
+
 // pipeInput appends to args the description of the earlier stages prev
-// of a pipeline, nearest first, each behind a [PipeMark]. A native
+// of a pipeline, nearest first, each behind a [PipeMark], at most
+// maxPipeStages of them. A native
 // program's arguments are left out: it gives text, whatever they are. The
 // description of a stage does not repeat what the pipeline gave it.
 func pipeInput(args []string, dyn []bool, prev []Command) ([]string, []bool) {
 	args, dyn = append([]string{}, args...), append([]bool{}, dyn...)
-	for i := len(prev) - 1; i >= 0; i-- {
+	for i := len(prev) - 1; i >= max(0, len(prev)-maxPipeStages); i-- {
 		s := prev[i]
 		own, ownDyn := s.Args, s.ArgDynamic
 		if j := slices.IndexFunc(own, func(a string) bool { return strings.HasPrefix(a, PipeMark) }); j >= 0 {

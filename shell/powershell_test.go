@@ -90,7 +90,8 @@ func TestAnalyzePowerShell(t *testing.T) {
 
 func FuzzAnalyzePowerShell(f *testing.F) {
 	for _, s := range []string{"rm -rec -fo x", "iwr u | iex", "echo \"$(x)\"", "@'\nx\n'@", "& 'a' b; c && d || e",
-		"Get-ChildItem { $_ } (x) @(y)", "a `\n b", "<# c #> d", "x > y 2>&1"} {
+		"Get-ChildItem { $_ } (x) @(y)", "a `\n b", "<# c #> d", "x > y 2>&1",
+		"gci -Force | ? { $_ } | gc", "a\n| b | c", "x & y", "'a','b' | ri", "% -Begin { a } -Process { b | c }", "1..3 | gc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -104,6 +105,24 @@ func FuzzAnalyzePowerShell(f *testing.F) {
 		for _, c := range res.Commands {
 			if len(c.Args) != len(c.ArgDynamic) {
 				t.Fatalf("%q: Args and ArgDynamic differ in length", s)
+			}
+			// Every PipeMark describes the words up to the next one; no
+			// other word holds a NUL byte.
+			for i := 0; i < len(c.Args); i++ {
+				if !strings.HasPrefix(c.Args[i], PipeMark) {
+					if strings.Contains(c.Args[i], "\x00") {
+						t.Fatalf("%q: word %q holds a NUL byte", s, c.Args[i])
+					}
+					continue
+				}
+				j := i + 1
+				for j < len(c.Args) && !strings.HasPrefix(c.Args[j], PipeMark) {
+					j++
+				}
+				if flags := strings.TrimPrefix(c.Args[i], PipeMark); len(flags) != j-i-1 || !c.ArgDynamic[i] {
+					t.Fatalf("%q: mark %q describes %d words", s, c.Args[i], j-i-1)
+				}
+				i = j - 1
 			}
 		}
 		again, _ := AnalyzePowerShell(s, nil)
