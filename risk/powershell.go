@@ -130,7 +130,7 @@ func psCommand(name string, args []string, dyn []bool) (Effect, bool) {
 				// A parameter known to take a value. An unknown one is
 				// read as a switch, so the word after it still counts as
 				// a path: the cautious reading.
-				if i+1 < len(dyn) && dyn[i+1] {
+				if i+1 < len(dyn) && dyn[i+1] && !(args[i+1] == shell.BlockWord && psBlockOK[name]) {
 					e.Unknown = true
 				}
 				named[p] = append(named[p], splitList(args[i+1])...)

@@ -71,6 +71,8 @@ func TestPowerShellPipeline(t *testing.T) {
 		{line: "gci -Force | Move-Item -Destination out", reads: []string{"."}, writes: []string{"out", "."}, recursive: true, level: Write, opaque: true},
 		// A stage that takes no paths is not changed by its input.
 		{line: "gci | Measure-Object", level: Read},
+		{line: "gci | % -Begin { 1 } -Process { $_.Name }", level: Read},
+		{line: "gci | Where-Object -FilterScript { $_.Length -gt 1 }", level: Read},
 		{line: "gci | Select-Object Name", level: Read},
 		{line: "Get-Content f | Select-Object -First 5", level: Read},
 	}
