@@ -2,6 +2,7 @@ package risk
 
 import (
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,7 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	e, explicit := psCommand(name, own, ownDyn)
 	if e.Known && len(stages) > 0 && !explicit {
 		bindPipe(&e, name, stages)
+		psProviders(&e, e.Reads)
 	}
 	if p := PowerShellUnknownParameter(name, own); p != "" {
 		e.Known = false
@@ -293,12 +295,25 @@ func psProviders(e *Effect, paths []string) {
 			if !strings.HasPrefix(p, `\\`) && !(len(p) >= 2 && p[1] == ':') {
 				p = strings.ReplaceAll(p, `\`, "/")
 			}
-			out = append(out, p)
+			segs := strings.Split(p, "/")
+			for i, seg := range segs {
+				if psShortName.MatchString(seg) {
+					// An 8.3 short name (ENV~1) may stand for any long one.
+					e.Unknown = true
+				}
+				if t := strings.TrimRight(seg, " ."); t != "" && seg != "." && seg != ".." {
+					segs[i] = t
+				}
+			}
+			out = append(out, strings.Join(segs, "/"))
 		}
 		return out
 	}
 	e.Reads, e.Writes = strip(e.Reads), strip(e.Writes)
 }
+
+// psShortName matches a Windows 8.3 short name with a ~N tail.
+var psShortName = regexp.MustCompile(`^[^~]{1,6}~[0-9]{1,6}(\.[^.]{0,3})?$`)
 
 // psDrive reports whether p starts with a PowerShell drive other than a
 // one-letter file system drive: hklm:, cert:, function:, alias:, wsman:.

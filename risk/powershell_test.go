@@ -49,6 +49,7 @@ func TestPowerShellPipeline(t *testing.T) {
 		// Items and literal strings are the paths themselves.
 		{line: "Get-Item .env | gc", reads: []string{".env"}, level: Read},
 		{line: "'.env','a' | gc", reads: []string{".env", "a"}, level: Read},
+		{line: `'.env ','src\a' | gc`, reads: []string{".env", "src/a"}, level: Read},
 		// A path of its own: the pipeline gives the cmdlet no path.
 		{line: "gci | gc README.md", reads: []string{"README.md"}, level: Read},
 		{line: "gci | Select-String KEY README.md", reads: []string{"README.md"}, level: Read},
@@ -150,6 +151,12 @@ func TestPowerShellProviders(t *testing.T) {
 		{line: `gci HKLM:\SOFTWARE`, reads: []string{"HKLM:/SOFTWARE"}, unknown: true},
 		{line: `gci Cert:\CurrentUser\My`, reads: []string{"Cert:/CurrentUser/My"}, unknown: true},
 		{line: `gc C:\Users\me\.ssh\id_rsa`, reads: []string{`C:\Users\me\.ssh\id_rsa`}},
+		{line: "gc '.env '", reads: []string{".env"}},
+		{line: "gc 'src/.env. .'", reads: []string{"src/.env"}},
+		{line: "gc ../x/./a", reads: []string{"../x/./a"}},
+		{line: "gc ENV~1", reads: []string{"ENV~1"}, unknown: true},
+		{line: `gc src\PROGRA~1.TXT`, reads: []string{"src/PROGRA~1.TXT"}, unknown: true},
+		{line: "gc a~b", reads: []string{"a~b"}},
 		{line: "ls env:", secret: true},
 		{line: "dir variable:", secret: true},
 		{line: "Get-Variable", secret: true},
