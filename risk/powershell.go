@@ -39,6 +39,11 @@ func PowerShellCommand(name string, args []string, dyn []bool) Effect {
 	if p := PowerShellUnknownParameter(name, own); p != "" {
 		e.Known = false
 		e.Level = max(e.Level, Execute)
+		if name == "remove-item" && e.Destructive == "" {
+			// rm -rf outside Windows is the native rm, and a parameter
+			// not known may make the removal recursive.
+			e.Level, e.Destructive = Destructive, "Remove-Item with "+p+", a parameter the gate does not know, may delete whole trees"
+		}
 	}
 	return e
 }
@@ -120,6 +125,7 @@ func psCommand(name string, args []string, dyn []bool) (Effect, bool) {
 		}
 		if psParamWord(a) {
 			p, v, hasV := strings.Cut(a[1:], ":")
+			p = strings.ToLower(p)
 			if c != nil {
 				if full, ok := c.param(p); ok {
 					p = full

@@ -132,8 +132,12 @@ func TestPowerShellParameters(t *testing.T) {
 			t.Errorf("%s: an unknown parameter leaves the effect %+v known", tc.line, e)
 		}
 	}
+	_, c := lastPS(t, "rm -rf src")
+	if e := PowerShellCommand(c.Name, c.Args, c.ArgDynamic); e.Level != Destructive || e.Destructive == "" {
+		t.Errorf("rm -rf src: %+v, want a destructive effect", e)
+	}
 	// What the other words say still counts.
-	_, c := lastPS(t, "Remove-Item -Recurse -Force -Bogus src")
+	_, c = lastPS(t, "Remove-Item -Recurse -Force -Bogus src")
 	if e := PowerShellCommand(c.Name, c.Args, c.ArgDynamic); e.Destructive == "" || !slices.Equal(e.Writes, []string{"src"}) {
 		t.Errorf("Remove-Item with an unknown parameter: %+v, want a destructive write of src", e)
 	}

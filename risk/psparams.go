@@ -18,7 +18,8 @@ const psPathParams = "path= literalpath=|pspath|lp "
 // name of one that takes a value. A parameter not listed makes the command
 // unknown: it may change what the cmdlet does (-Credential, -Stream on a
 // write, -FromSession). Parameters the gate leaves out on purpose are not
-// listed, so that a line using them asks.
+// listed, so that a line using them asks. mkdir is left out: outside
+// Windows it is the native program (mkdir -p).
 var psParamSpec = map[string]string{
 	"get-content": psPathParams + "readcount= totalcount=|first|head tail=|last filter= include= exclude= force " +
 		"delimiter= wait raw encoding= asbytestream stream=",
@@ -32,7 +33,6 @@ var psParamSpec = map[string]string{
 	"add-content":   psPathParams + "value= passthru filter= include= exclude= force encoding= nonewline asbytestream" + psShould,
 	"clear-content": psPathParams + "filter= include= exclude= force" + psShould,
 	"new-item":      "path= name= itemtype=|type value=|target force" + psShould,
-	"mkdir":         "path= name= value= force" + psShould,
 	"rename-item":   psPathParams + "newname= force passthru" + psShould,
 	"out-file":      "filepath=|path literalpath=|pspath|lp encoding= append force noclobber|nooverwrite width= nonewline inputobject=" + psShould,
 	"tee-object":    "filepath=|path literalpath=|pspath|lp append encoding= inputobject= variable=",
