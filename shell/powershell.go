@@ -157,11 +157,9 @@ func (p *psParser) statements(toks []psToken, wrappers []string, via string) err
 				return err
 			}
 		case "\n":
-			if len(stage) == 0 && len(blocks) == 0 && prev == nil {
-				continue // a blank line keeps a held pipeline
-			}
 			if len(stage) == 0 && len(blocks) == 0 {
-				// After a |, a newline continues the pipeline.
+				// After a |, a newline continues the pipeline; a blank
+				// line keeps a held one.
 				continue
 			}
 			if err := end(); err != nil {
