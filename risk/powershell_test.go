@@ -50,6 +50,9 @@ func TestPowerShellPipeline(t *testing.T) {
 		{line: "Get-Item .env | gc", reads: []string{".env"}, level: Read},
 		{line: "'.env','a' | gc", reads: []string{".env", "a"}, level: Read},
 		{line: `'.env ','src\a' | gc`, reads: []string{".env", "src/a"}, level: Read},
+		// A name filter picks files below the path named.
+		{line: "gc . -Filter *nv", reads: []string{"."}, recursive: true, glob: "*nv", level: Read},
+		{line: "Select-String -Path src -Include *.go,*.md -Pattern x", reads: []string{"src"}, recursive: true, level: Read},
 		// A path of its own: the pipeline gives the cmdlet no path.
 		{line: "gci | gc README.md", reads: []string{"README.md"}, level: Read},
 		{line: "gci | Select-String KEY README.md", reads: []string{"README.md"}, level: Read},
