@@ -176,7 +176,7 @@ func psCommand(name string, args []string, dyn []bool) (Effect, bool) {
 			e.Reads = append(append(append([]string{}, named["path"]...), named["literalpath"]...), positional[min(1, len(positional)):]...)
 			explicit = len(e.Reads) > 0
 		}
-		if has("filter") || has("include") {
+		if psPipeReads[name] && (has("filter") || has("include")) {
 			// A name filter picks the files in a directory named: what it
 			// keeps is read (Get-Content . -Filter *nv reads .env).
 			e.Recursive, e.NameGlob = true, psNameGlob(named)
