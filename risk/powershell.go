@@ -30,10 +30,15 @@ var psPositional = map[string]string{
 // not take makes the command unknown (see [PowerShellUnknownParameter]);
 // what the rest of its words say still counts.
 func PowerShellCommand(name string, args []string, dyn []bool) Effect {
+	args, dyn, items := splitItems(args, dyn)
 	own, ownDyn, stages := splitPipe(args, dyn)
-	e, explicit := psCommand(name, own, ownDyn)
+	e, explicit := psCommand(name, own, ownDyn, items != nil)
 	if e.Known && len(stages) > 0 && !explicit {
 		bindPipe(&e, name, stages)
+		psProviders(&e, e.Reads)
+	}
+	if items != nil {
+		bindItems(&e, name, items)
 		psProviders(&e, e.Reads)
 	}
 	if p := PowerShellUnknownParameter(name, own); p != "" {
@@ -57,6 +62,22 @@ type psStage struct {
 	dyn     []bool
 }
 
+// splitItems splits off, behind a shell.ItemMark, the stages that $_ comes
+// from in a command of a ForEach-Object or Where-Object block; they are
+// nil when the command has none, and one unknown stage when the mark is
+// followed by no description.
+func splitItems(args []string, dyn []bool) ([]string, []bool, []psStage) {
+	i := slices.Index(args, shell.ItemMark)
+	if i < 0 {
+		return args, dyn, nil
+	}
+	items := parseStages(args[i+1:])
+	if len(items) == 0 || !strings.HasPrefix(args[i+1], shell.PipeMark) {
+		items = []psStage{{nameDyn: true}}
+	}
+	return args[:i], dyn[:min(i, len(dyn))], items
+}
+
 // splitPipe splits a command's words into its own and the descriptions of
 // the earlier stages of its pipeline, nearest first. A description whose
 // flags do not fit its words is read as an unknown stage.
@@ -65,8 +86,14 @@ func splitPipe(args []string, dyn []bool) ([]string, []bool, []psStage) {
 	if i < 0 {
 		return args, dyn, nil
 	}
-	own, ownDyn := args[:i], dyn[:min(i, len(dyn))]
+	return args[:i], dyn[:min(i, len(dyn))], parseStages(args[i:])
+}
+
+// parseStages reads the descriptions of stages, each behind a
+// shell.PipeMark, from the start of args.
+func parseStages(args []string) []psStage {
 	var stages []psStage
+	i := 0
 	for i < len(args) {
 		flags := strings.TrimPrefix(args[i], shell.PipeMark)
 		j := i + 1
@@ -84,7 +111,7 @@ func splitPipe(args []string, dyn []bool) ([]string, []bool, []psStage) {
 		stages = append(stages, st)
 		i = j
 	}
-	return own, ownDyn, stages
+	return stages
 }
 
 // psBlockOK are the cmdlets to which a script block is an ordinary
@@ -96,8 +123,10 @@ var psBlockOK = map[string]bool{
 }
 
 // psCommand returns the effect of a command from its own words, and
-// whether they name the paths it works on.
-func psCommand(name string, args []string, dyn []bool) (Effect, bool) {
+// whether they name the paths it works on. With items, the command is in
+// a ForEach-Object or Where-Object block, and a $_ given to a cmdlet that
+// takes paths is kept as a path for bindItems to replace.
+func psCommand(name string, args []string, dyn []bool, items bool) (Effect, bool) {
 	e := Effect{Level: Execute}
 	if strings.HasPrefix(name, "[") || strings.Contains(name, "::") || strings.Contains(name, ".invoke") {
 		// A .NET call ([IO.File]::Delete(…), [scriptblock]::Create(…)):
@@ -113,9 +142,10 @@ func psCommand(name string, args []string, dyn []bool) (Effect, bool) {
 	}
 	named := map[string][]string{}
 	var positional []string
+	item := items && (psPipeReads[name] || psPipeWrites[name])
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if i < len(dyn) && dyn[i] {
+		if i < len(dyn) && dyn[i] && !(item && shell.IsItemRef(a)) {
 			if a != shell.BlockWord || !psBlockOK[name] {
 				// A block anywhere else may be a value bound late to
 				// each object (-Path { $_.FullName }): not known.
@@ -138,7 +168,7 @@ func psCommand(name string, args []string, dyn []bool) (Effect, bool) {
 				// A parameter known to take a value. An unknown one is
 				// read as a switch, so the word after it still counts as
 				// a path: the cautious reading.
-				if i+1 < len(dyn) && dyn[i+1] && !(args[i+1] == shell.BlockWord && psBlockOK[name]) {
+				if i+1 < len(dyn) && dyn[i+1] && !(args[i+1] == shell.BlockWord && psBlockOK[name]) && !(item && shell.IsItemRef(args[i+1])) {
 					e.Unknown = true
 				}
 				named[p] = append(named[p], splitList(args[i+1])...)
@@ -414,7 +444,7 @@ func source(stages []psStage) pipeSource {
 			}
 			return pipeSource{paths: ps}
 		case "get-childitem", "get-item", "resolve-path":
-			e, explicit := psCommand(st.name, st.args, st.dyn)
+			e, explicit := psCommand(st.name, st.args, st.dyn, false)
 			if !explicit && st.name != "get-childitem" {
 				continue // gives on what it is given
 			}
@@ -479,6 +509,47 @@ func psHas(st psStage, p string) bool {
 		}
 	}
 	return false
+}
+
+// bindItems replaces, in the paths of e, the $_ of a ForEach-Object or
+// Where-Object block with what the stages before the block's stage give:
+// gci | % { Get-Content $_ } reads the listing's tree.
+func bindItems(e *Effect, name string, items []psStage) {
+	ref := func(p string) bool { return shell.IsItemRef(p) }
+	if !slices.ContainsFunc(e.Reads, ref) && !slices.ContainsFunc(e.Writes, ref) {
+		return // $_ is a value, a pattern or text to write
+	}
+	src := source(items)
+	inReads, inWrites := slices.ContainsFunc(e.Reads, ref), slices.ContainsFunc(e.Writes, ref)
+	e.Reads, e.Writes = slices.DeleteFunc(e.Reads, ref), slices.DeleteFunc(e.Writes, ref)
+	if src.text {
+		src.unknown = "the block takes its paths from text"
+	}
+	switch {
+	case src.unknown != "":
+		e.Unknown = true
+		return
+	case src.secret != "":
+		e.Level, e.Secret = Credential, src.secret
+		return
+	}
+	if inReads {
+		e.Reads = append(e.Reads, src.paths...)
+	}
+	if inWrites {
+		e.Writes = append(e.Writes, src.paths...)
+		e.Opaque = name + " works on every item the pipeline gives it"
+	}
+	if src.tree && inReads {
+		e.Recursive, e.FollowsLinks = true, src.links
+		if e.NameGlob == "" {
+			e.NameGlob = src.glob
+		}
+	}
+	if name == "remove-item" && inWrites {
+		e.Level, e.Deletes = Destructive, true
+		e.Destructive = "Remove-Item deletes every item the pipeline gives it"
+	}
 }
 
 // bindPipe adds to e, the effect of a cmdlet whose words name no path,

@@ -75,7 +75,7 @@ func (p *psParser) script(src string, base int, wrappers []string, via string) e
 	if err != nil {
 		return err
 	}
-	return p.statements(toks, wrappers, via)
+	return p.statements(toks, wrappers, via, nil)
 }
 
 // PipeMark starts, in the arguments of a command that receives the output
@@ -91,6 +91,23 @@ func (p *psParser) script(src string, base int, wrappers []string, via string) e
 // with is replaced when a line is read.
 const PipeMark = "\x00|"
 
+// ItemMark follows, in the arguments of a command inside the script block
+// of a ForEach-Object or Where-Object stage, the words of the command when
+// one of them is the object the stage is given ($_, $PSItem, $_.FullName,
+// $_.PSPath); after it come the stages before that stage, each behind a
+// PipeMark as for a command of the pipeline itself. It is a dynamic word.
+const ItemMark = "\x00$"
+
+// psItemRefs are the words that stand for the object a ForEach-Object or
+// Where-Object block is given, or for its path.
+var psItemRefs = map[string]bool{
+	"$_": true, "$psitem": true, "$_.fullname": true, "$psitem.fullname": true, "$_.pspath": true, "$psitem.pspath": true,
+}
+
+// IsItemRef reports whether a dynamic word stands for the object a
+// ForEach-Object or Where-Object block is given, or for its path.
+func IsItemRef(w string) bool { return psItemRefs[strings.ToLower(w)] }
+
 // BlockWord stands, among the arguments of a command, for a script block
 // {…} given to it; the block's own commands are commands of the line. It
 // is a dynamic word: the block runs, or gives a value, only when the
@@ -100,7 +117,9 @@ const BlockWord = "{...}"
 // statements splits tokens into statements, a statement into the stages
 // of its pipeline, and records the command of each stage. The script
 // blocks {…} of a stage are statements of their own, recorded after it.
-func (p *psParser) statements(toks []psToken, wrappers []string, via string) error {
+// item are the stages before the ForEach-Object or Where-Object stage
+// whose block the tokens are, nil elsewhere.
+func (p *psParser) statements(toks []psToken, wrappers []string, via string, item []Command) error {
 	var (
 		stage  []psToken   // the words and operators of the current stage
 		blocks [][]psToken // its script blocks
@@ -108,14 +127,18 @@ func (p *psParser) statements(toks []psToken, wrappers []string, via string) err
 		held   []Command   // the stages of a pipeline a newline ended
 	)
 	end := func() error {
+		var inner []Command
 		if len(stage) > 0 {
-			c, ok := p.command(stage, wrappers, via, prev)
+			c, ok := p.command(stage, wrappers, via, prev, item)
+			if ok && len(prev) > 0 && (c.Name == "foreach-object" || c.Name == "where-object") {
+				inner = slices.Clone(prev)
+			}
 			if ok {
 				prev = append(prev, c)
 			}
 		}
 		for _, b := range blocks {
-			if err := p.block(b, wrappers, via); err != nil {
+			if err := p.block(b, wrappers, via, inner); err != nil {
 				return err
 			}
 		}
@@ -189,7 +212,7 @@ func (p *psParser) statements(toks []psToken, wrappers []string, via string) err
 }
 
 // block records the statements of a script block.
-func (p *psParser) block(toks []psToken, wrappers []string, via string) error {
+func (p *psParser) block(toks []psToken, wrappers []string, via string, item []Command) error {
 	if len(toks) == 0 {
 		return nil
 	}
@@ -198,7 +221,7 @@ func (p *psParser) block(toks []psToken, wrappers []string, via string) error {
 	if p.depth > maxPSDepth {
 		return p.errAt(toks[0].off, "nesting deeper than %d levels", maxPSDepth)
 	}
-	return p.statements(toks, wrappers, via)
+	return p.statements(toks, wrappers, via, item)
 }
 
 func (p *psParser) errAt(off int, format string, args ...any) error {
@@ -485,9 +508,9 @@ var psParams = map[string][]string{
 }
 
 // command records one PowerShell command from its tokens; prev are the
-// earlier stages of its pipeline. It returns the command and whether one
-// was recorded.
-func (p *psParser) command(toks []psToken, wrappers []string, via string, prev []Command) (Command, bool) {
+// earlier stages of its pipeline, item those that $_ comes from. It returns
+// the command and whether one was recorded.
+func (p *psParser) command(toks []psToken, wrappers []string, via string, prev, item []Command) (Command, bool) {
 	var c Command
 	c.Wrappers, c.Via, c.Dir = wrappers, via, p.dir
 	i := 0
@@ -576,6 +599,14 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string, prev [
 		// works on: the earlier stages come with it.
 		c.Args, c.ArgDynamic = pipeInput(c.Args, c.ArgDynamic, prev)
 	}
+	if len(item) > 0 && !c.NameDynamic && strings.Contains(name, "-") &&
+		slices.ContainsFunc(words[1:], func(w psToken) bool { return w.dynamic && IsItemRef(w.text) }) {
+		// gci | % { Get-Content $_ }: $_ is what the stages before the
+		// block's stage give.
+		args, dyn := pipeInput(nil, nil, item)
+		c.Args = append(append(c.Args, ItemMark), args...)
+		c.ArgDynamic = append(append(c.ArgDynamic, true), dyn...)
+	}
 	c.Source = strings.TrimSpace(p.srcOf(words))
 	p.res.Commands = append(p.res.Commands, c)
 	switch name {
@@ -631,7 +662,7 @@ func pipeInput(args []string, dyn []bool, prev []Command) ([]string, []bool) {
 	for i := len(prev) - 1; i >= max(0, len(prev)-maxPipeStages); i-- {
 		s := prev[i]
 		own, ownDyn := s.Args, s.ArgDynamic
-		if j := slices.IndexFunc(own, func(a string) bool { return strings.HasPrefix(a, PipeMark) }); j >= 0 {
+		if j := slices.IndexFunc(own, func(a string) bool { return strings.HasPrefix(a, PipeMark) || a == ItemMark }); j >= 0 {
 			own, ownDyn = own[:j], ownDyn[:j]
 		}
 		if s.Name != "" && !strings.Contains(s.Name, "-") {

@@ -20,7 +20,14 @@ func TestAnalyzePowerShell(t *testing.T) {
 		{"echo $(Remove-Item -Recurse x)", []string{"remove-item -recurse x", "write-output $(Remove-Item -Recurse x)"}},
 		{`Write-Host "id: $(whoami)"`, []string{"whoami", "write-host id: $(whoami)"}},
 		{"git status; npm test && npm run build || echo fail", []string{"git status", "npm test", "npm run build", "write-output fail"}},
-		{"Get-ChildItem | ForEach-Object { Remove-Item $_ -Force }", []string{"get-childitem", "foreach-object {...} |0 get-childitem", "remove-item $_ -force"}},
+		{"Get-ChildItem | ForEach-Object { Remove-Item $_ -Force }", []string{"get-childitem", "foreach-object {...} |0 get-childitem", "remove-item $_ -force $: |0 get-childitem"}},
+		// $_ in the block of a ForEach-Object or Where-Object stage is
+		// what the stages before it give; not in a nested block.
+		{"gci src | sort Name | % { gc $_.FullName; gc $_.Name }", []string{"get-childitem src", "sort-object Name |00 get-childitem src",
+			"foreach-object {...} |00 sort-object Name |00 get-childitem src",
+			"get-content $_.FullName $: |00 sort-object Name |00 get-childitem src", "get-content $_.Name"}},
+		{"gci | ? { Test-Path $PSItem } | % { if ($x) { gc $_ } }", []string{"get-childitem", "where-object {...} |0 get-childitem",
+			"test-path $PSItem $: |0 get-childitem", "foreach-object {...} |01 where-object {...} |0 get-childitem", "if ($x) {...}", "get-content $_"}},
 		{"# comment\nls <# block\ncomment #> src", []string{"get-childitem src"}},
 		{"'it''s' | Set-Content -Path a.txt", []string{"set-content -path a.txt |00  it's"}},
 		// Each stage of a pipeline carries the earlier ones, nearest
@@ -63,7 +70,7 @@ func TestAnalyzePowerShell(t *testing.T) {
 				continue
 			}
 			line := strings.TrimSpace(c.Name + " " + strings.Join(c.Args, " "))
-			got = append(got, strings.ReplaceAll(line, PipeMark, "|"))
+			got = append(got, strings.NewReplacer(PipeMark, "|", ItemMark, "$:").Replace(line))
 		}
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("AnalyzePowerShell(%q):\n got %q\nwant %q", tc.src, got, tc.want)
@@ -91,7 +98,8 @@ func TestAnalyzePowerShell(t *testing.T) {
 func FuzzAnalyzePowerShell(f *testing.F) {
 	for _, s := range []string{"rm -rec -fo x", "iwr u | iex", "echo \"$(x)\"", "@'\nx\n'@", "& 'a' b; c && d || e",
 		"Get-ChildItem { $_ } (x) @(y)", "a `\n b", "<# c #> d", "x > y 2>&1",
-		"gci -Force | ? { $_ } | gc", "a\n| b | c", "x & y", "'a','b' | ri", "% -Begin { a } -Process { b | c }", "1..3 | gc"} {
+		"gci -Force | ? { $_ } | gc", "a\n| b | c", "x & y", "'a','b' | ri", "% -Begin { a } -Process { b | c }", "1..3 | gc",
+		"gci | % { gc $_ } | ? { ri $PSItem.FullName }", "0|%{AC $_|%"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -108,7 +116,11 @@ func FuzzAnalyzePowerShell(f *testing.F) {
 			}
 			// Every PipeMark describes the words up to the next one; no
 			// other word holds a NUL byte.
+			mark := func(a string) bool { return strings.HasPrefix(a, PipeMark) || a == ItemMark }
 			for i := 0; i < len(c.Args); i++ {
+				if c.Args[i] == ItemMark {
+					continue
+				}
 				if !strings.HasPrefix(c.Args[i], PipeMark) {
 					if strings.Contains(c.Args[i], "\x00") {
 						t.Fatalf("%q: word %q holds a NUL byte", s, c.Args[i])
@@ -116,7 +128,7 @@ func FuzzAnalyzePowerShell(f *testing.F) {
 					continue
 				}
 				j := i + 1
-				for j < len(c.Args) && !strings.HasPrefix(c.Args[j], PipeMark) {
+				for j < len(c.Args) && !mark(c.Args[j]) {
 					j++
 				}
 				if flags := strings.TrimPrefix(c.Args[i], PipeMark); len(flags) != j-i-1 || !c.ArgDynamic[i] {
