@@ -3,7 +3,11 @@ package shell
 import (
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/risk"
 )
 
 // AnalyzePowerShell splits a PowerShell command line into the commands it
@@ -31,12 +35,14 @@ func AnalyzePowerShell(src string, opts *Options) (*Result, error) {
 // psQuotes maps the characters PowerShell reads as quotes and dashes to
 // their ASCII forms: “ ” „ close and open "…", ‘ ’ ‚ ‛ close and open '…',
 // and – — ― start a parameter like -. A lone carriage return ends a
-// statement like a newline.
+// statement like a newline. A NUL byte, which no file name holds, is
+// replaced so that no word can hold a [PipeMark].
 var psQuotes = strings.NewReplacer(
 	"\u201c", `"`, "\u201d", `"`, "\u201e", `"`,
 	"\u2018", "'", "\u2019", "'", "\u201a", "'", "\u201b", "'",
 	"\u2013", "-", "\u2014", "-", "\u2015", "-",
 	"\r\n", "\n", "\r", "\n",
+	"\x00", "\uFFFD",
 )
 
 func psNormalize(src string) string { return psQuotes.Replace(src) }
@@ -71,25 +77,147 @@ func (p *psParser) script(src string, base int, wrappers []string, via string) e
 	if err != nil {
 		return err
 	}
-	var cur []psToken
-	flush := func() {
-		if len(cur) > 0 {
-			p.command(cur, wrappers, via)
-			cur = nil
-		}
-	}
-	for _, t := range toks {
-		if t.op {
-			switch t.text {
-			case ";", "|", "&&", "||", "\n", "(", ")", "{", "}":
-				flush()
-				continue
+	return p.statements(toks, wrappers, via, nil)
+}
+
+// PipeMark starts, in the arguments of a command that receives the output
+// of an earlier command of its pipeline (gci | Get-Content), the words that
+// describe that earlier command. The mark is followed by one letter per
+// word of the description, "1" for a word whose value is not known
+// statically and "0" for one that is; the description is the command's
+// name ("" for an expression such as 'a','b') and its arguments. The
+// nearest earlier command comes first, then the one before it, each behind
+// a mark of its own. The words of a description are marked dynamic in
+// ArgDynamic: what a pipeline feeds a command is not a word a rule can
+// name. No word of a line can hold the mark, since the NUL byte it starts
+// with is replaced when a line is read.
+const PipeMark = risk.PipeMark
+
+// ItemMark follows, in the arguments of a command inside the script block
+// of a ForEach-Object or Where-Object stage, the words of the command when
+// one of them is the object the stage is given ($_, $PSItem, $_.FullName,
+// $_.PSPath); after it come the stages before that stage, each behind a
+// PipeMark as for a command of the pipeline itself. It is a dynamic word.
+const ItemMark = risk.ItemMark
+
+// IsItemRef reports whether a dynamic word stands for the object a
+// ForEach-Object or Where-Object block is given, or for its path.
+func IsItemRef(w string) bool { return risk.IsItemRef(w) }
+
+// BlockWord stands, among the arguments of a command, for a script block
+// {…} given to it; the block's own commands are commands of the line. It
+// is a dynamic word: the block runs, or gives a value, only when the
+// command runs.
+const BlockWord = risk.BlockWord
+
+// statements splits tokens into statements, a statement into the stages
+// of its pipeline, and records the command of each stage. The script
+// blocks {…} of a stage are statements of their own, recorded after it.
+// item are the stages before the ForEach-Object or Where-Object stage
+// whose block the tokens are, nil elsewhere.
+func (p *psParser) statements(toks []psToken, wrappers []string, via string, item []Command) error {
+	var (
+		stage  []psToken   // the words and operators of the current stage
+		blocks [][]psToken // its script blocks
+		prev   []Command   // the earlier stages of the pipeline, in order
+		held   []Command   // the stages of a pipeline a newline ended
+	)
+	end := func() error {
+		var inner []Command
+		if len(stage) > 0 {
+			c, ok := p.command(stage, wrappers, via, prev, item)
+			if ok && len(prev) > 0 && (c.Name == "foreach-object" || c.Name == "where-object") {
+				inner = slices.Clone(prev)
+			}
+			if ok {
+				prev = append(prev, c)
 			}
 		}
-		cur = append(cur, t)
+		for _, b := range blocks {
+			if err := p.block(b, wrappers, via, inner); err != nil {
+				return err
+			}
+		}
+		stage, blocks = nil, nil
+		return nil
 	}
-	flush()
-	return nil
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if !t.op {
+			held = nil
+			stage = append(stage, t)
+			continue
+		}
+		switch t.text {
+		case "{":
+			// The block runs when the stage's command calls it: its
+			// commands are judged as commands of the line.
+			depth, j := 1, i+1
+			for ; j < len(toks); j++ {
+				if toks[j].op && toks[j].text == "{" {
+					depth++
+				} else if toks[j].op && toks[j].text == "}" {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			blocks = append(blocks, toks[i+1:min(j, len(toks))])
+			stage = append(stage, psToken{text: BlockWord, dynamic: true, off: t.off})
+			i = j
+			held = nil
+		case "|":
+			if len(stage) == 0 && len(blocks) == 0 {
+				// A | that starts a line continues the pipeline the
+				// line before ended.
+				prev, held = held, nil
+			}
+			if err := end(); err != nil {
+				return err
+			}
+		case "\n":
+			if len(stage) == 0 && len(blocks) == 0 {
+				// After a |, a newline continues the pipeline; a blank
+				// line keeps a held one.
+				continue
+			}
+			if err := end(); err != nil {
+				return err
+			}
+			held, prev = prev, nil
+		case "&":
+			if len(stage) == 0 {
+				// The call operator: & 'program' args.
+				stage = append(stage, t)
+				continue
+			}
+			// The background operator ends the pipeline; what follows
+			// is a statement of its own.
+			fallthrough
+		case ";", "&&", "||", "(", ")", "}":
+			if err := end(); err != nil {
+				return err
+			}
+			prev, held = nil, nil
+		default:
+			held = nil
+			stage = append(stage, t)
+		}
+	}
+	return end()
+}
+
+// block records the statements of a script block.
+func (p *psParser) block(toks []psToken, wrappers []string, via string, item []Command) error {
+	if len(toks) == 0 {
+		return nil
+	}
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxPSDepth {
+		return p.errAt(toks[0].off, "nesting deeper than %d levels", maxPSDepth)
+	}
+	return p.statements(toks, wrappers, via, item)
 }
 
 func (p *psParser) errAt(off int, format string, args ...any) error {
@@ -344,7 +472,14 @@ var psAliases = map[string]string{
 	"ipmo": "import-module", "gci.": "get-childitem", "%": "foreach-object", "foreach": "foreach-object",
 	"?": "where-object", "where": "where-object", "select": "select-object", "sort": "sort-object", "tee": "tee-object",
 	"gv": "get-variable", "ls.": "get-childitem", "gcm": "get-command", "gal": "get-alias", "cls": "clear-host",
+	"sls": "select-string", "gi": "get-item", "rvpa": "resolve-path", "fhx": "format-hex", "ipcsv": "import-csv",
+	"gu": "get-unique", "measure": "measure-object", "ft": "format-table", "fl": "format-list", "gps": "get-process",
+	"gsv": "get-service",
 }
+
+// psNumber matches a number or a range of numbers (3, -1.5, 0x1F, 1..10,
+// 2kb): a statement that starts with one is an expression.
+var psNumber = regexp.MustCompile(`(?i)^[+-]?(0x[0-9a-f]+|[0-9]+(\.[0-9]+)?)(kb|mb|gb|tb|pb)?(\.\.[+-]?[0-9]+)?$`)
 
 // psParams lists the parameters of the cmdlets whose effects the gate
 // judges, so that abbreviations (-rec) can be completed.
@@ -368,8 +503,10 @@ var psParams = map[string][]string{
 	"clear-content":     {"path", "literalpath", "force", "filter", "include", "exclude"},
 }
 
-// command records one PowerShell command from its tokens.
-func (p *psParser) command(toks []psToken, wrappers []string, via string) {
+// command records one PowerShell command from its tokens; prev are the
+// earlier stages of its pipeline, item those that $_ comes from. It returns
+// the command and whether one was recorded.
+func (p *psParser) command(toks []psToken, wrappers []string, via string, prev, item []Command) (Command, bool) {
 	var c Command
 	c.Wrappers, c.Via, c.Dir = wrappers, via, p.dir
 	i := 0
@@ -407,23 +544,26 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string) {
 		// $x = command args: the right-hand side runs.
 		words = words[2:]
 	}
-	if len(words) > 0 && !callOp && (words[0].quoted || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words)) {
+	block := len(words) > 0 && words[0].dynamic && words[0].text == BlockWord
+	if len(words) > 0 && (block || !callOp && (words[0].quoted || !words[0].dynamic && psNumber.MatchString(words[0].text) || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words))) {
 		// A statement that starts with a value ("x", $_.Name -gt 1) is
 		// an expression: no program runs. Its words are kept as Args (a
 		// value such as $env:TOKEN is printed) and its redirections count.
+		// A script block, called with & or not, is judged by its
+		// commands.
 		c.Name = ""
 		for _, w := range words {
 			c.Args = append(c.Args, w.text)
 			c.ArgDynamic = append(c.ArgDynamic, w.dynamic)
 		}
 		p.res.Commands = append(p.res.Commands, c)
-		return
+		return c, true
 	}
 	if len(words) == 0 {
 		if len(c.Redirects) > 0 {
 			p.res.Commands = append(p.res.Commands, c)
 		}
-		return
+		return c, false
 	}
 	name := strings.ToLower(words[0].text)
 	if full, ok := psAliases[name]; ok {
@@ -449,6 +589,19 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string) {
 		}
 		c.Args = append(c.Args, a)
 		c.ArgDynamic = append(c.ArgDynamic, w.dynamic)
+	}
+	if len(prev) > 0 && !c.NameDynamic && strings.Contains(name, "-") {
+		// A cmdlet may take what the pipeline gives it as the paths it
+		// works on: the earlier stages come with it.
+		c.Args, c.ArgDynamic = pipeInput(c.Args, c.ArgDynamic, prev)
+	}
+	if len(item) > 0 && !c.NameDynamic && strings.Contains(name, "-") &&
+		slices.ContainsFunc(words[1:], func(w psToken) bool { return w.dynamic && IsItemRef(w.text) }) {
+		// gci | % { Get-Content $_ }: $_ is what the stages before the
+		// block's stage give.
+		args, dyn := pipeInput(nil, nil, item)
+		c.Args = append(append(c.Args, ItemMark), args...)
+		c.ArgDynamic = append(append(c.ArgDynamic, true), dyn...)
 	}
 	c.Source = strings.TrimSpace(p.srcOf(words))
 	p.res.Commands = append(p.res.Commands, c)
@@ -488,6 +641,49 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string) {
 	if name == "powershell" || name == "pwsh" {
 		p.nested(c, wrappers)
 	}
+	return c, true
+}
+
+// maxPipeStages bounds how many earlier stages a command carries: a stage
+// further back is left out, and what its pipeline gives is then not known.
+const maxPipeStages = 8
+
+// pipeInput appends to args the description of the earlier stages prev
+// of a pipeline, nearest first, each behind a [PipeMark], at most
+// maxPipeStages of them. A native
+// program's arguments are left out: it gives text, whatever they are. The
+// description of a stage does not repeat what the pipeline gave it.
+func pipeInput(args []string, dyn []bool, prev []Command) ([]string, []bool) {
+	args, dyn = append([]string{}, args...), append([]bool{}, dyn...)
+	for i := len(prev) - 1; i >= max(0, len(prev)-maxPipeStages); i-- {
+		s := prev[i]
+		own, ownDyn := s.Args, s.ArgDynamic
+		if j := slices.IndexFunc(own, func(a string) bool { return strings.HasPrefix(a, PipeMark) || a == ItemMark }); j >= 0 {
+			own, ownDyn = own[:j], ownDyn[:j]
+		}
+		if s.Name != "" && !strings.Contains(s.Name, "-") {
+			own, ownDyn = nil, nil
+		}
+		flags := make([]byte, 0, len(own)+1)
+		flags = append(flags, '0'+psBit(s.NameDynamic))
+		words := append([]string{s.Name}, own...)
+		for k := range own {
+			flags = append(flags, '0'+psBit(ownDyn[k]))
+		}
+		args = append(args, PipeMark+string(flags))
+		args = append(args, words...)
+		for range len(words) + 1 {
+			dyn = append(dyn, true)
+		}
+	}
+	return args, dyn
+}
+
+func psBit(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (p *psParser) srcOf(words []psToken) string {

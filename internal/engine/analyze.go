@@ -1192,9 +1192,16 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		u.network = eff.Network
 		u.destructive = eff.Destructive
 		u.secret = eff.Secret
+		if e.dialect == powerShell {
+			if p := risk.PowerShellUnknownParameter(name, cmd.Args); p != "" {
+				u.unknownOption, u.known = p, false
+			}
+		}
 		switch {
 		case eff.UnknownOption != "":
 			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s: option %s is not in the spec of %s: it may do anything", name, eff.UnknownOption, eff.Spec))
+		case u.unknownOption != "":
+			u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s is not known to take %s: it may do anything", name, u.unknownOption))
 		case !eff.Known && eff.Spec == "" && !risk.Interpreter(name) && risk.Known(name):
 			u.RiskWhy = append(u.RiskWhy, name+" has no spec of its options: it may do anything")
 		case eff.Exec != "" && eff.Spec != "":
