@@ -242,22 +242,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 			e.Level, e.Known, e.Exec = Execute, false, "sort --compress-program runs a program"
 		}
 	case "sed":
-		script, fromFlag := sedScript(args, ops)
-		if !sedSafe(script) || flags["-f"] || flags["--file"] || e.Unknown {
-			// GNU sed's e command and s///e flag run shell commands, w
-			// writes files; a script from a file may do either.
-			e.Level, e.Known, e.Exec = Execute, false, "a sed script that runs commands or writes files"
-			return e
-		}
-		files := ops
-		if !fromFlag && len(ops) > 0 {
-			files = ops[1:]
-		}
-		if flags["-i"] || flags["--in-place"] || hasPrefixFlag(args, "-i") {
-			e.Level, e.Writes = Write, files
-		} else {
-			e.Level, e.Reads = Read, files
-		}
+		// The script is parsed into its commands (sed.go): e and s///e run
+		// commands, w writes files, r reads them.
+		sedCommand(args, dyn, &e)
 	case "dd":
 		e.Level = Read
 		for _, a := range args {
@@ -391,17 +378,8 @@ func Command(name string, args []string, dyn []bool) Effect {
 	case "git":
 		gitEffect(args, dyn, &e)
 	case "awk", "gawk":
-		// awk runs commands through system(), pipes and getline, and
-		// writes files with > and >>; only a literal program without them
-		// is a read.
-		if len(ops) > 0 && strings.Contains(ops[0], "ENVIRON") {
-			e.Level, e.Secret, e.Reads = Credential, "reads the environment, which holds secrets", nil
-			return e
-		}
-		if len(ops) == 0 || flags["-f"] || e.Unknown || strings.ContainsAny(ops[0], "|>") ||
-			strings.Contains(ops[0], "system") || strings.Contains(ops[0], "getline") {
-			e.Level, e.Known, e.Reads, e.Exec = Execute, false, nil, "an awk program that runs commands or writes files"
-		}
+		// The program is tokenized and judged name by name (awk.go).
+		awkCommand(base, args, dyn, &e)
 	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
 		e.Recursive = base == "rg" || base == "ag" || base == "ack" || flags["-r"] || flags["-R"] || flags["--recursive"] || flags["--dereference-recursive"]
 		if e.Recursive && len(e.Reads) == 0 {
@@ -428,18 +406,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 			e.Level, e.Known, e.Exec = Execute, false, "rg --pre runs a program on every file"
 		}
 	case "jq", "yq":
-		for _, o := range ops {
-			if o == "env" || strings.Contains(o, "$ENV") || strings.Contains(o, "env.") || strings.Contains(o, "env|") || strings.Contains(o, "env |") {
-				e.Level, e.Secret = Credential, "reads the environment, which holds secrets"
-				return e
-			}
-		}
-		if flags["-i"] || flags["--inplace"] || flags["--in-place"] {
-			e.Level, e.Writes, e.Reads = Write, e.Reads, nil
-			if len(ops) > 1 {
-				e.Writes = ops[1:]
-			}
-		}
+		// The program is tokenized: env and $ENV read the environment,
+		// --rawfile and load() read files, -i writes them (jq.go).
+		jqCommand(base, args, dyn, &e)
 	case "uniq", "xxd":
 		// uniq IN OUT and xxd [-r] IN OUT write their second operand.
 		if len(ops) >= 2 {
@@ -837,112 +806,6 @@ func hasPrefixFlag(args []string, p string) bool {
 		}
 	}
 	return false
-}
-
-// sedSafe reports whether a sed script only edits text: no e command or
-// s///e flag (they run shell commands), no w/W (they write files), no r/R
-// (they read files). Anything it cannot follow is unsafe.
-func sedSafe(script string) bool {
-	i, n := 0, len(script)
-	delimited := func(d byte) bool { // skips to the unescaped d, past it
-		for i < n {
-			c := script[i]
-			i++
-			if c == '\\' {
-				i++
-			} else if c == d {
-				return true
-			}
-		}
-		return false
-	}
-	for i < n {
-		// Address: numbers, $, ~, ',' and '!', /re/ or \cREc.
-		for i < n {
-			c := script[i]
-			switch {
-			case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == ',' || c == '!' || c == '$' || c == '~' || c == '+' || (c >= '0' && c <= '9'):
-				i++
-				continue
-			case c == '/':
-				i++
-				if !delimited('/') {
-					return false
-				}
-				continue
-			case c == '\\' && i+1 < n:
-				d := script[i+1]
-				i += 2
-				if !delimited(d) {
-					return false
-				}
-				continue
-			}
-			break
-		}
-		if i >= n {
-			return true
-		}
-		c := script[i]
-		i++
-		switch c {
-		case 's', 'y':
-			if i >= n {
-				return false
-			}
-			d := script[i]
-			i++
-			// Skip the pattern, then the replacement, each ending at d.
-			for range 2 {
-				if !delimited(d) {
-					return false
-				}
-			}
-			for i < n && (script[i] >= 'a' && script[i] <= 'z' || script[i] >= 'A' && script[i] <= 'Z' || script[i] >= '0' && script[i] <= '9') {
-				if script[i] == 'e' || script[i] == 'w' || script[i] == 'W' {
-					return false
-				}
-				i++
-			}
-		case 'e', 'w', 'W', 'r', 'R':
-			return false
-		case 'a', 'i', 'c', 'b', 't', 'T', ':', 'l', 'q', 'Q', 'L':
-			// Text or a label to the end of the line.
-			for i < n && script[i] != '\n' {
-				i++
-			}
-		case '{', '}', 'p', 'P', 'd', 'D', 'n', 'N', 'g', 'G', 'h', 'H', 'x', '=', 'z', 'F', '#':
-			if c == '#' {
-				for i < n && script[i] != '\n' {
-					i++
-				}
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// sedScript returns the script — the -e values, or else the first operand —
-// and whether it came from -e.
-func sedScript(args, ops []string) (string, bool) {
-	var parts []string
-	for i, a := range args {
-		if (a == "-e" || a == "--expression") && i+1 < len(args) {
-			parts = append(parts, args[i+1])
-		}
-		if v, ok := strings.CutPrefix(a, "--expression="); ok {
-			parts = append(parts, v)
-		}
-	}
-	if len(parts) == 0 {
-		if len(ops) > 0 {
-			return ops[0], false
-		}
-		return "", false
-	}
-	return strings.Join(parts, "\n"), true
 }
 
 // destructiveSQL says why SQL text cannot be undone: DROP, TRUNCATE, or a
