@@ -443,7 +443,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 		e.Network = true
 	}
 	if base != "curl" && base != "wget" {
-		e.Hosts = hostsIn(name, args, dyn)
+		e.Hosts = append(e.Hosts, hostsIn(name, args, dyn)...)
 	}
 	return e
 }
@@ -1004,7 +1004,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		}
 	}
 	for k, a := range rest {
-		if (a == "--output" || a == "-o" && sub == "format-patch") && k+1 < len(rest) {
+		if (a == "--output" || a == "-o" && (sub == "format-patch" || sub == "archive")) && k+1 < len(rest) {
 			e.Writes = append(e.Writes, rest[k+1])
 		}
 	}
@@ -1014,8 +1014,9 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	switch sub {
 	case "grep":
 		e.Level = Read
-		if flags["--no-index"] || flags["--untracked"] && flags["--no-exclude-standard"] {
-			// Files the index does not hold are searched: the tree itself.
+		if flags["--no-index"] || flags["--untracked"] {
+			// Files the index does not hold are searched, credentials
+			// among them: the tree itself is read.
 			e.Recursive = true
 			if e.Reads = slices.Clone(ops[min(1, len(ops)):]); len(e.Reads) == 0 {
 				e.Reads = []string{"."}
@@ -1163,6 +1164,26 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		e.Level, e.Destructive = Destructive, "git "+sub+" rewrites history"
 	default:
 		e.Level = Write
+	}
+	// Subcommands that talk to a remote reach the network, and the hosts
+	// their words name are checked (gitnet.go).
+	r := gitRemoteEffect(sub, rest, ops, flags)
+	if r.network {
+		e.Network, e.Level = true, max(e.Level, Network)
+		e.Hosts = append(e.Hosts, r.hosts...)
+	}
+	if sub == "send-pack" {
+		for _, o := range ops[min(1, len(ops)):] {
+			if strings.HasPrefix(o, "+") || strings.HasPrefix(o, ":") || flags["--force"] || flags["-f"] || flags["--mirror"] {
+				e.Level, e.Destructive = Destructive, "git send-pack with force or delete rewrites or removes remote history"
+			}
+		}
+	}
+	if r.exec != "" {
+		e.Level, e.Known, e.Exec = max(e.Level, Execute), false, r.exec
+	}
+	if r.secret != "" {
+		e.Level, e.Secret = max(e.Level, Credential), r.secret
 	}
 }
 
