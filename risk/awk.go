@@ -498,7 +498,7 @@ func AwkProgram(src string) ProgramEffect {
 			if next := tok(j); next.kind == awkPunct && awkAssignOps[next.text] || next.kind == awkName && next.text == "in" {
 				p.unknown("the program changes " + name + ", which names the files awk reads")
 			}
-		case t.kind == awkFuncName && !awkKeywords[name] && !awkSafeFuncs[name] && !defined[name]:
+		case t.kind == awkFuncName && !awkKeywords[name] && !awkSafeFuncs[name] && !defined[name] && !is(i-1, "@"):
 			p.unknown(name + "() is not a function the analysis knows")
 		}
 	}

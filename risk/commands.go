@@ -990,6 +990,13 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	}
 	var tmp Effect
 	ops, flags := operands("git", rest, restDyn, &tmp)
+	// Subcommands that talk to a remote reach the network, and the hosts
+	// their words name are checked (gitnet.go), whatever else they do.
+	r := gitRemoteEffect(sub, rest, ops, flags)
+	if r.network {
+		e.Network = true
+		e.Hosts = append(e.Hosts, r.hosts...)
+	}
 	for _, a := range rest {
 		for _, p := range []string{"--output=", "--output-directory="} {
 			if v, ok := strings.CutPrefix(a, p); ok {
@@ -999,7 +1006,10 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		if a == "-O" || strings.HasPrefix(a, "--open-files-in-pager") || strings.HasPrefix(a, "-O") ||
 			strings.HasPrefix(a, "--upload-pack") || strings.HasPrefix(a, "--receive-pack") || strings.HasPrefix(a, "--exec=") ||
 			strings.HasPrefix(a, "--extcmd") || a == "--ext-diff" || strings.HasPrefix(a, "--config=") {
-			e.Level, e.Known, e.Exec = Execute, false, "git "+sub+" "+a+" runs another program"
+			e.Level, e.Known, e.Exec = max(e.Level, Execute), false, "git "+sub+" "+a+" runs another program"
+			if r.network {
+				e.Level = Network
+			}
 			return
 		}
 	}
@@ -1165,12 +1175,8 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	default:
 		e.Level = Write
 	}
-	// Subcommands that talk to a remote reach the network, and the hosts
-	// their words name are checked (gitnet.go).
-	r := gitRemoteEffect(sub, rest, ops, flags)
 	if r.network {
-		e.Network, e.Level = true, max(e.Level, Network)
-		e.Hosts = append(e.Hosts, r.hosts...)
+		e.Level = max(e.Level, Network)
 	}
 	if sub == "send-pack" {
 		for _, o := range ops[min(1, len(ops)):] {

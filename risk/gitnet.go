@@ -120,7 +120,7 @@ func gitRemoteEffect(sub string, rest, ops []string, flags map[string]bool) gitR
 // --remote=URL), and why it runs a program (a transport::address remote
 // helper, ext:: above all), "" if it does not.
 func gitRepoHost(addr string) (host, exec string) {
-	if i := strings.Index(addr, "::"); i > 0 && !strings.ContainsAny(addr[:i], "/:") {
+	if i := strings.Index(addr, "::"); i > 0 && transportName(addr[:i]) {
 		transport := strings.ToLower(addr[:i])
 		switch transport {
 		case "http", "https", "ftp", "ftps":
@@ -137,7 +137,26 @@ func gitRepoHost(addr string) (host, exec string) {
 		}
 		return "", ""
 	}
-	// scp-like [user@]host:path, with its colon before any slash.
+	// scp-like [user@]host:path, with its colon before any slash; an
+	// IPv6 address or a host with a port is in brackets ([::1]:path,
+	// [user@host:22]:path).
+	if open := strings.IndexByte(addr, '['); open >= 0 && !strings.Contains(addr[:open], "/") {
+		end := strings.IndexByte(addr[open:], ']')
+		if end < 0 || !strings.HasPrefix(addr[open+end+1:], ":") {
+			return "", ""
+		}
+		h := addr[open+1 : open+end]
+		if at := strings.LastIndexByte(h, '@'); at >= 0 {
+			h = h[at+1:]
+		}
+		if strings.Count(h, ":") == 1 {
+			h, _, _ = strings.Cut(h, ":") // host:port
+		}
+		if strings.Contains(h, "/") {
+			return "", ""
+		}
+		return strings.ToLower(h), ""
+	}
 	colon := strings.IndexByte(addr, ':')
 	if colon <= 0 || strings.Contains(addr[:colon], "/") {
 		return "", ""
@@ -151,4 +170,15 @@ func gitRepoHost(addr string) (host, exec string) {
 		return "", "" // a drive letter (C:\repo)
 	}
 	return strings.ToLower(h), ""
+}
+
+// transportName reports whether s can name a git remote helper, as in
+// transport::address.
+func transportName(s string) bool {
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }

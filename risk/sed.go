@@ -232,11 +232,14 @@ func (s *sedParser) parse() string {
 			s.label()
 		case 'a', 'i', 'c':
 			// Text to the end of the line; a backslash before a newline
-			// goes on to the next.
+			// goes on to the next. As in GNU sed, the character after
+			// a\ is taken as it is: a newline (the text starts on the
+			// next line) or the first character of the text, even a
+			// backslash.
 			s.skipBlanks()
 			if s.peek() == '\\' {
 				s.i++
-				if s.peek() == '\n' {
+				if !s.eof() {
 					s.i++
 				}
 			}
