@@ -30,6 +30,10 @@ const (
 type awkTok struct {
 	kind awkKind
 	text string // the name, operator, or a string's or regex's body
+	// ctrl marks the ")" that closes the condition of if, while, for or
+	// switch: a statement follows it, where some awks read "/" as the
+	// start of a regular expression and others as a division.
+	ctrl bool
 }
 
 // awkKeywords are the reserved words of awk and gawk.
@@ -85,6 +89,9 @@ func endsOperand(toks []awkTok) (division, ok bool) {
 	}
 	switch t.text {
 	case ")", "]":
+		if t.ctrl {
+			return false, false
+		}
 		return true, true
 	case "++", "--":
 		// Postfix after an operand (x++ / 2); prefix before one, where a
@@ -106,12 +113,30 @@ func endsOperand(toks []awkTok) (division, ok bool) {
 func tokenizeAwk(src string) ([]awkTok, string) {
 	var toks []awkTok
 	i, n := 0, len(src)
-	emit := func(k awkKind, s string) { toks = append(toks, awkTok{k, s}) }
+	var ctrlParens []bool // for each open "(", whether it holds a condition
+	emit := func(k awkKind, s string) {
+		t := awkTok{kind: k, text: s}
+		if k == awkPunct && s == "(" {
+			prev := awkTok{}
+			if len(toks) > 0 {
+				prev = toks[len(toks)-1]
+			}
+			ctrlParens = append(ctrlParens, (prev.kind == awkName || prev.kind == awkFuncName) &&
+				(prev.text == "if" || prev.text == "while" || prev.text == "for" || prev.text == "switch"))
+		}
+		if k == awkPunct && s == ")" && len(ctrlParens) > 0 {
+			t.ctrl = ctrlParens[len(ctrlParens)-1]
+			ctrlParens = ctrlParens[:len(ctrlParens)-1]
+		}
+		toks = append(toks, t)
+	}
 	for i < n {
 		c := src[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+		case c == ' ' || c == '\t':
 			i++
+		case c == '\r' && i+1 < n && src[i+1] == '\n':
+			i++ // CRLF: the newline ends the line
 		case c == '\\':
 			// A line continuation; a backslash anywhere else is an error.
 			switch {
@@ -409,6 +434,8 @@ func AwkProgram(src string) ProgramEffect {
 					p.unknown("@" + next.text + " reads awk code from another file")
 				case next.text == "namespace":
 					p.unknown("@namespace makes names mean other functions")
+				case next.kind == awkRegex:
+					// @/re/, a regular expression constant of gawk.
 				default:
 					p.exec("an indirect call (@name) can call any function, system() too")
 				}

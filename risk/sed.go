@@ -373,6 +373,15 @@ func sedCommand(args []string, dyn []bool, e *Effect) {
 			}
 			pieces = append(pieces, args[ops[0]])
 			ops = ops[1:]
+			if inPlace && pieces[0] == "" && len(ops) > 0 {
+				// BSD sed reads -i '' as an empty backup suffix, and the
+				// word after it as the script: judge that reading too.
+				if ops[0] < len(dyn) && dyn[ops[0]] {
+					p.unknown("the script is not known until the line runs")
+				} else {
+					p.merge(SedScript(args[ops[0]]))
+				}
+			}
 		}
 	}
 	if len(pieces) > 0 {
