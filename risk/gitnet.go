@@ -2,6 +2,7 @@ package risk
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -76,6 +77,18 @@ func gitRemoteEffect(sub string, rest, ops []string, flags map[string]bool) gitR
 		case "start", "register":
 			r.exec = "git maintenance " + op(0) + " schedules git to run in the background"
 		}
+	case sub == "lfs":
+		switch op(0) {
+		case "fetch", "pull", "push", "clone":
+			r.network = true
+		}
+	case sub == "bisect" && op(0) == "run":
+		r.exec = "git bisect run runs the command it is given"
+	case sub == "difftool" || sub == "mergetool":
+		r.exec = "git " + sub + " runs the configured diff or merge tool"
+	case sub == "rebase" && (slices.Contains(rest, "-x") || slices.Contains(rest, "--exec") ||
+		slices.ContainsFunc(rest, func(a string) bool { return strings.HasPrefix(a, "-x") && !strings.HasPrefix(a, "--") })):
+		r.exec = "git rebase --exec runs a shell command after each commit"
 	case sub == "instaweb":
 		r.exec = "git instaweb starts a web server of the caller's choosing"
 	case sub == "remote-ext":

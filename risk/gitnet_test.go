@@ -54,6 +54,14 @@ func TestGitNetwork(t *testing.T) {
 		{"git clone --template=/tmp/t https://x.example/r", true, []string{"x.example"}, true, false, false},
 		{"git submodule foreach id", true, nil, true, false, false},
 		{"git credential fill", false, nil, false, true, false},
+		{"git lfs pull", true, nil, false, false, false},
+		{"git lfs ls-files", false, nil, false, false, false},
+		{"git bisect run ./t.sh", false, nil, true, false, false},
+		{"git bisect good", false, nil, false, false, false},
+		{"git rebase -x make HEAD~3", false, nil, true, false, false},
+		{"git rebase --exec make HEAD~3", false, nil, true, false, false},
+		{"git rebase -i HEAD~3", false, nil, false, false, false},
+		{"git difftool HEAD", false, nil, true, false, false},
 		{"git credential-store get", false, nil, false, true, false},
 	} {
 		f := strings.Fields(tc.line)
