@@ -82,7 +82,12 @@ func endsOperand(toks []awkTok) (division, ok bool) {
 	case awkNumber, awkString, awkRegex:
 		return true, true
 	case awkName, awkFuncName:
-		if !awkKeywords[t.text] {
+		switch {
+		case awkSafeFuncs[t.text] || awkOtherFuncs[t.text] || t.text == "system":
+			// length / 2 divides in gawk; mawk reads a regular
+			// expression after any built-in function's name.
+			return false, false
+		case !awkKeywords[t.text]:
 			return true, true
 		}
 		return false, awkRegexAfterKeyword[t.text]
@@ -94,13 +99,7 @@ func endsOperand(toks []awkTok) (division, ok bool) {
 		}
 		return true, true
 	case "++", "--":
-		// Postfix after an operand (x++ / 2); prefix before one, where a
-		// "/" cannot follow.
-		if len(toks) >= 2 {
-			if d, ok := endsOperand(toks[:len(toks)-1]); ok && d {
-				return true, true
-			}
-		}
+		// x++ / 2 divides in gawk; mawk reads a regular expression.
 		return false, false
 	case "$":
 		return false, false
