@@ -27,7 +27,7 @@ var awkCases = []progCase{
 	{src: `BEGIN { for (i = 0; i < ARGC; i++) print ARGV[i] }`},
 	{src: `BEGIN { if (1 in ARGV) print "yes" }`},
 	{src: `{ print > "/dev/stderr" }`},
-	{src: `{ print x++ / 2 }`, kind: "unknown"}, // mawk reads a regex after x++
+	{src: `{ print x++ / 2 }`, kind: "unknown"},    // mawk reads a regex after x++
 	{src: `{ print length / 2 }`, kind: "unknown"}, // and after length
 	{src: `{ print x++, length }`},
 	{src: "{ print $1,\n $2 > \"out.txt\" }", writes: []string{"out.txt"}},
