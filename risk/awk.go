@@ -461,8 +461,33 @@ func AwkProgram(src string) ProgramEffect {
 		switch {
 		case name == "ENVIRON":
 			p.secret("reads the environment (ENVIRON), which holds secrets")
-		case name == "PROCINFO" || name == "SYMTAB" || name == "FUNCTAB":
-			p.unknown(name + " reaches gawk's internals and every variable by name")
+		case name == "PROCINFO":
+			// Reading an entry is harmless; an entry set to a value changes
+			// how gawk reads and writes, and sorted_in names a function
+			// that gawk calls: only its built-in orders ("@ind_str_asc")
+			// are known.
+			if !is(i+1, "[") {
+				p.unknown("PROCINFO is passed whole, where it can be changed")
+				break
+			}
+			j := match(i + 1)
+			next := tok(j + 1)
+			prev := tok(i - 1)
+			set := next.kind == awkPunct && awkAssignOps[next.text] || prev.kind == awkPunct && (prev.text == "++" || prev.text == "--") ||
+				prev.kind == awkName && prev.text == "getline" || inCall("sub", "gsub")
+			if !set {
+				break
+			}
+			literal := j == i+3 && tok(i+2).kind == awkString
+			switch {
+			case !literal:
+				p.unknown("PROCINFO is set at an entry named at run time")
+			case tok(i+2).text == "sorted_in" && !(next.text == "=" && tok(j+2).kind == awkString &&
+				strings.HasPrefix(tok(j+2).text, "@") && endsExpr(j+3)):
+				p.unknown("PROCINFO[\"sorted_in\"] names a function for gawk to call")
+			}
+		case name == "SYMTAB" || name == "FUNCTAB":
+			p.unknown(name + " reaches every variable and function by its name")
 		case strings.Contains(name, "::"):
 			p.unknown("a name qualified by a gawk namespace: " + name)
 		case name == "system":

@@ -72,7 +72,14 @@ var awkCases = []progCase{
 	{src: `BEGIN{getline x < file}`, kind: "unknown"},
 
 	// What the analysis does not know.
-	{src: `BEGIN{PROCINFO["sorted_in"]="@ind_str_asc"}`, kind: "unknown"},
+	{src: `BEGIN{PROCINFO["sorted_in"]="@ind_str_asc"}`},
+	{src: `BEGIN{print PROCINFO["pid"]}`},
+	{src: `BEGIN{PROCINFO["sorted_in"]="cmp"}`, kind: "unknown"},
+	{src: `BEGIN{PROCINFO["sorted_in"]="@ind" x}`, kind: "unknown"},
+	{src: `BEGIN{PROCINFO["sorted" "_in"]="system"}`, kind: "unknown"},
+	{src: `BEGIN{PROCINFO[k]="system"}`, kind: "unknown"},
+	{src: `BEGIN{sub(/x/, "system", PROCINFO["sorted_in"])}`, kind: "unknown"},
+	{src: `BEGIN{f(PROCINFO)}`, kind: "unknown"},
 	{src: `BEGIN{print SYMTAB["ENVIRON"]["HOME"]}`, kind: "unknown"},
 	{src: `@include "lib.awk"`, kind: "unknown"},
 	{src: `@namespace "x"`, kind: "unknown"},
