@@ -1,6 +1,9 @@
 package risk
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ProgramEffect is what the program text given to awk, jq, yq or sed
 // does, as far as its grammar tells: the files it opens by name, the
@@ -107,6 +110,8 @@ type opt struct {
 	hasVal bool
 	// dyn reports that the option's value is not known statically.
 	dyn bool
+	// at is the position in args of the word that holds the value.
+	at int
 }
 
 // scanOpts reads args as getopt_long would with set. It returns the options
@@ -142,7 +147,7 @@ func scanOpts(set optSet, args []string, dyn []bool) (opts []opt, ops []int, bad
 			if !ok {
 				return opts, ops, "option --" + name + " is not known"
 			}
-			o := opt{name: "--" + full, val: val, hasVal: hasVal}
+			o := opt{name: "--" + full, val: val, hasVal: hasVal, at: i}
 			switch {
 			case kind == noArg && hasVal:
 				return opts, ops, "option --" + full + " takes no value"
@@ -151,7 +156,7 @@ func scanOpts(set optSet, args []string, dyn []bool) (opts []opt, ops []int, bad
 					return opts, ops, "option --" + full + " lacks its value"
 				}
 				i++
-				o.val, o.hasVal, o.dyn = args[i], true, isDyn(i)
+				o.val, o.hasVal, o.dyn, o.at = args[i], true, isDyn(i), i
 			}
 			opts = append(opts, o)
 			continue
@@ -162,7 +167,7 @@ func scanOpts(set optSet, args []string, dyn []bool) (opts []opt, ops []int, bad
 			if !ok {
 				return opts, ops, "option -" + string(c) + " is not known"
 			}
-			o := opt{name: "-" + string(c)}
+			o := opt{name: "-" + string(c), at: i}
 			if kind != noArg && j+1 < len(a) {
 				o.val, o.hasVal = a[j+1:], true
 				opts = append(opts, o)
@@ -173,7 +178,7 @@ func scanOpts(set optSet, args []string, dyn []bool) (opts []opt, ops []int, bad
 					return opts, ops, "option -" + string(c) + " lacks its value"
 				}
 				i++
-				o.val, o.hasVal, o.dyn = args[i], true, isDyn(i)
+				o.val, o.hasVal, o.dyn, o.at = args[i], true, isDyn(i), i
 			}
 			opts = append(opts, o)
 		}
@@ -204,4 +209,46 @@ func specialStream(name string) bool {
 		return true
 	}
 	return false
+}
+
+// ProgramArgs marks the arguments of awk, gawk, sed, jq and yq that are
+// program text (the program operand, -e and --source values), not files:
+// the files such a program opens are in the effect [Command] returns. The
+// result is parallel to args; it is nil for other programs.
+func ProgramArgs(prog string, args []string) []bool {
+	var set optSet
+	var textOpts []string
+	switch prog {
+	case "awk", "gawk":
+		set, textOpts = awkOptions, []string{"-e", "--source"}
+	case "sed":
+		set, textOpts = sedOptions, []string{"-e", "--expression"}
+	case "jq", "yq":
+		out := make([]bool, len(args))
+		if k := jqArgs(prog, args, nil).program; k >= 0 {
+			out[k] = true
+		}
+		return out
+	default:
+		return nil
+	}
+	out := make([]bool, len(args))
+	opts, ops, bad := scanOpts(set, args, nil)
+	if bad != "" {
+		return out
+	}
+	text, fromFile := false, false
+	for _, o := range opts {
+		if slices.Contains(textOpts, o.name) {
+			out[o.at], text = true, true
+		}
+		switch o.name {
+		case "-f", "--file", "-E", "--exec":
+			fromFile = true
+		}
+	}
+	if !text && !fromFile && len(ops) > 0 {
+		out[ops[0]] = true
+	}
+	return out
 }

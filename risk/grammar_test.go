@@ -92,3 +92,34 @@ func TestScanOpts(t *testing.T) {
 		t.Error("a dynamic word before the options end must make the line unreadable")
 	}
 }
+
+func TestProgramArgs(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		text []int // positions among the arguments
+	}{
+		{"awk /.env/ f", []int{0}},
+		{"awk -F : -v x=1 {print} .env", []int{4}},
+		{"gawk -e BEGIN{} -e {print} f", []int{1, 3}},
+		{"awk -f prog.awk .env", nil},
+		{"sed -n /.env/p f", []int{1}},
+		{"sed -e s/x/.env/ -i f", []int{1}},
+		{"sed --expression=p .env", []int{0}},
+		{"jq .env f", []int{0}},
+		{"jq --arg k v -r .env f", []int{4}},
+		{"jq --rawfile k .env -n $k", []int{4}},
+		{"yq eval .a f", []int{1}},
+		{"cat .env", nil},
+	} {
+		f := strings.Fields(tc.line)
+		var got []int
+		for i, b := range ProgramArgs(f[0], f[1:]) {
+			if b {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, tc.text) {
+			t.Errorf("%s: program text at %v, want %v", tc.line, got, tc.text)
+		}
+	}
+}

@@ -254,20 +254,31 @@ var (
 		"--properties-separator -w --width --shell-key-separator")
 )
 
-// jqCommand fills e for jq or yq run with args: the files it reads and
-// writes, and what its program does.
-func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
-	e.Level, e.Reads, e.Writes, e.Unknown = Read, nil, nil, false
-	var p ProgramEffect
+// jqLine is a jq or yq command line as its options read it.
+type jqLine struct {
+	p ProgramEffect
+	// program is the position of the program operand, -1 when there is
+	// none; files are the positions of the files read (or edited in place).
+	program int
+	files   []int
+	inPlace bool
+	// unknown reports a word not known statically where a file may stand.
+	unknown bool
+}
+
+// jqArgs reads the options and operands of jq or yq run with args.
+func jqArgs(prog string, args []string, dyn []bool) jqLine {
+	l := jqLine{program: -1}
+	p := &l.p
 	isDyn := func(i int) bool { return i < len(dyn) && dyn[i] }
 	var ops []int
-	fromFile, inPlace, positionalArgs := false, false, false
+	fromFile, positionalArgs := false, false
 	end := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if end || a == "-" || !strings.HasPrefix(a, "-") {
 			if isDyn(i) && !end {
-				e.Unknown = true // it may be an option
+				l.unknown = true // it may be an option
 			}
 			ops = append(ops, i)
 			continue
@@ -283,7 +294,7 @@ func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
 		switch {
 		case a == "--":
 			end = true
-		case name == "--arg" || name == "--argjson" || jqPairFlags[name]:
+		case jqPairFlags[name]:
 			if i+2 >= len(args) {
 				p.unknown("option " + name + " lacks its values")
 				i = len(args)
@@ -292,7 +303,7 @@ func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
 			if (name == "--rawfile" || name == "--slurpfile") && !isDyn(i+2) {
 				p.Reads = append(p.Reads, args[i+2])
 			} else if name == "--rawfile" || name == "--slurpfile" {
-				e.Unknown = true
+				l.unknown = true
 			}
 			i += 2
 		case name == "--from-file" || a == "-f":
@@ -314,7 +325,7 @@ func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
 				i++
 			}
 		case name == "-i" || name == "--inplace" || name == "--in-place":
-			inPlace = true
+			l.inPlace = true
 		case jqFlags[name] || prog == "yq" && yqFlags[name]:
 			if name == "--args" || name == "--jsonargs" {
 				positionalArgs = true
@@ -329,7 +340,7 @@ func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
 				case f == "-f":
 					fromFile = true
 				case f == "-i" && prog == "yq":
-					inPlace = true
+					l.inPlace = true
 				case jqFlags[f] && !(f == "-s" && prog == "yq") || prog == "yq" && yqFlags[f]:
 				default:
 					p.unknown("option " + f + " is not known")
@@ -349,29 +360,43 @@ func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
 	if fromFile {
 		p.unknown("the program is read from a file, which the analysis does not read")
 	} else if len(files) > 0 {
+		l.program = files[0]
 		if isDyn(files[0]) {
 			p.unknown("the program is not known until the line runs")
 		}
-		p.merge(JqProgram(args[files[0]]))
 		files = files[1:]
 	}
-	if positionalArgs {
-		files = nil // the rest are values for $ARGS, not files
+	if !positionalArgs {
+		// With --args the rest are values for $ARGS, not files.
+		l.files = files
 	}
-	for _, k := range files {
-		if isDyn(k) {
+	return l
+}
+
+// jqCommand fills e for jq or yq run with args: the files it reads and
+// writes, and what its program does.
+func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
+	e.Level, e.Reads, e.Writes, e.Unknown = Read, nil, nil, false
+	l := jqArgs(prog, args, dyn)
+	p := l.p
+	e.Unknown = l.unknown
+	if l.program >= 0 {
+		p.merge(JqProgram(args[l.program]))
+	}
+	for _, k := range l.files {
+		if k < len(dyn) && dyn[k] {
 			e.Unknown = true
 			continue
 		}
 		if args[k] != "-" {
-			if inPlace {
+			if l.inPlace {
 				e.Writes = append(e.Writes, args[k])
 			} else {
 				e.Reads = append(e.Reads, args[k])
 			}
 		}
 	}
-	if inPlace {
+	if l.inPlace {
 		e.Level = max(e.Level, Write)
 	}
 	p.apply(prog, e)
