@@ -211,10 +211,11 @@ func specialStream(name string) bool {
 	return false
 }
 
-// ProgramArgs marks the arguments of awk, gawk, sed, jq and yq that are
+// ProgramArgs marks the arguments of awk, gawk, sed and jq that are
 // program text (the program operand, -e and --source values), not files:
 // the files such a program opens are in the effect [Command] returns. The
-// result is parallel to args; it is nil for other programs.
+// result is parallel to args; it is nil for other programs, yq among them:
+// its first operand is a file when one of that name exists.
 func ProgramArgs(prog string, args []string) []bool {
 	var set optSet
 	var textOpts []string
@@ -223,7 +224,7 @@ func ProgramArgs(prog string, args []string) []bool {
 		set, textOpts = awkOptions, []string{"-e", "--source"}
 	case "sed":
 		set, textOpts = sedOptions, []string{"-e", "--expression"}
-	case "jq", "yq":
+	case "jq":
 		out := make([]bool, len(args))
 		if k := jqArgs(prog, args, nil).program; k >= 0 {
 			out[k] = true

@@ -382,6 +382,11 @@ func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
 	e.Unknown = l.unknown
 	if l.program >= 0 {
 		p.merge(JqProgram(args[l.program]))
+		if prog == "yq" && !(l.program < len(dyn) && dyn[l.program]) {
+			// mikefarah's yq reads its first operand as a file when a
+			// file of that name exists (yq .env).
+			e.Reads = append(e.Reads, args[l.program])
+		}
 	}
 	for _, k := range l.files {
 		if k < len(dyn) && dyn[k] {
