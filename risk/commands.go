@@ -220,7 +220,7 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 			}
 			e.Level = Max(e.Level, Write)
 		case ValExec, ValCode:
-			if o.Option.Value == ValCode && grammarCode[base] == o.Name {
+			if o.Option.Value == ValCode && slices.Contains(grammarCode[base], o.Name) {
 				continue // the program's own grammar judges this code
 			}
 			e.Level, e.Known = Max(e.Level, Execute), false
@@ -273,10 +273,10 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 	}
 }
 
-// grammarCode names, per program, the option whose code the program's
+// grammarCode names, per program, the options whose code the program's
 // effect reads with a grammar of its language rather than taking it as
-// code that may do anything: sed's -e scripts.
-var grammarCode = map[string]string{"sed": "-e"}
+// code that may do anything: sed's -e scripts, gawk's -e sources.
+var grammarCode = map[string][]string{"sed": {"-e"}, "awk": {"-e"}, "gawk": {"-e"}}
 
 // ddOperands are the KEY=VALUE operands of dd.
 var ddOperands = map[string]bool{"if": true, "of": true, "bs": true, "ibs": true, "obs": true, "cbs": true,
@@ -409,22 +409,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Level, e.Known, e.Exec = Execute, false, "sort --compress-program runs a program"
 		}
 	case "sed":
-		script, fromFlag := sedScript(args, ops)
-		if !sedSafe(script) || flags["-f"] || flags["--file"] || e.Unknown {
-			// GNU sed's e command and s///e flag run shell commands, w
-			// writes files; a script from a file may do either.
-			e.Level, e.Known, e.Exec = Execute, false, "a sed script that runs commands or writes files"
-			return e
-		}
-		files := ops
-		if !fromFlag && len(ops) > 0 {
-			files = ops[1:]
-		}
-		if flags["-i"] || flags["--in-place"] || hasPrefixFlag(args, "-i") {
-			e.Level, e.Writes = Write, files
-		} else {
-			e.Level, e.Reads = Read, files
-		}
+		// The script is parsed into its commands (sed.go): e and s///e run
+		// commands, w writes files, r reads them.
+		sedCommand(args, dyn, &e)
 	case "dd":
 		e.Level = Read
 		for _, a := range args {
@@ -558,17 +545,8 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	case "git":
 		gitEffect(args, dyn, &e)
 	case "awk", "gawk":
-		// awk runs commands through system(), pipes and getline, and
-		// writes files with > and >>; only a literal program without them
-		// is a read.
-		if len(ops) > 0 && strings.Contains(ops[0], "ENVIRON") {
-			e.Level, e.Secret, e.Reads = Credential, "reads the environment, which holds secrets", nil
-			return e
-		}
-		if len(ops) == 0 || flags["-f"] || e.Unknown || strings.ContainsAny(ops[0], "|>") ||
-			strings.Contains(ops[0], "system") || strings.Contains(ops[0], "getline") {
-			e.Level, e.Known, e.Reads, e.Exec = Execute, false, nil, "an awk program that runs commands or writes files"
-		}
+		// The program is tokenized and judged name by name (awk.go).
+		awkCommand(base, args, dyn, &e)
 	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
 		e.Recursive = base == "rg" || base == "ag" || base == "ack" || flags["-r"] || flags["-R"] || flags["--recursive"] || flags["--dereference-recursive"]
 		if e.Recursive && len(e.Reads) == 0 {
@@ -598,18 +576,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Level, e.Known, e.Exec = Execute, false, "rg --pre runs a program on every file"
 		}
 	case "jq", "yq":
-		for _, o := range ops {
-			if o == "env" || strings.Contains(o, "$ENV") || strings.Contains(o, "env.") || strings.Contains(o, "env|") || strings.Contains(o, "env |") {
-				e.Level, e.Secret = Credential, "reads the environment, which holds secrets"
-				return e
-			}
-		}
-		if flags["-i"] || flags["--inplace"] || flags["--in-place"] {
-			e.Level, e.Writes, e.Reads = Write, e.Reads, nil
-			if len(ops) > 1 {
-				e.Writes = ops[1:]
-			}
-		}
+		// The program is tokenized: env and $ENV read the environment,
+		// --rawfile and load() read files, -i writes them (jq.go).
+		jqCommand(base, args, dyn, &e)
 	case "uniq", "xxd":
 		// uniq IN OUT and xxd [-r] IN OUT write their second operand.
 		if len(ops) >= 2 {
@@ -644,7 +613,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		e.Network = true
 	}
 	if base != "curl" && base != "wget" {
-		e.Hosts = hostsIn(base, args, dyn)
+		e.Hosts = append(e.Hosts, hostsIn(base, args, dyn)...)
 	}
 	return e
 }
@@ -1024,112 +993,6 @@ func hasPrefixFlag(args []string, p string) bool {
 	return false
 }
 
-// sedSafe reports whether a sed script only edits text: no e command or
-// s///e flag (they run shell commands), no w/W (they write files), no r/R
-// (they read files). Anything it cannot follow is unsafe.
-func sedSafe(script string) bool {
-	i, n := 0, len(script)
-	delimited := func(d byte) bool { // skips to the unescaped d, past it
-		for i < n {
-			c := script[i]
-			i++
-			if c == '\\' {
-				i++
-			} else if c == d {
-				return true
-			}
-		}
-		return false
-	}
-	for i < n {
-		// Address: numbers, $, ~, ',' and '!', /re/ or \cREc.
-		for i < n {
-			c := script[i]
-			switch {
-			case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == ',' || c == '!' || c == '$' || c == '~' || c == '+' || (c >= '0' && c <= '9'):
-				i++
-				continue
-			case c == '/':
-				i++
-				if !delimited('/') {
-					return false
-				}
-				continue
-			case c == '\\' && i+1 < n:
-				d := script[i+1]
-				i += 2
-				if !delimited(d) {
-					return false
-				}
-				continue
-			}
-			break
-		}
-		if i >= n {
-			return true
-		}
-		c := script[i]
-		i++
-		switch c {
-		case 's', 'y':
-			if i >= n {
-				return false
-			}
-			d := script[i]
-			i++
-			// Skip the pattern, then the replacement, each ending at d.
-			for range 2 {
-				if !delimited(d) {
-					return false
-				}
-			}
-			for i < n && (script[i] >= 'a' && script[i] <= 'z' || script[i] >= 'A' && script[i] <= 'Z' || script[i] >= '0' && script[i] <= '9') {
-				if script[i] == 'e' || script[i] == 'w' || script[i] == 'W' {
-					return false
-				}
-				i++
-			}
-		case 'e', 'w', 'W', 'r', 'R':
-			return false
-		case 'a', 'i', 'c', 'b', 't', 'T', ':', 'l', 'q', 'Q', 'L':
-			// Text or a label to the end of the line.
-			for i < n && script[i] != '\n' {
-				i++
-			}
-		case '{', '}', 'p', 'P', 'd', 'D', 'n', 'N', 'g', 'G', 'h', 'H', 'x', '=', 'z', 'F', '#':
-			if c == '#' {
-				for i < n && script[i] != '\n' {
-					i++
-				}
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// sedScript returns the script — the -e values, or else the first operand —
-// and whether it came from -e.
-func sedScript(args, ops []string) (string, bool) {
-	var parts []string
-	for i, a := range args {
-		if (a == "-e" || a == "--expression") && i+1 < len(args) {
-			parts = append(parts, args[i+1])
-		}
-		if v, ok := strings.CutPrefix(a, "--expression="); ok {
-			parts = append(parts, v)
-		}
-	}
-	if len(parts) == 0 {
-		if len(ops) > 0 {
-			return ops[0], false
-		}
-		return "", false
-	}
-	return strings.Join(parts, "\n"), true
-}
-
 // destructiveSQL says why SQL text cannot be undone: DROP, TRUNCATE, or a
 // DELETE or UPDATE without a WHERE clause. It returns "" otherwise.
 func destructiveSQL(sql string) string {
@@ -1312,6 +1175,13 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	}
 	var tmp Effect
 	ops, flags := operands("git", rest, restDyn, &tmp)
+	// Subcommands that talk to a remote reach the network, and the hosts
+	// their words name are checked (gitnet.go), whatever else they do.
+	r := gitRemoteEffect(sub, rest, ops, flags)
+	if r.network {
+		e.Network = true
+		e.Hosts = append(e.Hosts, r.hosts...)
+	}
 	for _, a := range rest {
 		for _, p := range []string{"--output=", "--output-directory="} {
 			if v, ok := strings.CutPrefix(a, p); ok {
@@ -1321,12 +1191,15 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		if a == "-O" || strings.HasPrefix(a, "--open-files-in-pager") || strings.HasPrefix(a, "-O") ||
 			strings.HasPrefix(a, "--upload-pack") || strings.HasPrefix(a, "--receive-pack") || strings.HasPrefix(a, "--exec=") ||
 			strings.HasPrefix(a, "--extcmd") || a == "--ext-diff" || strings.HasPrefix(a, "--config=") {
-			e.Level, e.Known, e.Exec = Execute, false, "git "+sub+" "+a+" runs another program"
+			e.Level, e.Known, e.Exec = max(e.Level, Execute), false, "git "+sub+" "+a+" runs another program"
+			if r.network {
+				e.Level = Network
+			}
 			return
 		}
 	}
 	for k, a := range rest {
-		if (a == "--output" || a == "-o" && sub == "format-patch") && k+1 < len(rest) {
+		if (a == "--output" || a == "-o" && (sub == "format-patch" || sub == "archive")) && k+1 < len(rest) {
 			e.Writes = append(e.Writes, rest[k+1])
 		}
 	}
@@ -1336,8 +1209,9 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	switch sub {
 	case "grep":
 		e.Level = Read
-		if flags["--no-index"] || flags["--untracked"] && flags["--no-exclude-standard"] {
-			// Files the index does not hold are searched: the tree itself.
+		if flags["--no-index"] || flags["--untracked"] {
+			// Files the index does not hold are searched, credentials
+			// among them: the tree itself is read.
 			e.Recursive = true
 			if e.Reads = slices.Clone(ops[min(1, len(ops)):]); len(e.Reads) == 0 {
 				e.Reads = []string{"."}
@@ -1485,6 +1359,22 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		e.Level, e.Destructive = Destructive, "git "+sub+" rewrites history"
 	default:
 		e.Level = Write
+	}
+	if r.network {
+		e.Level = max(e.Level, Network)
+	}
+	if sub == "send-pack" {
+		for _, o := range ops[min(1, len(ops)):] {
+			if strings.HasPrefix(o, "+") || strings.HasPrefix(o, ":") || flags["--force"] || flags["-f"] || flags["--mirror"] {
+				e.Level, e.Destructive = Destructive, "git send-pack with force or delete rewrites or removes remote history"
+			}
+		}
+	}
+	if r.exec != "" {
+		e.Level, e.Known, e.Exec = max(e.Level, Execute), false, r.exec
+	}
+	if r.secret != "" {
+		e.Level, e.Secret = max(e.Level, Credential), r.secret
 	}
 }
 

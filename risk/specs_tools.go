@@ -228,7 +228,7 @@ more: @numeric @plus -d|--silent -f|--logical -l|--no-pause -c|--print-over -p|-
 jq: @noabbrev -n|--null-input -R|--raw-input -s|--slurp -c|--compact-output -r|--raw-output
   --raw-output0 -j|--join-output -a|--ascii-output -S|--sort-keys -C|--color-output
   -M|--monochrome-output --tab --indent=inert --unbuffered --stream --stream-errors --seq
-  -e|--exit-status -f|--from-file=code -L|--library-path=dir --arg=inert+inert --argjson=inert+inert
+  -e|--exit-status -f|--from-file=code -L|--library-path=inert --arg=inert+inert --argjson=inert+inert
   --slurpfile=inert+read --rawfile=inert+read --args --jsonargs -0|--nul-output -b|--binary
   --debug-dump-disasm --debug-trace?=inert --build-configuration -h|--help -V|--version
 

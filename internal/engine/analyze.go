@@ -258,11 +258,17 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 		}
 	}
 	pattern := risk.PatternArgs(cmd.Name, cmd.Args)
+	program := risk.ProgramArgs(cmd.Name, cmd.Args)
 	for i, a := range cmd.Args {
 		if pattern[i] {
 			continue // what a search looks for, or a name pattern: no file
 		}
 		dynamic := i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i]
+		if i < len(program) && program[i] && !dynamic {
+			// An awk, sed or jq program: the files it opens are in its
+			// effect, read from its grammar.
+			continue
+		}
 		for _, v := range e.argValues(a) {
 			if v == "" || len(v) > 4096 || strings.ContainsAny(v, "\n\r\x00") {
 				continue

@@ -173,6 +173,10 @@ func (st *state) judge(u *Unit) {
 		floor, floorHard, floorImmune = u.unknown, true, true
 	case u.exec != "":
 		floor, floorHard, floorReason = u.exec, true, ReasonExecute
+		if u.unknownOption != "" {
+			// The option nobody listed is the first thing to fix.
+			floorReason = ReasonUnknownOption
+		}
 	case u.secretVar != "":
 		floor, floorHard, floorReason = u.secretVar, true, ReasonCredential
 	case u.opaque != "":

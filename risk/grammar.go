@@ -1,0 +1,255 @@
+package risk
+
+import (
+	"slices"
+	"strings"
+)
+
+// ProgramEffect is what the program text given to awk, jq, yq or sed
+// does, as far as its grammar tells: the files it opens by name, the
+// hosts it connects to, and why it runs commands, reads secrets or cannot
+// be judged. The zero value is a program that only reads its input.
+type ProgramEffect struct {
+	// Reads and Writes are the files the program opens by a name written
+	// in it (awk's getline < "f" and print > "f", sed's r and w).
+	Reads, Writes []string
+	// Hosts are the hosts it connects to (gawk's /inet special files).
+	Hosts []string
+	// Exec says why the program runs commands, "" if it does not.
+	Exec string
+	// Secret says why the program reads secrets (the environment), "" if
+	// it does not.
+	Secret string
+	// Unknown says why the program's effect cannot be judged (a construct
+	// the analysis does not know, a file named at run time), "" if it can.
+	Unknown string
+}
+
+// ReadOnly reports whether the program only reads its input and the files
+// in Reads.
+func (p ProgramEffect) ReadOnly() bool {
+	return len(p.Writes) == 0 && len(p.Hosts) == 0 && p.Exec == "" && p.Secret == "" && p.Unknown == ""
+}
+
+// merge adds what q does to p, keeping the first reason of each kind.
+func (p *ProgramEffect) merge(q ProgramEffect) {
+	p.Reads = append(p.Reads, q.Reads...)
+	p.Writes = append(p.Writes, q.Writes...)
+	p.Hosts = append(p.Hosts, q.Hosts...)
+	p.exec(q.Exec)
+	p.secret(q.Secret)
+	p.unknown(q.Unknown)
+}
+
+func (p *ProgramEffect) exec(why string) {
+	if p.Exec == "" {
+		p.Exec = why
+	}
+}
+
+func (p *ProgramEffect) secret(why string) {
+	if p.Secret == "" {
+		p.Secret = why
+	}
+}
+
+func (p *ProgramEffect) unknown(why string) {
+	if p.Unknown == "" {
+		p.Unknown = why
+	}
+}
+
+// apply records the program's effect on the command's effect e: its files,
+// its hosts, and a level raised to what it does. Code that runs commands or
+// cannot be judged makes the command unknown, so no allow rule covers it.
+func (p ProgramEffect) apply(prog string, e *Effect) {
+	e.Reads = append(e.Reads, p.Reads...)
+	if len(p.Writes) > 0 {
+		e.Writes = append(e.Writes, p.Writes...)
+		e.Level = max(e.Level, Write)
+	}
+	if len(p.Hosts) > 0 {
+		e.Network = true
+		e.Hosts = append(e.Hosts, p.Hosts...)
+		e.Level = max(e.Level, Network)
+	}
+	switch {
+	case p.Exec != "":
+		e.Level, e.Known, e.Exec = max(e.Level, Execute), false, prog+": "+p.Exec
+	case p.Unknown != "":
+		e.Level, e.Known, e.Exec = max(e.Level, Execute), false, prog+": "+p.Unknown
+	}
+	if p.Secret != "" {
+		e.Level, e.Secret = Credential, p.Secret
+	}
+}
+
+// argKind is whether an option takes a value.
+type argKind uint8
+
+const (
+	noArg       argKind = iota
+	requiredArg         // the rest of the word, or the next word
+	optionalArg         // the rest of the word only (-i.bak, --in-place=.bak)
+)
+
+// optSet describes a program's options the way getopt_long reads them.
+type optSet struct {
+	short map[byte]argKind
+	long  map[string]argKind
+	// permute lets options follow operands (GNU getopt); without it the
+	// first operand ends the options (awk, where it is the program).
+	permute bool
+}
+
+// opt is one option found on a command line, under its canonical name:
+// "-x" for a short option, "--name" for a long one.
+type opt struct {
+	name   string
+	val    string
+	hasVal bool
+	// dyn reports that the option's value is not known statically.
+	dyn bool
+	// at is the position in args of the word that holds the value.
+	at int
+}
+
+// scanOpts reads args as getopt_long would with set. It returns the options
+// in order, the positions of the operands, and why the line cannot be read
+// ("" when it can): an unknown or ambiguous option, or a word not known
+// statically where an option could stand.
+func scanOpts(set optSet, args []string, dyn []bool) (opts []opt, ops []int, bad string) {
+	isDyn := func(i int) bool { return i < len(dyn) && dyn[i] }
+	end := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if end || a == "-" || !strings.HasPrefix(a, "-") {
+			if isDyn(i) && !end {
+				// A word not known statically may turn out to be an option.
+				bad = "an argument is not known until the line runs"
+			}
+			ops = append(ops, i)
+			if !set.permute {
+				end = true
+			}
+			continue
+		}
+		if isDyn(i) {
+			return opts, ops, "an option is not known until the line runs"
+		}
+		if a == "--" {
+			end = true
+			continue
+		}
+		if strings.HasPrefix(a, "--") {
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			full, kind, ok := set.longName(name)
+			if !ok {
+				return opts, ops, "option --" + name + " is not known"
+			}
+			o := opt{name: "--" + full, val: val, hasVal: hasVal, at: i}
+			switch {
+			case kind == noArg && hasVal:
+				return opts, ops, "option --" + full + " takes no value"
+			case kind == requiredArg && !hasVal:
+				if i+1 >= len(args) {
+					return opts, ops, "option --" + full + " lacks its value"
+				}
+				i++
+				o.val, o.hasVal, o.dyn, o.at = args[i], true, isDyn(i), i
+			}
+			opts = append(opts, o)
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			kind, ok := set.short[c]
+			if !ok {
+				return opts, ops, "option -" + string(c) + " is not known"
+			}
+			o := opt{name: "-" + string(c), at: i}
+			if kind != noArg && j+1 < len(a) {
+				o.val, o.hasVal = a[j+1:], true
+				opts = append(opts, o)
+				break
+			}
+			if kind == requiredArg {
+				if i+1 >= len(args) {
+					return opts, ops, "option -" + string(c) + " lacks its value"
+				}
+				i++
+				o.val, o.hasVal, o.dyn, o.at = args[i], true, isDyn(i), i
+			}
+			opts = append(opts, o)
+		}
+	}
+	return opts, ops, bad
+}
+
+// longName returns the long option that name stands for, itself or an
+// unambiguous abbreviation of it, as getopt_long accepts.
+func (s optSet) longName(name string) (string, argKind, bool) {
+	if k, ok := s.long[name]; ok {
+		return name, k, true
+	}
+	found, kind, n := "", noArg, 0
+	for full, k := range s.long {
+		if name != "" && strings.HasPrefix(full, name) {
+			found, kind, n = full, k, n+1
+		}
+	}
+	return found, kind, n == 1
+}
+
+// specialStream reports whether a file name written in a program names the
+// standard streams or the null device, which are no files of the tree.
+func specialStream(name string) bool {
+	switch name {
+	case "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/null":
+		return true
+	}
+	return false
+}
+
+// ProgramArgs marks the arguments of awk, gawk, sed and jq that are
+// program text (the program operand, -e and --source values), not files:
+// the files such a program opens are in the effect [Command] returns. The
+// result is parallel to args; it is nil for other programs, yq among them:
+// its first operand is a file when one of that name exists.
+func ProgramArgs(prog string, args []string) []bool {
+	var set optSet
+	var textOpts []string
+	switch prog {
+	case "awk", "gawk":
+		set, textOpts = awkOptions, []string{"-e", "--source"}
+	case "sed":
+		set, textOpts = sedOptions, []string{"-e", "--expression"}
+	case "jq":
+		out := make([]bool, len(args))
+		if k := jqArgs(prog, args, nil).program; k >= 0 {
+			out[k] = true
+		}
+		return out
+	default:
+		return nil
+	}
+	out := make([]bool, len(args))
+	opts, ops, bad := scanOpts(set, args, nil)
+	if bad != "" {
+		return out
+	}
+	text, fromFile := false, false
+	for _, o := range opts {
+		if slices.Contains(textOpts, o.name) {
+			out[o.at], text = true, true
+		}
+		switch o.name {
+		case "-f", "--file", "-E", "--exec":
+			fromFile = true
+		}
+	}
+	if !text && !fromFile && len(ops) > 0 {
+		out[ops[0]] = true
+	}
+	return out
+}

@@ -1,0 +1,408 @@
+package risk
+
+import (
+	"strings"
+)
+
+// jq has no function that runs a command or writes a file; what a jq
+// program can reach beyond its inputs is the environment (env, $ENV) and
+// module files (import, include, modulemeta). yq (mikefarah's) adds env(),
+// strenv() and envsubst for the environment, load() and its kin for files,
+// and eval for expressions built at run time. Names are matched as tokens:
+// .env is a field and "env" a string, env.HOME and $ENV.X are reads.
+
+type jqKind uint8
+
+const (
+	jqEOF jqKind = iota
+	jqIdent
+	jqField  // .name
+	jqString // a string or one literal part of an interpolated string
+	jqNumber
+	jqFormat // @name
+	jqPunct
+)
+
+type jqTok struct {
+	kind jqKind
+	text string
+}
+
+var jqOperators = []string{"?//=", "?//", "//=", "|=", "+=", "-=", "*=", "/=", "%=", "==", "!=", "<=", ">=", "//", "..",
+	".", "[", "]", "{", "}", "(", ")", "|", ",", ":", ";", "=", "<", ">", "+", "-", "*", "/", "%", "?", "$"}
+
+// tokenizeJq splits a jq program into tokens, the code inside string
+// interpolations included. It fails with the reason when it cannot.
+func tokenizeJq(src string) ([]jqTok, string) {
+	var toks []jqTok
+	i, n := 0, len(src)
+	// interp holds, for each open \( interpolation, the depth of
+	// parentheses at which it closes.
+	var interp []int
+	depth := 0
+	isIdent := func(c byte, first bool) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
+	}
+	ident := func(j int) int { // end of an identifier (with :: parts) at j
+		for j < n && isIdent(src[j], false) {
+			j++
+			if strings.HasPrefix(src[j:], "::") && j+2 < n && isIdent(src[j+2], true) {
+				j += 2
+			}
+		}
+		return j
+	}
+	// str scans string text from j (after the opening quote or after the
+	// closing parenthesis of an interpolation) to its end or to \(.
+	str := func(j int) (int, string) {
+		var b strings.Builder
+		for j < n {
+			c := src[j]
+			switch {
+			case c == '"':
+				toks = append(toks, jqTok{jqString, b.String()})
+				return j + 1, ""
+			case c == '\\' && j+1 < n && src[j+1] == '(':
+				toks = append(toks, jqTok{jqString, b.String()}, jqTok{jqPunct, "("})
+				depth++
+				interp = append(interp, depth)
+				return j + 2, ""
+			case c == '\\':
+				if j+1 >= n {
+					return j, "a string is not closed"
+				}
+				b.WriteByte(src[j+1])
+				j += 2
+			default:
+				b.WriteByte(c)
+				j++
+			}
+		}
+		return j, "a string is not closed"
+	}
+	for i < n {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '#':
+			for i < n && src[i] != '\n' {
+				i++
+			}
+		case c == '"':
+			j, bad := str(i + 1)
+			if bad != "" {
+				return nil, bad
+			}
+			i = j
+		case c == ')' && len(interp) > 0 && interp[len(interp)-1] == depth:
+			// The end of an interpolation: the string goes on.
+			interp = interp[:len(interp)-1]
+			depth--
+			toks = append(toks, jqTok{jqPunct, ")"})
+			j, bad := str(i + 1)
+			if bad != "" {
+				return nil, bad
+			}
+			i = j
+		case c == '.' && i+1 < n && isIdent(src[i+1], true):
+			j := i + 1
+			for j < n && isIdent(src[j], false) {
+				j++
+			}
+			toks = append(toks, jqTok{jqField, src[i+1 : j]})
+			i = j
+		case c == '@' && i+1 < n && isIdent(src[i+1], true):
+			j := i + 1
+			for j < n && isIdent(src[j], false) {
+				j++
+			}
+			toks = append(toks, jqTok{jqFormat, src[i+1 : j]})
+			i = j
+		case isIdent(c, true):
+			j := ident(i)
+			toks = append(toks, jqTok{jqIdent, src[i:j]})
+			i = j
+		case c >= '0' && c <= '9' || c == '.' && i+1 < n && src[i+1] >= '0' && src[i+1] <= '9':
+			j := i
+			for j < n && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' || src[j] == 'e' || src[j] == 'E' ||
+				(src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E')) {
+				j++
+			}
+			toks = append(toks, jqTok{jqNumber, src[i:j]})
+			i = j
+		default:
+			op := ""
+			for _, o := range jqOperators {
+				if strings.HasPrefix(src[i:], o) {
+					op = o
+					break
+				}
+			}
+			if op == "" {
+				return nil, "a character jq does not know: " + strings.ToValidUTF8(src[i:i+1], "?")
+			}
+			switch op {
+			case "(":
+				depth++
+			case ")":
+				depth--
+			}
+			toks = append(toks, jqTok{jqPunct, op})
+			i += len(op)
+		}
+	}
+	if len(interp) > 0 {
+		return nil, "a string interpolation is not closed"
+	}
+	return append(toks, jqTok{kind: jqEOF}), ""
+}
+
+// yqEnvFuncs are yq's operators that read the environment.
+var yqEnvFuncs = setOf("env strenv envsubst")
+
+// JqProgram returns what a jq (or yq) program does, read from its text.
+func JqProgram(src string) ProgramEffect {
+	var p ProgramEffect
+	toks, bad := tokenizeJq(src)
+	if bad != "" {
+		p.unknown("cannot read the jq program: " + bad)
+		return p
+	}
+	tok := func(i int) jqTok {
+		if i >= 0 && i < len(toks) {
+			return toks[i]
+		}
+		return jqTok{kind: jqEOF}
+	}
+	is := func(i int, s string) bool { return tok(i).kind == jqPunct && tok(i).text == s }
+	var brackets []string // open brackets, innermost last
+	for i, t := range toks {
+		if t.kind == jqPunct {
+			switch t.text {
+			case "(", "[", "{":
+				brackets = append(brackets, t.text)
+			case ")", "]", "}":
+				if len(brackets) > 0 {
+					brackets = brackets[:len(brackets)-1]
+				}
+			}
+			continue
+		}
+		if t.kind != jqIdent {
+			continue
+		}
+		name := t.text
+		if is(i-1, "$") {
+			// A variable: $ENV is the environment, $__loc__ and the
+			// program's own variables are inert.
+			if name == "ENV" {
+				p.secret("reads the environment ($ENV), which holds secrets")
+			}
+			continue
+		}
+		if tok(i-1).kind == jqIdent && tok(i-1).text == "def" {
+			continue // the name of a definition
+		}
+		// {name} and {name: …} in an object are keys, not calls.
+		if len(brackets) > 0 && brackets[len(brackets)-1] == "{" && (is(i-1, "{") || is(i-1, ",")) &&
+			(is(i+1, ":") || is(i+1, ",") || is(i+1, "}")) {
+			continue
+		}
+		switch {
+		case name == "env" || yqEnvFuncs[name]:
+			p.secret("reads the environment (" + name + "), which holds secrets")
+		case name == "import" || name == "include":
+			p.unknown(name + " reads a jq module from the search path")
+		case name == "modulemeta" || name == "get_search_list":
+			p.unknown(name + " reads jq modules from the search path")
+		case name == "eval":
+			p.unknown("eval runs an expression built at run time")
+		case strings.HasPrefix(name, "load") || name == "strload":
+			// yq's load("file") and its kin read a file.
+			if is(i+1, "(") && tok(i+2).kind == jqString && is(i+3, ")") {
+				p.Reads = append(p.Reads, tok(i+2).text)
+			} else {
+				p.unknown(name + " reads a file named at run time")
+			}
+		}
+	}
+	return p
+}
+
+// jqFlags are jq's options that take no value; jqValueFlags those that
+// take one value and jqPairFlags those that take two (a name and a value
+// or file).
+var (
+	jqFlags = setOf("-n -r -j -a -s -c -C -M -S -e -h -V -R -b -0 --tab --args --jsonargs --seq --stream --stream-errors " +
+		"--unbuffered --raw-output0 --ascii-output --sort-keys --color-output --monochrome-output --exit-status " +
+		"--null-input --slurp --compact-output --join-output --raw-input --raw-output --help --version " +
+		"--build-configuration --debug-dump-disasm --debug-trace --debug-trace=all --binary --nul-output")
+	jqValueFlags = setOf("--indent")
+	jqPairFlags  = setOf("--arg --argjson --slurpfile --rawfile")
+)
+
+// yq (mikefarah's) options beyond jq's.
+var (
+	yqFlags = setOf("-i --inplace -P --prettyPrint -N --no-doc -v --verbose --header-preprocess --no-colors --colors " +
+		"--null-input --unwrapScalar --exit-status --xml-skip-proc-inst --xml-skip-directives --xml-keep-namespace " +
+		"--xml-raw-token --xml-strict-mode --csv-auto-parse --tsv-auto-parse --lua-globals --lua-unquoted " +
+		"--properties-array-brackets --string-interpolation --security-disable-env-ops --security-disable-file-ops " +
+		"-y -Y --yaml-output --yaml-roundtrip --in-place --indentless-lists --explicit-start --explicit-end")
+	yqValueFlags = setOf("-I --indent -o --output-format -p --input-format --front-matter --xml-attribute-prefix " +
+		"--xml-content-name --xml-proc-inst-prefix --xml-directive-name --csv-separator --lua-prefix --lua-suffix " +
+		"--properties-separator -w --width --shell-key-separator")
+)
+
+// jqLine is a jq or yq command line as its options read it.
+type jqLine struct {
+	p ProgramEffect
+	// program is the position of the program operand, -1 when there is
+	// none; files are the positions of the files read (or edited in place).
+	program int
+	files   []int
+	inPlace bool
+	// unknown reports a word not known statically where a file may stand.
+	unknown bool
+}
+
+// jqArgs reads the options and operands of jq or yq run with args.
+func jqArgs(prog string, args []string, dyn []bool) jqLine {
+	l := jqLine{program: -1}
+	p := &l.p
+	isDyn := func(i int) bool { return i < len(dyn) && dyn[i] }
+	var ops []int
+	fromFile, positionalArgs := false, false
+	end := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if end || a == "-" || !strings.HasPrefix(a, "-") {
+			if isDyn(i) && !end {
+				l.unknown = true // it may be an option
+			}
+			ops = append(ops, i)
+			continue
+		}
+		if isDyn(i) {
+			p.unknown("an option is not known until the line runs")
+			continue
+		}
+		name, hasVal := a, false
+		if strings.HasPrefix(a, "--") {
+			name, _, hasVal = strings.Cut(a, "=")
+		}
+		switch {
+		case a == "--":
+			end = true
+		case jqPairFlags[name]:
+			if i+2 >= len(args) {
+				p.unknown("option " + name + " lacks its values")
+				i = len(args)
+				continue
+			}
+			if (name == "--rawfile" || name == "--slurpfile") && !isDyn(i+2) {
+				p.Reads = append(p.Reads, args[i+2])
+			} else if name == "--rawfile" || name == "--slurpfile" {
+				l.unknown = true
+			}
+			i += 2
+		case name == "--from-file" || a == "-f":
+			fromFile = true
+		case name == "--library-path" || strings.HasPrefix(a, "-L"):
+			// Where modules are looked up; only import reads them.
+			if a == "-L" || name == "--library-path" && !hasVal {
+				i++
+			}
+		case name == "--run-tests":
+			p.unknown("--run-tests runs the programs of a test file")
+		case name == "--split-exp" || a == "-s" && prog == "yq":
+			p.unknown("yq " + name + " writes files named by an expression")
+			if !hasVal {
+				i++
+			}
+		case jqValueFlags[name] || prog == "yq" && yqValueFlags[name]:
+			if !hasVal {
+				i++
+			}
+		case name == "-i" || name == "--inplace" || name == "--in-place":
+			l.inPlace = true
+		case jqFlags[name] || prog == "yq" && yqFlags[name]:
+			if name == "--args" || name == "--jsonargs" {
+				positionalArgs = true
+			}
+		case prog == "yq" && !strings.HasPrefix(a, "--") && yqValueFlags[a[:2]]:
+			// A one-letter option with its value attached: -oyaml, -o=json.
+		case !strings.HasPrefix(a, "--") && len(a) > 2:
+			// A cluster of one-letter flags: -nr.
+			for _, c := range a[1:] {
+				f := "-" + string(c)
+				switch {
+				case f == "-f":
+					fromFile = true
+				case f == "-i" && prog == "yq":
+					l.inPlace = true
+				case jqFlags[f] && !(f == "-s" && prog == "yq") || prog == "yq" && yqFlags[f]:
+				default:
+					p.unknown("option " + f + " is not known")
+				}
+			}
+		default:
+			p.unknown("option " + name + " is not known")
+		}
+	}
+	files := ops
+	if prog == "yq" && len(files) > 0 {
+		switch args[files[0]] {
+		case "eval", "e", "eval-all", "ea":
+			files = files[1:]
+		}
+	}
+	if fromFile {
+		p.unknown("the program is read from a file, which the analysis does not read")
+	} else if len(files) > 0 {
+		l.program = files[0]
+		if isDyn(files[0]) {
+			p.unknown("the program is not known until the line runs")
+		}
+		files = files[1:]
+	}
+	if !positionalArgs {
+		// With --args the rest are values for $ARGS, not files.
+		l.files = files
+	}
+	return l
+}
+
+// jqCommand fills e for jq or yq run with args: the files it reads and
+// writes, and what its program does.
+func jqCommand(prog string, args []string, dyn []bool, e *Effect) {
+	e.Level, e.Reads, e.Writes, e.Unknown = Read, nil, nil, false
+	l := jqArgs(prog, args, dyn)
+	p := l.p
+	e.Unknown = l.unknown
+	if l.program >= 0 {
+		p.merge(JqProgram(args[l.program]))
+		if prog == "yq" && !(l.program < len(dyn) && dyn[l.program]) {
+			// mikefarah's yq reads its first operand as a file when a
+			// file of that name exists (yq .env).
+			e.Reads = append(e.Reads, args[l.program])
+		}
+	}
+	for _, k := range l.files {
+		if k < len(dyn) && dyn[k] {
+			e.Unknown = true
+			continue
+		}
+		if args[k] != "-" {
+			if l.inPlace {
+				e.Writes = append(e.Writes, args[k])
+			} else {
+				e.Reads = append(e.Reads, args[k])
+			}
+		}
+	}
+	if l.inPlace {
+		e.Level = max(e.Level, Write)
+	}
+	p.apply(prog, e)
+}
