@@ -569,25 +569,6 @@ func inetHost(name string) (string, bool) {
 	return "/inet", true
 }
 
-// awkOptions are the options of awk, mawk and gawk.
-var awkOptions = optSet{
-	short: map[byte]argKind{
-		'F': requiredArg, 'f': requiredArg, 'v': requiredArg, 'W': requiredArg, 'e': requiredArg, 'E': requiredArg,
-		'i': requiredArg, 'l': requiredArg,
-		'b': noArg, 'c': noArg, 'C': noArg, 'g': noArg, 'h': noArg, 'I': noArg, 'k': noArg, 'M': noArg, 'n': noArg,
-		'N': noArg, 'O': noArg, 'P': noArg, 'r': noArg, 's': noArg, 'S': noArg, 't': noArg, 'V': noArg,
-		'd': optionalArg, 'D': optionalArg, 'L': optionalArg, 'o': optionalArg, 'p': optionalArg,
-	},
-	long: map[string]argKind{
-		"field-separator": requiredArg, "file": requiredArg, "assign": requiredArg, "source": requiredArg,
-		"exec": requiredArg, "include": requiredArg, "load": requiredArg,
-		"characters-as-bytes": noArg, "traditional": noArg, "copyright": noArg, "gen-pot": noArg, "help": noArg,
-		"trace": noArg, "csv": noArg, "bignum": noArg, "non-decimal-data": noArg, "use-lc-numeric": noArg,
-		"optimize": noArg, "posix": noArg, "re-interval": noArg, "no-optimize": noArg, "sandbox": noArg,
-		"lint-old": noArg, "version": noArg,
-		"dump-variables": optionalArg, "debug": optionalArg, "lint": optionalArg, "pretty-print": optionalArg, "profile": optionalArg,
-	},
-}
 
 // awkAssignment reports whether an awk operand is a variable assignment
 // (name=value), which awk performs instead of reading a file.
@@ -609,7 +590,7 @@ func awkAssignment(op string) bool {
 func awkCommand(prog string, args []string, dyn []bool, e *Effect) {
 	e.Level, e.Reads, e.Writes, e.Unknown = Read, nil, nil, false
 	var p ProgramEffect
-	opts, ops, bad := scanOpts(awkOptions, args, dyn)
+	opts, ops, bad := scanOpts(prog, args, dyn)
 	if bad != "" {
 		p.unknown(bad)
 	}

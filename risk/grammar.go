@@ -2,7 +2,6 @@ package risk
 
 import (
 	"slices"
-	"strings"
 )
 
 // ProgramEffect is what the program text given to awk, jq, yq or sed
@@ -84,26 +83,9 @@ func (p ProgramEffect) apply(prog string, e *Effect) {
 	}
 }
 
-// argKind is whether an option takes a value.
-type argKind uint8
-
-const (
-	noArg       argKind = iota
-	requiredArg         // the rest of the word, or the next word
-	optionalArg         // the rest of the word only (-i.bak, --in-place=.bak)
-)
-
-// optSet describes a program's options the way getopt_long reads them.
-type optSet struct {
-	short map[byte]argKind
-	long  map[string]argKind
-	// permute lets options follow operands (GNU getopt); without it the
-	// first operand ends the options (awk, where it is the program).
-	permute bool
-}
-
-// opt is one option found on a command line, under its canonical name:
-// "-x" for a short option, "--name" for a long one.
+// opt is one option found on a command line, under the spelling its spec
+// gives it in full: "-x" for a short option, "--name" for a long one
+// (an abbreviation spelled out).
 type opt struct {
 	name   string
 	val    string
@@ -114,91 +96,32 @@ type opt struct {
 	at int
 }
 
-// scanOpts reads args as getopt_long would with set. It returns the options
-// in order, the positions of the operands, and why the line cannot be read
-// ("" when it can): an unknown or ambiguous option, or a word not known
+// scanOpts reads args against prog's spec in the table of program
+// knowledge. It returns the options in order, the positions of the
+// operands, and why the line cannot be read ("" when it can): an option
+// the spec does not know, an option without its value, or a word not known
 // statically where an option could stand.
-func scanOpts(set optSet, args []string, dyn []bool) (opts []opt, ops []int, bad string) {
-	isDyn := func(i int) bool { return i < len(dyn) && dyn[i] }
-	end := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if end || a == "-" || !strings.HasPrefix(a, "-") {
-			if isDyn(i) && !end {
-				// A word not known statically may turn out to be an option.
-				bad = "an argument is not known until the line runs"
-			}
-			ops = append(ops, i)
-			if !set.permute {
-				end = true
-			}
-			continue
-		}
-		if isDyn(i) {
-			return opts, ops, "an option is not known until the line runs"
-		}
-		if a == "--" {
-			end = true
-			continue
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			full, kind, ok := set.longName(name)
-			if !ok {
-				return opts, ops, "option --" + name + " is not known"
-			}
-			o := opt{name: "--" + full, val: val, hasVal: hasVal, at: i}
-			switch {
-			case kind == noArg && hasVal:
-				return opts, ops, "option --" + full + " takes no value"
-			case kind == requiredArg && !hasVal:
-				if i+1 >= len(args) {
-					return opts, ops, "option --" + full + " lacks its value"
-				}
-				i++
-				o.val, o.hasVal, o.dyn, o.at = args[i], true, isDyn(i), i
-			}
-			opts = append(opts, o)
-			continue
-		}
-		for j := 1; j < len(a); j++ {
-			c := a[j]
-			kind, ok := set.short[c]
-			if !ok {
-				return opts, ops, "option -" + string(c) + " is not known"
-			}
-			o := opt{name: "-" + string(c), at: i}
-			if kind != noArg && j+1 < len(a) {
-				o.val, o.hasVal = a[j+1:], true
-				opts = append(opts, o)
-				break
-			}
-			if kind == requiredArg {
-				if i+1 >= len(args) {
-					return opts, ops, "option -" + string(c) + " lacks its value"
-				}
-				i++
-				o.val, o.hasVal, o.dyn, o.at = args[i], true, isDyn(i), i
-			}
-			opts = append(opts, o)
-		}
+func scanOpts(prog string, args []string, dyn []bool) (opts []opt, ops []int, bad string) {
+	sp := Lookup(prog)
+	if sp == nil {
+		return nil, nil, prog + " has no spec of its options"
 	}
-	return opts, ops, bad
-}
-
-// longName returns the long option that name stands for, itself or an
-// unambiguous abbreviation of it, as getopt_long accepts.
-func (s optSet) longName(name string) (string, argKind, bool) {
-	if k, ok := s.long[name]; ok {
-		return name, k, true
-	}
-	found, kind, n := "", noArg, 0
-	for full, k := range s.long {
-		if name != "" && strings.HasPrefix(full, name) {
-			found, kind, n = full, k, n+1
+	p := sp.Parse(args, dyn)
+	for _, o := range p.Options {
+		x := opt{name: o.Spelled, val: o.Value, hasVal: o.HasValue, at: o.ValueIndex}
+		x.dyn = o.ValueIndex >= 0 && o.ValueIndex < len(dyn) && dyn[o.ValueIndex]
+		if o.Option.Value != ValNone && !o.Option.Optional && !o.HasValue && bad == "" {
+			bad = "option " + o.Spelled + " lacks its value"
 		}
+		opts = append(opts, x)
 	}
-	return found, kind, n == 1
+	switch {
+	case p.Unknown != "":
+		bad = "option " + p.Unknown + " is not known"
+	case p.Problem != "" && bad == "":
+		bad = p.Problem
+	}
+	return opts, p.Operands, bad
 }
 
 // specialStream reports whether a file name written in a program names the
@@ -217,13 +140,12 @@ func specialStream(name string) bool {
 // result is parallel to args; it is nil for other programs, yq among them:
 // its first operand is a file when one of that name exists.
 func ProgramArgs(prog string, args []string) []bool {
-	var set optSet
 	var textOpts []string
 	switch prog {
 	case "awk", "gawk":
-		set, textOpts = awkOptions, []string{"-e", "--source"}
+		textOpts = []string{"-e", "--source"}
 	case "sed":
-		set, textOpts = sedOptions, []string{"-e", "--expression"}
+		textOpts = []string{"-e", "--expression"}
 	case "jq":
 		out := make([]bool, len(args))
 		if k := jqArgs(prog, args, nil).program; k >= 0 {
@@ -234,7 +156,7 @@ func ProgramArgs(prog string, args []string) []bool {
 		return nil
 	}
 	out := make([]bool, len(args))
-	opts, ops, bad := scanOpts(set, args, nil)
+	opts, ops, bad := scanOpts(prog, args, nil)
 	if bad != "" {
 		return out
 	}

@@ -51,44 +51,39 @@ func checkCommand(t *testing.T, tc cmdCase, dyn []bool) {
 }
 
 func TestScanOpts(t *testing.T) {
-	set := optSet{
-		short: map[byte]argKind{'n': noArg, 'e': requiredArg, 'i': optionalArg},
-		long:  map[string]argKind{"file": requiredArg, "field-separator": requiredArg, "expression": requiredArg, "in-place": optionalArg, "quiet": noArg, "quit": noArg},
-	}
+	// sed permutes its options as GNU getopt does; awk's end at the
+	// program, its first operand.
 	for _, tc := range []struct {
-		line    string
-		permute bool
-		opts    []string // name=value
-		ops     []int
-		bad     bool
+		prog, line string
+		opts       []string // name=value
+		ops        []int
+		bad        bool
 	}{
-		{"-ne p f", false, []string{"-n=", "-e=p"}, []int{2}, false},
-		{"-nep f", false, []string{"-n=", "-e=p"}, []int{1}, false},
-		{"--fi=x f", false, nil, nil, true}, // ambiguous: file or field-separator
-		{"-i.bak x f", false, []string{"-i=.bak"}, []int{1, 2}, false},
-		{"-in x", false, []string{"-i=n"}, []int{1}, false},
-		{"--exp=p f", false, []string{"--expression=p"}, []int{1}, false},
-		{"--expression p f", false, []string{"--expression=p"}, []int{2}, false},
-		{"--qui f", false, nil, nil, true},
-		{"--quiet=1 f", false, nil, nil, true},
-		{"-x f", false, nil, nil, true},
-		{"-e", false, nil, nil, true},
-		{"f -n", false, nil, []int{0, 1}, false},
-		{"f -n", true, []string{"-n="}, []int{0}, false},
-		{"-- -n", true, nil, []int{1}, false},
+		{"sed", "-ne p f", []string{"-n=", "-e=p"}, []int{2}, false},
+		{"sed", "-nep f", []string{"-n=", "-e=p"}, []int{1}, false},
+		{"sed", "--f=x f", nil, nil, true}, // ambiguous: --file or --follow-symlinks
+		{"sed", "-i.bak x f", []string{"-i=.bak"}, []int{1, 2}, false},
+		{"sed", "-in x", []string{"-i=n"}, []int{1}, false},
+		{"sed", "--exp=p f", []string{"--expression=p"}, []int{1}, false},
+		{"sed", "--expression p f", []string{"--expression=p"}, []int{2}, false},
+		{"sed", "--quiet=1 f", nil, nil, true},
+		{"sed", "-x f", nil, nil, true},
+		{"sed", "-e", nil, nil, true},
+		{"awk", "f -F", nil, []int{0, 1}, false},
+		{"sed", "f -n", []string{"-n="}, []int{0}, false},
+		{"sed", "-- -n", nil, []int{1}, false},
 	} {
-		set.permute = tc.permute
-		opts, ops, bad := scanOpts(set, strings.Fields(tc.line), nil)
+		opts, ops, bad := scanOpts(tc.prog, strings.Fields(tc.line), nil)
 		var got []string
 		for _, o := range opts {
 			got = append(got, o.name+"="+o.val)
 		}
 		if (bad != "") != tc.bad || !tc.bad && (!slices.Equal(got, tc.opts) || !slices.Equal(ops, tc.ops)) {
-			t.Errorf("%q: opts %q ops %v bad %q, want %q %v bad=%v", tc.line, got, ops, bad, tc.opts, tc.ops, tc.bad)
+			t.Errorf("%s %q: opts %q ops %v bad %q, want %q %v bad=%v", tc.prog, tc.line, got, ops, bad, tc.opts, tc.ops, tc.bad)
 		}
 	}
 	// A dynamic word where an option may stand cannot be read.
-	if _, _, bad := scanOpts(set, []string{"$X", "f"}, []bool{true}); bad == "" {
+	if _, _, bad := scanOpts("sed", []string{"$X", "f"}, []bool{true}); bad == "" {
 		t.Error("a dynamic word before the options end must make the line unreadable")
 	}
 }

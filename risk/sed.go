@@ -321,27 +321,13 @@ func SedScript(script string) ProgramEffect {
 	return s.p
 }
 
-// sedOptions are GNU sed's options.
-var sedOptions = optSet{
-	short: map[byte]argKind{
-		'n': noArg, 'e': requiredArg, 'f': requiredArg, 'i': optionalArg, 'E': noArg, 'r': noArg, 's': noArg,
-		'u': noArg, 'z': noArg, 'l': requiredArg, 'b': noArg,
-	},
-	long: map[string]argKind{
-		"quiet": noArg, "silent": noArg, "expression": requiredArg, "file": requiredArg, "in-place": optionalArg,
-		"regexp-extended": noArg, "separate": noArg, "unbuffered": noArg, "null-data": noArg, "zero-terminated": noArg,
-		"line-length": requiredArg, "posix": noArg, "debug": noArg, "sandbox": noArg, "follow-symlinks": noArg,
-		"binary": noArg, "help": noArg, "version": noArg,
-	},
-	permute: true,
-}
 
 // sedCommand fills e for sed run with args: the files it reads or edits in
 // place, and what its script does.
 func sedCommand(args []string, dyn []bool, e *Effect) {
 	e.Level, e.Reads, e.Writes, e.Unknown = Read, nil, nil, false
 	var p ProgramEffect
-	opts, ops, bad := scanOpts(sedOptions, args, dyn)
+	opts, ops, bad := scanOpts("sed", args, dyn)
 	if bad != "" {
 		p.unknown(bad)
 	}

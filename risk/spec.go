@@ -436,11 +436,9 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 			continue
 		}
 		if isDyn {
-			if mayBeOption(a) || sp.Plus && strings.HasPrefix(strings.TrimLeft(a, `"'`), "+") {
-				if p.Problem == "" {
-					p.Problem = fmt.Sprintf("the word %s may be an option of %s, and is not known until the line runs", a, sp.Program)
-				}
-				continue
+			if (mayBeOption(a) || sp.Plus && strings.HasPrefix(strings.TrimLeft(a, `"'`), "+")) && p.Problem == "" {
+				// It may be an option; if it is not, it is an operand.
+				p.Problem = fmt.Sprintf("the word %s may be an option of %s, and is not known until the line runs", a, sp.Program)
 			}
 			if sp.Subcommands != nil && len(p.Operands) == 0 && p.Problem == "" {
 				p.Problem = fmt.Sprintf("the subcommand %s of %s is not known until the line runs", a, sp.Program)

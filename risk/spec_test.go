@@ -72,7 +72,7 @@ prog: @numeric -a -b|--bee -c|--see=inert -o|--output=write --compress-program=e
 		{args: []string{"--", "-I"}, operands: []int{1}},
 		{args: []string{"-", "-5"}, operands: []int{0}},
 		{args: []string{"+x", "f"}, operands: []int{1}, opts: []string{"+x"}},
-		{args: []string{"$x", "f"}, dyn: []bool{true, false}, problem: true, operands: []int{1}},
+		{args: []string{"$x", "f"}, dyn: []bool{true, false}, problem: true, operands: []int{0, 1}},
 		{args: []string{"src/$x"}, dyn: []bool{true}, operands: []int{0}},
 		{args: []string{"-o", "$x"}, dyn: []bool{false, true}, problem: true, opts: []string{"-o"}, values: []string{"$x"}},
 		{args: []string{"-c", "$x"}, dyn: []bool{false, true}, opts: []string{"-c"}, values: []string{"$x"}},
