@@ -1129,8 +1129,15 @@ func (a *analyzer) nested(c *ctx, v *inv, text string, at syntax.Pos, via, label
 	depth := c.sc.depth + 1
 	if depth > maxNesting {
 		if a.err == nil {
-			a.err = &ParseError{Line: line, Col: col, Msg: fmt.Sprintf("shell strings are nested more than %d levels deep", maxNesting)}
+			a.err = tooComplex("%d:%d: shell strings are nested more than %d levels deep", line, col, maxNesting)
 		}
+		return nestResult{}
+	}
+	if !a.charge(len(text)) {
+		return nestResult{}
+	}
+	if err := precheck(text); err != nil {
+		a.err = err
 		return nestResult{}
 	}
 	f, err := parse(text)

@@ -117,6 +117,9 @@ func (a *analyzer) scan(f *syntax.File, sc *script) {
 
 func (s *scanner) visit(n syntax.Node) bool {
 	a := s.a
+	if !a.charge(1) {
+		return false
+	}
 	switch n := n.(type) {
 	case *syntax.FuncDecl:
 		if a.funcs == nil {

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -739,12 +740,11 @@ func TestNestingLimit(t *testing.T) {
 		t.Fatalf("100 levels: got %+v", res.Commands)
 	}
 	_, err = Analyze("echo; "+strings.Repeat("eval ", 101)+"ls", nil)
-	pe, ok := err.(*ParseError)
-	if !ok {
-		t.Fatalf("101 levels: got error %v, want *ParseError", err)
+	if !errors.Is(err, ErrTooComplex) {
+		t.Fatalf("101 levels: got error %v, want one wrapping ErrTooComplex", err)
 	}
-	if pe.Line != 1 || pe.Col != 12 || !strings.Contains(pe.Msg, "nested more than 100") {
-		t.Errorf("101 levels: got %v", pe)
+	if !strings.Contains(err.Error(), "1:12: shell strings are nested more than 100") {
+		t.Errorf("101 levels: got %v", err)
 	}
 	// Quoted nesting counts the same way.
 	line := "rm -rf /"

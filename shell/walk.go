@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -9,12 +10,20 @@ import (
 // analyzer holds the state of one call to Analyze.
 type analyzer struct {
 	res Result
-	err *ParseError
+	// err stops the analysis: a *ParseError, an error wrapping
+	// ErrTooComplex, or the error of a done context.
+	err error
+	// ctx is the context of the call; work counts the steps taken, which
+	// may not exceed budget, and nextCheck is when ctx is looked at next.
+	ctx          context.Context
+	work, budget int
+	nextCheck    int
 	// dirEvents counts the places where the shell's working directory may
 	// have changed; compound commands compare it before and after.
 	dirEvents int
-	// braceBudget is how many more words brace expansion may produce.
-	braceBudget int
+	// braceBudget is how many more words brace expansion may produce, and
+	// braceBytes about how many more bytes.
+	braceBudget, braceBytes int
 	// funcs holds the names of the functions defined anywhere in the line,
 	// nested shell strings included.
 	funcs map[string]bool
@@ -91,13 +100,19 @@ func (a *analyzer) problem(line, col int, msg string) {
 }
 
 func (a *analyzer) add(cmd Command) {
+	if len(a.res.Commands) >= maxCommands {
+		if a.err == nil {
+			a.err = tooComplex("the line runs more than %d commands", maxCommands)
+		}
+		return
+	}
 	a.res.Commands = append(a.res.Commands, cmd)
 }
 
 // stmts analyzes a sequential list and returns the directory after it.
 func (a *analyzer) stmts(c *ctx, list []*syntax.Stmt, dir string) string {
 	for _, st := range list {
-		if a.err != nil {
+		if !a.charge(1) {
 			return dir
 		}
 		dir = a.stmt(c, st, dir)
@@ -311,7 +326,7 @@ func (a *analyzer) nestedIn(c *ctx, node syntax.Node, dir string) {
 		return
 	}
 	syntax.Walk(node, func(n syntax.Node) bool {
-		if a.err != nil {
+		if !a.charge(1) {
 			return false
 		}
 		switch n := n.(type) {
@@ -581,7 +596,9 @@ func (a *analyzer) checkAssign(line, col int, name, val string, dyn bool) {
 func (a *analyzer) mayChangeDir(node syntax.Node) bool {
 	found := false
 	syntax.Walk(node, func(n syntax.Node) bool {
-		if found {
+		if found || !a.charge(1) {
+			// Past the budget the analysis stops; the answer no longer
+			// matters.
 			return false
 		}
 		ce, ok := n.(*syntax.CallExpr)
