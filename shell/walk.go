@@ -52,6 +52,18 @@ type script struct {
 	fixed     bool
 	line, col int
 	depth     int
+	// arith holds, for each variable the script assigns, the values
+	// arithmetic evaluation may read from it; arithAll reports that any
+	// variable may hold anything (eval, source, a name reference).
+	arith    map[string]*arithVar
+	arithAll bool
+	// intAttr reports that the script gives some variable the integer
+	// attribute, so that values assigned to variables may be evaluated as
+	// arithmetic.
+	intAttr bool
+	// posUnknown reports that the positional parameters may hold anything
+	// (set -- …, a shell string run with arguments).
+	posUnknown bool
 }
 
 // ctx is the context in which statements are analyzed.
@@ -60,6 +72,9 @@ type ctx struct {
 	via      string
 	wrappers []string
 	assigns  []Assign
+	// posUnknown reports that the positional parameters may hold
+	// anything: in a function body, a trap action or an alias.
+	posUnknown bool
 }
 
 func (c *ctx) with(via, wrapper string) *ctx {
@@ -156,6 +171,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 		return dir
 	case *syntax.ArithmCmd:
 		a.nestedIn(c, cmd.X, dir)
+		a.arithExpr(c, cmd.X, dir)
 		a.pseudo(c, st, cmd, dir, "((", []string{c.text(cmd.X.Pos(), cmd.X.End())}, []bool{arithDynamic(cmd.X)})
 		return dir
 	case *syntax.LetClause:
@@ -163,6 +179,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 		dyn := make([]bool, len(cmd.Exprs))
 		for i, x := range cmd.Exprs {
 			a.nestedIn(c, x, dir)
+			a.arithExpr(c, x, dir)
 			args[i] = c.text(x.Pos(), x.End())
 			dyn[i] = arithDynamic(x)
 		}
@@ -212,6 +229,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 			for _, x := range []syntax.ArithmExpr{loop.Init, loop.Cond, loop.Post} {
 				if x != nil {
 					a.nestedIn(c, x, entry)
+					a.arithExpr(c, x, entry)
 				}
 			}
 		}
@@ -240,7 +258,9 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 			out = ""
 		}
 	case *syntax.FuncDecl:
-		a.sub(c, []*syntax.Stmt{cmd.Body}, "")
+		fc := *c
+		fc.posUnknown = true
+		a.sub(&fc, []*syntax.Stmt{cmd.Body}, "")
 	case *syntax.TimeClause:
 		if cmd.Stmt != nil {
 			out = a.stmt(c.with(c.via, "time"), cmd.Stmt, dir)
@@ -334,6 +354,24 @@ func (a *analyzer) nestedIn(c *ctx, node syntax.Node, dir string) {
 			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
 				line, col := a.pos(c, n.Pos())
 				a.problem(line, col, "prompt expansion ${…@P} may run commands held in a variable")
+			}
+			a.paramArith(c, n, dir)
+		case *syntax.ArithmExp:
+			a.arithExpr(c, n.X, dir)
+		case *syntax.Assign:
+			if n.Index != nil {
+				a.arithExpr(c, n.Index, dir)
+			}
+			if c.sc.intAttr && n.Value != nil && n.Name != nil {
+				// The variable may have the integer attribute.
+				a.arithWord(c, n.Value, dir)
+			}
+		case *syntax.ArrayElem:
+			if n.Index != nil {
+				a.arithExpr(c, n.Index, dir)
+			}
+			if c.sc.intAttr && n.Value != nil {
+				a.arithWord(c, n.Value, dir)
 			}
 		case *syntax.CmdSubst:
 			a.sub(c.with("subst", ""), n.Stmts, dir)
@@ -459,6 +497,7 @@ func (a *analyzer) pseudo(c *ctx, st *syntax.Stmt, n syntax.Node, dir, name stri
 // arguments.
 func (a *analyzer) testClause(c *ctx, st *syntax.Stmt, tc *syntax.TestClause, dir string) {
 	a.nestedIn(c, tc.X, dir)
+	a.testArith(c, tc.X, dir)
 	var args []string
 	var dyn []bool
 	var flat func(x syntax.TestExpr)
@@ -520,6 +559,11 @@ func (a *analyzer) decl(c *ctx, st *syntax.Stmt, d *syntax.DeclClause, dir strin
 			for _, w := range a.words(c, dir, as.Value, modeArg, nil) {
 				args = append(args, w.val)
 				dyn = append(dyn, w.dyn)
+				if w.dyn || !strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "+") {
+					// NAME, NAME=value or NAME[subscript]=value.
+					line, col := a.pos(c, as.Pos())
+					a.nameArg(c, w, line, col, dir)
+				}
 			}
 		case as.Name != nil:
 			v, vd := a.assignText(c, dir, as)
