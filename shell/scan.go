@@ -124,14 +124,20 @@ func leadingName(s string) string {
 }
 
 // staticWordValue returns the value of a word that is static and is not
-// changed by brace expansion or pathname expansion.
+// changed by pathname expansion, or by brace expansion other than of
+// numbers ({1..5}, {1,2}), whose words hold only digits and minus signs.
 func staticWordValue(w *syntax.Word) (string, bool) {
 	v, ok := staticLit(w)
 	if !ok {
 		return "", false
 	}
 	for _, p := range w.Parts {
-		if l, ok := p.(*syntax.Lit); ok && strings.ContainsAny(l.Value, "*?[{") {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(l.Value, "*?[") ||
+			strings.IndexByte(l.Value, '{') >= 0 && strings.Trim(v, "0123456789{},.-") != "" {
 			return "", false
 		}
 	}
@@ -432,6 +438,8 @@ func (s *scanner) assign(as *syntax.Assign) {
 		s.bad(name)
 	case as.Value == nil:
 		s.set(name, "")
+	case integerWord(as.Value):
+		s.set(name, "0")
 	default:
 		if v, ok := staticLit(as.Value); ok {
 			s.set(name, v)
@@ -439,6 +447,23 @@ func (s *scanner) assign(as *syntax.Assign) {
 			s.bad(name)
 		}
 	}
+}
+
+// integerWord reports whether w is made of arithmetic expansions and
+// digits only, as in n=$((n + 1)): its value is an integer.
+func integerWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.ArithmExp:
+		case *syntax.Lit:
+			if !isDigits(p.Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(w.Parts) > 0
 }
 
 // setArgs handles set, which sets the positional parameters when it is
