@@ -86,7 +86,17 @@ func (a *analyzer) arithWord(c *ctx, w *syntax.Word, dir string) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			b.WriteString(p.Value)
+			// Quote removal: a backslash escapes the next byte.
+			v := p.Value
+			for i := 0; i < len(v); i++ {
+				if v[i] == '\\' && i+1 < len(v) {
+					i++
+					if v[i] == '\n' {
+						continue
+					}
+				}
+				b.WriteByte(v[i])
+			}
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				b.WriteString(ansiC(p.Value))
