@@ -142,3 +142,23 @@ func BenchmarkCheck1MiB(b *testing.B) {
 		})
 	}
 }
+
+// TestCancelledAnalysisDenies checks that a request whose context ends
+// before its command is analyzed is denied, not judged on half an
+// analysis.
+func TestCancelledAnalysisDenies(t *testing.T) {
+	w := newWorld(t)
+	e, err := New(Options{Policy: Fixed(&policy.Set{}), Home: w.home})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := &Request{Tool: "Bash", Input: map[string]any{"command": strings.Repeat("ls src; ", 1000)}, Cwd: w.project}
+	d := e.Check(ctx, req)
+	if d.Decision != policy.Deny || d.Reason != ReasonApprovalCancelled {
+		t.Fatalf("got %s %s (%s), want deny %s", d.Decision, d.Reason, d.Message, ReasonApprovalCancelled)
+	}
+	// The same request with a live context is allowed: it only reads.
+	if d := e.Check(context.Background(), req); d.Decision != policy.Allow {
+		t.Fatalf("live context: got %s %s (%s), want allow", d.Decision, d.Reason, d.Message)
+	}
+}
