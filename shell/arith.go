@@ -30,6 +30,68 @@ type arithVar struct {
 	bad bool
 	// checked reports that vals were analyzed as arithmetic text already.
 	checked bool
+	// assoc reports that the script declares the variable an associative
+	// array, whose subscripts are keys rather than arithmetic.
+	assoc bool
+}
+
+// isAssoc reports whether the script declares name an associative array.
+func isAssoc(c *ctx, name string) bool {
+	e := c.sc.arith[name]
+	return e != nil && e.assoc
+}
+
+// keyExpr analyzes the subscript of an associative array: bash expands it
+// as a word, and a command substitution in its static text may be
+// expanded again where the element is used in arithmetic.
+func (a *analyzer) keyExpr(c *ctx, x syntax.ArithmExpr, dir string) {
+	if x == nil {
+		return
+	}
+	syntax.Walk(x, func(n syntax.Node) bool {
+		w, ok := n.(*syntax.Word)
+		if !ok {
+			return a.charge(1)
+		}
+		var b strings.Builder
+		for _, p := range w.Parts {
+			switch p := p.(type) {
+			case *syntax.SglQuoted:
+				if p.Dollar {
+					b.WriteString(ansiC(p.Value))
+				} else {
+					b.WriteString(p.Value)
+				}
+			case *syntax.DblQuoted:
+				for _, dp := range p.Parts {
+					if l, ok := dp.(*syntax.Lit); ok {
+						st := wstate{}
+						dquoteUnescape(&st, l.Value)
+						b.Write(st.cur)
+					}
+				}
+			case *syntax.Lit:
+				unquoteLit(&b, p.Value)
+			}
+		}
+		text := b.String()
+		if strings.IndexByte(text, '$') >= 0 || strings.IndexByte(text, '`') >= 0 {
+			line, col := a.pos(c, w.Pos())
+			if nc, dw := a.textScript(c, text, line, col); nc != nil {
+				found := false
+				syntax.Walk(dw, func(n syntax.Node) bool {
+					_, ok := n.(*syntax.CmdSubst)
+					found = found || ok
+					return !found
+				})
+				a.nestedIn(nc, dw, dir)
+				if found {
+					a.problem(line, col, "a subscript holds a command substitution that bash may expand again")
+				}
+			}
+		}
+		return false
+	})
 }
 
 // inertVars are set by bash to integers and are never expressions.
@@ -86,17 +148,7 @@ func (a *analyzer) arithWord(c *ctx, w *syntax.Word, dir string) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			// Quote removal: a backslash escapes the next byte.
-			v := p.Value
-			for i := 0; i < len(v); i++ {
-				if v[i] == '\\' && i+1 < len(v) {
-					i++
-					if v[i] == '\n' {
-						continue
-					}
-				}
-				b.WriteByte(v[i])
-			}
+			unquoteLit(&b, p.Value)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				b.WriteString(ansiC(p.Value))
@@ -131,6 +183,20 @@ func (a *analyzer) arithWord(c *ctx, w *syntax.Word, dir string) {
 		}
 	}
 	a.arithText(c, b.String(), line, col, dir)
+}
+
+// unquoteLit writes the unquoted literal v to b after quote removal: a
+// backslash escapes the next byte, and a backslash-newline is removed.
+func unquoteLit(b *strings.Builder, v string) {
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			i++
+			if v[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
 }
 
 // arithParamValue handles a parameter expansion whose value becomes part
@@ -321,7 +387,11 @@ func (a *analyzer) nameSubscript(c *ctx, name string, line, col int, dir string)
 func (a *analyzer) paramArith(c *ctx, p *syntax.ParamExp, dir string) {
 	if p.Index != nil {
 		if w, ok := p.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
-			a.arithExpr(c, p.Index, dir)
+			if p.Param != nil && isAssoc(c, p.Param.Value) {
+				a.keyExpr(c, p.Index, dir)
+			} else {
+				a.arithExpr(c, p.Index, dir)
+			}
 		}
 	}
 	if p.Slice != nil {

@@ -75,6 +75,10 @@ var arithCases = []arithCase{
 	{name: "set parameters", src: `set -- 'a[$(rm x)]'; (( $1 ))`, unknown: true},
 	{name: "shell string parameters", src: `bash -c '(( $1 ))' _ 'a[$(rm x)]'`, unknown: true},
 	{name: "text that does not parse", src: `(( 'a[$(]' ))`, unknown: true},
+	{name: "associative key", src: `declare -A m; m['$(rm x)']=1`, runs: []string{"rm"}, unknown: true},
+	{name: "associative element key", src: `declare -A m=(['$(rm x)']=1)`, runs: []string{"rm"}, unknown: true},
+	{name: "associative expansion key", src: `declare -A m; echo ${m['$(rm x)']}`, runs: []string{"rm"}, unknown: true},
+	{name: "variables in a cycle", src: `x=y; y=x; echo $((x))`},
 	// Inert arithmetic.
 	{name: "numbers", src: `echo $((1+2)) $[3] $(( 16#ff + 0x1f + 2#101 ))`},
 	{name: "loop words", src: `for i in 1 2 3; do echo $((i*2)); done`},
@@ -89,6 +93,7 @@ var arithCases = []arithCase{
 	{name: "variable holding a number expression", src: `x='1 + 2'; y=x; echo $((y * 2))`},
 	{name: "read plain name", src: `read -r line < f; echo "$line"`},
 	{name: "unset plain name", src: `unset x`},
+	{name: "associative arrays", src: `declare -A m=([a]=1 [b]=2); m[c]=3; echo ${m[a]} ${m[key]} ${m[$k]}`},
 }
 
 func TestArithContext(t *testing.T) {

@@ -333,8 +333,31 @@ func (s *scanner) visit(n syntax.Node) bool {
 		}
 	case *syntax.CallExpr:
 		s.call(n)
+	case *syntax.DeclClause:
+		s.decl(n)
 	}
 	return true
+}
+
+// decl records the associative arrays that declare -A, local -A and
+// typeset -A declare.
+func (s *scanner) decl(d *syntax.DeclClause) {
+	assoc := false
+	for _, as := range d.Args {
+		if as.Name == nil && as.Value != nil {
+			if v, ok := staticLit(as.Value); ok && strings.HasPrefix(v, "-") && strings.Contains(v, "A") {
+				assoc = true
+			}
+		}
+	}
+	if !assoc {
+		return
+	}
+	for _, as := range d.Args {
+		if as.Name != nil {
+			s.arithVar(as.Name.Value).assoc = true
+		}
+	}
 }
 
 // call handles builtins that assign to variables named by arguments.

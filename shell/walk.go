@@ -30,6 +30,9 @@ type analyzer struct {
 	// builtinsRedefined reports that the line uses alias or enable, which
 	// can make cd something else on later lines.
 	builtinsRedefined bool
+	// keyElems are the elements of associative arrays, whose subscripts
+	// are keys rather than arithmetic.
+	keyElems map[*syntax.ArrayElem]bool
 	// pipeIn is the static text piped into the statement being analyzed.
 	pipeIn *pipeIn
 	// top is the script of the top-level line.
@@ -359,15 +362,28 @@ func (a *analyzer) nestedIn(c *ctx, node syntax.Node, dir string) {
 		case *syntax.ArithmExp:
 			a.arithExpr(c, n.X, dir)
 		case *syntax.Assign:
-			if n.Index != nil {
+			assoc := n.Name != nil && isAssoc(c, n.Name.Value)
+			switch {
+			case n.Index != nil && assoc:
+				a.keyExpr(c, n.Index, dir)
+			case n.Index != nil:
 				a.arithExpr(c, n.Index, dir)
+			}
+			if assoc && n.Array != nil {
+				for _, e := range n.Array.Elems {
+					a.keyExpr(c, e.Index, dir)
+					if a.keyElems == nil {
+						a.keyElems = make(map[*syntax.ArrayElem]bool)
+					}
+					a.keyElems[e] = true
+				}
 			}
 			if c.sc.intAttr && n.Value != nil && n.Name != nil {
 				// The variable may have the integer attribute.
 				a.arithWord(c, n.Value, dir)
 			}
 		case *syntax.ArrayElem:
-			if n.Index != nil {
+			if n.Index != nil && !a.keyElems[n] {
 				a.arithExpr(c, n.Index, dir)
 			}
 			if c.sc.intAttr && n.Value != nil {
