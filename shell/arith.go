@@ -527,7 +527,15 @@ func assignedNames(name string, args []warg) (names []warg, input bool) {
 		}
 		if opts && (w.dyn || len(w.val) > 1 && (w.val[0] == '-' || w.val[0] == '+' && name != "read")) {
 			if w.dyn {
-				names = append(names, w)
+				// It may be an option or, where operands are names, a
+				// name; if it is an option that takes a name, the next
+				// word is one.
+				if operand < 0 || k == operand {
+					names = append(names, w)
+				}
+				if nameVals != "" && i+1 < len(args) {
+					names = append(names, args[i+1])
+				}
 				continue
 			}
 			for j := 1; j < len(w.val); j++ {

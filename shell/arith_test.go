@@ -93,6 +93,8 @@ var arithCases = []arithCase{
 	{name: "variable holding a number expression", src: `x='1 + 2'; y=x; echo $((y * 2))`},
 	{name: "read plain name", src: `read -r line < f; echo "$line"`},
 	{name: "unset plain name", src: `unset x`},
+	{name: "dynamic words that are not names", src: `sleep 1 & pid=$!; wait "$pid"; printf "$fmt" x; read -r -p "$prompt" line`},
+	{name: "dynamic word that may be -v", src: `printf "$opt" 'a[$(rm x)]' y`, runs: []string{"rm"}, unknown: true},
 	{name: "associative arrays", src: `declare -A m=([a]=1 [b]=2); m[c]=3; echo ${m[a]} ${m[key]} ${m[$k]}`},
 }
 
