@@ -28,8 +28,10 @@ type arithVar struct {
 	vals []string
 	// bad reports an assignment whose value is not known statically.
 	bad bool
-	// checked reports that vals were analyzed as arithmetic text already.
-	checked bool
+	// checked records that vals were analyzed as arithmetic text already:
+	// bit 1 where the positional parameters are known, bit 2 where they
+	// are not, since a value may name them.
+	checked uint8
 	// assoc reports that the script declares the variable an associative
 	// array, whose subscripts are keys rather than arithmetic.
 	assoc bool
@@ -350,10 +352,14 @@ func (a *analyzer) arithVar(c *ctx, name string, line, col int, dir string) {
 			unknown()
 			return
 		}
-		if e.checked {
+		bit := uint8(1)
+		if c.posUnknown || c.sc.posUnknown {
+			bit = 2
+		}
+		if e.checked&bit != 0 {
 			return
 		}
-		e.checked = true
+		e.checked |= bit
 		for _, v := range e.vals {
 			a.arithText(c, v, line, col, dir)
 		}

@@ -72,6 +72,7 @@ var arithCases = []arithCase{
 	{name: "integer attribute read", src: `declare -i n; read n < f`, unknown: true},
 	{name: "command output", src: `(( $(cat f) ))`, runs: []string{"cat"}, unknown: true},
 	{name: "function parameter", src: `f() { (( $1 )); }; f 'a[$(rm x)]'`, unknown: true},
+	{name: "value naming a parameter, used again in a function", src: `a=(1); x='a[$1]'; (( x )); f() { (( x )); }; f 'b[$(rm x)]'`, unknown: true},
 	{name: "set parameters", src: `set -- 'a[$(rm x)]'; (( $1 ))`, unknown: true},
 	{name: "shell string parameters", src: `bash -c '(( $1 ))' _ 'a[$(rm x)]'`, unknown: true},
 	{name: "text that does not parse", src: `(( 'a[$(]' ))`, unknown: true},

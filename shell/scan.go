@@ -106,7 +106,7 @@ func (s *scanner) arithVar(name string) *arithVar {
 func (s *scanner) set(name, val string) {
 	e := s.arithVar(name)
 	e.vals = append(e.vals, val)
-	e.checked = false
+	e.checked = 0
 }
 
 // bad records that the script assigns name a value not known statically.
