@@ -125,14 +125,21 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkCheck1MiB measures Check on each one-mebibyte shape.
-func BenchmarkCheck1MiB(b *testing.B) {
+// BenchmarkCheck1MiB measures Check on each one-mebibyte shape, all of
+// which are refused.
+func BenchmarkCheck1MiB(b *testing.B) { benchLarge(b, mib) }
+
+// BenchmarkCheck60KiB measures Check on each shape just within the size
+// limit, where the analysis runs until it decides or spends its budget.
+func BenchmarkCheck60KiB(b *testing.B) { benchLarge(b, 60<<10) }
+
+func benchLarge(b *testing.B, size int) {
 	w := newWorld(b)
 	e, err := New(Options{Policy: Fixed(&policy.Set{}), Home: w.home})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, tc := range largeLines(mib) {
+	for _, tc := range largeLines(size) {
 		b.Run(strings.ReplaceAll(tc.name, " ", "-"), func(b *testing.B) {
 			req := &Request{Tool: "Bash", Input: map[string]any{"command": tc.line}, Cwd: w.project}
 			b.SetBytes(int64(len(tc.line)))
