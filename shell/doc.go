@@ -71,8 +71,29 @@
 // static output of echo, printf or cat piped into it. Its commands carry
 // the position of the string in the top-level line (for piped text, that of
 // the command reading it). If the string is dynamic or does not parse, the
-// shell or eval is reported itself together with a Problem. Nesting deeper
-// than 100 levels is a *ParseError.
+// shell or eval is reported itself together with a Problem.
+//
+// # Arithmetic
+//
+// Text that reaches bash's arithmetic evaluation is code, quoted or not:
+// bash expands it once more as it evaluates it, so that a command
+// substitution in an array subscript runs, and it evaluates the value of
+// every variable named in it as an expression in turn. Such text is found
+// in (( )), $(( )), $[ ], let, the C-style for, the operands of the
+// arithmetic operators (-eq, -lt, ...) and of -v in [[ ]], subscripts and
+// the offset and length of ${x:off:len} in expansions and assignments, the
+// values assigned where the line gives a variable the integer attribute,
+// the variable names given to builtins (read, printf -v, mapfile, unset,
+// getopts, wait -p, test -v and the declaration builtins) and the value of
+// the variable of an indirection ${!ref}. A command substitution in it,
+// after quote removal, is analyzed as a command of the line (Via "subst");
+// its output is evaluated in turn, which is a Problem. A variable it reads
+// is a Problem unless it is a special parameter that only holds a number
+// ($#, $?, $$, $!, RANDOM, LINENO, SECONDS and the like), a positional
+// parameter outside functions, nested shells and lines that set them, or a
+// variable that the line only ever assigns static values, loop words of
+// static text and integers; those values are analyzed as arithmetic text
+// in turn.
 //
 // # Working directory
 //
@@ -90,6 +111,14 @@
 // get an unknown Dir. env -C and sudo -D set Dir for the wrapped command.
 //
 // # Limits
+//
+// The analysis costs time linear in the line. A line longer than 64 KiB,
+// brackets nested more than 512 levels deep, shell strings or arithmetic
+// text nested more than 100 levels deep, more than 2,000 commands, or more
+// steps than a budget proportional to the line's length make Analyze
+// return an error wrapping ErrTooComplex; AnalyzeContext also stops when
+// its context is done. Brace expansion is limited in the words and bytes
+// it may produce; past that a word is dynamic with a Problem.
 //
 // Analyze describes what the line may run, not what it will do at run
 // time. Dir assumes every cd succeeds: after "cd /x; rm *" the rm is

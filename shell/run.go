@@ -156,6 +156,15 @@ func (a *analyzer) uncertain(v *inv, name string, args []warg, bad *warg, shellD
 	return shellDir
 }
 
+// namesVariables are the builtins that take variable names (whose
+// subscripts bash evaluates) or, for let, arithmetic expressions as
+// arguments.
+var namesVariables = map[string]bool{
+	"read": true, "mapfile": true, "readarray": true, "printf": true, "unset": true, "getopts": true,
+	"wait": true, "declare": true, "typeset": true, "local": true, "export": true, "readonly": true,
+	"test": true, "[": true, "let": true,
+}
+
 // shells are the programs whose -c string is analyzed as a script.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
@@ -189,6 +198,9 @@ func (a *analyzer) run(c *ctx, v *inv, shellDir string) string {
 			// where it is defined, and may change anything.
 			isFunc = true
 			shellDir = ""
+		}
+		if namesVariables[name] {
+			a.builtinNames(c, v, name, args)
 		}
 		var d string
 		next := false
@@ -1129,8 +1141,15 @@ func (a *analyzer) nested(c *ctx, v *inv, text string, at syntax.Pos, via, label
 	depth := c.sc.depth + 1
 	if depth > maxNesting {
 		if a.err == nil {
-			a.err = &ParseError{Line: line, Col: col, Msg: fmt.Sprintf("shell strings are nested more than %d levels deep", maxNesting)}
+			a.err = tooComplex("%d:%d: shell strings are nested more than %d levels deep", line, col, maxNesting)
 		}
+		return nestResult{}
+	}
+	if !a.charge(len(text)) {
+		return nestResult{}
+	}
+	if err := precheck(text); err != nil {
+		a.err = err
 		return nestResult{}
 	}
 	f, err := parse(text)
@@ -1172,8 +1191,18 @@ func (a *analyzer) nested(c *ctx, v *inv, text string, at syntax.Pos, via, label
 	for _, as := range v.assigns {
 		drop(as.Name)
 	}
+	switch via {
+	case "sh -c", "stdin", "watch":
+		// A new shell: its variables come from the environment, and its
+		// positional parameters from arguments.
+		sc.posUnknown = true
+	default:
+		// The same shell: eval, a trap action, an alias, a callback.
+		sc.arith, sc.arithAll, sc.intAttr, sc.posUnknown = c.sc.arith, c.sc.arithAll, c.sc.intAttr, c.sc.posUnknown
+	}
 	a.scan(f, sc)
-	nc := &ctx{sc: sc, via: via, wrappers: appendStr(v.wrappers, label), assigns: cloneAssigns(v.assigns)}
+	nc := &ctx{sc: sc, via: via, wrappers: appendStr(v.wrappers, label), assigns: cloneAssigns(v.assigns),
+		posUnknown: c.posUnknown || via == "trap" || via == "alias"}
 	n, ev := len(a.res.Commands), a.dirEvents
 	d := a.stmts(nc, f.Stmts, dir)
 	r := nestResult{dir: d, ok: true, empty: len(a.res.Commands) == n, changed: a.dirEvents != ev}

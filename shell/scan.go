@@ -75,10 +75,92 @@ type scanner struct {
 	sc *script
 }
 
-// all forgets every known variable.
+// all forgets every known variable, and every value that arithmetic may
+// read from a variable.
 func (s *scanner) all() {
+	s.forget()
+	s.sc.arithAll = true
+}
+
+// forget forgets every known variable. Arithmetic only ever stores
+// integers, so what it may assign is forgotten this way.
+func (s *scanner) forget() {
 	s.sc.vars = nil
 	s.sc.pwdOK, s.sc.ifsOK, s.sc.cdpathOK = false, false, false
+}
+
+// arithVar returns the record of what the script stores in name.
+func (s *scanner) arithVar(name string) *arithVar {
+	if s.sc.arith == nil {
+		s.sc.arith = make(map[string]*arithVar)
+	}
+	e := s.sc.arith[name]
+	if e == nil {
+		e = &arithVar{}
+		s.sc.arith[name] = e
+	}
+	return e
+}
+
+// set records a static value the script assigns to name.
+func (s *scanner) set(name, val string) {
+	e := s.arithVar(name)
+	e.vals = append(e.vals, val)
+	e.checked = 0
+}
+
+// bad records that the script assigns name a value not known statically.
+func (s *scanner) bad(name string) {
+	s.arithVar(name).bad = true
+}
+
+// leadingName returns the variable name at the start of s.
+func leadingName(s string) string {
+	i := 0
+	for i < len(s) && isNameByte(s[i]) && (i > 0 || s[i] < '0' || s[i] > '9') {
+		i++
+	}
+	return s[:i]
+}
+
+// staticWordValue returns the value of a word that is static and is not
+// changed by pathname expansion, or by brace expansion other than of
+// numbers ({1..5}, {1,2}), whose words hold only digits and minus signs.
+func staticWordValue(w *syntax.Word) (string, bool) {
+	v, ok := staticLit(w)
+	if !ok {
+		return "", false
+	}
+	for _, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(l.Value, "*?[") ||
+			strings.IndexByte(l.Value, '{') >= 0 && strings.Trim(v, "0123456789{},.-") != "" {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// arithAssigned records the variable that an arithmetic assignment to x
+// sets: it stores an integer.
+func (s *scanner) arithAssigned(x syntax.ArithmExpr) {
+	w, ok := x.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		return
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		if validName(p.Value) {
+			s.set(p.Value, "0")
+		}
+	case *syntax.ParamExp:
+		if p.Param != nil && validName(p.Param.Value) {
+			s.set(p.Param.Value, "0")
+		}
+	}
 }
 
 // del forgets the variable name.
@@ -110,13 +192,16 @@ func (s *scanner) delIn(str string) {
 
 // scan records the functions a script defines and forgets every known
 // variable that the script may assign. It errs on the side of forgetting.
-func (a *analyzer) scan(f *syntax.File, sc *script) {
+func (a *analyzer) scan(node syntax.Node, sc *script) {
 	s := &scanner{a: a, sc: sc}
-	syntax.Walk(f, s.visit)
+	syntax.Walk(node, s.visit)
 }
 
 func (s *scanner) visit(n syntax.Node) bool {
 	a := s.a
+	if !a.charge(1) {
+		return false
+	}
 	switch n := n.(type) {
 	case *syntax.FuncDecl:
 		if a.funcs == nil {
@@ -131,6 +216,7 @@ func (s *scanner) visit(n syntax.Node) bool {
 	case *syntax.Assign:
 		if n.Name != nil {
 			s.del(n.Name.Value)
+			s.assign(n)
 		} else if n.Value != nil {
 			v, ok := staticLit(n.Value)
 			switch {
@@ -139,51 +225,85 @@ func (s *scanner) visit(n syntax.Node) bool {
 			case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
 				// Options of declare and friends: -n makes a name
 				// reference, -i evaluates values as arithmetic.
-				if strings.ContainsAny(v, "ni") {
+				if strings.Contains(v, "n") {
 					s.all()
+				}
+				if strings.Contains(v, "i") {
+					s.forget()
+					s.sc.intAttr = true
 				}
 			default:
 				s.delIn(v)
+				if name, val, ok := strings.Cut(v, "="); ok {
+					if n := leadingName(name); n == name {
+						s.set(n, val)
+					} else if n != "" {
+						s.bad(n)
+					}
+				}
 			}
 		}
 	case *syntax.WordIter:
 		s.del(n.Name.Value)
+		if len(n.Items) == 0 {
+			// for x; do: the positional parameters.
+			s.bad(n.Name.Value)
+		}
+		for _, w := range n.Items {
+			if v, ok := staticWordValue(w); ok {
+				s.set(n.Name.Value, v)
+			} else {
+				s.bad(n.Name.Value)
+			}
+		}
+	case *syntax.BinaryArithm:
+		switch n.Op {
+		case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+			syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+			s.arithAssigned(n.X)
+		}
+	case *syntax.UnaryArithm:
+		switch n.Op {
+		case syntax.Inc, syntax.Dec:
+			s.arithAssigned(n.X)
+		}
 	case *syntax.ParamExp:
 		if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
 			if n.Excl || n.Param == nil {
 				s.all()
 			} else {
 				s.del(n.Param.Value)
+				s.bad(n.Param.Value)
 			}
 		}
+		// A variable's value is evaluated as an expression in turn, and
+		// that expression may assign any variable an integer.
 		if n.Index != nil && arithDynamic(n.Index) {
 			if w, ok := n.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
-				s.all()
+				s.forget()
 			}
 		}
 		if n.Slice != nil && (n.Slice.Offset != nil && arithDynamic(n.Slice.Offset) || n.Slice.Length != nil && arithDynamic(n.Slice.Length)) {
-			s.all()
+			s.forget()
 		}
 	case *syntax.ArithmExp:
-		// A variable's value is evaluated as an expression in turn, and
-		// that expression may assign anything.
 		if arithDynamic(n.X) {
-			s.all()
+			s.forget()
 		}
 	case *syntax.ArithmCmd:
 		if arithDynamic(n.X) {
-			s.all()
+			s.forget()
 		}
 	case *syntax.LetClause:
 		for _, x := range n.Exprs {
 			if arithDynamic(x) {
-				s.all()
+				s.forget()
 			}
 		}
 	case *syntax.CStyleLoop:
 		for _, x := range [...]syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
 			if x != nil && arithDynamic(x) {
-				s.all()
+				s.forget()
 			}
 		}
 	case *syntax.BinaryTest:
@@ -191,15 +311,17 @@ func (s *scanner) visit(n syntax.Node) bool {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 			for _, x := range [...]syntax.TestExpr{n.X, n.Y} {
 				if w, ok := x.(*syntax.Word); !ok || !isNumber(w.Lit()) {
-					s.all()
+					s.forget()
 				}
 			}
 		}
 	case *syntax.CoprocClause:
 		s.del("COPROC")
+		s.bad("COPROC")
 		if n.Name != nil {
 			if v, ok := staticLit(n.Name); ok {
 				s.del(v)
+				s.bad(v)
 			} else {
 				s.all()
 			}
@@ -207,11 +329,35 @@ func (s *scanner) visit(n syntax.Node) bool {
 	case *syntax.Redirect:
 		if n.N != nil && strings.HasPrefix(n.N.Value, "{") {
 			s.del(strings.Trim(n.N.Value, "{}"))
+			s.bad(strings.Trim(n.N.Value, "{}"))
 		}
 	case *syntax.CallExpr:
 		s.call(n)
+	case *syntax.DeclClause:
+		s.decl(n)
 	}
 	return true
+}
+
+// decl records the associative arrays that declare -A, local -A and
+// typeset -A declare.
+func (s *scanner) decl(d *syntax.DeclClause) {
+	assoc := false
+	for _, as := range d.Args {
+		if as.Name == nil && as.Value != nil {
+			if v, ok := staticLit(as.Value); ok && strings.HasPrefix(v, "-") && strings.Contains(v, "A") {
+				assoc = true
+			}
+		}
+	}
+	if !assoc {
+		return
+	}
+	for _, as := range d.Args {
+		if as.Name != nil {
+			s.arithVar(as.Name.Value).assoc = true
+		}
+	}
 }
 
 // call handles builtins that assign to variables named by arguments.
@@ -244,6 +390,9 @@ func (s *scanner) call(ce *syntax.CallExpr) {
 	case "eval", "source", ".", "trap":
 		s.all()
 		return
+	case "set":
+		s.setArgs(args[1:])
+		return
 	case "alias", "enable":
 		s.a.builtinsRedefined = true
 		return
@@ -272,5 +421,90 @@ func (s *scanner) call(ce *syntax.CallExpr) {
 			return
 		}
 		s.delIn(v)
+		switch {
+		case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
+			if name == "declare" || name == "typeset" || name == "local" || name == "export" || name == "readonly" {
+				if strings.Contains(v, "n") {
+					s.all()
+				}
+				if strings.Contains(v, "i") {
+					s.sc.intAttr = true
+				}
+			}
+		default:
+			// What these builtins store is input, or unknown.
+			if n := leadingName(v); n != "" {
+				s.bad(n)
+			}
+		}
+	}
+}
+
+// assign records an assignment NAME=value, NAME+=value or NAME=(…).
+func (s *scanner) assign(as *syntax.Assign) {
+	name := as.Name.Value
+	switch {
+	case as.Naked:
+	case as.Array != nil:
+		for _, e := range as.Array.Elems {
+			if e.Value == nil {
+				continue
+			}
+			if v, ok := staticWordValue(e.Value); ok {
+				s.set(name, v)
+			} else {
+				s.bad(name)
+			}
+		}
+	case as.Append && as.Index == nil:
+		// The value is joined to the old one, which may make a new name.
+		s.bad(name)
+	case as.Value == nil:
+		s.set(name, "")
+	case integerWord(as.Value):
+		s.set(name, "0")
+	default:
+		if v, ok := staticLit(as.Value); ok {
+			s.set(name, v)
+		} else {
+			s.bad(name)
+		}
+	}
+}
+
+// integerWord reports whether w is made of arithmetic expansions and
+// digits only, as in n=$((n + 1)): its value is an integer.
+func integerWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.ArithmExp:
+		case *syntax.Lit:
+			if !isDigits(p.Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(w.Parts) > 0
+}
+
+// setArgs handles set, which sets the positional parameters when it is
+// given operands.
+func (s *scanner) setArgs(args []*syntax.Word) {
+	for i := 0; i < len(args); i++ {
+		v, ok := staticLit(args[i])
+		switch {
+		case !ok, v == "--", v == "-":
+			s.sc.posUnknown = true
+			return
+		case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
+			if strings.Contains(v, "o") {
+				i++
+			}
+		default:
+			s.sc.posUnknown = true
+			return
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -187,8 +188,15 @@ func parseErr(err error) (line, col int, msg string) {
 // Analyze parses src as bash and returns every simple command it would run,
 // in source order (a command substitution's commands come before the
 // command whose word contains it). It returns a *ParseError if src is not
-// valid shell.
-func Analyze(src string, opts *Options) (res *Result, err error) {
+// valid shell, and an error wrapping ErrTooComplex if src is beyond the
+// analysis's limits.
+func Analyze(src string, opts *Options) (*Result, error) {
+	return AnalyzeContext(context.Background(), src, opts)
+}
+
+// AnalyzeContext is Analyze that stops, returning an error that wraps
+// ctxt.Err(), when ctxt is done.
+func AnalyzeContext(ctxt context.Context, src string, opts *Options) (res *Result, err error) {
 	if recoverPanics {
 		defer func() {
 			if r := recover(); r != nil {
@@ -197,12 +205,19 @@ func Analyze(src string, opts *Options) (res *Result, err error) {
 			}
 		}()
 	}
+	if err := precheck(src); err != nil {
+		return nil, err
+	}
+	if err := ctxt.Err(); err != nil {
+		return nil, fmt.Errorf("analysis stopped: %w", err)
+	}
+	a := &analyzer{braceBudget: maxBraceTotal, braceBytes: maxBraceBytes, ctx: ctxt, budget: budgetFor(len(src)), nextCheck: checkEvery}
+	a.charge(len(src))
 	f, perr := parse(src)
 	if perr != nil {
 		line, col, msg := parseErr(perr)
 		return nil, &ParseError{Line: line, Col: col, Msg: msg}
 	}
-	a := &analyzer{braceBudget: maxBraceTotal}
 	a.res.Commands = make([]Command, 0, 4)
 	sc := a.topScript(src, f, opts)
 	dir := ""

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -134,7 +135,7 @@ var hiddenCommandsCases = []testCase{
 	{name: "arithmetic", src: "echo $(( $(rm -rf /) + 1 ))", want: []*cb{
 		c("rm", "-rf", "/").via("subst"),
 		c("echo", "$(( $(rm -rf /) + 1 ))").dyn(0),
-	}},
+	}, problems: []string{"the output of a command substitution is evaluated as arithmetic"}},
 	{name: "parameter default", src: "echo ${x:-$(rm -rf /)}", want: []*cb{
 		c("rm", "-rf", "/").via("subst"),
 		c("echo", "${x:-$(rm -rf /)}").dyn(0),
@@ -151,11 +152,11 @@ var hiddenCommandsCases = []testCase{
 	{name: "arithmetic command", src: "(( $(rm -rf /) ))", want: []*cb{
 		c("rm", "-rf", "/").via("subst"),
 		c("((", "$(rm -rf /)").dyn(0),
-	}},
+	}, problems: []string{"the output of a command substitution is evaluated as arithmetic"}},
 	{name: "let", src: "let x=$(rm -rf /) y=2", want: []*cb{
 		c("rm", "-rf", "/").via("subst"),
 		c("let", "x=$(rm -rf /)", "y=2").dyn(0, 1),
-	}},
+	}, problems: []string{"the output of a command substitution is evaluated as arithmetic"}},
 	{name: "case", src: "case $(a) in $(b)) c;; *) d;; esac", want: []*cb{
 		c("a").via("subst"),
 		c("b").via("subst"),
@@ -169,7 +170,7 @@ var hiddenCommandsCases = []testCase{
 	{name: "c style for", src: "for ((i=0; i<$(n); i++)); do x; done", want: []*cb{
 		c("n").via("subst"),
 		c("x"),
-	}},
+	}, problems: []string{"the output of a command substitution is evaluated as arithmetic"}},
 	{name: "while", src: "while a; do b; done", want: []*cb{c("a"), c("b")}},
 	{name: "until", src: "until a; do b; done", want: []*cb{c("a"), c("b")}},
 	{name: "if elif else", src: "if a; then b; elif c; then d; else e; fi", want: []*cb{c("a"), c("b"), c("c"), c("d"), c("e")}},
@@ -227,7 +228,7 @@ var hiddenCommandsCases = []testCase{
 	{name: "index assignment", src: "a[$(id)]=1", want: []*cb{
 		c("id").via("subst"),
 		c("").as("a[$(id)]", "1", false),
-	}},
+	}, problems: []string{"the output of a command substitution is evaluated as arithmetic"}},
 	{name: "named fd redirect", src: "exec {fd}>$(a) 3<&-", want: []*cb{
 		c("a").via("subst"),
 		c("exec").rd(Redirect{Op: ">", Fd: "{fd}", Target: "$(a)", Dynamic: true}, Redirect{Op: "<&", Fd: "3", Target: "-"}),
@@ -319,7 +320,8 @@ var variablesCases = []testCase{
 		c("").as("x", "1", false).wr("eval").via("eval"),
 		c("echo", "$KNOWN").dyn(0),
 	}},
-	{name: "arithmetic taints all", src: "echo $((i)) $KNOWN", want: []*cb{c("echo", "$((i))", "$KNOWN").dyn(0, 1)}},
+	{name: "arithmetic taints all", src: "echo $((i)) $KNOWN", want: []*cb{c("echo", "$((i))", "$KNOWN").dyn(0, 1)},
+		problems: []string{"i is evaluated as arithmetic"}},
 	{name: "pwd follows cd", src: "cd /tmp; echo $PWD", want: []*cb{c("cd", "/tmp"), c("echo", "/tmp").dir("/tmp")}},
 	{name: "special variable assignment", src: "PS4='$(rm -rf /)' bash -x", want: []*cb{
 		c("bash", "-x").as("PS4", "$(rm -rf /)", false)}, problems: []string{"assignment to PS4"}},
@@ -653,8 +655,10 @@ var problemsCases = []testCase{
 	{name: "env -P", src: `env -P /tmp ls`, want: []*cb{c("ls").ndyn().wr("env")}, problems: []string{"env -P"}},
 	{name: "arithmetic injection", src: `x='a[$(rm -rf /)]'; echo $((x))`, want: []*cb{
 		c("").as("x", "a[$(rm -rf /)]", false),
+		// The value of x is evaluated: its subscript runs rm.
+		c("rm", "-rf", "/").via("subst"),
 		c("echo", "$((x))").dyn(0),
-	}, problems: []string{"value of x holds a command substitution"}},
+	}, problems: []string{"value of x holds a command substitution", "a is evaluated as arithmetic", "the output of a command substitution is evaluated as arithmetic"}},
 	{name: "prompt expansion", src: `echo "${x@P}"`, want: []*cb{c("echo", `"${x@P}"`).dyn(0)}, problems: []string{"prompt expansion"}},
 	{name: "enable makes cd unknown", src: `enable -n cd; cd /tmp; ls`, want: []*cb{
 		c("enable", "-n", "cd"), c("cd", "/tmp"), c("ls").dir(""),
@@ -739,12 +743,11 @@ func TestNestingLimit(t *testing.T) {
 		t.Fatalf("100 levels: got %+v", res.Commands)
 	}
 	_, err = Analyze("echo; "+strings.Repeat("eval ", 101)+"ls", nil)
-	pe, ok := err.(*ParseError)
-	if !ok {
-		t.Fatalf("101 levels: got error %v, want *ParseError", err)
+	if !errors.Is(err, ErrTooComplex) {
+		t.Fatalf("101 levels: got error %v, want one wrapping ErrTooComplex", err)
 	}
-	if pe.Line != 1 || pe.Col != 12 || !strings.Contains(pe.Msg, "nested more than 100") {
-		t.Errorf("101 levels: got %v", pe)
+	if !strings.Contains(err.Error(), "1:12: shell strings are nested more than 100") {
+		t.Errorf("101 levels: got %v", err)
 	}
 	// Quoted nesting counts the same way.
 	line := "rm -rf /"

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -9,18 +10,29 @@ import (
 // analyzer holds the state of one call to Analyze.
 type analyzer struct {
 	res Result
-	err *ParseError
+	// err stops the analysis: a *ParseError, an error wrapping
+	// ErrTooComplex, or the error of a done context.
+	err error
+	// ctx is the context of the call; work counts the steps taken, which
+	// may not exceed budget, and nextCheck is when ctx is looked at next.
+	ctx          context.Context
+	work, budget int
+	nextCheck    int
 	// dirEvents counts the places where the shell's working directory may
 	// have changed; compound commands compare it before and after.
 	dirEvents int
-	// braceBudget is how many more words brace expansion may produce.
-	braceBudget int
+	// braceBudget is how many more words brace expansion may produce, and
+	// braceBytes about how many more bytes.
+	braceBudget, braceBytes int
 	// funcs holds the names of the functions defined anywhere in the line,
 	// nested shell strings included.
 	funcs map[string]bool
 	// builtinsRedefined reports that the line uses alias or enable, which
 	// can make cd something else on later lines.
 	builtinsRedefined bool
+	// keyElems are the elements of associative arrays, whose subscripts
+	// are keys rather than arithmetic.
+	keyElems map[*syntax.ArrayElem]bool
 	// pipeIn is the static text piped into the statement being analyzed.
 	pipeIn *pipeIn
 	// top is the script of the top-level line.
@@ -43,6 +55,18 @@ type script struct {
 	fixed     bool
 	line, col int
 	depth     int
+	// arith holds, for each variable the script assigns, the values
+	// arithmetic evaluation may read from it; arithAll reports that any
+	// variable may hold anything (eval, source, a name reference).
+	arith    map[string]*arithVar
+	arithAll bool
+	// intAttr reports that the script gives some variable the integer
+	// attribute, so that values assigned to variables may be evaluated as
+	// arithmetic.
+	intAttr bool
+	// posUnknown reports that the positional parameters may hold anything
+	// (set -- …, a shell string run with arguments).
+	posUnknown bool
 }
 
 // ctx is the context in which statements are analyzed.
@@ -51,6 +75,9 @@ type ctx struct {
 	via      string
 	wrappers []string
 	assigns  []Assign
+	// posUnknown reports that the positional parameters may hold
+	// anything: in a function body, a trap action or an alias.
+	posUnknown bool
 }
 
 func (c *ctx) with(via, wrapper string) *ctx {
@@ -91,13 +118,19 @@ func (a *analyzer) problem(line, col int, msg string) {
 }
 
 func (a *analyzer) add(cmd Command) {
+	if len(a.res.Commands) >= maxCommands {
+		if a.err == nil {
+			a.err = tooComplex("the line runs more than %d commands", maxCommands)
+		}
+		return
+	}
 	a.res.Commands = append(a.res.Commands, cmd)
 }
 
 // stmts analyzes a sequential list and returns the directory after it.
 func (a *analyzer) stmts(c *ctx, list []*syntax.Stmt, dir string) string {
 	for _, st := range list {
-		if a.err != nil {
+		if !a.charge(1) {
 			return dir
 		}
 		dir = a.stmt(c, st, dir)
@@ -141,6 +174,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 		return dir
 	case *syntax.ArithmCmd:
 		a.nestedIn(c, cmd.X, dir)
+		a.arithExpr(c, cmd.X, dir)
 		a.pseudo(c, st, cmd, dir, "((", []string{c.text(cmd.X.Pos(), cmd.X.End())}, []bool{arithDynamic(cmd.X)})
 		return dir
 	case *syntax.LetClause:
@@ -148,6 +182,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 		dyn := make([]bool, len(cmd.Exprs))
 		for i, x := range cmd.Exprs {
 			a.nestedIn(c, x, dir)
+			a.arithExpr(c, x, dir)
 			args[i] = c.text(x.Pos(), x.End())
 			dyn[i] = arithDynamic(x)
 		}
@@ -197,6 +232,7 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 			for _, x := range []syntax.ArithmExpr{loop.Init, loop.Cond, loop.Post} {
 				if x != nil {
 					a.nestedIn(c, x, entry)
+					a.arithExpr(c, x, entry)
 				}
 			}
 		}
@@ -225,7 +261,9 @@ func (a *analyzer) command(c *ctx, st *syntax.Stmt, dir string) string {
 			out = ""
 		}
 	case *syntax.FuncDecl:
-		a.sub(c, []*syntax.Stmt{cmd.Body}, "")
+		fc := *c
+		fc.posUnknown = true
+		a.sub(&fc, []*syntax.Stmt{cmd.Body}, "")
 	case *syntax.TimeClause:
 		if cmd.Stmt != nil {
 			out = a.stmt(c.with(c.via, "time"), cmd.Stmt, dir)
@@ -311,7 +349,7 @@ func (a *analyzer) nestedIn(c *ctx, node syntax.Node, dir string) {
 		return
 	}
 	syntax.Walk(node, func(n syntax.Node) bool {
-		if a.err != nil {
+		if !a.charge(1) {
 			return false
 		}
 		switch n := n.(type) {
@@ -319,6 +357,37 @@ func (a *analyzer) nestedIn(c *ctx, node syntax.Node, dir string) {
 			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
 				line, col := a.pos(c, n.Pos())
 				a.problem(line, col, "prompt expansion ${…@P} may run commands held in a variable")
+			}
+			a.paramArith(c, n, dir)
+		case *syntax.ArithmExp:
+			a.arithExpr(c, n.X, dir)
+		case *syntax.Assign:
+			assoc := n.Name != nil && isAssoc(c, n.Name.Value)
+			switch {
+			case n.Index != nil && assoc:
+				a.keyExpr(c, n.Index, dir)
+			case n.Index != nil:
+				a.arithExpr(c, n.Index, dir)
+			}
+			if assoc && n.Array != nil {
+				for _, e := range n.Array.Elems {
+					a.keyExpr(c, e.Index, dir)
+					if a.keyElems == nil {
+						a.keyElems = make(map[*syntax.ArrayElem]bool)
+					}
+					a.keyElems[e] = true
+				}
+			}
+			if c.sc.intAttr && n.Value != nil && n.Name != nil {
+				// The variable may have the integer attribute.
+				a.arithWord(c, n.Value, dir)
+			}
+		case *syntax.ArrayElem:
+			if n.Index != nil && !a.keyElems[n] {
+				a.arithExpr(c, n.Index, dir)
+			}
+			if c.sc.intAttr && n.Value != nil {
+				a.arithWord(c, n.Value, dir)
 			}
 		case *syntax.CmdSubst:
 			a.sub(c.with("subst", ""), n.Stmts, dir)
@@ -444,6 +513,7 @@ func (a *analyzer) pseudo(c *ctx, st *syntax.Stmt, n syntax.Node, dir, name stri
 // arguments.
 func (a *analyzer) testClause(c *ctx, st *syntax.Stmt, tc *syntax.TestClause, dir string) {
 	a.nestedIn(c, tc.X, dir)
+	a.testArith(c, tc.X, dir)
 	var args []string
 	var dyn []bool
 	var flat func(x syntax.TestExpr)
@@ -505,6 +575,11 @@ func (a *analyzer) decl(c *ctx, st *syntax.Stmt, d *syntax.DeclClause, dir strin
 			for _, w := range a.words(c, dir, as.Value, modeArg, nil) {
 				args = append(args, w.val)
 				dyn = append(dyn, w.dyn)
+				if w.dyn || !strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "+") {
+					// NAME, NAME=value or NAME[subscript]=value.
+					line, col := a.pos(c, as.Pos())
+					a.nameArg(c, w, line, col, dir)
+				}
 			}
 		case as.Name != nil:
 			v, vd := a.assignText(c, dir, as)
@@ -581,7 +656,9 @@ func (a *analyzer) checkAssign(line, col int, name, val string, dyn bool) {
 func (a *analyzer) mayChangeDir(node syntax.Node) bool {
 	found := false
 	syntax.Walk(node, func(n syntax.Node) bool {
-		if found {
+		if found || !a.charge(1) {
+			// Past the budget the analysis stops; the answer no longer
+			// matters.
 			return false
 		}
 		ce, ok := n.(*syntax.CallExpr)

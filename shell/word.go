@@ -30,6 +30,11 @@ const (
 	maxBraceWord = 1024
 	// maxBraceTotal is how many words brace expansion may produce in all.
 	maxBraceTotal = 1 << 16
+	// maxBraceBytes is about how many bytes brace expansion may produce
+	// in all.
+	maxBraceBytes = 1 << 20
+	// maxBraceGroups is how many brace expansions one word may hold.
+	maxBraceGroups = 64
 )
 
 // warg is one word after expansion.
@@ -147,13 +152,23 @@ func (a *analyzer) words(c *ctx, dir string, w *syntax.Word, mode evalMode, out 
 		w2 := &syntax.Word{Parts: w.Parts}
 		if syntax.SplitBraces(w2) {
 			var list []*syntax.Word
-			tooBig := false
-			for bw, err := range expand.BracesSeq(nil, w2) {
-				if err != nil || len(list) >= maxBraceWord || len(list) >= a.braceBudget {
-					tooBig = true
-					break
+			// Expanding costs the square of the number of brace groups
+			// for every word produced, so many groups are too large
+			// whatever words they would produce.
+			tooBig := braceGroups(w2.Parts, 0) > maxBraceGroups
+			size := max(1, int(w.End().Offset()-w.Pos().Offset()))
+			if !tooBig {
+				for bw, err := range expand.BracesSeq(nil, w2) {
+					if err != nil || len(list) >= maxBraceWord || len(list) >= a.braceBudget || size > a.braceBytes {
+						tooBig = true
+						break
+					}
+					a.braceBytes -= size
+					if !a.charge(1) {
+						return append(out, warg{val: c.text(w.Pos(), w.End()), dyn: true, split: true, pos: w.Pos()})
+					}
+					list = append(list, bw)
 				}
-				list = append(list, bw)
 			}
 			if tooBig {
 				line, col := a.pos(c, w.Pos())
@@ -168,6 +183,23 @@ func (a *analyzer) words(c *ctx, dir string, w *syntax.Word, mode evalMode, out 
 		}
 	}
 	return a.fields(c, dir, w, w.Pos(), false, out)
+}
+
+// braceGroups counts the brace expansions in parts, nested ones included,
+// adding to n; it stops counting past maxBraceGroups.
+func braceGroups(parts []syntax.WordPart, n int) int {
+	for _, p := range parts {
+		if n > maxBraceGroups {
+			return n
+		}
+		if b, ok := p.(*syntax.BraceExp); ok {
+			n++
+			for _, e := range b.Elems {
+				n = braceGroups(e.Parts, n)
+			}
+		}
+	}
+	return n
 }
 
 func hasBrace(w *syntax.Word) bool {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -124,14 +125,34 @@ const (
 
 func (d dialect) String() string { return [...]string{"bash", "PowerShell", "cmd"}[d] }
 
-func (d dialect) analyze(src string, opts *shell.Options) (*shell.Result, error) {
+// maxLine is the longest PowerShell or cmd line analyzed, and maxCommands
+// the most commands one line may run; the bash analysis has limits of its
+// own of the same size. A line past them is denied as too complex.
+const (
+	maxLine     = 64 << 10
+	maxCommands = 2000
+)
+
+func (d dialect) analyze(ctx context.Context, src string, opts *shell.Options) (*shell.Result, error) {
+	var res *shell.Result
+	var err error
 	switch d {
-	case powerShell:
-		return shell.AnalyzePowerShell(src, opts)
-	case cmdExe:
-		return shell.AnalyzeCmd(src, opts)
+	case powerShell, cmdExe:
+		if len(src) > maxLine {
+			return nil, fmt.Errorf("%w: the %s line is %d bytes long; at most %d bytes are analyzed", shell.ErrTooComplex, d, len(src), maxLine)
+		}
+		if d == powerShell {
+			res, err = shell.AnalyzePowerShell(src, opts)
+		} else {
+			res, err = shell.AnalyzeCmd(src, opts)
+		}
+	default:
+		res, err = shell.AnalyzeContext(ctx, src, opts)
 	}
-	return shell.Analyze(src, opts)
+	if err == nil && len(res.Commands) > maxCommands {
+		return nil, fmt.Errorf("%w: the line runs %d commands; at most %d are analyzed", shell.ErrTooComplex, len(res.Commands), maxCommands)
+	}
+	return res, err
 }
 
 func (d dialect) effect(name string, args []string, dyn []bool) risk.Effect {
@@ -160,6 +181,17 @@ type env struct {
 	// credentialPaths and protectedPaths are the policy's additions to
 	// the sensitive path classes.
 	credentialPaths, protectedPaths []*policy.Rule
+	// ctx is the request's context: the analysis stops when it is done.
+	// nil stands for context.Background().
+	ctx context.Context
+}
+
+// context returns the request's context.
+func (e *env) context() context.Context {
+	if e.ctx == nil {
+		return context.Background()
+	}
+	return e.ctx
 }
 
 // hasPolicyDir reports whether dir holds a .toolgate/ directory.
@@ -687,7 +719,8 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			dir = pathres.Real(abs)
 		}
 	}
-	res, err := e.dialect.analyze(c.command, &shell.Options{Dir: dir, Home: e.home})
+	ctx := e.context()
+	res, err := e.dialect.analyze(ctx, c.command, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
 		return nil, err
 	}
@@ -695,6 +728,11 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 	sawNetwork := false
 	var found []string // paths the last harmless find lists, for its -exec and xargs
 	for i := range res.Commands {
+		if i%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("analysis stopped: %w", err)
+			}
+		}
 		cmd := &res.Commands[i]
 		switch {
 		case cmd.Name == "find" && cmd.Via != "find -exec":
@@ -853,7 +891,7 @@ func (e *env) unitsIn(d dialect, src, dir, skip string) []*Unit {
 	if src == "" {
 		return unjudgeable("the " + d.String() + " line is not static")
 	}
-	res, err := d.analyze(src, &shell.Options{Dir: dir, Home: e.home})
+	res, err := d.analyze(e.context(), src, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
 		return unjudgeable(err.Error())
 	}

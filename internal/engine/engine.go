@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
+	"github.com/toolgate/toolgate/shell"
 )
 
 // PriorApprovals is the seam for approvals a person already gave: a later
@@ -256,7 +257,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if err := st.settle(req); err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
-	env := &env{cwd: cwd, root: root, home: e.opts.Home}
+	env := &env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx}
 	switch strings.ToLower(req.Shell) {
 	case "", "bash", "sh", "zsh":
 		if lt := strings.ToLower(req.Tool); lt == "powershell" || lt == "pwsh" {
@@ -301,7 +302,16 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	var units []*Unit
 	if tool == policy.ToolShell {
 		units, err = env.shellUnits(c)
-		if err != nil {
+		switch {
+		case err != nil && errors.Is(err, shell.ErrTooComplex):
+			// Past the analysis's limits nothing is known about the line,
+			// and asking would put an unreadable line to a person.
+			d := deny(ReasonTooComplex, "the command is too complex to judge: "+err.Error())
+			return st.wrap(ctx, d, t, true), t
+		case err != nil && ctx.Err() != nil:
+			d := deny(ReasonApprovalCancelled, "the request was cancelled while its command was analyzed: "+err.Error())
+			return st.wrap(ctx, d, t, true), t
+		case err != nil:
 			d := &Decision{Decision: policy.Ask, Reason: ReasonUnknownCommand, Risk: risk.Execute, Source: SourceTool,
 				Message: "the command cannot be parsed, so it cannot be judged: " + err.Error()}
 			return st.wrap(ctx, d, t, true), t

@@ -398,7 +398,15 @@ func TestAttackGoOnly(t *testing.T) {
 	w := newWorld(t)
 	denyRm := layers{project: "[permissions]\ndeny = ['Bash(rm -rf:*)']"}
 	w.run(t, []tcase{
-		{name: "robustness/long line", l: denyRm, tool: "Bash", input: sh(strings.Repeat("echo a; ", 25000) + "rm -rf dist"), want: policy.Deny, reason: ReasonRuleDeny},
+		{name: "robustness/long line", l: denyRm, tool: "Bash", input: sh(strings.Repeat("echo a; ", 1500) + "rm -rf dist"), want: policy.Deny, reason: ReasonRuleDeny},
+		// Past the analysis's limits: denied as too complex, whatever it holds.
+		{name: "robustness/too long line", l: denyRm, tool: "Bash", input: sh(strings.Repeat("echo a; ", 25000) + "ls"), want: policy.Deny, reason: ReasonTooComplex},
+		{name: "robustness/too many commands", l: denyRm, tool: "Bash", input: sh(strings.Repeat("ls;", 2001)), want: policy.Deny, reason: ReasonTooComplex},
+		{name: "robustness/too deep", l: denyRm, tool: "Bash", input: sh(strings.Repeat("(", 600) + "ls" + strings.Repeat(")", 600)), want: policy.Deny, reason: ReasonTooComplex},
+		// An allow rule or a mode never loosens it.
+		{name: "robustness/too complex with allow rules in bypass mode", l: layers{user: "[permissions]\nallow = ['Bash(*)', 'Bash(ls:*)']"}, tool: "Bash", mode: "bypassPermissions",
+			input: sh(strings.Repeat("ls;", 2001)), want: policy.Deny, reason: ReasonTooComplex},
+		{name: "robustness/too complex powershell", l: denyRm, tool: "PowerShell", input: sh("Get-ChildItem " + strings.Repeat("a", 70<<10)), want: policy.Deny, reason: ReasonTooComplex},
 		// Bytes the parser rejects: asks.
 		{name: "robustness/invalid UTF-8 in command", l: denyRm, tool: "Bash", input: sh("rm -rf dist \xff\xfe"), want: policy.Ask, reason: ReasonUnknownCommand},
 	})

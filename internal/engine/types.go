@@ -104,8 +104,12 @@ const (
 	ReasonUserApproved     Reason = "user_approved"
 	ReasonHook             Reason = "hook"
 	ReasonNothingToRun     Reason = "nothing_to_run"
+	// ReasonTooComplex: the command is too large or too deeply nested to
+	// analyze within the gate's limits, so it is denied.
+	ReasonTooComplex Reason = "too_complex"
 	// ReasonApprovalCancelled: the caller went away while a person was
-	// asked; ReasonApproverError: the approver failed.
+	// asked, or while the command was analyzed; ReasonApproverError: the
+	// approver failed.
 	ReasonApprovalCancelled Reason = "approval_cancelled"
 	ReasonApproverError     Reason = "approver_error"
 	// ReasonReceiptInvalid: the call changed between its approval and its
