@@ -569,7 +569,6 @@ func inetHost(name string) (string, bool) {
 	return "/inet", true
 }
 
-
 // awkAssignment reports whether an awk operand is a variable assignment
 // (name=value), which awk performs instead of reading a file.
 func awkAssignment(op string) bool {

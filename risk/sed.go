@@ -321,7 +321,6 @@ func SedScript(script string) ProgramEffect {
 	return s.p
 }
 
-
 // sedCommand fills e for sed run with args: the files it reads or edits in
 // place, and what its script does.
 func sedCommand(args []string, dyn []bool, e *Effect) {
