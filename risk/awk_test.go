@@ -129,7 +129,7 @@ func TestAwkCommand(t *testing.T) {
 		{line: []string{"gawk", "--fil=prog.awk", "f"}, level: Execute, reads: []string{"f", "prog.awk"}, exec: true},
 		{line: []string{"gawk", "-i", "lib", "{print}"}, level: Execute, reads: []string{"lib"}, exec: true},
 		{line: []string{"gawk", "-l", "fork", "{print}"}, level: Execute, exec: true},
-		{line: []string{"awk", "-W", "exec", "x"}, level: Execute, exec: true},
+		{line: []string{"awk", "-W", "exec", "x"}, level: Execute, reads: []string{"x"}, exec: true}, // the words after an unknown option are checked as files
 		{line: []string{"awk", "-Z", "{print}"}, level: Execute, exec: true},
 		{line: []string{"awk", "BEGIN{print ENVIRON[\"AWS_SECRET_ACCESS_KEY\"]}"}, level: Credential, secret: true},
 		{line: []string{"awk", "{print > \".bashrc\"}", "f"}, level: Write, reads: []string{"f"}, writes: []string{".bashrc"}},

@@ -230,30 +230,6 @@ func JqProgram(src string) ProgramEffect {
 	return p
 }
 
-// jqFlags are jq's options that take no value; jqValueFlags those that
-// take one value and jqPairFlags those that take two (a name and a value
-// or file).
-var (
-	jqFlags = setOf("-n -r -j -a -s -c -C -M -S -e -h -V -R -b -0 --tab --args --jsonargs --seq --stream --stream-errors " +
-		"--unbuffered --raw-output0 --ascii-output --sort-keys --color-output --monochrome-output --exit-status " +
-		"--null-input --slurp --compact-output --join-output --raw-input --raw-output --help --version " +
-		"--build-configuration --debug-dump-disasm --debug-trace --debug-trace=all --binary --nul-output")
-	jqValueFlags = setOf("--indent")
-	jqPairFlags  = setOf("--arg --argjson --slurpfile --rawfile")
-)
-
-// yq (mikefarah's) options beyond jq's.
-var (
-	yqFlags = setOf("-i --inplace -P --prettyPrint -N --no-doc -v --verbose --header-preprocess --no-colors --colors " +
-		"--null-input --unwrapScalar --exit-status --xml-skip-proc-inst --xml-skip-directives --xml-keep-namespace " +
-		"--xml-raw-token --xml-strict-mode --csv-auto-parse --tsv-auto-parse --lua-globals --lua-unquoted " +
-		"--properties-array-brackets --string-interpolation --security-disable-env-ops --security-disable-file-ops " +
-		"-y -Y --yaml-output --yaml-roundtrip --in-place --indentless-lists --explicit-start --explicit-end")
-	yqValueFlags = setOf("-I --indent -o --output-format -p --input-format --front-matter --xml-attribute-prefix " +
-		"--xml-content-name --xml-proc-inst-prefix --xml-directive-name --csv-separator --lua-prefix --lua-suffix " +
-		"--properties-separator -w --width --shell-key-separator")
-)
-
 // jqLine is a jq or yq command line as its options read it.
 type jqLine struct {
 	p ProgramEffect
@@ -266,90 +242,42 @@ type jqLine struct {
 	unknown bool
 }
 
-// jqArgs reads the options and operands of jq or yq run with args.
+// jqArgs reads the options and operands of jq or yq run with args, by
+// the program's spec in the table of program knowledge. The files that
+// --rawfile and --slurpfile read are typed there and checked with the
+// command's other reads.
 func jqArgs(prog string, args []string, dyn []bool) jqLine {
 	l := jqLine{program: -1}
 	p := &l.p
 	isDyn := func(i int) bool { return i < len(dyn) && dyn[i] }
-	var ops []int
+	sp := Lookup(prog)
+	if sp == nil {
+		p.unknown(prog + " has no spec of its options")
+		return l
+	}
+	pr := sp.Parse(args, dyn)
+	if pr.Unknown != "" {
+		p.unknown("option " + pr.Unknown + " is not known")
+	}
+	if pr.Problem != "" {
+		l.unknown = true
+	}
 	fromFile, positionalArgs := false, false
-	end := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if end || a == "-" || !strings.HasPrefix(a, "-") {
-			if isDyn(i) && !end {
-				l.unknown = true // it may be an option
-			}
-			ops = append(ops, i)
-			continue
-		}
-		if isDyn(i) {
-			p.unknown("an option is not known until the line runs")
-			continue
-		}
-		name, hasVal := a, false
-		if strings.HasPrefix(a, "--") {
-			name, _, hasVal = strings.Cut(a, "=")
-		}
-		switch {
-		case a == "--":
-			end = true
-		case jqPairFlags[name]:
-			if i+2 >= len(args) {
-				p.unknown("option " + name + " lacks its values")
-				i = len(args)
-				continue
-			}
-			if (name == "--rawfile" || name == "--slurpfile") && !isDyn(i+2) {
-				p.Reads = append(p.Reads, args[i+2])
-			} else if name == "--rawfile" || name == "--slurpfile" {
-				l.unknown = true
-			}
-			i += 2
-		case name == "--from-file" || a == "-f":
+	for _, o := range pr.Options {
+		switch o.Name {
+		case "-f", "--from-file":
+			// The program is in a file: a read, and code not judged.
 			fromFile = true
-		case name == "--library-path" || strings.HasPrefix(a, "-L"):
-			// Where modules are looked up; only import reads them.
-			if a == "-L" || name == "--library-path" && !hasVal {
-				i++
+			if o.HasValue && !isDyn(o.ValueIndex) {
+				p.Reads = append(p.Reads, o.Value)
 			}
-		case name == "--run-tests":
-			p.unknown("--run-tests runs the programs of a test file")
-		case name == "--split-exp" || a == "-s" && prog == "yq":
-			p.unknown("yq " + name + " writes files named by an expression")
-			if !hasVal {
-				i++
-			}
-		case jqValueFlags[name] || prog == "yq" && yqValueFlags[name]:
-			if !hasVal {
-				i++
-			}
-		case name == "-i" || name == "--inplace" || name == "--in-place":
-			l.inPlace = true
-		case jqFlags[name] || prog == "yq" && yqFlags[name]:
-			if name == "--args" || name == "--jsonargs" {
-				positionalArgs = true
-			}
-		case prog == "yq" && !strings.HasPrefix(a, "--") && yqValueFlags[a[:2]]:
-			// A one-letter option with its value attached: -oyaml, -o=json.
-		case !strings.HasPrefix(a, "--") && len(a) > 2:
-			// A cluster of one-letter flags: -nr.
-			for _, c := range a[1:] {
-				f := "-" + string(c)
-				switch {
-				case f == "-f":
-					fromFile = true
-				case f == "-i" && prog == "yq":
-					l.inPlace = true
-				case jqFlags[f] && !(f == "-s" && prog == "yq") || prog == "yq" && yqFlags[f]:
-				default:
-					p.unknown("option " + f + " is not known")
-				}
-			}
-		default:
-			p.unknown("option " + name + " is not known")
+		case "-i":
+			l.inPlace = prog == "yq"
+		case "--args", "--jsonargs":
+			positionalArgs = true
 		}
 	}
+	ops := pr.Operands
 	files := ops
 	if prog == "yq" && len(files) > 0 {
 		switch args[files[0]] {

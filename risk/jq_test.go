@@ -73,7 +73,7 @@ func TestJqCommand(t *testing.T) {
 		{line: []string{"jq", "-n", "$ARGS", "--args", "a", ".env"}, level: Read},
 		{line: []string{"jq", "-L", "/tmp/mods", "."}, level: Read},
 		{line: []string{"jq", "-L/tmp/mods", "import \"m\" as m; m::f"}, level: Execute, exec: true},
-		{line: []string{"jq", "-f", "prog.jq", "in.json"}, level: Execute, reads: []string{"prog.jq", "in.json"}, exec: true},
+		{line: []string{"jq", "-f", "prog.jq", "in.json"}, level: Execute, reads: []string{"in.json", "prog.jq"}, exec: true},
 		{line: []string{"jq", "--run-tests", "t.txt"}, level: Execute, exec: true},
 		{line: []string{"jq", "-Q", "."}, level: Execute, exec: true},
 		{line: []string{"yq", "-i", ".a = 2", "x.yml"}, level: Write, reads: []string{".a = 2"}, writes: []string{"x.yml"}},
@@ -83,8 +83,8 @@ func TestJqCommand(t *testing.T) {
 		{line: []string{"yq", "-oyaml", ".a", "x.yml"}, level: Read, reads: []string{".a", "x.yml"}},
 		{line: []string{"yq", "-n", "strenv(GITHUB_TOKEN)"}, level: Credential, reads: []string{"strenv(GITHUB_TOKEN)"}, secret: true},
 		{line: []string{"yq", "-n", "load(\".env\")"}, level: Read, reads: []string{"load(\".env\")", ".env"}},
-		{line: []string{"yq", "-s", ".name", "x.yml"}, level: Execute, reads: []string{"x.yml"}, exec: true},
-		{line: []string{"yq", "--from-file", "e.yq", "x.yml"}, level: Execute, reads: []string{"e.yq", "x.yml"}, exec: true},
+		{line: []string{"yq", "-s", ".name", "x.yml"}, level: Execute, reads: []string{".name", "x.yml"}, exec: true},
+		{line: []string{"yq", "--from-file", "e.yq", "x.yml"}, level: Execute, reads: []string{"x.yml", "e.yq"}, exec: true},
 	} {
 		checkCommand(t, tc, nil)
 	}

@@ -89,7 +89,7 @@ func TestSedCommand(t *testing.T) {
 		{line: []string{"sed", "-n", "1r .env", "f"}, level: Read, reads: []string{"f", ".env"}},
 		{line: []string{"sed", "-f", "script.sed", "f"}, level: Execute, reads: []string{"f", "script.sed"}, exec: true},
 		{line: []string{"sed", "--fi=script.sed", "f"}, level: Execute, reads: []string{"f", "script.sed"}, exec: true},
-		{line: []string{"sed", "--frobnicate", "p", "f"}, level: Execute, exec: true},
+		{line: []string{"sed", "--frobnicate", "p", "f"}, level: Execute, reads: []string{"f"}, exec: true},
 		{line: []string{"sed"}, level: Execute, exec: true},
 		{line: []string{"sed", "-i", "", "s/a/b/", "f"}, level: Write, writes: []string{"s/a/b/", "f"}},
 		{line: []string{"sed", "-i", "", "w .bashrc", "f"}, level: Write, writes: []string{"w .bashrc", "f", ".bashrc"}},

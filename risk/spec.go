@@ -452,7 +452,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 		if sp.Plus && len(a) > 1 && a[0] == '+' && sp.long[a] == nil {
 			if !isDigits(a[1:]) && a[1] != '/' {
 				p.Unknown = a
-				return p
+				return p.rest(args, dyn, i)
 			}
 			continue // +N: a line to start at; +/pattern: a search
 		}
@@ -467,7 +467,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				if sub == nil {
 					p.Unknown = a
 					p.Problem = ""
-					return p
+					return p.rest(args, dyn, i)
 				}
 				p.Operands = append(p.Operands, i)
 				rest := args[i+1:]
@@ -517,7 +517,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 					o := sp.long["+"+string(c)]
 					if o == nil {
 						p.Unknown = "+" + string(c)
-						return p
+						return p.rest(args, dyn, i)
 					}
 					p.Options = append(p.Options, ParsedOption{Name: o.Names[0], Spelled: "+" + string(c), Option: o, ValueIndex: -1})
 				}
@@ -534,14 +534,14 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				// the two-dash spelling (find --help); only if listed so.
 				if o := sp.long["-"+name]; o == nil {
 					p.Unknown = a
-					return p
+					return p.rest(args, dyn, i)
 				}
 			}
 			full, o := sp.matchLong(name)
 			if o == nil {
 				if !sp.SingleDashLong || strings.HasPrefix(a, "--") {
 					p.Unknown = strings.SplitN(a, "=", 2)[0]
-					return p
+					return p.rest(args, dyn, i)
 				}
 				// -x or -xyz with single-dash long options and no match:
 				// read it as short options below (find -L, xxd -s16).
@@ -553,7 +553,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				switch {
 				case o.Value == ValNone && hasVal:
 					p.Unknown = a // getopt refuses a value for a flag
-					return p
+					return p.rest(args, dyn, i)
 				case o.Value != ValNone && hasVal:
 					po.Value, po.HasValue, po.ValueIndex = val, true, i
 				case o.Value != ValNone && !o.Optional:
@@ -582,7 +582,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 					// find -fprint: the word is the unknown option.
 					p.Unknown = strings.SplitN(a, "=", 2)[0]
 				}
-				return p
+				return p.rest(args, dyn, i)
 			}
 			po := ParsedOption{Name: o.Names[0], Spelled: "-" + string(a[j]), Option: o, ValueIndex: -1}
 			if o.Value != ValNone {
@@ -749,3 +749,15 @@ func (sp *Spec) Short(c byte) *Option { return sp.short[c] }
 // in full or by an unambiguous prefix unless the program takes only full
 // names, with its full name; nil if none.
 func (sp *Spec) MatchLong(name string) (string, *Option) { return sp.matchLong(name) }
+
+// rest ends a parse stopped at the unknown option in word i: the words
+// after it that do not look like options are taken as operands, so that
+// what they name is still checked.
+func (p *Parsed) rest(args []string, dyn []bool, i int) *Parsed {
+	for k := i + 1; k < len(args); k++ {
+		if a := args[k]; a != "" && a[0] != '-' || k < len(dyn) && dyn[k] {
+			p.Operands = append(p.Operands, k)
+		}
+	}
+	return p
+}
