@@ -187,7 +187,13 @@ func TestSessionsBelongToTheirToken(t *testing.T) {
 			if stream {
 				hdr = []string{"Accept", "text/event-stream"}
 			}
-			if r := e.call(c.method, c.path, token, body, hdr...); r.code != 403 {
+			r := e.call(c.method, c.path, token, body, hdr...)
+			if r.code == 404 && c.path == "/v1/approvals/"+id {
+				// Answered by then (the restarted server reads the
+				// answer from the log): gone for every token alike.
+				continue
+			}
+			if r.code != 403 {
 				t.Errorf("%s %s with the second token: %d %s", c.method, c.path, r.code, r.body)
 			}
 		}
