@@ -342,17 +342,19 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		return e
 	}
 	var ops []string
-	var flags map[string]bool
+	var flags flagSet
 	if p != nil {
 		ops, flags = specOperands(args, dyn, p, &e)
 	} else {
-		ops, flags = operands(base, args, dyn, &e)
+		var m map[string]bool
+		ops, m = operands(base, args, dyn, &e)
+		flags = flagSet{m: m}
 	}
 	switch info.kind {
 	case kReadAll, kList:
 		e.Reads = ops
 	case kReadAfter1:
-		if flags["-e"] || flags["-f"] || flags["--regexp"] {
+		if flags.has("-e") || flags.has("-f") || flags.has("--regexp") {
 			e.Reads = ops
 		} else if len(ops) > 1 {
 			e.Reads = ops[1:]
@@ -381,7 +383,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	}
 	switch base {
 	case "rm":
-		if flags["-r"] || flags["-R"] || flags["--recursive"] || flags["-f"] || flags["--force"] {
+		if flags.has("-r") || flags.has("-R") || flags.has("--recursive") || flags.has("-f") || flags.has("--force") {
 			e.Level, e.Destructive = Destructive, "rm with -r or -f deletes without a way back"
 		}
 	case "shred":
@@ -396,7 +398,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 				}
 			}
 		}
-		if flags["-delete"] {
+		if flags.has("-delete") {
 			e.Level, e.Writes, e.Deletes = Destructive, e.Reads, true
 			e.Destructive = "find -delete removes every file it matches"
 		}
@@ -445,7 +447,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		if base == "rsync" && e.Network {
 			e.Level = Network
 		}
-		if flags["--delete"] || flags["--delete-after"] || flags["--delete-before"] || flags["--remove-source-files"] {
+		if flags.has("--delete") || flags.has("--delete-after") || flags.has("--delete-before") || flags.has("--remove-source-files") {
 			e.Level, e.Destructive = Destructive, base+" --delete removes files at the destination"
 		}
 	case "psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "cockroach", "duckdb":
@@ -472,7 +474,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		if len(ops) > 0 {
 			switch ops[0] {
 			case "delete", "drain", "replace", "rollout":
-				if ops[0] == "delete" || ops[0] == "drain" || flags["--force"] {
+				if ops[0] == "delete" || ops[0] == "drain" || flags.has("--force") {
 					e.Level, e.Destructive = Destructive, base+" "+ops[0]+" removes cluster resources"
 				}
 			case "apply", "create", "patch", "scale", "edit", "set", "label", "annotate":
@@ -484,7 +486,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		if len(ops) > 0 {
 			switch ops[0] {
 			case "rm", "rmi", "kill":
-				if flags["-f"] || flags["--force"] {
+				if flags.has("-f") || flags.has("--force") {
 					e.Level, e.Destructive = Destructive, base+" "+ops[0]+" -f removes containers or images by force"
 				}
 			case "system", "volume", "image", "container", "network", "builder":
@@ -494,7 +496,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			}
 		}
 	case "terraform", "tofu", "pulumi":
-		if len(ops) > 0 && (ops[0] == "destroy" || ops[0] == "apply" && (flags["-auto-approve"] || flags["--auto-approve"])) {
+		if len(ops) > 0 && (ops[0] == "destroy" || ops[0] == "apply" && (flags.has("-auto-approve") || flags.has("--auto-approve"))) {
 			e.Level, e.Destructive = Destructive, base+" "+ops[0]+" changes real infrastructure"
 		}
 	case "gh":
@@ -505,21 +507,21 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Reads = ops[2:]
 		}
 	case "cp":
-		if flags["-r"] || flags["-R"] || flags["-a"] || flags["--recursive"] || flags["--archive"] {
+		if flags.has("-r") || flags.has("-R") || flags.has("-a") || flags.has("--recursive") || flags.has("--archive") {
 			e.Opaque = "a recursive copy writes whatever the source tree holds"
 			e.Recursive = true
-			e.FollowsLinks = flags["-L"] || flags["--dereference"]
+			e.FollowsLinks = flags.has("-L") || flags.has("--dereference")
 		}
 	case "diff":
-		e.Recursive = flags["-r"] || flags["--recursive"]
+		e.Recursive = flags.has("-r") || flags.has("--recursive")
 	case "zip":
 		// zip ARCHIVE FILE...: the archive is written, the files read.
 		if len(ops) > 0 {
 			e.Writes, e.Reads = ops[:1], slices.Clone(ops[1:])
 		}
-		e.Recursive = flags["-r"] || flags["-R"] || flags["--recurse-paths"]
-		e.FollowsLinks = !(flags["-y"] || flags["--symlinks"])
-		if flags["-TT"] || hasPrefixArg(args, "--unzip-command") || hasPrefixArg(args, "-TT") {
+		e.Recursive = flags.has("-r") || flags.has("-R") || flags.has("--recurse-paths")
+		e.FollowsLinks = !(flags.has("-y") || flags.has("--symlinks"))
+		if flags.has("-TT") || hasPrefixArg(args, "--unzip-command") || hasPrefixArg(args, "-TT") {
 			e.Level, e.Known, e.Exec = Execute, false, "zip -TT runs the command it is given to test the archive"
 		}
 	case "unzip":
@@ -533,7 +535,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Reads = ops[:1]
 		}
 	case "nc", "ncat", "netcat", "telnet":
-		if flags["-e"] || flags["-c"] || flags["--exec"] || flags["--sh-exec"] || flags["--lua-exec"] {
+		if flags.has("-e") || flags.has("-c") || flags.has("--exec") || flags.has("--sh-exec") || flags.has("--lua-exec") {
 			e.Level, e.Known, e.Exec = Execute, false, base+" -e runs a program for the connection"
 		}
 	case "socat":
@@ -548,7 +550,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		// The program is tokenized and judged name by name (awk.go).
 		awkCommand(base, args, dyn, &e)
 	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
-		e.Recursive = base == "rg" || base == "ag" || base == "ack" || flags["-r"] || flags["-R"] || flags["--recursive"] || flags["--dereference-recursive"]
+		e.Recursive = base == "rg" || base == "ag" || base == "ack" || flags.has("-r") || flags.has("-R") || flags.has("--recursive") || flags.has("--dereference-recursive")
 		if e.Recursive && len(e.Reads) == 0 {
 			// With no file operand, a recursive search reads the working
 			// directory.
@@ -561,18 +563,18 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			// cannot.
 			// flags holds every spelling of every option given, however
 			// written (rg -n. KEY, rg -iu KEY).
-			e.SkipsHidden = !(flags["--hidden"] || flags["-."] || flags["--unrestricted"] || flags["-u"] ||
-				flags["--ignore-file"] || slices.ContainsFunc(args, func(a string) bool {
+			e.SkipsHidden = !(flags.has("--hidden") || flags.has("-.") || flags.has("--unrestricted") || flags.has("-u") ||
+				flags.has("--ignore-file") || slices.ContainsFunc(args, func(a string) bool {
 				return a == "--hidden" || a == "-." || strings.HasPrefix(a, "-u") && strings.Trim(a[1:], "u") == "" ||
 					strings.HasPrefix(a, "--ignore-file")
 			})) && !positiveGlob(args)
 		}
-		e.FollowsLinks = flags["-R"] || flags["--dereference-recursive"] || base != "grep" && base != "egrep" && base != "fgrep" && (flags["-L"] || flags["--follow"])
+		e.FollowsLinks = flags.has("-R") || flags.has("--dereference-recursive") || base != "grep" && base != "egrep" && base != "fgrep" && (flags.has("-L") || flags.has("--follow"))
 		e.NameGlob = nameFilter(base, args)
 		if f := flagValue(args, "-f", "--file"); f != "" {
 			e.Reads = append(e.Reads, f)
 		}
-		if base == "rg" && (flags["--pre"] || hasPrefixArg(args, "--pre=")) {
+		if base == "rg" && (flags.has("--pre") || hasPrefixArg(args, "--pre=")) {
 			e.Level, e.Known, e.Exec = Execute, false, "rg --pre runs a program on every file"
 		}
 	case "jq", "yq":
@@ -589,11 +591,11 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Level, e.Writes = Write, []string{o}
 		}
 	case "fd", "fdfind":
-		if flags["-x"] || flags["-X"] || flags["--exec"] || flags["--exec-batch"] {
+		if flags.has("-x") || flags.has("-X") || flags.has("--exec") || flags.has("--exec-batch") {
 			e.Level, e.Known, e.Exec = Execute, false, base+" -x runs a command for every file it finds"
 		}
 	case "man":
-		if flags["-P"] || flags["--pager"] || flags["-H"] || flags["--html"] || hasPrefixArg(args, "--pager=") {
+		if flags.has("-P") || flags.has("--pager") || flags.has("-H") || flags.has("--html") || hasPrefixArg(args, "--pager=") {
 			e.Level, e.Known, e.Exec = Execute, false, "man -P runs its pager command"
 		}
 	case "tar":
@@ -757,7 +759,7 @@ func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[
 // specOperands is operands for a command line its spec parsed: the
 // operand words, and every spelling of every option given. A dynamic
 // operand sets e.Unknown.
-func specOperands(args []string, dyn []bool, p *Parsed, e *Effect) ([]string, map[string]bool) {
+func specOperands(args []string, dyn []bool, p *Parsed, e *Effect) ([]string, flagSet) {
 	ops := make([]string, 0, len(p.Operands))
 	for _, i := range p.Operands {
 		if i < len(dyn) && dyn[i] {
@@ -766,7 +768,32 @@ func specOperands(args []string, dyn []bool, p *Parsed, e *Effect) ([]string, ma
 		}
 		ops = append(ops, args[i])
 	}
-	return ops, p.Flags()
+	return ops, flagSet{p: p}
+}
+
+// flagSet says which options a command line gives, under any of their
+// spellings: read from a spec's parse, or from the words as they are for a
+// program without a spec.
+type flagSet struct {
+	p *Parsed
+	m map[string]bool
+}
+
+// has reports whether the option spelled name was given.
+func (f flagSet) has(name string) bool {
+	if f.p != nil {
+		for q := f.p; q != nil; q = q.Sub {
+			for _, o := range q.Options {
+				for _, n := range o.Option.Names {
+					if n == name {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	return f.m[name]
 }
 
 // OperandIndexes returns the positions in args of the operands of prog:
@@ -901,8 +928,8 @@ func flagValue(args []string, names ...string) string {
 			if a == n && i+1 < len(args) {
 				return args[i+1]
 			}
-			if v, ok := strings.CutPrefix(a, n+"="); ok && strings.HasPrefix(n, "--") {
-				return v
+			if strings.HasPrefix(n, "--") && len(a) > len(n) && a[len(n)] == '=' && strings.HasPrefix(a, n) {
+				return a[len(n)+1:]
 			}
 		}
 	}

@@ -102,7 +102,7 @@ type Spec struct {
 	// unknown.
 	Subcommands map[string]*Spec
 
-	short map[byte]*Option
+	short *[256]*Option
 	long  map[string]*Option
 	longs []string // sorted long names, without the dashes
 }
@@ -138,6 +138,11 @@ type Parsed struct {
 	// Problem says why the words cannot be read statically (a dynamic
 	// word where an option may stand), or "".
 	Problem string
+
+	// Room for the options and operands of a short line, so that reading
+	// one takes a single allocation.
+	optBuf [4]ParsedOption
+	opBuf  [6]int
 }
 
 // Has reports whether an option with any of the given spellings (as the
@@ -304,7 +309,7 @@ func ParseSpecs(name, src string) ([]*Spec, error) {
 			if len(names) == 0 {
 				return nil, errf("no program name before the colon")
 			}
-			cur = &Spec{Program: names[0], Aliases: names[1:], short: map[byte]*Option{}, long: map[string]*Option{}}
+			cur = &Spec{Program: names[0], Aliases: names[1:], short: new([256]*Option), long: map[string]*Option{}}
 			out = append(out, cur)
 			body = rest
 		} else if cur == nil {
@@ -420,7 +425,8 @@ func valueKind(names, kind string) (ValueKind, error) {
 // (-n5, -Ivalue), --opt=value and --opt value, unambiguous prefixes of long
 // options, "--" ending the options and "-" as an operand.
 func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
-	p := &Parsed{Spec: sp, Operands: make([]int, 0, len(args))}
+	p := &Parsed{Spec: sp}
+	p.Operands, p.Options = p.opBuf[:0], p.optBuf[:0]
 	if sp.Free {
 		for i := range args {
 			p.Operands = append(p.Operands, i)
@@ -546,9 +552,9 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				// -x or -xyz with single-dash long options and no match:
 				// read it as short options below (find -L, xxd -s16).
 			} else {
-				po := ParsedOption{Name: o.Names[0], Spelled: "--" + full, Option: o, ValueIndex: -1}
+				po := ParsedOption{Name: o.Names[0], Spelled: o.spelling(full, 2), Option: o, ValueIndex: -1}
 				if sp.SingleDashLong {
-					po.Spelled = "-" + full
+					po.Spelled = o.spelling(full, 1)
 				}
 				switch {
 				case o.Value == ValNone && hasVal:
@@ -584,7 +590,7 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				}
 				return p.rest(args, dyn, i)
 			}
-			po := ParsedOption{Name: o.Names[0], Spelled: "-" + string(a[j]), Option: o, ValueIndex: -1}
+			po := ParsedOption{Name: o.Names[0], Spelled: o.spelling(a[j:j+1], 1), Option: o, ValueIndex: -1}
 			if o.Value != ValNone {
 				if j+1 < len(a) {
 					po.Value, po.HasValue, po.ValueIndex = a[j+1:], true, i
@@ -760,4 +766,15 @@ func (p *Parsed) rest(args []string, dyn []bool, i int) *Parsed {
 		}
 	}
 	return p
+}
+
+// spelling returns the option's name that is name after dashes dashes
+// ("-" + "n", "--" + "lines"), from its Names, without building a string.
+func (o *Option) spelling(name string, dashes int) string {
+	for _, n := range o.Names {
+		if len(n) == len(name)+dashes && n[dashes:] == name && (dashes == 1 || n[1] == '-') {
+			return n
+		}
+	}
+	return strings.Repeat("-", dashes) + name
 }

@@ -1,0 +1,22 @@
+package risk
+
+import "testing"
+
+// BenchmarkCommand reads typical command lines with the knowledge base:
+// by their specs where a program has one.
+func BenchmarkCommand(b *testing.B) {
+	lines := [][]string{
+		{"git", "log", "--oneline", "-5"},
+		{"grep", "-rn", "TODO", "src"},
+		{"tar", "tzf", "release.tgz"},
+		{"sort", "-t,", "-k2", "-n", "data.csv"},
+		{"ls", "-la", "src"},
+		{"rm", "-rf", "dist"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			Command(l[0], l[1:], nil)
+		}
+	}
+}
