@@ -28,3 +28,11 @@ var inertEnv = map[string]bool{
 func InertEnv(name string) bool {
 	return inertEnv[name] || strings.HasPrefix(name, "LC_") && len(name) > 3
 }
+
+// InertEnvValue reports whether the variable name set to value leaves a
+// program's effects as its words say: an inert variable whose value names
+// no file. The C library reads a file that TZ=:FILE, TZ=/path or a locale
+// name with a slash points to.
+func InertEnvValue(name, value string) bool {
+	return InertEnv(name) && !strings.ContainsAny(value, "/:")
+}

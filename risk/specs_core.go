@@ -78,10 +78,11 @@ grep egrep fgrep: @numeric -E|--extended-regexp -F|--fixed-strings -G|--basic-re
   --binary-files=inert -D|--devices=inert -d|--directories=inert --exclude=pat --exclude-from=read
   --exclude-dir=pat --include=pat -r|--recursive -R|--dereference-recursive --line-buffered
   -U|--binary -z|--null-data --group-separator=inert --no-group-separator --help -V|--version
-md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum: -b|--binary -c|--check --tag -t|--text
-  -z|--zero --ignore-missing --quiet --status --strict -w|--warn -l|--length=inert --help --version
-cksum: -a|--algorithm=inert --base64 -c|--check --debug -l|--length=inert --raw --tag --untagged
-  -z|--zero --ignore-missing --quiet --status --strict -w|--warn --help --version
+# -c/--check reads the files a checksum list names: a list from elsewhere.
+md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum: -b|--binary --tag -t|--text
+  -z|--zero -l|--length=inert --help --version
+cksum: -a|--algorithm=inert --base64 --debug -l|--length=inert --raw --tag --untagged
+  -z|--zero --help --version
 basename: -a|--multiple -s|--suffix=inert -z|--zero --help --version
 dirname: -z|--zero --help --version
 readlink: -f|--canonicalize -e|--canonicalize-existing -m|--canonicalize-missing -n|--no-newline

@@ -1128,7 +1128,7 @@ func inlineCode(prog string, args []string) string {
 func assignedUnknownEnv(cmd *shell.Command) string {
 	if cmd.Name != "" {
 		for _, a := range cmd.Assigns {
-			if !risk.InertEnv(a.Name) {
+			if !risk.InertEnvValue(a.Name, a.Value) || a.Dynamic {
 				return a.Name
 			}
 		}
@@ -1146,8 +1146,8 @@ func assignedUnknownEnv(cmd *shell.Command) string {
 			if strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+") {
 				continue
 			}
-			n, _, _ := strings.Cut(a, "=")
-			if !risk.InertEnv(n) {
+			n, v, _ := strings.Cut(a, "=")
+			if !risk.InertEnvValue(n, v) {
 				return n
 			}
 		}
