@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func TestReality(t *testing.T) {
 		t.Skipf("reality harness skipped: unshare -rmnpf fails here: %v", err)
 	}
 	known := loadKnown(t)
-	lines := realityCorpus(t)
+	lines := realityCorpus(t, newJail(t), known)
 	if *realityLines > 0 && len(lines) > *realityLines {
 		lines = lines[:*realityLines]
 	}
@@ -56,12 +57,13 @@ func TestReality(t *testing.T) {
 		mu                    sync.Mutex
 		ran, allowed, decided int
 		failures, knownHits   []string
-		jobs                  = make(chan corpusLine)
+		jobs                  = make(chan []corpusLine)
 		wg                    sync.WaitGroup
 		start                 = time.Now()
 		stoppedEarly          bool
 		workers               = min(2, max(1, *realityWorkers))
 		groupOf               = map[string]*suiteFile{}
+		spent                 [3]time.Duration // preparing worlds, deciding, running
 	)
 	allSuites := append(loadSuite(t, "attacks"), loadSuite(t, "benign")...)
 	for _, sf := range allSuites {
@@ -84,72 +86,95 @@ func TestReality(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for cl := range jobs {
-				if err := j.use(cl.fixture(groupOf)); err != nil {
-					t.Errorf("%s: %v", cl.from, err)
-					continue
-				}
-				d, units := j.decide(cl.line, cl.cwd)
-				mu.Lock()
-				decided++
-				mu.Unlock()
-				if *realityVerbose {
-					t.Logf("%s: %s: %s %s", cl.from, cl.line, d.Decision, d.Reason)
-				}
-				if d.Decision != policy.Allow || d.Rule != "" {
-					continue
-				}
-				mu.Lock()
-				allowed++
-				mu.Unlock()
-				obs, out, err := j.run(cl.line, cl.cwd)
-				if err != nil {
-					t.Errorf("%s: %s: the jail failed: %v\n%s", cl.from, cl.line, err, out)
-					continue
-				}
-				mu.Lock()
-				ran++
-				mu.Unlock()
-				claim := claimOf(units)
-				for _, diff := range j.compare(claim, obs) {
-					reportDiff(cl, diff, claim.String(j), out)
-				}
-				if obs.wrote {
-					j.dirty = true
+			for batch := range jobs {
+				for _, cl := range batch {
+					t0 := time.Now()
+					if err := j.use(cl.fixture(groupOf)); err != nil {
+						t.Errorf("%s: %v", cl.from, err)
+						continue
+					}
+					t1 := time.Now()
+					d, units := j.decide(cl.line, cl.cwd)
+					mu.Lock()
+					decided++
+					spent[0] += t1.Sub(t0)
+					spent[1] += time.Since(t1)
+					mu.Unlock()
+					if *realityVerbose {
+						t.Logf("%s: %s: %s %s", cl.from, cl.line, d.Decision, d.Reason)
+					}
+					if d.Decision != policy.Allow || d.Rule != "" {
+						continue
+					}
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+					t2 := time.Now()
+					obs, out, err := j.run(cl.line, cl.cwd)
+					mu.Lock()
+					spent[2] += time.Since(t2)
+					mu.Unlock()
+					if err != nil {
+						t.Errorf("%s: %s: the jail failed: %v\n%s", cl.from, cl.line, err, out)
+						continue
+					}
+					mu.Lock()
+					ran++
+					mu.Unlock()
+					claim := claimOf(units)
+					for _, diff := range j.compare(claim, obs) {
+						reportDiff(cl, diff, claim.String(j), out)
+					}
+					j.wrote(obs)
 				}
 			}
 		}()
 	}
-	for _, cl := range lines {
+	// Batches of lines that share a world, so that a jail seldom builds a
+	// new one.
+	for i := 0; i < len(lines); {
 		if time.Now().After(deadline) {
 			stoppedEarly = true
 			break
 		}
-		jobs <- cl
+		n := 1
+		for n < 20 && i+n < len(lines) && lines[i+n].file == lines[i].file {
+			n++
+		}
+		jobs <- lines[i : i+n]
+		i += n
 	}
 	close(jobs)
 	wg.Wait()
 	for _, f := range failures {
 		t.Error("a difference between the analysis and what the line did:\n" + f)
 	}
-	t.Logf("reality: %d lines in the corpus, %d decided, %d allowed, %d run in %s; %d known differences seen, %d new",
-		len(lines), decided, allowed, ran, time.Since(start).Round(time.Second), len(knownHits), len(failures))
+	t.Logf("reality: %d lines in the corpus, %d decided, %d allowed, %d run in %s (worker time: worlds %s, deciding %s, running %s); %d known differences seen, %d new",
+		len(lines), decided, allowed, ran, time.Since(start).Round(time.Second),
+		spent[0].Round(time.Second), spent[1].Round(time.Second), spent[2].Round(time.Second), len(knownHits), len(failures))
 	if stoppedEarly {
-		t.Logf("reality: stopped at the time budget -reality.time=%s; a full run: TOOLGATE_REALITY=1 go test ./internal/engine -run TestReality -reality.lines=0 -reality.time=1h", *realityTime)
+		t.Logf("reality: stopped at the time budget -reality.time=%s before the end of the corpus; raise it to run every line", *realityTime)
 	}
-	if !stoppedEarly && *realityLines == 0 {
+	if !stoppedEarly {
+		// Every line ran: a known difference of a corpus line that did not
+		// show is stale (the analysis now reports the effect, or the line
+		// is no longer allowed).
+		inCorpus := map[string]bool{}
+		for _, cl := range lines {
+			inCorpus[escapeLine(cl.line)] = true
+		}
 		for k, hit := range known {
-			if !hit {
-				t.Errorf("known.txt lists a difference no longer seen; remove it: %s", k)
+			if f := strings.Split(k, "\t"); !hit && inCorpus[f[2]] {
+				t.Errorf("testdata/reality/known.txt lists a difference that did not show; remove it: %s", k)
 			}
 		}
 	}
 }
 
 var (
-	realityLines   = flag.Int("reality.lines", 2500, "TestReality: run at most this many corpus lines (0: all)")
+	realityLines   = flag.Int("reality.lines", 0, "TestReality: take at most this many corpus lines (0: all)")
 	realityTime    = flag.Duration("reality.time", 3*time.Minute, "TestReality: stop starting lines after this long")
-	realityRandom  = flag.Int("reality.random", 600, "TestReality: how many random combinations to add to the corpus")
+	realityRandom  = flag.Int("reality.random", 800, "TestReality: how many random combinations to add to the corpus")
 	realitySeed    = flag.Uint64("reality.seed", 1, "TestReality: seed of the random combinations")
 	realityVerbose = flag.Bool("reality.v", false, "TestReality: log every line's decision")
 	realityWorkers = flag.Int("reality.workers", 2, "TestReality: jails run at once (at most 2)")
@@ -166,8 +191,14 @@ type corpusLine struct {
 func (cl corpusLine) fixture(groups map[string]*suiteFile) *suiteFile { return groups[cl.file] }
 
 // realityCorpus is every line to try, in a fixed order: the suites' shell
-// cases first, then the generated lines, then the random combinations.
-func realityCorpus(t *testing.T) []corpusLine {
+// cases first, then the generated lines, then random combinations of the
+// generated lines the gate allows in j's base world and that have no known
+// difference (which would show again in every combination).
+func realityCorpus(t *testing.T, j *jail, known map[string]bool) []corpusLine {
+	knownLine := map[string]bool{}
+	for k := range known {
+		knownLine[strings.Split(k, "\t")[2]] = true
+	}
 	var out []corpusLine
 	seen := map[string]bool{}
 	add := func(cl corpusLine) {
@@ -192,13 +223,24 @@ func realityCorpus(t *testing.T) []corpusLine {
 			}
 		}
 	}
+	// Lines of one archive's world together: a new world takes a git repository.
+	slices.SortStableFunc(out, func(a, b corpusLine) int { return strings.Compare(a.file, b.file) })
 	gen := generatedLines()
 	for _, l := range gen {
 		add(corpusLine{from: "generated", line: l})
 	}
+	var parts []string
+	for _, l := range gen {
+		if d, _ := j.decide(l, ""); d.Decision == policy.Allow && !knownLine[escapeLine(l)] {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		t.Fatal("the gate allows none of the generated lines")
+	}
 	r := rand.New(rand.NewPCG(*realitySeed, 0x7e1a))
 	for i := 0; i < *realityRandom; i++ {
-		add(corpusLine{from: fmt.Sprintf("random(seed %d, #%d)", *realitySeed, i), line: randomLine(r, gen)})
+		add(corpusLine{from: fmt.Sprintf("random(seed %d, #%d)", *realitySeed, i), line: randomLine(r, parts)})
 	}
 	return out
 }
@@ -338,23 +380,21 @@ func newJail(t *testing.T) *jail {
 	must(t, os.WriteFile(user, []byte(fmt.Sprintf("trusted_projects = [%q]\n", j.project)), 0o644))
 	j.e, err = New(Options{Policy: FromFiles(managed, user), Home: j.home, NoCache: true})
 	must(t, err)
-	must(t, j.build(nil))
+	must(t, j.build())
 	return j
 }
 
-// build makes the world afresh, with the fixtures of sf, and keeps a copy
-// to restore it from.
-func (j *jail) build(sf *suiteFile) error {
-	if err := errors.Join(os.RemoveAll(j.world), os.RemoveAll(j.template)); err != nil {
-		return err
-	}
+// build makes the jail's base world and keeps a copy to restore it from.
+func (j *jail) build() error {
 	files := map[string]string{
 		"project/README.md":          "# demo\nKEY=value\n",
 		"project/notes.txt":          "b 2\na 1\nKEY c\n",
-		"project/data.json":          `{"a": 1}` + "\n",
-		"project/src/main.go":        "package main\n",
+		"project/package.json":       `{"name": "demo", "scripts": {"test": "true"}}` + "\n",
+		"project/go.mod":             "module demo\n",
+		"project/docs/guide.md":      "# guide\n",
+		"project/src/main.go":        "package main\n\n// TODO: more\nfunc main() {}\n",
 		"project/src/util/helper.go": "package util\n",
-		"project/.gitignore":         ".env\nout.txt\n",
+		"project/.gitignore":         ".env\n",
 		"project/.env":               "KEY=" + token + "\n",
 		"home/.ssh/id_rsa":           "-----BEGIN " + token + "\n",
 		"home/.aws/credentials":      "[default]\naws_secret_access_key = " + token + "\n",
@@ -362,21 +402,40 @@ func (j *jail) build(sf *suiteFile) error {
 		"outside/secret.txt":         "outside " + token + "\n",
 		"outside/notes.txt":          "x\n",
 	}
-	if sf != nil {
-		for name, body := range sf.fixture {
-			files[name] = body
-		}
+	links := [][2]string{{"project/keys", "$H/.ssh"}, {"project/out", "$D/outside"}, {"project/idlink", "$H/.ssh/id_rsa"}, {"project/inner", "src"}}
+	if err := j.write(files, links); err != nil {
+		return err
 	}
+	// Three commits, then a change not staged and a file not tracked: the
+	// git commands that write (stash, checkout) have something to do.
+	git := exec.Command("sh", "-c", `git init -q -b main --template= && git add -A && git commit -q -m init &&
+echo '// two' >> src/main.go && git commit -q -am two &&
+echo 'more' >> README.md && git commit -q -am three &&
+echo 'changed' >> README.md && echo scratch > scratch.txt`)
+	git.Dir = j.project
+	git.Env = append(j.env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	if out, err := git.CombinedOutput(); err != nil {
+		return fmt.Errorf("git init in the jail: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("cp", "-a", j.world, j.template).CombinedOutput(); err != nil {
+		return fmt.Errorf("copying the jail's world: %v\n%s", err, out)
+	}
+	j.canaries = nil
+	for _, c := range []string{"project/.env", "home/.ssh/id_rsa", "home/.aws/credentials", "outside/secret.txt"} {
+		j.canaries = append(j.canaries, filepath.Join(j.world, c))
+	}
+	return nil
+}
+
+// write writes files and links into the world; "$P", "$H" and "$D" in
+// their text stand for the project, home and world directories.
+func (j *jail) write(files map[string]string, links [][2]string) error {
 	w := &world{dir: j.world, project: j.project, home: j.home}
 	for name, body := range files {
 		p := filepath.Join(j.world, name)
 		if err := errors.Join(os.MkdirAll(filepath.Dir(p), 0o755), os.WriteFile(p, []byte(w.expand(body)), 0o644)); err != nil {
 			return err
 		}
-	}
-	links := [][2]string{{"project/keys", j.home + "/.ssh"}, {"project/out", j.outside}, {"project/idlink", j.home + "/.ssh/id_rsa"}, {"project/inner", "src"}}
-	if sf != nil {
-		links = append(links, sf.links...)
 	}
 	for _, l := range links {
 		p := filepath.Join(j.world, l[0])
@@ -385,45 +444,40 @@ func (j *jail) build(sf *suiteFile) error {
 			return err
 		}
 	}
-	git := exec.Command("sh", "-c", "git init -q -b main && git add -A && git commit -q -m init")
-	git.Dir = j.project
-	git.Env = append(j.env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	if out, err := git.CombinedOutput(); err != nil {
-		return fmt.Errorf("git init in the jail: %v\n%s", err, out)
+	return nil
+}
+
+// use readies the world for a line that needs sf's fixtures (nil for
+// none): the base world is restored, and sf's files and links added, when
+// the world holds another archive's or a line wrote into it. An archive's
+// files in home/ and outside/ are canaries too.
+func (j *jail) use(sf *suiteFile) error {
+	if sf == j.fixture && !j.dirty {
+		return nil
 	}
-	j.canaries = nil
-	for _, c := range []string{"project/.env", "home/.ssh/id_rsa", "home/.aws/credentials", "outside/secret.txt"} {
-		j.canaries = append(j.canaries, filepath.Join(j.world, c))
+	if err := os.RemoveAll(j.world); err != nil {
+		return err
 	}
+	if out, err := exec.Command("cp", "-a", j.template, j.world).CombinedOutput(); err != nil {
+		return fmt.Errorf("restoring the jail's world: %v\n%s", err, out)
+	}
+	// The copies have new inodes: git's index is brought up to date, so
+	// that what git does next does not depend on how long ago that was.
+	refresh := exec.Command("git", "update-index", "-q", "--refresh")
+	refresh.Dir, refresh.Env = j.project, j.env()
+	refresh.Run() // exits 1 for the change not staged; that is expected
+	j.canaries = j.canaries[:4]
 	if sf != nil {
+		if err := j.write(sf.fixture, sf.links); err != nil {
+			return err
+		}
 		for name := range sf.fixture {
 			if strings.HasPrefix(name, "home/") || strings.HasPrefix(name, "outside/") {
 				j.canaries = append(j.canaries, filepath.Join(j.world, name))
 			}
 		}
 	}
-	if out, err := exec.Command("cp", "-a", j.world, j.template).CombinedOutput(); err != nil {
-		return fmt.Errorf("copying the jail's world: %v\n%s", err, out)
-	}
 	j.fixture, j.dirty = sf, false
-	return nil
-}
-
-// use readies the world for a line that needs sf's fixtures: rebuilt when
-// they differ, restored from the copy when a line wrote into it.
-func (j *jail) use(sf *suiteFile) error {
-	switch {
-	case sf != j.fixture:
-		return j.build(sf)
-	case j.dirty:
-		if err := os.RemoveAll(j.world); err != nil {
-			return err
-		}
-		if out, err := exec.Command("cp", "-a", j.template, j.world).CombinedOutput(); err != nil {
-			return fmt.Errorf("restoring the jail's world: %v\n%s", err, out)
-		}
-		j.dirty = false
-	}
 	return nil
 }
 
@@ -485,6 +539,7 @@ func (j *jail) run(line, cwd string) (*observation, []byte, error) {
 	}
 	defer f.Close()
 	obs := observe(f, j.cwd(cwd))
+	obs.output = out.Bytes()
 	return obs, out.Bytes(), nil
 }
 
@@ -493,12 +548,13 @@ type access struct {
 	prog string // the program that did it (basename)
 	path string // absolute; for exec, the program's path
 	call string // the call as strace printed it, shortened
+	done bool   // the call succeeded
 }
 
 // observation is what a line did.
 type observation struct {
 	execs, reads, writes, connects []access
-	wrote                          bool // a write call succeeded
+	output                         []byte // what the line printed
 }
 
 // observe reads an strace -f -y log. The first program started (the
@@ -566,10 +622,7 @@ func observe(r interface{ Read([]byte) (int, error) }, cwd0 string) *observation
 		return filepath.Join(base, p), true
 	}
 	write := func(c sysCall, p string) {
-		obs.writes = append(obs.writes, access{prog: prog[c.pid], path: p, call: short(c)})
-		if !c.failed() {
-			obs.wrote = true
-		}
+		obs.writes = append(obs.writes, access{prog: prog[c.pid], path: p, call: short(c), done: !c.failed()})
 	}
 	for _, c := range calls {
 		inherit(c.pid)
@@ -746,9 +799,28 @@ func (j *jail) short(p string) string {
 	return p
 }
 
+// tempName matches the random part of a temporary file's name.
+var tempName = regexp.MustCompile(`(sed|tmp_obj_|tmp\.)[A-Za-z0-9]{6}$`)
+
+// subject names a written path as known.txt does: as [jail.short] writes
+// it, with anything in the project's .git directory as $P/.git/* (git's
+// object and lock names change from run to run) and the random part of a
+// temporary name as XXXXXX.
+func (j *jail) subject(p string) string {
+	if pathres.Within(filepath.Join(j.project, ".git"), p) {
+		return "$P/.git/*"
+	}
+	return tempName.ReplaceAllString(j.short(p), "${1}XXXXXX")
+}
+
+// shortCall writes the jail's paths in a call as [jail.short] does.
+func (j *jail) shortCall(s string) string {
+	return strings.NewReplacer(j.project, "$P", j.home, "$H", j.world, "$D", j.dir, "$T").Replace(s)
+}
+
 // difference is one thing a line did that the analysis did not say.
 type difference struct {
-	kind    string // exec, read, write, connect
+	kind    string // exec, read, write, connect, output
 	subject string // the program, or the path as $P/…
 	detail  string
 }
@@ -788,6 +860,14 @@ func (j *jail) ignoredWrite(p string) bool {
 	return false
 }
 
+// wrote marks the world to be restored when the line changed a file in it
+// (other than by a program's own bookkeeping, such as git's index).
+func (j *jail) wrote(o *observation) {
+	j.dirty = j.dirty || slices.ContainsFunc(o.writes, func(a access) bool {
+		return a.done && !j.ignoredWrite(a.path) && !j.isInternal(a.prog, "write", j.short(a.path))
+	})
+}
+
 // compare lists what the line did that the claim leaves out.
 func (j *jail) compare(c claim, o *observation) []difference {
 	var out []difference
@@ -824,13 +904,16 @@ func (j *jail) compare(c claim, o *observation) []difference {
 		if covers(c.reads, x.path, false) || covers(c.writes, x.path, true) {
 			continue
 		}
-		add(difference{"read", j.short(x.path), x.prog + " opened " + x.call})
+		add(difference{"read", j.short(x.path), x.prog + " opened " + j.shortCall(x.call)})
 	}
 	for _, x := range o.writes {
 		if j.ignoredWrite(x.path) || covers(c.writes, x.path, true) || j.isInternal(x.prog, "write", j.short(x.path)) {
 			continue
 		}
-		add(difference{"write", j.short(x.path), x.prog + " called " + x.call})
+		add(difference{"write", j.subject(x.path), x.prog + " called " + j.shortCall(x.call)})
+	}
+	if bytes.Contains(o.output, []byte(token)) && !slices.ContainsFunc(j.canaries, func(p string) bool { return covers(c.reads, p, false) }) {
+		add(difference{"output", "canary token", "the line printed a canary's secret"})
 	}
 	if !c.network {
 		for _, x := range o.connects {
@@ -880,7 +963,7 @@ func TestRealityJail(t *testing.T) {
 		line string
 		want []string // difference keys, KIND<TAB>SUBJECT
 	}{
-		{"cat .env", []string{"exec\tcat", "read\t$P/.env"}},
+		{"cat .env", []string{"exec\tcat", "read\t$P/.env", "output\tcanary token"}},
 		{"cat idlink keys/../.aws/credentials out/secret.txt >/dev/null", []string{"exec\tcat", "read\t$H/.ssh/id_rsa", "read\t$H/.aws/credentials", "read\t$D/outside/secret.txt"}},
 		{"echo x > out.txt", []string{"write\t$P/out.txt"}},
 		{"echo x >> /etc/toolgate-reality", []string{"write\t/etc/toolgate-reality"}},
@@ -902,7 +985,7 @@ func TestRealityJail(t *testing.T) {
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("the line ran for %s; the jail stops it after 2s", d)
 			}
-			j.dirty = j.dirty || obs.wrote
+			j.wrote(obs)
 			var got []string
 			for _, d := range j.compare(claim{}, obs) {
 				got = append(got, d.key())
@@ -918,13 +1001,16 @@ func TestRealityJail(t *testing.T) {
 	// The world is put back after a line wrote into it.
 	must(t, j.use(nil))
 	obs, out, err := j.run("echo x > out.txt", "")
-	if err != nil || !obs.wrote {
-		t.Fatalf("echo x > out.txt: wrote=%v, err=%v\n%s", obs != nil && obs.wrote, err, out)
+	if err != nil {
+		t.Fatalf("echo x > out.txt: %v\n%s", err, out)
+	}
+	j.wrote(obs)
+	if !j.dirty {
+		t.Fatal("echo x > out.txt did not mark the world as written")
 	}
 	if _, err := os.Lstat(filepath.Join(j.project, "out.txt")); err != nil {
 		t.Fatalf("the line wrote no out.txt: %v", err)
 	}
-	j.dirty = true
 	must(t, j.use(nil))
 	if _, err := os.Lstat(filepath.Join(j.project, "out.txt")); !os.IsNotExist(err) {
 		t.Fatalf("out.txt survived the restore: %v", err)
