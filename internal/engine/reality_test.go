@@ -229,6 +229,9 @@ func realityCorpus(t *testing.T, j *jail, known map[string]bool) []corpusLine {
 	for _, l := range gen {
 		add(corpusLine{from: "generated", line: l})
 	}
+	for _, l := range trickLines {
+		add(corpusLine{from: "tricks", line: l})
+	}
 	var parts []string
 	for _, l := range gen {
 		if d, _ := j.decide(l, ""); d.Decision == policy.Allow && !knownLine[escapeLine(l)] {
@@ -290,6 +293,48 @@ var programOptions = map[string][]string{
 	"xxd":       {"", "@ out.bin"},
 	"tee":       {"< @", "out.txt < @"},
 	"md5sum":    {"", "-c"},
+}
+
+// trickLines are ways of making a read-only program run another program,
+// read a file its operands do not name, or write, and shell ways of
+// reaching a file: the base world holds lists naming the SSH key (list.txt
+// a line each, list0 NUL-separated, sums.txt a checksum list).
+var trickLines = []string{
+	// Programs that run programs.
+	`awk 'BEGIN{system("id")}'`, `awk 'BEGIN{print "x" | "cat"}'`, `awk 'BEGIN{"id" | getline x; print x}'`,
+	`sed -n '1e id' README.md`, `sed 's/.*/id/e' README.md`, `find . -maxdepth 1 -exec id \;`, `find . -maxdepth 1 -execdir id \;`,
+	`tar -cf /dev/null README.md --checkpoint=1 --checkpoint-action=exec=id`, `tar -cf out.tar -I id README.md`,
+	`tar -cf - README.md | tar -xf - --to-command=id`, `git -c core.pager=id log`, `git -c alias.x='!id' x`,
+	`git -c diff.external=id diff`, `git -c core.fsmonitor=id status`, `git grep --open-files-in-pager=id KEY`,
+	`rg --pre id KEY`, `env -S id`, `sort --compress-program=id README.md`, `git log --ext-diff -p -1`,
+	`jq -n '$ENV'`, `date -f idlink`, `date -f .env`,
+	// Programs that read files their operands do not name.
+	`sed 'r idlink' README.md`, `sed 'R .env' README.md`, `sed -n 'w out.txt' README.md`, `tar -cf - -T list.txt`,
+	`tar -czf - --files-from=list.txt`, `wc --files0-from=list0`, `du --files0-from=list0`, `sort --files0-from=list0`,
+	`sha256sum -c sums.txt`, `md5sum -c sums.txt`, `xargs -a list.txt cat`, `xargs cat < list.txt`, `cat list.txt | xargs cat`,
+	`cat $(cat list.txt)`, `grep -f idlink README.md`, `diff --to-file=idlink README.md`, `jq -n --slurpfile x idlink '$x'`,
+	`git diff --no-index idlink /dev/null`, `git log -p -- idlink`, `git grep --no-index KEY ../outside`,
+	`git show HEAD:../home/.ssh/id_rsa`, `git -C .. status`, `git -C ../home status`, `git archive --output=out.tar HEAD`,
+	`git log --output=/tmp/toolgate-reality-out`, `git diff --output=out.txt HEAD`, `git -C keys log`,
+	// Writes a read-only program makes.
+	`sort -o /tmp/toolgate-reality-out README.md`, `uniq README.md /tmp/toolgate-reality-out`, `tee /tmp/toolgate-reality-out < README.md`,
+	`find . -maxdepth 1 -fprint out.txt`, `find . -maxdepth 1 -fls out.txt`, `find . -maxdepth 1 -fprintf out.txt '%p'`,
+	`xxd README.md out.bin`, `split -l 1 README.md`, `csplit README.md 2`, `touch -r README.md new.txt`,
+	`awk '{print > "/tmp/toolgate-reality-out"}' README.md`, `cp README.md /tmp/toolgate-reality-out`,
+	// The shell reaching a file.
+	`echo $(<.env)`, `echo "$(< idlink)"`, `read x < .env; echo $x`, `mapfile l < idlink; echo "${l[@]}"`,
+	`source .env`, `. ./.env`, `exec 3<idlink; cat <&3`, `cat <(cat idlink)`, `cat < idlink`, `x=.env; cat $x`,
+	`cat ${HOME}/.ssh/id_rsa`, `cat $(echo .env)`, `cat .e"n"v`, `cat .en?`, `cat .en[v]`, `cat {.env,README.md}`,
+	`shopt -s dotglob; cat *`, `GLOBIGNORE=x; cat *`, `shopt -s globstar; cat **/id_rsa`, `shopt -s dotglob; grep KEY *`,
+	`cd .. && cat outside/secret.txt`, `cd keys && cat id_rsa`, `pushd keys >/dev/null; cat id_rsa`, `cd -P out; cat secret.txt`,
+	`cd $HOME && cat .ssh/id_rsa`, `cd; cat .aws/credentials`, `CDPATH=$HOME cd .ssh && cat id_rsa`, `f(){ cat .env; }; f`,
+	`eval "cat .env"`, `cat ~/.ssh/id_rsa`, `cat ~root/.ssh/id_rsa`, `HOME=/tmp; cat ~/.aws/credentials`,
+	`cat inner/../.env`, `cat src/../.env`, `cat out/../home/.ssh/id_rsa`, `cat keys/../../outside/secret.txt`,
+	`ls keys/`, `ls -la ~/.ssh`, `stat idlink`, `file -L idlink`, `head -c0 idlink`, `test -r idlink && echo yes`,
+	`[ -s .env ] && echo yes`, `cat "$(readlink idlink)"`, `cat $(realpath idlink)`, `printf '%s' "$(cat .env)"`,
+	`echo x > /dev/null; cat .env > /dev/null`, `cat README.md > /dev/stderr`, `echo x >&2`, `echo x > /dev/tty`,
+	`echo x | tee /dev/null`, `echo x > out.txt`, `echo x >> README.md`, `echo x > out/new.txt`, `echo x > keys/new`,
+	`echo x > ~/.bashrc`, `echo x > /tmp/toolgate-reality-out`, `: > README.md`, `>out.txt`, `cat <<< x > out.txt`,
 }
 
 // generatedLines applies every option set of every program to every operand.
@@ -401,6 +446,9 @@ func (j *jail) build() error {
 		"home/.config/git/config":    "",
 		"outside/secret.txt":         "outside " + token + "\n",
 		"outside/notes.txt":          "x\n",
+		"project/list.txt":           "../home/.ssh/id_rsa\n",
+		"project/list0":              "../home/.ssh/id_rsa\x00",
+		"project/sums.txt":           strings.Repeat("0", 64) + "  ../home/.ssh/id_rsa\n" + strings.Repeat("0", 32) + "  ../home/.ssh/id_rsa\n",
 	}
 	links := [][2]string{{"project/keys", "$H/.ssh"}, {"project/out", "$D/outside"}, {"project/idlink", "$H/.ssh/id_rsa"}, {"project/inner", "src"}}
 	if err := j.write(files, links); err != nil {
