@@ -182,7 +182,7 @@ var (
 
 // corpusLine is one shell line to decide and perhaps run.
 type corpusLine struct {
-	from string // where it comes from: archive:line, gen, rand
+	from string // where it comes from: ARCHIVE:LINE, generated, tricks, random(…)
 	line string
 	cwd  string // relative to the project
 	file string // the archive whose fixtures it needs, "" for none
@@ -212,7 +212,7 @@ func realityCorpus(t *testing.T, j *jail, known map[string]bool) []corpusLine {
 		for _, sf := range loadSuite(t, dir) {
 			for _, c := range sf.cases {
 				cmd, ok := c.input["command"].(string)
-				if c.tool != "Bash" || !ok || c.input["shell"] != nil {
+				if c.tool != "Bash" || !ok {
 					continue
 				}
 				file := ""
@@ -559,10 +559,16 @@ const traced = "execve,execveat,open,openat,openat2,creat,rename,renameat,rename
 	"rmdir,symlink,symlinkat,link,linkat,truncate,chmod,fchmodat,mknod,mknodat,connect,sendto,sendmsg," +
 	"chdir,fchdir,clone,clone3,fork,vfork"
 
-// jailScript runs inside the new namespaces: everything but the harness's
-// directory becomes read-only, then the line runs under strace with a
-// two-second limit. $1 harness dir, $2 cwd, $3 strace log, $4 the line.
-const jailScript = `mount --bind "$1" "$1" && mount -o remount,bind,ro / || exit 125
+// jailScript runs inside the new namespaces: every mount but the harness's
+// directory and /proc becomes read-only (those that refuse stay as they
+// are; / must not), /dev/shm a private tmpfs, then the line runs under
+// strace with a two-second limit. $1 harness dir, $2 cwd, $3 strace log,
+// $4 the line.
+const jailScript = `mount --bind "$1" "$1" || exit 125
+awk '{print $2}' /proc/self/mounts | while read -r m; do
+  case "$m" in "$1"|/proc|/proc/*) ;; *) mount -o remount,bind,ro "$m" 2>/dev/null ;; esac
+done
+mount -o remount,bind,ro / && mount -t tmpfs tmpfs /dev/shm || exit 125
 cd "$2" || exit 125
 exec timeout -s KILL 2 strace -f -qq -y -s 4096 -e signal=none -e trace=` + traced + ` -o "$3" -- /bin/bash -c "$4" </dev/null`
 
@@ -1015,6 +1021,7 @@ func TestRealityJail(t *testing.T) {
 		{"cat idlink keys/../.aws/credentials out/secret.txt >/dev/null", []string{"exec\tcat", "read\t$H/.ssh/id_rsa", "read\t$H/.aws/credentials", "read\t$D/outside/secret.txt"}},
 		{"echo x > out.txt", []string{"write\t$P/out.txt"}},
 		{"echo x >> /etc/toolgate-reality", []string{"write\t/etc/toolgate-reality"}},
+		{"echo x > /dev/shm/toolgate-reality; echo y > /sys/fs/cgroup/toolgate-reality", []string{"write\t/dev/shm/toolgate-reality", "write\t/sys/fs/cgroup/toolgate-reality"}},
 		{"cd src && mkdir newdir && mv newdir n2 && rmdir n2", []string{"exec\tmkdir", "exec\tmv", "exec\trmdir", "write\t$P/src/newdir", "write\t$P/src/n2"}},
 		{"ln -s x inner/l; touch out/t", []string{"exec\tln", "exec\ttouch", "write\t$P/src/l", "write\t$D/outside/t"}},
 		{"curl -s http://example.com/", []string{"exec\tcurl"}},
@@ -1045,6 +1052,13 @@ func TestRealityJail(t *testing.T) {
 				t.Fatalf("differences:\n got %q\nwant %q\noutput: %s", got, want, out)
 			}
 		})
+	}
+	// The jail kept the lines' writes outside the harness's directory off
+	// the machine.
+	for _, p := range []string{"/etc/toolgate-reality", "/dev/shm/toolgate-reality", "/sys/fs/cgroup/toolgate-reality"} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("a line in the jail wrote %s on the machine (%v)", p, err)
+		}
 	}
 	// The world is put back after a line wrote into it.
 	must(t, j.use(nil))
