@@ -323,5 +323,78 @@ func FuzzStraceLine(f *testing.F) {
 			}
 			fdPath(c.ret)
 		}
+		observe(strings.NewReader(log), "/w")
 	})
+}
+
+// TestObserve reads made-up logs: the first program is the line's own
+// shell, children inherit the directory their parent had, chdir and
+// AT_FDCWD move it, and a call's result decides what it is.
+func TestObserve(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name                          string
+		log                           string
+		execs, reads, writes, connect []string // paths (the program for connect)
+	}{
+		{name: "the shell itself is left out",
+			log:   "1 execve(\"/bin/bash\", [\"bash\"], 0x1) = 0\n1 execve(\"/bin/cat\", [\"cat\"], 0x1) = 0\n",
+			execs: []string{"/bin/cat"}},
+		{name: "a failed exec is none",
+			log:   "1 execve(\"/bin/bash\", [], 0x1) = 0\n1 execve(\"/x/cat\", [], 0x1) = -1 ENOENT (No such file or directory)\n",
+			execs: nil},
+		{name: "a child inherits the directory its parent moved to",
+			log: "1 execve(\"/bin/bash\", [], 0x1) = 0\n1 chdir(\"sub\") = 0\n2 mkdir(\"d\", 0777) = 0\n" +
+				"1 clone(child_stack=NULL, flags=SIGCHLD) = 2\n",
+			writes: []string{dir + "/sub/d"}},
+		{name: "AT_FDCWD tells the directory",
+			log:    "1 execve(\"/bin/bash\", [], 0x1) = 0\n1 openat(AT_FDCWD</elsewhere>, \"f\", O_RDONLY) = -1 ENOENT (x)\n1 unlink(\"g\") = 0\n",
+			reads:  []string{"/elsewhere/f"},
+			writes: []string{"/elsewhere/g"}},
+		{name: "the descriptor's path is the real one",
+			log:   "1 openat(AT_FDCWD</w>, \"link\", O_RDONLY|O_CLOEXEC) = 3</real/key>\n",
+			reads: []string{"/real/key"}},
+		{name: "open flags make a write",
+			log: "1 openat(AT_FDCWD</w>, \"a\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</w/a>\n1 open(\"/w/b\", O_RDWR) = 3</w/b>\n" +
+				"1 creat(\"/w/c\", 0644) = 3</w/c>\n1 openat(AT_FDCWD</w>, \"d\", O_RDONLY) = 3</w/d>\n",
+			reads:  []string{"/w/d"},
+			writes: []string{"/w/a", "/w/b", "/w/c"}},
+		{name: "renames write both names, links the new one",
+			log: "1 renameat2(AT_FDCWD</w>, \"a\", AT_FDCWD</v>, \"b\", RENAME_NOREPLACE) = 0\n1 linkat(AT_FDCWD</w>, \"c\", AT_FDCWD</w>, \"d\", 0) = 0\n" +
+				"1 symlinkat(\"/t\", AT_FDCWD</w>, \"e\") = 0\n1 rename(\"/w/f\", \"/w/g\") = 0\n",
+			writes: []string{"/w/a", "/v/b", "/w/d", "/w/e", "/w/f", "/w/g"}},
+		{name: "an interrupted open",
+			log:   "1 openat(AT_FDCWD</w>, \"a\", O_RDONLY <unfinished ...>\n2 getpid() = 2\n1 <... openat resumed>) = 3</w/a>\n",
+			reads: []string{"/w/a"}},
+		{name: "inet connects count, unix ones do not",
+			log: "1 execve(\"/bin/bash\", [], 0x1) = 0\n1 execve(\"/usr/bin/curl\", [], 0x1) = 0\n" +
+				"1 connect(3<socket:[1]>, {sa_family=AF_UNIX, sun_path=\"/run/x\"}, 110) = 0\n" +
+				"1 connect(3<socket:[2]>, {sa_family=AF_INET6, sin6_port=htons(443)}, 28) = -1 ENETUNREACH (x)\n" +
+				"1 sendto(4<socket:[3]>, \"q\", 1, 0, {sa_family=AF_INET, sin_port=htons(53)}, 16) = 1\n",
+			execs:   []string{"/usr/bin/curl"},
+			connect: []string{"curl", "curl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := observe(strings.NewReader(tc.log), dir)
+			paths := func(as []access) []string {
+				var out []string
+				for _, a := range as {
+					out = append(out, a.path)
+				}
+				return out
+			}
+			var progs []string
+			for _, a := range o.connects {
+				progs = append(progs, a.prog)
+			}
+			for _, x := range []struct {
+				what      string
+				got, want []string
+			}{{"execs", paths(o.execs), tc.execs}, {"reads", paths(o.reads), tc.reads}, {"writes", paths(o.writes), tc.writes}, {"connects", progs, tc.connect}} {
+				if strings.Join(x.got, " ") != strings.Join(x.want, " ") {
+					t.Errorf("%s: got %q, want %q", x.what, x.got, x.want)
+				}
+			}
+		})
+	}
 }
