@@ -316,6 +316,16 @@ var trickLines = []string{
 	`git diff --no-index idlink /dev/null`, `git log -p -- idlink`, `git grep --no-index KEY ../outside`,
 	`git show HEAD:../home/.ssh/id_rsa`, `git -C .. status`, `git -C ../home status`, `git archive --output=out.tar HEAD`,
 	`git log --output=/tmp/toolgate-reality-out`, `git diff --output=out.txt HEAD`, `git -C keys log`,
+	// Options whose value is a file the program reads.
+	`grep -r --exclude-from=idlink KEY src`, `rg --ignore-file idlink KEY`, `rg -f idlink README.md`,
+	`tar -cf /dev/null -X idlink src`, `tar -cf /dev/null --exclude-from=idlink src`, `diff -r -X idlink src src`,
+	`du -X idlink src`, `sort --random-source=idlink -R README.md`, `shuf --random-source=idlink README.md`,
+	`file -m idlink README.md`, `file -f list.txt`, `jq --from-file idlink README.md`, `look x idlink`,
+	`iconv -f utf8 -t ascii idlink`, `pr idlink`, `fmt idlink`, `expand idlink`, `tsort idlink`, `cmp -i 0 idlink README.md`,
+	`git blame --contents idlink README.md`, `git hash-object idlink`, `git hash-object -w README.md`, `git apply --stat idlink`,
+	`git ls-files -o -X idlink`, `git grep -f idlink`, `git -c include.path=$HOME/.ssh/id_rsa status`,
+	`git -c core.excludesFile=idlink status`, `git check-ignore --stdin < list.txt`, `git cat-file --batch-check < list.txt`,
+	`git config -f idlink -l`, `git diff --no-index --output=out.txt README.md notes.txt`, `git format-patch -1`,
 	// Writes a read-only program makes.
 	`sort -o /tmp/toolgate-reality-out README.md`, `uniq README.md /tmp/toolgate-reality-out`, `tee /tmp/toolgate-reality-out < README.md`,
 	`find . -maxdepth 1 -fprint out.txt`, `find . -maxdepth 1 -fls out.txt`, `find . -maxdepth 1 -fprintf out.txt '%p'`,
