@@ -591,8 +591,8 @@ func (j *jail) run(line, cwd string) (*observation, []byte, error) {
 	cmd := exec.CommandContext(ctx, "unshare", "-rmnpf", "--kill-child", "--", "/bin/sh", "-c", jailScript, "sh",
 		j.dir, j.cwd(cwd), j.log, w.expand(line))
 	cmd.Env = j.env()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &capped{max: 1 << 20}
+	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 125 {
 		return nil, out.Bytes(), fmt.Errorf("setting up the jail: %v", err)
@@ -605,6 +605,19 @@ func (j *jail) run(line, cwd string) (*observation, []byte, error) {
 	obs := observe(f, j.cwd(cwd))
 	obs.output = out.Bytes()
 	return obs, out.Bytes(), nil
+}
+
+// capped keeps the first max bytes written to it and drops the rest.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // access is one thing a process of the line did.
@@ -1039,6 +1052,7 @@ func TestRealityJail(t *testing.T) {
 		{"exec 3<>/dev/tcp/127.0.0.1/9; echo $(echo x)", []string{"connect\tinet"}},
 		{"git status >/dev/null", []string{"exec\tgit"}},
 		{"sleep 30", []string{"exec\tsleep"}},
+		{"yes", []string{"exec\tyes"}},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
 			must(t, j.use(nil))
