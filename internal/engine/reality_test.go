@@ -94,8 +94,12 @@ func TestReality(t *testing.T) {
 						t.Errorf("%s: %v", cl.from, err)
 						continue
 					}
+					line := cl.line
+					if cl.suite {
+						line = (&world{dir: j.world, project: j.project, home: j.home}).expand(line)
+					}
 					t1 := time.Now()
-					d, units := j.decide(cl.line, cl.cwd)
+					d, units := j.decide(line, cl.cwd)
 					mu.Lock()
 					decided++
 					spent[0] += t1.Sub(t0)
@@ -111,7 +115,7 @@ func TestReality(t *testing.T) {
 					allowed++
 					mu.Unlock()
 					t2 := time.Now()
-					obs, out, err := j.run(cl.line, cl.cwd)
+					obs, out, err := j.run(line, cl.cwd)
 					mu.Lock()
 					spent[2] += time.Since(t2)
 					mu.Unlock()
@@ -191,6 +195,9 @@ type corpusLine struct {
 	line string
 	cwd  string // relative to the project
 	file string // the archive whose fixtures it needs, "" for none
+	// suite is set for a suite's line, in which $P, $H and $D stand for
+	// the project, home and world directories.
+	suite bool
 }
 
 // realityCorpus is every line to try, in a fixed order: the suites' shell
@@ -222,7 +229,7 @@ func realityCorpus(t *testing.T, j *jail, known map[string]bool) []corpusLine {
 				if len(sf.fixture) > 0 || len(sf.links) > 0 {
 					file = sf.name
 				}
-				add(corpusLine{from: fmt.Sprintf("%s:%d", c.file, c.line), line: cmd, cwd: c.cwd, file: file})
+				add(corpusLine{from: fmt.Sprintf("%s:%d", c.file, c.line), line: cmd, cwd: c.cwd, file: file, suite: true})
 			}
 		}
 	}
@@ -329,6 +336,13 @@ var trickLines = []string{
 	`git ls-files -o -X idlink`, `git grep -f idlink`, `git -c include.path=$HOME/.ssh/id_rsa status`,
 	`git -c core.excludesFile=idlink status`, `git check-ignore --stdin < list.txt`, `git cat-file --batch-check < list.txt`,
 	`git config -f idlink -l`, `git diff --no-index --output=out.txt README.md notes.txt`, `git format-patch -1`,
+	// Variables that make a program read a file or run one.
+	`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=id git status`, `GIT_EXTERNAL_DIFF=id git diff`,
+	`GIT_CONFIG_GLOBAL=idlink git status`, `GIT_DIR=keys git log`, `HOME=keys git status`, `GIT_PAGER=id git log`,
+	`RIPGREP_CONFIG_PATH=idlink rg KEY`, `MAGIC=idlink file README.md`, `TZ=:$HOME/.ssh/id_rsa date`, `TZDIR=keys TZ=id_rsa date`,
+	`TAR_OPTIONS=--to-command=id tar -cf - README.md | tar -xf -`, `LD_PRELOAD=idlink cat README.md`, `PATH=.:$PATH ls`,
+	`BASH_ENV=.env bash -c true`, `PAGER=id git log`, `LESSOPEN='|id' less README.md`, `JQ_COLORS=1 jq . data.json`,
+	`GCONV_PATH=keys iconv -f x -t y README.md`, `LANGUAGE=x LOCPATH=keys ls`,
 	// Writes a read-only program makes.
 	`sort -o /tmp/toolgate-reality-out README.md`, `uniq README.md /tmp/toolgate-reality-out`, `tee /tmp/toolgate-reality-out < README.md`,
 	`find . -maxdepth 1 -fprint out.txt`, `find . -maxdepth 1 -fls out.txt`, `find . -maxdepth 1 -fprintf out.txt '%p'`,
@@ -559,8 +573,7 @@ func (j *jail) cwd(rel string) string {
 
 // decide asks the gate about a line, with the default policy.
 func (j *jail) decide(line, cwd string) (*Decision, []*Unit) {
-	w := &world{dir: j.world, project: j.project, home: j.home}
-	d := j.e.Explain(context.Background(), &Request{Tool: "Bash", Input: sh(w.expand(line)), Cwd: j.cwd(cwd)})
+	d := j.e.Explain(context.Background(), &Request{Tool: "Bash", Input: sh(line), Cwd: j.cwd(cwd)})
 	if d.Trace == nil {
 		return d, nil
 	}
@@ -602,12 +615,11 @@ func (j *jail) run(line, cwd string) (*observation, []byte, error) {
 }
 
 func (j *jail) runFor(line, cwd, limit string) (*observation, []byte, error) {
-	w := &world{dir: j.world, project: j.project, home: j.home}
 	os.Remove(j.log)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-rmnpf", "--kill-child", "--", "/bin/sh", "-c", jailScript, "sh",
-		j.dir, j.cwd(cwd), j.log, w.expand(line), limit)
+		j.dir, j.cwd(cwd), j.log, line, limit)
 	cmd.Env = j.env()
 	out := &capped{max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -990,7 +1002,10 @@ func (j *jail) compare(c claim, o *observation) []difference {
 			if fp == p || fp == "" && f.Unknown {
 				return true
 			}
-			if (whole || f.Recursive) && fp != "" && pathres.Within(fp, p) {
+			if whole && fp != "" && pathres.Within(fp, p) {
+				return true
+			}
+			if f.Recursive && fp != "" && pathres.Within(fp, p) && treeHolds(f, fp, p) {
 				return true
 			}
 		}
@@ -1020,6 +1035,30 @@ func (j *jail) compare(c claim, o *observation) []difference {
 		}
 	}
 	return out
+}
+
+// treeHolds reports whether a recursive read of the tree at root, as the
+// analysis describes it, takes in the file p below it: a walk that leaves
+// out hidden names does not reach .env, and one restricted to a name
+// pattern only the files that match it.
+func treeHolds(f PathFact, root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	if f.skipHidden {
+		for _, c := range strings.Split(rel, string(filepath.Separator)) {
+			if strings.HasPrefix(c, ".") && c != "." {
+				return false
+			}
+		}
+	}
+	if f.nameGlob != "" {
+		if ok, _ := path.Match(strings.ToLower(f.nameGlob), strings.ToLower(filepath.Base(p))); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // escapeLine writes a line on one line of known.txt: "\n", "\t" and "\\"
