@@ -32,8 +32,9 @@ import (
 // It runs only with TOOLGATE_REALITY=1 and needs strace and unshare (user,
 // mount, network and pid namespaces). The lines are the shell cases of the
 // attack and benign suites, each read-only program's options applied to
-// each kind of operand, and seeded random combinations of those; a default
-// run stops after -reality.lines lines or -reality.time.
+// each kind of operand, hand-written tricks, and seeded random combinations
+// of the generated lines; a run stops after -reality.lines lines (0: all)
+// or when -reality.time has passed.
 func TestReality(t *testing.T) {
 	if os.Getenv("TOOLGATE_REALITY") != "1" {
 		t.Skip("reality harness skipped: run it with TOOLGATE_REALITY=1 go test ./internal/engine -run TestReality (needs strace and unshare)")
