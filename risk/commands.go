@@ -1334,6 +1334,14 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		if len(ops) > 0 || flags["-d"] || flags["-D"] || flags["-m"] || flags["--delete"] || flags["-f"] {
 			e.Level = Write
 		}
+		if sub == "stash" {
+			// A bare git stash is git stash push: it saves the changes into
+			// .git and resets the working tree; only list and show read.
+			e.Level = Write
+			if len(ops) > 0 && (ops[0] == "list" || ops[0] == "show") {
+				e.Level = Read
+			}
+		}
 		if sub == "branch" && (flags["-D"] || (flags["-d"] || flags["--delete"]) && (flags["-f"] || flags["--force"])) {
 			e.Level, e.Destructive = Destructive, "git branch -D deletes a branch even if it is not merged"
 		}

@@ -948,6 +948,28 @@ var internal = []struct {
 	// index, through index.lock, when they find it stale.
 	{"git", "write", "$P/.git/index.lock", "git refreshes the index's stat cache"},
 	{"git", "write", "$P/.git/index", "git refreshes the index's stat cache"},
+	// Debian's zcat, gunzip, egrep and fgrep are scripts that run gzip
+	// and grep with fixed options.
+	{"zcat", "exec", "gzip", "zcat is gzip -cd"},
+	{"gunzip", "exec", "gzip", "gunzip is gzip -d"},
+	{"egrep", "exec", "grep", "egrep is grep -E"},
+	{"fgrep", "exec", "grep", "fgrep is grep -F"},
+	// The Python yq is a wrapper around jq.
+	{"yq", "exec", "jq", "yq hands its program to jq"},
+	// man formats a page with the groff pipeline and tries to keep the
+	// formatted page in its cache.
+	{"man", "exec", "preconv", "man's formatting pipeline"},
+	{"man", "exec", "tbl", "man's formatting pipeline"},
+	{"man", "exec", "col", "man's formatting pipeline"},
+	{"man", "exec", "nroff", "man's formatting pipeline"},
+	{"man", "write", "/var/cache/man/*/*", "man keeps formatted pages in its cache"},
+	{"nroff", "exec", "groff", "nroff is a groff front end"},
+	{"nroff", "exec", "locale", "nroff asks the character map"},
+	{"groff", "exec", "troff", "groff's pipeline"},
+	{"groff", "exec", "grotty", "groff's pipeline"},
+	// top keeps its settings in ~/.config/procps and makes the directory.
+	{"top", "write", "$H/.config", "top makes its settings directory"},
+	{"top", "write", "$H/.config/procps", "top makes its settings directory"},
 }
 
 func (j *jail) isInternal(prog, kind, subject string) bool {
