@@ -114,7 +114,7 @@ func init() {
 	add(Read, kReadAll, "cat", "head", "tail", "less", "more", "wc", "nl", "od", "xxd", "hexdump", "strings",
 		"uniq", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "file", "stat", "diff", "cmp",
 		"base64", "tac", "rev", "fold", "fmt", "expand", "unexpand", "column", "paste", "comm", "join", "jq", "yq",
-		"readlink", "realpath", "bat", "zcat", "gunzip", "tokei", "cloc", "cut")
+		"readlink", "realpath", "bat", "zcat", "gunzip", "tokei", "cut")
 	add(Read, kReadAfter1, "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk")
 	add(Read, kList, "ls", "tree", "du", "find", "fd", "exa", "eza", "dir")
 	add(Read, kNone, "echo", "printf", "true", "false", "test", "[", "[[", "((", "let", "pwd", "which", "type",
@@ -137,7 +137,9 @@ func init() {
 		"helm", "terraform", "kill", "pkill", "killall", "crontab", "systemctl", "service", "launchctl", "xdg-open",
 		"open", "vim", "vi", "nvim", "nano", "emacs", "code", "ssh-keygen", "gpg", "sudo", "su", "doas", "sqlite3",
 		"psql", "mysql", "redis-cli", "mongosh", "osascript", "at", "batch", "nohup", "script", "pytest", "jest",
-		"vitest", "tsc", "eslint", "prettier", "ruff", "mypy", "black", "gofmt", "rustfmt")
+		"vitest", "tsc", "eslint", "prettier", "ruff", "mypy", "black", "gofmt", "rustfmt",
+		// cloc hands archive names to a shell pipeline of its own.
+		"cloc")
 	add(Network, kNone, "curl", "wget", "ssh", "scp", "sftp", "ftp", "nc", "ncat", "netcat", "telnet", "socat",
 		"ping", "dig", "nslookup", "host", "traceroute", "http", "https", "aria2c", "rclone", "gh")
 	add(Destructive, kWriteAll, "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "mkswap")
@@ -182,6 +184,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 			// or network effect, the files named, under any allow rule.
 			e := command(base, info, args, dyn, nil)
 			e.Level, e.Known, e.Spec, e.UnknownOption = Max(e.Level, Execute), false, sp.Program, p.Unknown
+			if shellMode[base] {
+				e.Problem, e.Unknown = shellModeProblem(base, p.Unknown), true
+			}
 			return e
 		}
 	}
@@ -262,6 +267,64 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 		if p.Has("-r") || decompress && p.Has("-N") {
 			e.Opaque = base + " writes names it reads from the archives or the tree"
 		}
+	case "set":
+		for _, o := range p.Options {
+			if o.HasValue && !setOptions[o.Value] {
+				e.Level, e.Known, e.UnknownOption = Execute, false, o.Spelled+" "+o.Value
+				e.Problem, e.Unknown = shellModeProblem(base, e.UnknownOption), true
+				return
+			}
+		}
+	case "shopt":
+		if p.Has("-s", "-u") {
+			for _, name := range p.OperandWords(args) {
+				if !(p.Has("-o") && setOptions[name] || !p.Has("-o") && shoptOptions[name]) {
+					e.Level, e.Known, e.UnknownOption = Execute, false, "shopt "+name
+					e.Problem, e.Unknown = shellModeProblem(base, name), true
+					return
+				}
+			}
+		}
+	case "strings":
+		// binutils read the options in @FILE, file names included.
+		for _, o := range p.OperandWords(args) {
+			if strings.HasPrefix(o, "@") {
+				e.Level, e.Known, e.UnknownOption = Execute, false, o
+				return
+			}
+		}
+	case "man":
+		// A page named by path is formatted with the includes it asks
+		// for (.so FILE), any file.
+		for _, o := range p.OperandWords(args) {
+			if strings.Contains(o, "/") {
+				e.Level, e.Known, e.Exec = Execute, false, "man formats a local page, which may include any file"
+			}
+		}
+	case "mktemp":
+		for _, o := range p.OperandWords(args) {
+			e.Writes = append(e.Writes, o)
+			e.Level = Max(e.Level, Write)
+		}
+	case "grep", "egrep", "fgrep":
+		// -d recurse (spelled in full or not) is -r.
+		for _, v := range p.Values("-d") {
+			if v != "" && strings.HasPrefix("recurse", v) {
+				e.Recursive = true
+				if len(e.Reads) == 0 {
+					e.Reads = []string{"."}
+				}
+			}
+		}
+	case "tar":
+		// An archive named HOST:FILE is reached through rsh.
+		for _, f := range p.Values("-f") {
+			if h, _, ok := strings.Cut(f, ":"); ok && !strings.Contains(h, "/") && !p.Has("--force-local") {
+				e.Level, e.Known, e.Network = Max(e.Level, Execute), false, true
+				e.Exec = "tar -f HOST:FILE runs rsh to reach " + h
+				e.Hosts = append(e.Hosts, strings.TrimPrefix(h[strings.LastIndexByte(h, '@')+1:], "@"))
+			}
+		}
 	case "dd":
 		for _, o := range ops {
 			k, _, ok := strings.Cut(o, "=")
@@ -272,6 +335,28 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 		}
 	}
 }
+
+// shellMode lists the builtins whose options change how the shell reads
+// and runs the rest of the line: an option of theirs the analysis does not
+// model leaves the whole line unjudged, in every mode.
+var shellMode = map[string]bool{"set": true, "shopt": true}
+
+func shellModeProblem(base, opt string) string {
+	return base + " " + opt + " changes how the shell reads or runs what follows, which the analysis does not model"
+}
+
+// setOptions are the names set -o and shopt -o take that change nothing
+// the analysis relies on: not allexport, keyword, xtrace (PS4 runs),
+// history (a history file written), posix, or the like.
+var setOptions = map[string]bool{"errexit": true, "nounset": true, "pipefail": true, "noclobber": true,
+	"noglob": true, "notify": true, "ignoreeof": true, "monitor": true, "hashall": true, "noexec": true,
+	"verbose": true, "physical": true, "errtrace": true, "functrace": true, "emacs": true, "vi": true}
+
+// shoptOptions are the shopt names that change nothing the analysis
+// relies on: not the globbing options (dotglob, nocaseglob, extglob,
+// globstar), cdable_vars, expand_aliases, extdebug, or the history ones.
+var shoptOptions = map[string]bool{"nullglob": true, "failglob": true, "lastpipe": true, "inherit_errexit": true,
+	"checkwinsize": true, "checkjobs": true, "huponexit": true, "globasciiranges": true, "xpg_echo": false}
 
 // grammarCode names, per program, the options whose code the program's
 // effect reads with a grammar of its language rather than taking it as

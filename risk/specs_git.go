@@ -46,8 +46,12 @@ import "strings"
 //     negation --no-OPT of every long option, which gitSpec adds.
 
 // gitGlobal is the spec of git itself: the options before the subcommand.
+// --git-dir and --work-tree name a repository other than the project's,
+// whose configuration (core.fsmonitor, diff.external, a pager) can run
+// programs: they are code. -C is a directory; the engine asks when the
+// repository git finds from there is not the project's.
 const gitGlobal = `
-git: @noabbrev -C=dir -c=code --git-dir=dir --work-tree=dir --namespace=inert --exec-path?=exec
+git: @noabbrev -C=dir -c=code --git-dir=code --work-tree=code --namespace=inert --exec-path?=exec
   -p|--paginate -P|--no-pager --no-replace-objects --bare --literal-pathspecs --no-literal-pathspecs
   --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --config-env=code
   --list-cmds=inert --attr-source=inert --no-advice -v|--version -h|--help --html-path --man-path
@@ -229,7 +233,7 @@ var gitSubcommands = []struct {
 	{text: `config: --global --system --local --worktree -f|--file=read --blob=inert --get --get-all
   --get-regexp --get-urlmatch --replace-all --add --unset --unset-all --rename-section
   --remove-section -l|--list --fixed-value -e|--edit --get-color --get-colorbool -t|--type=inert
-  --bool --int --bool-or-int --bool-or-str --path --expiry-date -z|--null --name-only --includes
+  --bool --int --bool-or-int --bool-or-str --path --expiry-date -z|--null --name-only
   --show-origin --show-scope --default=inert --all --regexp --value=pat --url=inert --show-names
   --comment=inert --append -h`, negate: true},
 	{text: `remote: -v|--verbose -t|--track=inert -m|--master=inert -f|--fetch --tags --mirror?=inert --progress -a|--auto
@@ -241,7 +245,7 @@ var gitSubcommands = []struct {
   --track --guess-remote --relative-paths -q|--quiet -v|--verbose --porcelain -z -n|--dry-run
   --expire=inert -h`, negate: true},
 	{text: `count-objects: -v|--verbose -H|--human-readable -h`, negate: true},
-	{text: `help: -a|--all --external-commands --aliases --exclude-guides -m|--man -w|--web -i|--info
+	{text: `help: -a|--all --external-commands --aliases --exclude-guides
   -v|--verbose -g|--guides --user-interfaces --developer-interfaces -c|--config -h`, negate: true},
 	{text: `version: --build-options -h`, negate: true},
 	{text: `check-ignore: -q|--quiet -v|--verbose --stdin -z -n|--non-matching --no-index -h`, negate: true},

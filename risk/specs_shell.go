@@ -2,6 +2,10 @@ package risk
 
 // The shell builtins and keywords the gate may run read-only, and tar.
 // Builtins that run, rebind or write are known by what they leave out:
+// set -a (every later assignment exported), set -k (assignments after a
+// program's name put in its environment), set -x (PS4 expanded before
+// every command); set -o and shopt take only the options the analysis
+// models (risk.Command checks the names);
 // hash -p (binds a name to any file), jobs -x (runs a command), history
 // -a/-n/-r/-w/-s (read and write history files, add lines), wait -p (assigns
 // a variable whose name may hold code). Those options make the command
@@ -22,7 +26,7 @@ history: @posix -c -d=inert
 jobs: -l -n -p -r -s
 wait: -f -n
 alias: @posix -p
-set: @posix -a|+a -b|+b -e|+e -f|+f -h|+h -k|+k -m|+m -n|+n -p|+p -t|+t -u|+u -v|+v -x|+x -B|+B -C|+C
+set: @posix +a -b|+b -e|+e -f|+f -h|+h +k -m|+m -n|+n -p|+p -t|+t -u|+u -v|+v +x -B|+B -C|+C
   -E|+E -H|+H -P|+P -T|+T -o|+o=inert
 declare typeset local: @posix -a|+a -A|+A -f|+f -F|+F -g|+g -i|+i -I|+I -l|+l -n|+n -r|+r -t|+t -u|+u
   -x|+x -p

@@ -318,8 +318,8 @@ lsof: @noabbrev -?|-h -a -b -c|+c=inert -C -d=inert +d +D -e|+e=inert -E|+E -f|+
 # man-db. A configuration file names the programs man runs (DEFINE pager,
 # troff, ...): exec. -P is the pager, -H the browser.
 man: -C|--config-file=exec -d|--debug -D|--default --warnings?=inert -f|--whatis -k|--apropos
-  -K|--global-apropos -l|--local-file -w|--where|--path|--location -W|--where-cat|--location-cat
-  -R|--recode=inert -L|--locale=inert -m|--systems=inert -M|--manpath=dir -S|-s|--sections=inert
+  -K|--global-apropos -w|--where|--path|--location -W|--where-cat|--location-cat
+  -R|--recode=inert -L|--locale=inert -m|--systems=inert -S|-s|--sections=inert
   -e|--extension=inert -i|--ignore-case -I|--match-case --regex --wildcard --names-only -a|--all
   --no-subpages -P|--pager=exec -r|--prompt=inert -7|--ascii -E|--encoding=inert
   --no-hyphenation|--nh --no-justification|--nj -p|--preprocessor=inert -t|--troff

@@ -156,8 +156,6 @@ func TestToolSpecs(t *testing.T) {
 		// tokei, cloc
 		{line: "tokei -o json src", level: Read, known: true, reads: []string{"src"}},
 		{line: "tokei --exclude vendor -s code", level: Read, known: true},
-		{line: "cloc --by-file --exclude-dir=vendor src", level: Read, known: true, reads: []string{"src"}},
-		{line: "cloc --report-file=out.txt src", level: Write, known: true, writes: []string{"out.txt"}},
 		{line: "cloc --vcs=sh x", level: Execute},
 		{line: "cloc --extract-with=sh x", level: Execute},
 		{line: "cloc --config c src", unknown: "--config", level: Execute},

@@ -334,6 +334,51 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 	return out
 }
 
+// otherRepo returns the repository git finds for cmd when it is not the
+// project's own: a directory with .git, or laid out as a bare repository
+// (HEAD, objects, refs), between the directory git starts from (the
+// command's, moved by -C) and the project root. Such a repository's
+// configuration (core.fsmonitor, diff.external) runs programs.
+func (e *env) otherRepo(cmd *shell.Command) string {
+	dir := cmd.Dir
+	if dir == "" || e.root == "" {
+		return ""
+	}
+	for i, a := range cmd.Args {
+		v, ok := strings.CutPrefix(a, "-C")
+		if !ok {
+			if !strings.HasPrefix(a, "-") {
+				break // the subcommand: options after it are its own
+			}
+			continue
+		}
+		if v == "" && i+1 < len(cmd.Args) {
+			v = cmd.Args[i+1]
+		}
+		if v != "" {
+			if !filepath.IsAbs(v) {
+				v = filepath.Join(dir, v)
+			}
+			dir = v
+		}
+	}
+	real := pathres.Real(filepath.Clean(dir))
+	if !pathres.Within(e.root, real) {
+		return real // outside the project: whatever is there
+	}
+	for d := real; d != e.root && pathres.Within(e.root, d); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if fi, err := os.Stat(filepath.Join(d, "objects")); err == nil && fi.IsDir() {
+			if _, err := os.Stat(filepath.Join(d, "HEAD")); err == nil {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
 // globOption returns a pattern among the command's words that the shell
 // expands to a file name starting with "-", and that name: the program
 // then reads the file name as an option (a file called
@@ -1052,6 +1097,9 @@ var riskyVars = map[string]bool{
 	"PERLLIB": true, "RUBYOPT": true, "RUBYLIB": true, "JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true,
 	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "BROWSER": true, "TERMINAL": true, "HOME": true,
 	"ZDOTDIR": true, "XDG_CONFIG_HOME": true, "NPM_CONFIG_PREFIX": true, "MAKEFLAGS": true,
+	"HISTFILE": true, "HISTCONTROL": true, "HISTIGNORE": true, "PS0": true, "PS1": true, "PS2": true, "PS3": true,
+	"GLOBIGNORE": true, "BASH_XTRACEFD": true, "LD_PRELOAD": true, "TMOUT": true, "MAIL": true, "MAILPATH": true,
+	"INPUTRC": true, "TERMINFO": true, "LESSKEY": true, "SHELL": true,
 }
 
 func riskyVar(name string) bool {
@@ -1069,14 +1117,70 @@ func assignedRisky(cmd *shell.Command) string {
 	}
 	switch cmd.Name {
 	case "export", "declare", "typeset", "readonly", "local", "set":
+		nameref := false
 		for _, a := range cmd.Args {
-			n, _, ok := strings.Cut(a, "=")
-			if ok && riskyVar(n) {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "n") {
+				nameref = true // declare -n r=PATH: r names PATH
+			}
+			n, v, ok := strings.Cut(a, "=")
+			if ok && (riskyVar(n) || nameref && riskyVar(strings.TrimSpace(v))) {
 				return n
 			}
 		}
 	}
+	// Builtins that assign the variables they are given by name: a special
+	// variable set this way (printf -v PATH, read PS4) changes what runs
+	// as an assignment does.
+	for _, n := range assignedNames(cmd) {
+		if riskyVar(n) {
+			return n
+		}
+	}
 	return ""
+}
+
+// assignedNames returns the variable names a builtin assigns: printf -v
+// NAME, read NAME… (and -a NAME), mapfile/readarray NAME, getopts OPT NAME,
+// wait -p NAME.
+func assignedNames(cmd *shell.Command) []string {
+	var out []string
+	args := cmd.Args
+	switch cmd.Name {
+	case "printf", "wait":
+		for i, a := range args {
+			if a == "-v" || a == "-p" {
+				if i+1 < len(args) {
+					out = append(out, args[i+1])
+				}
+			} else if v, ok := strings.CutPrefix(a, "-v"); ok && v != "" && cmd.Name == "printf" {
+				out = append(out, v)
+			}
+		}
+	case "read":
+		skip := false
+		for _, a := range args {
+			switch {
+			case skip:
+				skip = false
+				if a != "" {
+					out = append(out, a) // the value of -a (a name) or of another option
+				}
+			case strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune("adinNptu", rune(a[1])):
+				skip = true
+			case strings.HasPrefix(a, "-"):
+			default:
+				out = append(out, a)
+			}
+		}
+		if len(out) == 0 {
+			out = append(out, "REPLY")
+		}
+	case "mapfile", "readarray", "getopts":
+		if len(args) > 0 {
+			out = append(out, args[len(args)-1])
+		}
+	}
+	return out
 }
 
 // inlineFlags are, per program, the options that give it code to run in
@@ -1263,6 +1367,12 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 		if f := inlineCode(name, cmd.Args); f != "" {
 			u.inline = name + " " + f + " runs code given inline"
+		}
+		if name == "git" && u.exec == "" {
+			if repo := e.otherRepo(cmd); repo != "" {
+				u.exec = "git would use the repository at " + repo + ", not the project's: its configuration can run programs"
+				u.Risk = risk.Max(u.Risk, risk.Execute)
+			}
 		}
 		if g, m := globOption(cmd); m != "" {
 			u.unknown = fmt.Sprintf("the pattern %s matches %s, which %s reads as an option", g, m, name)

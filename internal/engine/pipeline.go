@@ -227,6 +227,10 @@ func (st *state) judge(u *Unit) {
 		st.step(u, "mode", "pass", "bypassPermissions does not cover destructive effects")
 	case mode == policy.ModeBypass && (u.inline != "" || u.exec != ""):
 		st.step(u, "mode", "pass", "bypassPermissions does not cover code that cannot be judged: "+cmp.Or(u.inline, u.exec))
+	case mode == policy.ModeBypass && u.opaque != "":
+		// An archive or a copied tree may write a protected path, which
+		// asks in every mode.
+		st.step(u, "mode", "pass", "bypassPermissions does not cover writes the words do not name: "+u.opaque)
 	case mode == policy.ModeBypass:
 		st.step(u, "mode", "allow", "bypassPermissions")
 		st.decide(u, policy.Allow, ReasonModeBypass, SourceMode, nil, "allowed by bypassPermissions mode")
