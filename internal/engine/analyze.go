@@ -362,7 +362,11 @@ func (e *env) otherRepo(cmd *shell.Command) string {
 			dir = v
 		}
 	}
-	real := pathres.Real(filepath.Clean(dir))
+	dir = filepath.Clean(dir)
+	if dir == e.root {
+		return "" // git starts at the project's own root
+	}
+	real := pathres.Real(dir)
 	if !pathres.Within(e.root, real) {
 		return real // outside the project: whatever is there
 	}
