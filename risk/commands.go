@@ -285,6 +285,19 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 				}
 			}
 		}
+	case "less", "more":
+		// +cmd and -p PATTERN are typed as keystrokes: a newline in them
+		// ends the command and the next line may be !cmd.
+		for _, o := range p.Options {
+			if strings.ContainsAny(o.Value, "\n\r") || strings.ContainsAny(o.Spelled, "\n\r") {
+				e.Level, e.Known, e.Exec = Execute, false, base+" takes the text of "+o.Spelled+" as keystrokes, which may run a command"
+			}
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "+") && strings.ContainsAny(a, "\n\r") {
+				e.Level, e.Known, e.Exec = Execute, false, base+" takes the text of "+a[:1]+"… as keystrokes, which may run a command"
+			}
+		}
 	case "strings":
 		// binutils read the options in @FILE, file names included.
 		for _, o := range p.OperandWords(args) {
@@ -685,6 +698,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		}
 	case "tar":
 		tarEffect(args, p, &e)
+	case "patch":
+		// patch writes the files its diff names, which the words do not.
+		e.Opaque = "patch writes the files its diff names"
 	case "npm", "yarn", "pnpm", "pip", "pip3", "cargo", "go", "uv", "poetry":
 		if len(ops) > 0 {
 			switch ops[0] {
@@ -1096,14 +1112,6 @@ func hasPrefixArg(args []string, p string) bool {
 	return false
 }
 
-func hasPrefixFlag(args []string, p string) bool {
-	for _, a := range args {
-		if strings.HasPrefix(a, p) && !strings.HasPrefix(a, "--") {
-			return true
-		}
-	}
-	return false
-}
 
 // destructiveSQL says why SQL text cannot be undone: DROP, TRUNCATE, or a
 // DELETE or UPDATE without a WHERE clause. It returns "" otherwise.
@@ -1314,6 +1322,20 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		if (a == "--output" || a == "-o" && (sub == "format-patch" || sub == "archive")) && k+1 < len(rest) {
 			e.Writes = append(e.Writes, rest[k+1])
 		}
+	}
+	// Subcommands whose operands are paths they write: the protected-path
+	// and sandbox checks see them in every mode.
+	switch {
+	case sub == "mv" && len(ops) >= 2:
+		e.Writes = append(e.Writes, ops...)
+	case sub == "init" && len(ops) >= 1:
+		e.Writes = append(e.Writes, ops[len(ops)-1])
+	case sub == "clone" && len(ops) >= 2:
+		e.Writes = append(e.Writes, ops[len(ops)-1])
+	case (sub == "worktree" && len(ops) >= 2 && ops[0] == "add") || (sub == "bundle" && len(ops) >= 2 && ops[0] == "create"):
+		e.Writes = append(e.Writes, ops[1])
+	case sub == "branch" && (flags["--edit-description"]):
+		e.Level, e.Known, e.Exec = max(e.Level, Execute), false, "git branch --edit-description runs the configured editor"
 	}
 	if len(e.Writes) > 0 && (sub == "diff" || sub == "log" || sub == "show" || sub == "format-patch") {
 		defer func() { e.Level = max(e.Level, Write) }()

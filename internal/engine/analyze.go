@@ -334,6 +334,54 @@ func (e *env) credentialArgs(cmd *shell.Command, u *Unit) []PathFact {
 	return out
 }
 
+// movedLink returns a read operand of cp, mv, rsync or install that is a
+// symbolic link the command carries over as a link (mv always; cp -P, -d,
+// -a, -R; rsync -l, -a), or one the line made earlier: a link whose target
+// is relative points elsewhere from its new place, "" when there is none.
+func (e *env) movedLink(name string, eff risk.Effect, cmd *shell.Command) string {
+	keeps := false
+	switch name {
+	case "mv":
+		keeps = true
+	case "cp", "rsync", "install":
+		for _, a := range cmd.Args {
+			if a == "--" {
+				break
+			}
+			if strings.HasPrefix(a, "--") {
+				keeps = keeps || a == "--no-dereference" || a == "--archive" || a == "--recursive" || a == "--links" ||
+					strings.HasPrefix(a, "--preserve=") && strings.Contains(a, "links")
+				continue
+			}
+			if strings.HasPrefix(a, "-") {
+				keeps = keeps || strings.ContainsAny(a[1:], "PdaRrl")
+			}
+		}
+	}
+	if !keeps || cmd.Dir == "" {
+		return ""
+	}
+	sources := eff.Reads
+	if name == "mv" && len(eff.Writes) > 1 {
+		sources = eff.Writes[:len(eff.Writes)-1]
+	}
+	for _, r := range sources {
+		abs, ok := pathres.Absolute(cmd.Dir, e.home, r)
+		if !ok {
+			continue
+		}
+		if _, made := e.links[abs]; made {
+			return r
+		}
+		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(abs); err == nil && !filepath.IsAbs(t) {
+				return r
+			}
+		}
+	}
+	return ""
+}
+
 // otherRepo returns the repository git finds for cmd when it is not the
 // project's own: a directory with .git, or laid out as a bare repository
 // (HEAD, objects, refs), between the directory git starts from (the
@@ -1021,6 +1069,12 @@ func subscriptRuns(cmd *shell.Command) bool {
 		if i := strings.IndexByte(a, '['); i >= 0 && (strings.Contains(a[i:], "$(") || strings.Contains(a[i:], "`")) {
 			return true
 		}
+		// declare 'x=(…)' parses the quoted value again as a compound
+		// assignment, expansions and all.
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(strings.TrimLeft(v, " \t"), "(") &&
+			strings.ContainsAny(v, "$`<>") {
+			return true
+		}
 	}
 	return false
 }
@@ -1377,6 +1431,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 				u.exec = "git would use the repository at " + repo + ", not the project's: its configuration can run programs"
 				u.Risk = risk.Max(u.Risk, risk.Execute)
 			}
+		}
+		if l := e.movedLink(name, eff, cmd); l != "" {
+			u.unknown = "copies or moves the link " + l + ", whose target is relative to where the link lies"
 		}
 		if g, m := globOption(cmd); m != "" {
 			u.unknown = fmt.Sprintf("the pattern %s matches %s, which %s reads as an option", g, m, name)
