@@ -1112,7 +1112,6 @@ func hasPrefixArg(args []string, p string) bool {
 	return false
 }
 
-
 // destructiveSQL says why SQL text cannot be undone: DROP, TRUNCATE, or a
 // DELETE or UPDATE without a WHERE clause. It returns "" otherwise.
 func destructiveSQL(sql string) string {
