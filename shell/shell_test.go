@@ -368,11 +368,12 @@ var wrappersCases = []testCase{
 	{name: "doas", src: "doas -u root rm x; doas -s", want: []*cb{c("rm", "x").wr("doas"), c("doas", "-s")}},
 	{name: "env alone", src: "env; env -i", want: []*cb{c("env"), c("env", "-i")}},
 	{name: "env assignments", src: "env -u HOME --unset=X A=1 B=2 rm", want: []*cb{c("rm").wr("env").as("A", "1", false).as("B", "2", false)}},
-	{name: "env chdir", src: "env -C /tmp rm -rf *; env --chdir=sub ls; env -C .. ls", want: []*cb{
-		c("rm", "-rf", "*").wr("env").dir("/tmp"),
-		c("ls").wr("env").dir("/w/sub"),
-		c("ls").wr("env").dir("/"),
-	}},
+	// env -C changes the directory through an option's value, which no
+	// check judges as a path: the wrapped program is not known.
+	{name: "env chdir", src: "env -C /tmp rm -rf *; env --chdir=sub ls", want: []*cb{
+		c("env", "-C", "/tmp", "rm", "-rf", "*").ndyn().dir("/w"),
+		c("env", "--chdir=sub", "ls").ndyn().dir("/w"),
+	}, problems: []string{`cannot tell what env runs: "-C" is not static`, `cannot tell what env runs: "--chdir=sub" is not static`}},
 	{name: "env split string", src: `env -S 'rm -rf "/a b"'`, want: []*cb{c("rm", "-rf", "/a b").wr("env")}},
 	{name: "env split string options", src: `env -S'-i A=1 rm' x`, want: []*cb{c("rm", "x").wr("env").as("A", "1", false)}},
 	{name: "env split string quoting", src: `env -S"A=\"x y\" 'rm' a\\_b #c" x`, want: []*cb{c("rm", "a", "b", "x").wr("env").as("A", "x y", false)}},
@@ -400,7 +401,9 @@ var wrappersCases = []testCase{
 	{name: "ionice", src: "ionice -c 3 rm; ionice -c3 -n7 -t rm; ionice -p 1", want: []*cb{
 		c("rm").wr("ionice"), c("rm").wr("ionice"), c("ionice", "-p", "1")}},
 	{name: "nohup", src: "nohup rm x &", want: []*cb{c("rm", "x").wr("nohup")}},
-	{name: "time program", src: "/usr/bin/time -v -o out rm; sudo time -p rm", want: []*cb{c("rm").wr("time"), c("rm").wr("sudo", "time")}},
+	// time -o writes a file the wrapper's words name: not seen through.
+	{name: "time program", src: "/usr/bin/time -v -o out rm; sudo time -p rm", want: []*cb{c("time", "-v", "-o", "out", "rm").ndyn().dir("/w"), c("rm").wr("sudo", "time")},
+		problems: []string{`cannot tell what time runs: "-o" is not static`}},
 	{name: "command", src: "command rm x; command -p rm; command -v rm; command -V rm", want: []*cb{
 		c("rm", "x").wr("command"), c("rm").wr("command"), c("command", "-v", "rm"), c("command", "-V", "rm")}},
 	{name: "builtin", src: "builtin echo hi", want: []*cb{c("echo", "hi").wr("builtin")}},
