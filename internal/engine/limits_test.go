@@ -105,7 +105,9 @@ func checkBounded(t *testing.T, e *Engine, w *world, line string, too bool) {
 		best = min(best, time.Since(start), cpuTime()-cpu)
 	}
 	t.Logf("%d bytes: %s %s in %v", len(line), d.Decision, d.Reason, best)
-	if best > 100*time.Millisecond {
+	if best > 100*time.Millisecond && !raceEnabled {
+		// The race detector slows the analysis several times over; the
+		// bound holds for the binary people run.
 		t.Errorf("took %v, want under 100ms", best)
 	}
 	if too && (d.Decision != policy.Deny || d.Reason != ReasonTooComplex) {
