@@ -471,7 +471,13 @@ func (a *analyzer) testArith(c *ctx, x syntax.TestExpr, dir string) {
 func (a *analyzer) nameWord(c *ctx, w *syntax.Word, dir string) {
 	v := a.single(c, dir, w, modeSingle)
 	line, col := a.pos(c, w.Pos())
-	a.nameArg(c, v, line, col, dir)
+	if v.dyn {
+		a.nameArg(c, v, line, col, dir)
+		return
+	}
+	// The whole word is the name: no "=" ends it here, as it does in an
+	// assignment.
+	a.nameSubscript(c, v.val, line, col, dir)
 }
 
 // nameArg analyzes one expanded word that names a variable.
@@ -484,8 +490,10 @@ func (a *analyzer) nameArg(c *ctx, w warg, line, col int, dir string) {
 	if eq := strings.IndexByte(name, '='); eq >= 0 {
 		if br := strings.IndexByte(name, '['); br < 0 || br > eq {
 			name = name[:eq]
-		} else if end := strings.IndexByte(name[br:], ']'); end >= 0 {
-			name = name[:br+end+1]
+		} else if end := strings.LastIndexByte(name, ']'); end > br && end+1 < len(name) && name[end+1] == '=' {
+			// name[subscript]=value: the subscript runs to the "]" before
+			// the "=" that starts the value; any other word is a name whole.
+			name = name[:end+1]
 		}
 	}
 	a.nameSubscript(c, name, line, col, dir)
