@@ -1257,6 +1257,7 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 		}
 		break
 	}
+	i = min(i, len(args)) // git -C with no value: nothing runs
 	var repo []string
 	for j := 0; j < i; j++ {
 		a := args[j]

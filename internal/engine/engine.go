@@ -200,11 +200,18 @@ func deny(reason Reason, msg string) *Decision {
 	return &Decision{Decision: policy.Deny, Reason: reason, Message: msg, Risk: risk.Execute, Source: SourceTool}
 }
 
-func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior PriorApprovals) (*Decision, *Trace) {
+func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior PriorApprovals) (d *Decision, t *Trace) {
+	defer func() {
+		// A fault in the analysis is a deny, never a crash: a hook
+		// client runs the tool when its hook dies.
+		if r := recover(); r != nil {
+			d, t = deny(ReasonInvalidRequest, fmt.Sprintf("the analysis failed on this request (%v): toolgate denies what it cannot judge", r)), nil
+		}
+	}()
 	if prior == nil {
 		prior = e.opts.Prior
 	}
-	t := &Trace{}
+	t = &Trace{}
 	if req == nil {
 		return deny(ReasonInvalidRequest, "no request"), t
 	}
@@ -324,7 +331,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		st.judge(u)
 	}
 	t.Units = units
-	d := st.aggregate(units)
+	d = st.aggregate(units)
 	t.call = &Call{Request: req, Tool: tool, Root: env.root, Cwd: cwd, Units: units}
 	if d.Decision == policy.Ask && prior != nil && d.Risk != risk.Destructive && !anyHard(units) {
 		if g, ok := prior.Lookup(ctx, t.call); ok {
