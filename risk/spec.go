@@ -556,23 +556,14 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				if sp.SingleDashLong {
 					po.Spelled = o.spelling(full, 1)
 				}
-				switch {
-				case o.Value == ValNone && hasVal:
+				if o.Value == ValNone && hasVal {
 					p.Unknown = a // getopt refuses a value for a flag
 					return p.rest(args, dyn, i)
-				case o.Value != ValNone && hasVal:
-					po.Value, po.HasValue, po.ValueIndex = val, true, i
-				case o.Value != ValNone && !o.Optional:
-					if i+1 >= len(args) {
-						// A missing value: the program fails before it
-						// does anything.
-						p.Options = append(p.Options, po)
-						return p
-					}
-					i = p.nextValue(&po, args, dyn, i+1)
 				}
-				p.Options = append(p.Options, po)
-				i = p.moreValues(o, po, args, dyn, i)
+				var ok bool
+				if i, ok = p.addOption(po, val, hasVal, args, dyn, i); !ok {
+					return p
+				}
 				continue
 			}
 		}
@@ -592,23 +583,38 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 			}
 			po := ParsedOption{Name: o.Names[0], Spelled: o.spelling(a[j:j+1], 1), Option: o, ValueIndex: -1}
 			if o.Value != ValNone {
-				if j+1 < len(a) {
-					po.Value, po.HasValue, po.ValueIndex = a[j+1:], true, i
-				} else if !o.Optional {
-					if i+1 >= len(args) {
-						p.Options = append(p.Options, po)
-						return p
-					}
-					i = p.nextValue(&po, args, dyn, i+1)
+				var ok bool
+				if i, ok = p.addOption(po, a[j+1:], j+1 < len(a), args, dyn, i); !ok {
+					return p
 				}
-				p.Options = append(p.Options, po)
-				i = p.moreValues(o, po, args, dyn, i)
 				break
 			}
 			p.Options = append(p.Options, po)
 		}
 	}
 	return p
+}
+
+// addOption records po, an option that takes a value, given in word i:
+// with its attached value if it has one, else with the next word when the
+// value is required, and any further values (moreValues). It returns the
+// index of the last word taken, and false when a required value is
+// missing: the program then fails before it does anything, and the parse
+// ends.
+func (p *Parsed) addOption(po ParsedOption, attached string, hasAttached bool, args []string, dyn []bool, i int) (int, bool) {
+	switch o := po.Option; {
+	case o.Value == ValNone:
+	case hasAttached:
+		po.Value, po.HasValue, po.ValueIndex = attached, true, i
+	case !o.Optional:
+		if i+1 >= len(args) {
+			p.Options = append(p.Options, po)
+			return i, false
+		}
+		i = p.nextValue(&po, args, dyn, i+1)
+	}
+	p.Options = append(p.Options, po)
+	return p.moreValues(po.Option, po, args, dyn, i), true
 }
 
 // nextValue takes the word at i as the value of po and returns i. A
