@@ -499,6 +499,26 @@ func (a *analyzer) nameArg(c *ctx, w warg, line, col int, dir string) {
 	a.nameSubscript(c, name, line, col, dir)
 }
 
+// AssignedNames returns the names of the variables the builtin name sets
+// from its input when given args (read, mapfile and readarray, printf -v,
+// getopts, wait -p), as the analysis reads them; nil for anything else.
+// A word it cannot place is among them.
+func AssignedNames(name string, args []string) []string {
+	w := make([]warg, len(args))
+	for i, a := range args {
+		w[i] = warg{val: a}
+	}
+	names, input := assignedNames(name, w)
+	if !input {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n.val
+	}
+	return out
+}
+
 // assignedNames returns the words of the builtin name that name variables
 // it assigns or reads by name, and whether it assigns them from input
 // (read, mapfile, printf -v, getopts, wait -p). A word it cannot place is

@@ -343,20 +343,19 @@ func (e *env) movedLink(name string, eff risk.Effect, cmd *shell.Command) string
 	switch name {
 	case "mv":
 		keeps = true
-	case "cp", "rsync", "install":
-		for _, a := range cmd.Args {
-			if a == "--" {
-				break
-			}
-			if strings.HasPrefix(a, "--") {
-				keeps = keeps || a == "--no-dereference" || a == "--archive" || a == "--recursive" || a == "--links" ||
-					strings.HasPrefix(a, "--preserve=") && strings.Contains(a, "links")
-				continue
-			}
-			if strings.HasPrefix(a, "-") {
-				keeps = keeps || strings.ContainsAny(a[1:], "PdaRrl")
+	case "cp":
+		// Read by cp's spec, so every spelling counts (-P, -d, -a, -r,
+		// --no-dereference, --archive, --recursive, --preserve=links).
+		if sp := risk.Lookup("cp"); sp != nil {
+			p := sp.Parse(cmd.Args, cmd.ArgDynamic)
+			keeps = p.Unknown != "" || p.Has("-P", "-d", "-a", "-r")
+			for _, v := range p.Values("--preserve") {
+				keeps = keeps || strings.Contains(v, "links") || strings.Contains(v, "all")
 			}
 		}
+	case "rsync", "install":
+		// No spec: any option may keep links.
+		keeps = slices.ContainsFunc(cmd.Args, func(a string) bool { return strings.HasPrefix(a, "-") })
 	}
 	if !keeps || cmd.Dir == "" {
 		return ""
@@ -392,18 +391,13 @@ func (e *env) otherRepo(cmd *shell.Command) string {
 	if dir == "" || e.root == "" {
 		return ""
 	}
-	for i, a := range cmd.Args {
-		v, ok := strings.CutPrefix(a, "-C")
-		if !ok {
-			if !strings.HasPrefix(a, "-") {
-				break // the subcommand: options after it are its own
+	// git's global options, read by its spec: each -C moves on from the
+	// last (git -C a -C b is a/b).
+	if sp := risk.Lookup("git"); sp != nil {
+		for _, v := range sp.Parse(cmd.Args, cmd.ArgDynamic).Values("-C") {
+			if v == "" {
+				continue
 			}
-			continue
-		}
-		if v == "" && i+1 < len(cmd.Args) {
-			v = cmd.Args[i+1]
-		}
-		if v != "" {
 			if !filepath.IsAbs(v) {
 				v = filepath.Join(dir, v)
 			}
@@ -1189,7 +1183,7 @@ func assignedRisky(cmd *shell.Command) string {
 	// Builtins that assign the variables they are given by name: a special
 	// variable set this way (printf -v PATH, read PS4) changes what runs
 	// as an assignment does.
-	for _, n := range assignedNames(cmd) {
+	for _, n := range shell.AssignedNames(cmd.Name, cmd.Args) {
 		if riskyVar(n) {
 			return n
 		}
@@ -1197,49 +1191,6 @@ func assignedRisky(cmd *shell.Command) string {
 	return ""
 }
 
-// assignedNames returns the variable names a builtin assigns: printf -v
-// NAME, read NAME… (and -a NAME), mapfile/readarray NAME, getopts OPT NAME,
-// wait -p NAME.
-func assignedNames(cmd *shell.Command) []string {
-	var out []string
-	args := cmd.Args
-	switch cmd.Name {
-	case "printf", "wait":
-		for i, a := range args {
-			if a == "-v" || a == "-p" {
-				if i+1 < len(args) {
-					out = append(out, args[i+1])
-				}
-			} else if v, ok := strings.CutPrefix(a, "-v"); ok && v != "" && cmd.Name == "printf" {
-				out = append(out, v)
-			}
-		}
-	case "read":
-		skip := false
-		for _, a := range args {
-			switch {
-			case skip:
-				skip = false
-				if a != "" {
-					out = append(out, a) // the value of -a (a name) or of another option
-				}
-			case strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune("adinNptu", rune(a[1])):
-				skip = true
-			case strings.HasPrefix(a, "-"):
-			default:
-				out = append(out, a)
-			}
-		}
-		if len(out) == 0 {
-			out = append(out, "REPLY")
-		}
-	case "mapfile", "readarray", "getopts":
-		if len(args) > 0 {
-			out = append(out, args[len(args)-1])
-		}
-	}
-	return out
-}
 
 // inlineFlags are, per program, the options that give it code to run in
 // the words of the command line.
