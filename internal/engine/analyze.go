@@ -1191,7 +1191,6 @@ func assignedRisky(cmd *shell.Command) string {
 	return ""
 }
 
-
 // inlineFlags are, per program, the options that give it code to run in
 // the words of the command line.
 var inlineFlags = map[string][]string{

@@ -611,3 +611,21 @@ allow = ["Bash"]`})
 		}
 	})
 }
+
+// TestGitCWithoutValue: git -C with no directory once crashed the
+// analysis (an index out of range), and a crash of the gate lets a hook
+// client run the tool. Each line is decided by the analysis itself (git
+// refuses an option without its value and runs nothing), not by the guard
+// that turns a fault in it into a deny.
+func TestGitCWithoutValue(t *testing.T) {
+	e, err := New(Options{Policy: func(string) (*policy.Set, error) { return policy.Merge() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"git -C", "git -c", "git --git-dir", "git -C . -C"} {
+		d := e.Check(context.Background(), &Request{Tool: "Bash", Input: map[string]any{"command": line}, Cwd: t.TempDir()})
+		if d.Reason == ReasonInvalidRequest {
+			t.Errorf("%q: %s %s (%s)", line, d.Decision, d.Reason, d.Message)
+		}
+	}
+}
