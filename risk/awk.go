@@ -290,13 +290,7 @@ func tokenizeAwk(src string) ([]awkTok, string) {
 			}
 			i = j
 		default:
-			op := ""
-			for _, o := range awkOperators {
-				if strings.HasPrefix(src[i:], o) {
-					op = o
-					break
-				}
-			}
+			op := firstPrefix(src[i:], awkOperators)
 			if op == "" {
 				return nil, "a character awk does not know: " + strings.ToValidUTF8(src[i:i+1], "?")
 			}

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"slices"
+	"strings"
 )
 
 // ProgramEffect is what the program text given to awk, jq, yq or sed
@@ -174,4 +175,15 @@ func ProgramArgs(prog string, args []string) []bool {
 		out[ops[0]] = true
 	}
 	return out
+}
+
+// firstPrefix returns the first of ops that s starts with, "" if none: the
+// operator a tokenizer reads when ops lists longer operators first.
+func firstPrefix(s string, ops []string) string {
+	for _, o := range ops {
+		if strings.HasPrefix(s, o) {
+			return o
+		}
+	}
+	return ""
 }

@@ -132,13 +132,7 @@ func tokenizeJq(src string) ([]jqTok, string) {
 			toks = append(toks, jqTok{jqNumber, src[i:j]})
 			i = j
 		default:
-			op := ""
-			for _, o := range jqOperators {
-				if strings.HasPrefix(src[i:], o) {
-					op = o
-					break
-				}
-			}
+			op := firstPrefix(src[i:], jqOperators)
 			if op == "" {
 				return nil, "a character jq does not know: " + strings.ToValidUTF8(src[i:i+1], "?")
 			}

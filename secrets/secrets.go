@@ -218,6 +218,13 @@ func Contains(s string) bool {
 
 // Redact returns s with every secret replaced by "[REDACTED:<rule id>]".
 func Redact(s string) string {
+	return RedactFunc(s, func(f Finding, _ string) string { return "[REDACTED:" + f.Rule + "]" })
+}
+
+// RedactFunc returns s with every secret Scan finds replaced by what
+// marker returns for its finding and the secret's text, and s itself when
+// it holds none.
+func RedactFunc(s string, marker func(f Finding, secret string) string) string {
 	fs := Scan(s)
 	if len(fs) == 0 {
 		return s
@@ -227,9 +234,7 @@ func Redact(s string) string {
 	last := 0
 	for _, f := range fs {
 		b.WriteString(s[last:f.Start])
-		b.WriteString("[REDACTED:")
-		b.WriteString(f.Rule)
-		b.WriteByte(']')
+		b.WriteString(marker(f, s[f.Start:f.End]))
 		last = f.End
 	}
 	b.WriteString(s[last:])

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/toolgate/toolgate/secrets"
 )
@@ -34,20 +33,7 @@ func NewRedactor(key []byte) *Redactor { return &Redactor{key: key} }
 // String returns s with every secret replaced by its marker, and s itself
 // when it holds none.
 func (r *Redactor) String(s string) string {
-	fs := secrets.Scan(s)
-	if len(fs) == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, f := range fs {
-		b.WriteString(s[last:f.Start])
-		b.WriteString(r.marker(f.Rule, s[f.Start:f.End]))
-		last = f.End
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return secrets.RedactFunc(s, func(f secrets.Finding, secret string) string { return r.marker(f.Rule, secret) })
 }
 
 // marker is what stands for secret, found by rule.
