@@ -13,9 +13,13 @@
 // Two bearer tokens ([Tokens], kept in the state directory) separate the
 // roles: the agent token may check calls and read its own sessions, the
 // approver token may do everything. A person's browser signs in once with
-// a one-time login code ([Server.LoginCode]) and then carries an HttpOnly,
-// SameSite=Strict cookie; every request it sends that changes something
-// must carry the X-Toolgate-CSRF header.
+// a one-time login code ([Server.LoginCode]): the page redeems it for a
+// session token that it keeps in its own origin's sessionStorage and sends
+// in the X-Toolgate-Session header ([SessionHeader]), never in a cookie,
+// which every other server on the same host would receive. The token
+// lapses an hour after it was last renewed, and the session twelve hours
+// after its login ([WebSessionIdle], [WebSessionMaxAge]); its requests must
+// come from the server's own origin.
 //
 // A typical embedding:
 //

@@ -382,38 +382,45 @@ func (e *testEnv) sessionsOf(session string) engine.SessionSettings {
 	return v
 }
 
-// TestPeersCookie: a browser signed in on one server is signed in on every
-// server with the same approver token; a cookie altered, expired or signed
-// under another token is no credential.
-func TestPeersCookie(t *testing.T) {
+// TestPeersWebSession: a browser signed in on one server is signed in on
+// every server with the same approver token, and its renewed token too; a
+// token altered, lapsed or signed under another token is no credential.
+func TestPeersWebSession(t *testing.T) {
 	a, b := newPair(t, "sqlite")
-	cookie, ws := a.srv.auth.newSession(time.Now().Add(time.Hour))
-	who := b.call("GET", "/v1/whoami", "", nil, "Cookie", CookieName+"="+cookie).json(t)
-	if who["role"] != "approver" || who["csrf"] != ws.csrf {
+	tok := a.login(t)
+	who := b.call("GET", "/v1/whoami", "", nil, SessionHeader, tok).json(t)
+	if who["role"] != "approver" {
 		t.Fatalf("B: whoami %v", who)
 	}
-	id := a.ask("s1", cmdAsk)
-	r := a.call("POST", "/v1/approvals/"+id, "", map[string]any{"answer": "deny"},
-		"Cookie", CookieName+"="+cookie, CSRFHeader, ws.csrf, "Origin", a.ts.URL)
+	r := b.call("POST", "/v1/web-session", "", nil, SessionHeader, tok, "Origin", b.ts.URL)
 	if r.code != 200 {
-		t.Fatalf("answer with the cookie: %d %s", r.code, r.body)
+		t.Fatalf("B: renew: %d %s", r.code, r.body)
+	}
+	renewed := r.json(t)["token"].(string)
+	id := a.ask("s1", cmdAsk)
+	r = a.call("POST", "/v1/approvals/"+id, "", map[string]any{"answer": "deny"},
+		SessionHeader, renewed, "Origin", a.ts.URL)
+	if r.code != 200 {
+		t.Fatalf("answer on A with the token renewed on B: %d %s", r.code, r.body)
 	}
 
-	expired, _ := a.srv.auth.newSession(time.Now().Add(-time.Second))
+	now := time.Now()
+	lapsed := a.srv.auth.token(&webSession{id: "x", issued: now.Add(-2 * time.Hour), expires: now.Add(-time.Second)})
 	other := &auth{tokens: Tokens{Agent: "x", Approver: "another-approver-token"}, clock: time.Now}
-	foreign, _ := other.newSession(time.Now().Add(time.Hour))
-	exp, rest, _ := strings.Cut(cookie, ".")
-	later, _ := strconv.ParseInt(exp, 10, 64)
+	foreign := other.token(other.newSession(now))
+	parts := strings.Split(tok, ".")
+	exp, _ := strconv.ParseInt(parts[1], 10, 64)
+	parts[1] = strconv.FormatInt(exp+86400, 10)
 	for name, c := range map[string]string{
-		"expired":             expired,
+		"lapsed":              lapsed,
 		"another token":       foreign,
-		"expiry moved":        strconv.FormatInt(later+86400, 10) + "." + rest,
-		"signature cut short": cookie[:len(cookie)-2],
-		"no signature":        exp + "." + strings.Split(rest, ".")[0],
+		"expiry moved":        strings.Join(parts, "."),
+		"signature cut short": tok[:len(tok)-2],
+		"no signature":        tok[:strings.LastIndex(tok, ".")],
 		"empty":               "",
 	} {
-		if r := b.call("GET", "/v1/whoami", "", nil, "Cookie", CookieName+"="+c); r.code != 401 {
-			t.Errorf("%s cookie: %d %s", name, r.code, r.body)
+		if r := b.call("GET", "/v1/whoami", "", nil, SessionHeader, c); r.code != 401 {
+			t.Errorf("%s token: %d %s", name, r.code, r.body)
 		}
 	}
 }

@@ -274,6 +274,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /login", s.handleLogin)
 	m.HandleFunc("GET /a/{token}", s.handleLinkPage)
 	m.HandleFunc("POST /a/{token}", s.handleLinkAnswer)
+	m.HandleFunc("POST /v1/login", s.handleLoginRedeem)
+	m.Handle("POST /v1/web-session", s.authed(RoleApprover, s.handleRenew, nil))
 	m.Handle("GET /v1/whoami", s.authed(RoleAgent, s.handleWhoami, nil))
 	m.Handle("POST /v1/login-link", s.authed(RoleApprover, s.handleLoginLink, nil))
 	m.Handle("POST /v1/check", s.authed(RoleAgent, s.handleCheck, nil))
