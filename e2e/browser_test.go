@@ -119,6 +119,21 @@ func newBrowser(t *testing.T) *browser {
 	return b
 }
 
+// newTab opens another tab of the same browser, reporting to the same t;
+// it closes when the test ends.
+func (b *browser) newTab() *browser {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	// The first action on a tab makes it, for as long as its context
+	// lives: so without a time limit.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancel()
+		b.t.Fatalf("open a tab: %v", err)
+	}
+	b.t.Cleanup(cancel)
+	return &browser{t: b.t, ctx: ctx, problems: &lockedBuffer{}}
+}
+
 // watch records the page's uncaught exceptions and console errors.
 func (b *browser) watch() {
 	exceptions := chromedp.Events(b.ctx, runtime.ExceptionThrown)
@@ -538,11 +553,24 @@ func TestApprovalPage(t *testing.T) {
 		}
 	})
 
-	t.Run("ChangesNeedTheCSRFHeader", func(t *testing.T) {
+	t.Run("RequestsNeedTheSessionHeader", func(t *testing.T) {
 		b := b.on(t)
-		status := eval[int](b, `fetch("/v1/sessions/e2e-allow/policy", {method: "PUT", headers: {"Content-Type": "application/json"}, body: '{"mode": null}'}).then(r => r.status)`)
-		if status != http.StatusForbidden {
-			t.Errorf("a PUT without X-Toolgate-CSRF got %d, want 403", status)
+		// From the page's own origin, with every cookie the browser holds,
+		// but without the session token: nothing.
+		for _, req := range []string{
+			`fetch("/v1/sessions/e2e-allow/policy", {method: "PUT", credentials: "include", headers: {"Content-Type": "application/json"}, body: '{"mode": null}'})`,
+			`fetch("/v1/approvals", {credentials: "include"})`,
+			`fetch("/v1/whoami", {credentials: "include"})`,
+		} {
+			if status := eval[int](b, req+".then(r => r.status)"); status != http.StatusUnauthorized {
+				t.Errorf("%s without X-Toolgate-Session got %d, want 401", req, status)
+			}
+		}
+		if c := eval[string](b, "document.cookie"); c != "" {
+			t.Errorf("the page has cookies: %q", c)
+		}
+		if n := eval[int](b, `sessionStorage.getItem("toolgate.session").split(".").length`); n != 4 {
+			t.Errorf("the page keeps no session token in sessionStorage (%d parts)", n)
 		}
 	})
 
@@ -664,4 +692,17 @@ func TestSignedOut(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("a used login link answered %d, want 403", status)
 	}
+	// The code has left the address bar; the session survives a reload of
+	// the tab and a renewal, and stays in the tab.
+	if url := eval[string](b, "location.href"); url != srv.base+"/" {
+		t.Errorf("after the login the page is at %s, want %s/", url, srv.base)
+	}
+	b.do(chromedp.Reload())
+	b.waitFor("the page to start again after a reload", `document.body.dataset.ready === "true"`)
+	if role := eval[string](b, `import("/js/api.js").then(m => m.renew().then(m.whoami)).then(me => me.role)`); role != "approver" {
+		t.Errorf("after a renewal the page is %q, want approver", role)
+	}
+	other := b.newTab()
+	other.do(chromedp.Navigate(srv.base + "/"))
+	other.waitFor("another tab to be signed out", `document.body.dataset.signedOut === "true"`)
 }

@@ -5,10 +5,14 @@
 // the binary; there is no build step and nothing is fetched from elsewhere.
 //
 // The page talks only to the HTTP API of docs/api.md, on the origin it was
-// served from: it reads its CSRF token from GET /v1/whoami, follows
-// GET /v1/events as Server-Sent Events, and answers approvals with
-// POST /v1/approvals/{id}. Everything an agent supplies is inserted as text,
-// never as markup.
+// served from: it redeems the login link's code (from the address's
+// fragment, #login=CODE) with POST /v1/login for a session token, keeps
+// the token in its origin's sessionStorage and sends it in the
+// X-Toolgate-Session header on every request (never as a cookie, which
+// other servers on the same host would receive), renews it with
+// POST /v1/web-session, follows GET /v1/events as Server-Sent Events read
+// with fetch, and answers approvals with POST /v1/approvals/{id}.
+// Everything an agent supplies is inserted as text, never as markup.
 package webui
 
 import (

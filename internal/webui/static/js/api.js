@@ -1,9 +1,48 @@
 // The HTTP API of docs/api.md, as the page uses it: JSON requests that
-// carry the CSRF token on every change, and event streams that resume
-// where they left off.
+// carry the browser session's token in a header, and event streams that
+// resume where they left off.
+//
+// The session token is kept in this origin's sessionStorage (it survives a
+// reload of this tab, not the tab) and sent as X-Toolgate-Session; it is
+// never a cookie, since cookies reach every server on the same host,
+// whatever its port. Requests send no cookies at all.
 
-let csrf = "";
+const SESSION_KEY = "toolgate.session";
+const SESSION_HEADER = "X-Toolgate-Session";
+// How often the open page renews its token; the server lets a token lapse
+// an hour after it was issued.
+const RENEW_EVERY = 5 * 60 * 1000;
+
+let session = readSession();
 let skew = 0; // server clock minus local clock, in ms
+
+function readSession() {
+  try {
+    return sessionStorage.getItem(SESSION_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+function keepSession(token) {
+  session = token || "";
+  try {
+    if (session) sessionStorage.setItem(SESSION_KEY, session);
+    else sessionStorage.removeItem(SESSION_KEY);
+  } catch {
+    // Storage is off: the token lives as long as the page.
+  }
+}
+
+// signedIn reports whether the page holds a session token.
+export function signedIn() {
+  return session !== "";
+}
+
+function authHeaders(headers) {
+  if (session) headers[SESSION_HEADER] = session;
+  return headers;
+}
 
 export class APIError extends Error {
   constructor(status, message) {
@@ -34,17 +73,17 @@ function query(params) {
   return s ? "?" + s : "";
 }
 
-// api sends one request and returns the decoded JSON body (or text for a
-// non-JSON answer). Non-GET requests carry X-Toolgate-CSRF. A status other
-// than 2xx throws an APIError with the server's "error" text.
+// api sends one request with the session token and returns the decoded
+// JSON body (or text for a non-JSON answer). A status other than 2xx
+// throws an APIError with the server's "error" text; a 401 also forgets
+// the token, which no longer works.
 export async function api(path, { method = "GET", body, params } = {}) {
-  const headers = { Accept: "application/json" };
-  if (method !== "GET" && method !== "HEAD") headers["X-Toolgate-CSRF"] = csrf;
+  const headers = authHeaders({ Accept: "application/json" });
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let res;
   try {
     res = await fetch(path + query(params), {
-      method, headers, credentials: "same-origin", cache: "no-store",
+      method, headers, credentials: "omit", cache: "no-store",
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
@@ -54,17 +93,46 @@ export async function api(path, { method = "GET", body, params } = {}) {
   const type = res.headers.get("Content-Type") || "";
   const data = type.includes("json") ? await res.json().catch(() => null) : await res.text();
   if (!res.ok) {
+    if (res.status === 401 && path !== "/v1/login") keepSession("");
     const msg = (data && data.error) || (typeof data === "string" && data.trim()) || res.statusText;
     throw new APIError(res.status, msg || "HTTP " + res.status);
   }
   return data;
 }
 
-// whoami reads the role and keeps the CSRF token for later requests.
+// login redeems the code of a login link for a session token.
+export async function login(code) {
+  const s = await api("/v1/login", { method: "POST", body: { code } });
+  keepSession(s && s.token);
+}
+
+// renew trades the session token for a fresh one, as long as the session
+// has not reached its limit.
+export async function renew() {
+  const s = await api("/v1/web-session", { method: "POST" });
+  keepSession(s && s.token);
+}
+
+// keepRenewing renews the token every few minutes while the page is open,
+// and at once when it is shown again after a while (a laptop waking up).
+// onLost is called when the session has ended.
+export function keepRenewing(onLost) {
+  let last = Date.now();
+  const go = () => {
+    last = Date.now();
+    renew().catch((err) => {
+      if (err instanceof APIError && err.status === 401) onLost();
+    });
+  };
+  setInterval(go, RENEW_EVERY);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && Date.now() - last > RENEW_EVERY) go();
+  });
+}
+
+// whoami reads the role.
 export async function whoami() {
-  const me = await api("/v1/whoami");
-  csrf = (me && me.csrf) || "";
-  return me;
+  return api("/v1/whoami");
 }
 
 export const EVENT_TYPES = [
@@ -75,9 +143,12 @@ export const EVENT_TYPES = [
 ];
 
 // Stream follows GET /v1/events (or another events path) as Server-Sent
-// Events. onEvent gets each parsed event once, even across reconnects;
-// onState gets "live", "connecting" or "down" (with the HTTP status when
-// the server refused the stream).
+// Events, read with fetch so that the request carries the session token
+// (an EventSource cannot send a header). onEvent gets each parsed event
+// once, even across reconnects; onState gets "live", "connecting" or
+// "down" (with the HTTP status when the server refused the stream). A
+// stream the server ends (as it does when the token it was opened with
+// lapses) is opened again with the current token, after the last event.
 export class Stream {
   constructor(path, params, types, onEvent, onState) {
     Object.assign(this, { path, params, types, onEvent, onState });
@@ -88,57 +159,102 @@ export class Stream {
     this.open();
   }
 
-  open() {
+  async open() {
     if (this.closed) return;
     const params = { ...this.params };
     if (this.lastId) params.after = this.lastId;
-    const es = new EventSource(this.path + query(params));
-    this.es = es;
+    const ctrl = new AbortController();
+    this.ctrl = ctrl;
     this.onState("connecting");
-    es.onopen = () => {
-      this.delay = 1000;
-      this.onState("live", this.opened);
-      this.opened = true;
-    };
-    const handle = (msg) => {
-      let ev;
-      try {
-        ev = JSON.parse(msg.data);
-      } catch {
-        return;
+    let res;
+    try {
+      res = await fetch(this.path + query(params), {
+        headers: authHeaders({ Accept: "text/event-stream" }),
+        credentials: "omit", cache: "no-store", signal: ctrl.signal,
+      });
+    } catch {
+      this.retry();
+      return;
+    }
+    if (!res.ok || !res.body) {
+      if (res.status === 401) keepSession("");
+      this.onState("down", res.status);
+      if (res.status !== 401) this.retry();
+      return;
+    }
+    this.delay = 1000;
+    this.onState("live", this.opened);
+    this.opened = true;
+    try {
+      await this.read(res.body);
+    } catch {
+      // The connection broke; open it again below.
+    }
+    if (this.closed) return;
+    this.onState("connecting");
+    this.retry(250);
+  }
+
+  // read parses the stream: events are separated by blank lines, and
+  // lines starting with ":" are comments.
+  async read(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += value; // the server ends its lines with \n alone
+      let end;
+      while ((end = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        this.dispatch(block);
       }
-      const id = String(ev.id ?? msg.lastEventId ?? "");
-      if (id) {
-        if (this.seen.has(id)) return;
-        this.seen.add(id);
-        if (this.seen.size > 5000) this.seen = new Set([...this.seen].slice(-2500));
-        this.lastId = id;
-      }
-      this.onEvent(ev);
-    };
-    for (const t of this.types) es.addEventListener(t, handle);
-    es.onmessage = handle;
-    es.onerror = () => {
-      if (this.closed) return;
-      if (es.readyState === EventSource.CLOSED) {
-        // The browser gave up (a non-200 answer): find out why, then retry.
-        this.onState("down");
-        fetch(this.path + query({ ...this.params, limit: 1 }), { credentials: "same-origin" })
-          .then((r) => { if (!r.ok) this.onState("down", r.status); })
-          .catch(() => {});
-        clearTimeout(this.timer);
-        this.timer = setTimeout(() => this.open(), this.delay);
-        this.delay = Math.min(this.delay * 2, 30000);
-      } else {
-        this.onState("connecting");
-      }
-    };
+    }
+  }
+
+  dispatch(block) {
+    let id = "", type = "message";
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const i = line.indexOf(":");
+      const field = i < 0 ? line : line.slice(0, i);
+      let value = i < 0 ? "" : line.slice(i + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "id") id = value;
+      else if (field === "event") type = value;
+      else if (field === "data") data.push(value);
+    }
+    if (data.length === 0) return;
+    if (type !== "message" && !this.types.includes(type)) return;
+    let ev;
+    try {
+      ev = JSON.parse(data.join("\n"));
+    } catch {
+      return;
+    }
+    const key = String(ev.id ?? id ?? "");
+    if (key) {
+      if (this.seen.has(key)) return;
+      this.seen.add(key);
+      if (this.seen.size > 5000) this.seen = new Set([...this.seen].slice(-2500));
+      this.lastId = key;
+    }
+    this.onEvent(ev);
+  }
+
+  retry(delay) {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.open(), delay ?? this.delay);
+    if (delay === undefined) this.delay = Math.min(this.delay * 2, 30000);
   }
 
   close() {
     this.closed = true;
     clearTimeout(this.timer);
-    if (this.es) this.es.close();
+    if (this.ctrl) this.ctrl.abort();
   }
 }
 

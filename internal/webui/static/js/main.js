@@ -1,8 +1,8 @@
-// The page's entry point: signs in with the cookie the login link set,
-// follows the approval events, and shows one view at a time by the URL's
+// The page's entry point: redeems the code of a login link for a session
+// token (kept in this tab's sessionStorage), follows the approval events, and shows one view at a time by the URL's
 // hash (#/, #/live, #/audit, #/call/SESSION/ID, #/overview, #/policy).
 
-import { whoami, Stream, APIError, serverNow } from "./api.js";
+import { whoami, login, signedIn, keepRenewing, Stream, APIError, serverNow } from "./api.js";
 import { h, replace, debounce } from "./dom.js";
 import * as approvals from "./approvals.js";
 import * as events from "./events.js";
@@ -62,17 +62,35 @@ function banner() {
   document.getElementById("waiting-text").textContent = n === 1 ? "1 request is waiting" : n + " requests are waiting";
 }
 
-function signIn(me) {
+function signIn(me, problem) {
   document.body.dataset.signedOut = "true";
   replace(app, h("section", { class: "signin panel" },
     h("h1", null, "Sign in to toolgate"),
+    problem ? h("p", { class: "problem" }, problem) : null,
     me && me.role === "agent"
       ? h("p", null, "This browser holds an agent's credentials. Only an approver may answer requests.")
       : h("p", null, "Open the one-time login link that ", h("code", null, "toolgate serve"), " printed when it started, or print a fresh one with ", h("code", null, "toolgate login-link"), "."),
-    h("p", { class: "muted" }, "A link works once and for ten minutes.")));
+    h("p", { class: "muted" }, "A link works once and for ten minutes. The page then stays signed in in this tab, for up to 12 hours.")));
 }
 
 async function start() {
+  // The login link sends the browser to /#login=CODE: the code goes to
+  // the server from this page's script alone, and leaves the address bar
+  // and the history at once.
+  const m = /^#login=([^&]*)/.exec(location.hash);
+  if (m) {
+    history.replaceState(null, "", location.pathname + location.search);
+    try {
+      await login(decodeURIComponent(m[1]));
+    } catch (err) {
+      signIn(null, "This login link did not work: " + err.message);
+      return;
+    }
+  }
+  if (!signedIn()) {
+    signIn();
+    return;
+  }
   let me;
   try {
     me = await whoami();
@@ -109,6 +127,7 @@ async function start() {
     });
   await approvals.reload().catch((err) => setConn("down", err.status));
   setInterval(approvals.tick, 250);
+  keepRenewing(() => signIn(null, "The session has ended."));
 
   document.addEventListener("keydown", (e) => {
     if (active === "approvals" && approvals.keydown(e)) e.preventDefault();
