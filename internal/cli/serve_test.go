@@ -210,8 +210,26 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+	code := link[strings.Index(link, "code=")+len("code="):]
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/#login="+code {
 		t.Fatalf("login: %d %v", resp.StatusCode, resp.Header)
+	}
+	// The page redeems the code for a session token, once.
+	for i, want := range []int{http.StatusOK, http.StatusForbidden} {
+		req, err := http.NewRequest(http.MethodPost, rs.url+"/v1/login", strings.NewReader(`{"code":"`+code+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", rs.url)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == http.StatusOK) != strings.Contains(string(body), `"token"`) {
+			t.Fatalf("redeem %d: %d %s", i+1, resp.StatusCode, body)
+		}
 	}
 	// The web page is served.
 	resp, err = http.Get(rs.url + "/")
