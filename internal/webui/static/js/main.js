@@ -1,6 +1,7 @@
 // The page's entry point: redeems the code of a login link for a session
-// token (kept in this tab's sessionStorage), follows the approval events, and shows one view at a time by the URL's
-// hash (#/, #/live, #/audit, #/call/SESSION/ID, #/overview, #/policy).
+// token (kept in this tab's sessionStorage), follows the approval events,
+// and shows one view at a time by the URL's hash (#/, #/live, #/audit,
+// #/call/SESSION/ID, #/overview, #/policy).
 
 import { whoami, login, signedIn, keepRenewing, Stream, APIError, serverNow } from "./api.js";
 import { h, replace, debounce } from "./dom.js";
