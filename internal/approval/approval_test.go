@@ -14,15 +14,17 @@ func TestSuggest(t *testing.T) {
 	for _, c := range []struct {
 		tool, arg, want string
 	}{
-		{"Bash", "npm run test -- --watch", "Bash(npm run test:*)"},
-		{"Bash", "npm run", ""},
-		{"Bash", "npm test", "Bash(npm test:*)"},
+		{"Bash", "npm run test -- --watch", "Bash(npm run test -- --watch)"},
+		{"Bash", "npm run", "Bash(npm run)"},
+		{"Bash", "npm test", "Bash(npm test)"},
 		{"Bash", "git status", "Bash(git status:*)"},
 		{"Bash", "git status --short", "Bash(git status:*)"},
-		{"run_shell_command", "go test ./...", "Bash(go test:*)"},
+		{"run_shell_command", "go test ./...", "Bash(go test ./...)"},
 		{"Bash", "git -C sub status", "Bash(git -C sub status)"},
-		{"Bash", "./build.sh x", "Bash(./build.sh:*)"},
-		{"Bash", "scripts/ci.sh", "Bash(scripts/ci.sh:*)"},
+		{"Bash", "./build.sh x", "Bash(./build.sh x)"},
+		{"Bash", "scripts/ci.sh", "Bash(scripts/ci.sh)"},
+		{"Bash", "gh pr list", "Bash(gh pr:*)"},
+		{"Bash", "git log -p", "Bash(git log:*)"},
 		{"Bash", "ls -la", "Bash(ls -la)"},
 		{"Bash", "rm -rf dist", "Bash(rm -rf dist)"},
 		{"Bash", "rm dist", "Bash(rm dist)"},
