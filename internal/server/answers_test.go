@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// newRulesEnv is a server whose gate writes remembered rules to the
+// policy files its engine loads: the project's local file and userFile.
+func newRulesEnv(t *testing.T) (e *testEnv, userFile string) {
+	t.Helper()
+	project, home := realDir(t), realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	userFile = filepath.Join(home, ".config", "toolgate", "policy.toml")
+	store := sqliteLog(t, filepath.Join(t.TempDir(), "events.db"))
+	tokens := Tokens{Agent: "agent-token", Approver: "approver-token"}
+	sessions := engine.NewSessions()
+	eng, err := engine.New(engine.Options{
+		Policy: engine.FromFiles(filepath.Join(home, "no-managed.toml"), userFile), Project: project, Home: home, Sessions: sessions,
+	})
+	must(t, err)
+	broker := NewBroker(BrokerOptions{Timeout: 10 * time.Second})
+	g, err := gate.New(eng, store, broker, gate.Options{
+		Timeout: 10 * time.Second, NewID: broker.NewID, LogKey: tokens.LogKey(), Rules: gate.PolicyFiles{User: userFile},
+	})
+	must(t, err)
+	return newEnvFrom(t, project, store, Options{
+		Timeout: 10 * time.Second, KeepAlive: time.Hour, Tokens: tokens, Engine: eng, Store: store,
+		Sessions: sessions, Broker: broker, Gate: g,
+		PolicyFor: func(string) (*policy.Set, string, error) { return nil, "", os.ErrNotExist },
+	}), userFile
+}
+
+// newEnvFrom serves o over loopback HTTP; the env closes the server and
+// store.
+func newEnvFrom(t *testing.T, project string, store interface{ Close() error }, o Options) *testEnv {
+	t.Helper()
+	srv, err := New(o)
+	must(t, err)
+	e := &testEnv{t: t, srv: srv, store: o.Store, sessions: o.Sessions, project: project, tokens: o.Tokens}
+	e.ts = httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		e.ts.Close()
+		store.Close()
+	})
+	return e
+}
+
+// TestRememberedRuleIsTheCommandSeen: a person who answers "always allow
+// in this project" (or "for me") to a program that runs what its arguments
+// name allows that command, not every command of the program and
+// subcommand. Before, allow_project on docker run hello-world saved
+// Bash(docker run:*), and the agent's next call, a privileged container
+// with the host's root mounted, was allowed by it.
+func TestRememberedRuleIsTheCommandSeen(t *testing.T) {
+	for _, tc := range []struct {
+		answer, seen, rule string
+		variants           []string
+	}{
+		{"allow_project", "docker run hello-world", "Bash(docker run hello-world)", []string{
+			"docker run --privileged -v /:/host alpine chroot /host sh -c id",
+			"docker run --privileged hello-world",
+			"timeout 60 docker run hello-world",
+		}},
+		{"allow_project", "docker run alpine chroot --privileged /host", "Bash(docker run alpine chroot --privileged /host)", []string{
+			"docker run --privileged alpine chroot /host",
+		}},
+		{"allow_user", "go run ./cmd/tool", "Bash(go run ./cmd/tool)", []string{"go run ./cmd/other", "go run -exec ./x ./cmd/tool"}},
+		{"allow_project", "uv run pytest", "Bash(uv run pytest)", []string{"uv run python", "uv run --with evil pytest"}},
+		{"allow_project", "./deploy.sh staging", "Bash(./deploy.sh staging)", []string{"./deploy.sh production", "./deploy.sh staging --force"}},
+		{"allow_user", "make build", "Bash(make build)", []string{"make deploy", "make -f /tmp/evil.mk build"}},
+		{"allow_project", "npx prettier", "Bash(npx prettier)", []string{"npx evil-package"}},
+	} {
+		t.Run(tc.seen, func(t *testing.T) {
+			e, userFile := newRulesEnv(t)
+			id := e.ask("s1", tc.seen)
+			var a Approval
+			e.call("GET", "/v1/approvals/"+id, e.tokens.Approver, nil).decode(t, &a)
+			if a.Request.SuggestedRule != tc.rule {
+				t.Errorf("suggested rule %q, want %q", a.Request.SuggestedRule, tc.rule)
+			}
+			if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": tc.answer}); r.code != 200 {
+				t.Fatalf("answer: %d %s", r.code, r.body)
+			}
+			file := filepath.Join(e.project, policy.LocalFile)
+			if tc.answer == "allow_user" {
+				file = userFile
+			}
+			data, err := os.ReadFile(file)
+			if err != nil || !strings.Contains(string(data), tc.rule) {
+				t.Errorf("%s does not hold %s: %v\n%s", file, tc.rule, err, data)
+			}
+			// The agent, holding only its token, tries what it was not
+			// shown to the person.
+			if got, reason := e.decision(e.tokens.Agent, e.check("s1", tc.seen, false)); got != "allow" || reason != "rule_allow" {
+				t.Fatalf("%q after %s: %s (%s), want allow by the rule", tc.seen, tc.answer, got, reason)
+			}
+			for _, v := range tc.variants {
+				if got, reason := e.decision(e.tokens.Agent, e.check("s1", v, false)); got == "allow" {
+					t.Errorf("%q was allowed (%s) by the rule remembered for %q", v, reason, tc.seen)
+				}
+			}
+		})
+	}
+}
