@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -114,4 +115,76 @@ func TestRememberedRuleIsTheCommandSeen(t *testing.T) {
 			}
 		})
 	}
+}
+
+// respond posts a respond without tool_call_id, as the approver.
+func (e *testEnv) respond(session, decision string) response {
+	e.t.Helper()
+	return e.call("POST", "/v1/sessions/"+session+"/respond", e.tokens.Approver, map[string]any{"kind": "permission", "decision": decision})
+}
+
+// TestRespondNeedsTheID: an answer that does not name its call is taken
+// only for a question that was its session's only one all along; the
+// response says which call it answered. Before, it answered whatever was
+// oldest when it arrived: the agent, holding only its token, could drop
+// the question the person was reading and have the approval land on
+// another.
+func TestRespondNeedsTheID(t *testing.T) {
+	t.Run("two pending", func(t *testing.T) {
+		e := newEnv(t)
+		first, second := e.ask("s1", "make build"), e.ask("s1", "make deploy")
+		r := e.respond("s1", "approved")
+		msg, _ := r.json(t)["error"].(string)
+		if r.code != 400 || !strings.Contains(msg, `"tool_call_id"`) || !strings.Contains(msg, first) || !strings.Contains(msg, second) {
+			t.Fatalf("respond without an id: %d %s", r.code, r.body)
+		}
+		if got := e.pending("s1"); len(got) != 2 {
+			t.Fatalf("pending after a refused answer: %v", got)
+		}
+		if n := len(e.events("s1", eventlog.TypePermissionResolved)); n != 0 {
+			t.Fatalf("%d permission.resolved events", n)
+		}
+	})
+	t.Run("the question read is dropped", func(t *testing.T) {
+		e := newEnv(t)
+		// The person is shown make build; the agent also keeps make
+		// deploy pending, then drops make build before the person answers.
+		ctx, drop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.callCtx(ctx, "POST", "/v1/check", e.tokens.Agent, e.check("s1", "make build", true))
+		}()
+		waitFor(t, "the question the person reads", func() bool { return len(e.pending("s1")) == 1 })
+		read := e.pending("s1")[0]
+		other := e.ask("s1", "make deploy")
+		drop()
+		<-done
+		waitFor(t, "the dropped question to resolve", func() bool { return len(e.pending("s1")) == 1 })
+		r := e.respond("s1", "approved")
+		if r.code != 400 || !strings.Contains(string(r.body), "tool_call_id") {
+			t.Fatalf("the approval of %s (%s) landed elsewhere: %d %s", read.ID, read.Request.Summary, r.code, r.body)
+		}
+		if got := e.pending("s1"); len(got) != 1 || got[0].ID != other {
+			t.Fatalf("pending: %v", got)
+		}
+	})
+	t.Run("one question", func(t *testing.T) {
+		e := newEnv(t)
+		id := e.ask("s1", cmdAsk)
+		r := e.respond("s1", "approved")
+		m := r.json(t)
+		answered, _ := m["answered"].(map[string]any)
+		if r.code != 200 || m["id"] != id || answered["tool_call_id"] != id || answered["summary"] != "Bash: "+cmdAsk || answered["chosen"] != "only pending" {
+			t.Fatalf("respond: %d %s", r.code, r.body)
+		}
+		if p := e.resolvedPayload("s1"); p["toolCallId"] != id || p["decision"] != "allow" {
+			t.Fatalf("resolved %v", p)
+		}
+		id = e.ask("s1", cmdAsk)
+		r = e.call("POST", "/v1/sessions/s1/respond", e.tokens.Approver, map[string]any{"kind": "permission", "decision": "rejected", "tool_call_id": id})
+		if answered, _ := r.json(t)["answered"].(map[string]any); r.code != 200 || answered["tool_call_id"] != id || answered["chosen"] != "named" {
+			t.Fatalf("respond with an id: %d %s", r.code, r.body)
+		}
+	})
 }
