@@ -188,3 +188,37 @@ func TestRespondNeedsTheID(t *testing.T) {
 		}
 	})
 }
+
+// TestConfirmNamesWhatIsLost: allowing rm -rf y src dist .git takes
+// typing what it deletes — its most significant target and the count of
+// the others — not the one-letter first target the agent put there.
+// Before, typing "y" allowed it.
+func TestConfirmNamesWhatIsLost(t *testing.T) {
+	e := newEnv(t)
+	for _, d := range []string{"y", "src", "dist"} {
+		must(t, os.Mkdir(filepath.Join(e.project, d), 0o755))
+	}
+	const line = "rm -rf y src dist .git"
+	id := e.ask("s1", line)
+	var a Approval
+	e.call("GET", "/v1/approvals/"+id, e.tokens.Approver, nil).decode(t, &a)
+	const want = ".git and 3 more"
+	if !a.Request.Destructive || a.ConfirmWord != want || a.Request.ConfirmTarget != want {
+		t.Errorf("%q: destructive %v, confirm word %q (target %q), want %q", line, a.Request.Destructive, a.ConfirmWord, a.Request.ConfirmTarget, want)
+	}
+	for _, typed := range []string{"y", "Y", ".git", "src", "yes"} {
+		r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "allow_once", "confirm": typed})
+		if r.code != 400 || !strings.Contains(string(r.body), want) {
+			t.Errorf("confirmed by typing %q: %d %s", typed, r.code, r.body)
+		}
+	}
+	if got := e.pending("s1"); len(got) != 1 {
+		t.Fatalf("the call was resolved by a wrong confirmation: %+v", got)
+	}
+	if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "allow_once", "confirm": want}); r.code != 200 {
+		t.Fatalf("confirmed by typing %q: %d %s", want, r.code, r.body)
+	}
+	if p := e.resolvedPayload("s1"); p["decision"] != "allow" || p["answer"] != "allow_once" {
+		t.Fatalf("resolved %v", p)
+	}
+}
