@@ -215,9 +215,9 @@ type answeredCall struct {
 
 // handleRespond: POST /v1/sessions/{id}/respond (approver), the form of
 // spec 004. The approval is the one named by tool_call_id, or, without
-// it, the session's only pending approval, if no other was pending beside
-// it since it was asked; otherwise the id is required (400). The response
-// names the call answered.
+// it, the session's only pending approval, if this server holds it and no
+// other was pending beside it since it was asked; otherwise the id is
+// required (400). The response names the call answered.
 func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ principal) error {
 	session, err := pathID(r, "session id")
 	if err != nil {
@@ -270,7 +270,12 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 			// The one pending now may not be the one the person read: the
 			// agent may have dropped that one since. Only a question that
 			// was never pending beside another can be meant without its id.
-			if alone, known := s.broker.Alone(pending[0]); known && !alone {
+			switch alone, known := s.broker.Alone(pending[0]); {
+			case !known:
+				// Another server holds it: only that one saw what was
+				// pending beside it.
+				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s is held by another server, which alone knows whether it was pending beside others; name it", pending[0], session)
+			case !alone:
 				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s was pending beside others, so an answer that does not name it may be meant for another", pending[0], session)
 			}
 			id, chosen = pending[0], "only pending"
