@@ -356,6 +356,39 @@ func TestApprovalPage(t *testing.T) {
 		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
 	})
 
+	t.Run("DestructiveConfirmNamesWhatIsLost", func(t *testing.T) {
+		b := b.on(t)
+		for _, d := range []string{"y", "src", "dist", ".git"} {
+			if err := os.MkdirAll(filepath.Join(srv.project, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ch := srv.checkAsync("e2e-destructive-many", "rm -rf y src dist .git")
+		a := srv.pending(t, "e2e-destructive-many")
+		const want = ".git and 3 more"
+		if a.ConfirmWord != want {
+			t.Fatalf("confirm word %q, want %q", a.ConfirmWord, want)
+		}
+		b.waitCard(a.ID)
+		if shown := eval[string](b, "document.querySelector("+js(card(a.ID)+" .confirm-target")+").textContent"); shown != want {
+			t.Errorf("the card asks to type %q, want %q", shown, want)
+		}
+		disabled := func() bool {
+			return eval[bool](b, "document.querySelector("+js(card(a.ID)+` button[data-answer="allow_once"]`)+").disabled")
+		}
+		input := chromedp.CSS(card(a.ID) + " input.confirm-input")
+		b.do(chromedp.SendKeys(input, "y"))
+		if !disabled() {
+			t.Fatal("Allow once is enabled by typing the first target, y")
+		}
+		b.do(chromedp.KeyEvent("\b"), chromedp.SendKeys(input, want))
+		if disabled() {
+			t.Fatalf("Allow once stays disabled after typing %q", want)
+		}
+		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
+		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
+	})
+
 	t.Run("DestructiveDenyKeepsTheMessage", func(t *testing.T) {
 		b := b.on(t)
 		const msg = "keep dist, the release needs it"

@@ -16,6 +16,10 @@ import (
 // their short forms (rm --recursive is rm -r). A prefix pattern matches when
 // the command's operands start with the pattern's operands and the command
 // has every flag the pattern has; an exact pattern needs both to be equal.
+// To allow, an exact pattern needs more: every flag in the same place
+// relative to the operands, and a command run directly, not through a
+// wrapper; and no allow pattern matches a command run through sudo, doas
+// or su.
 // Patterns with a * elsewhere are matched as a wildcard over the command's
 // words joined by spaces.
 type commandPattern struct {
@@ -25,6 +29,7 @@ type commandPattern struct {
 	words  []string // literal words after the program
 	flags  []string // canonical flags of words, sorted
 	ops    []string // operands of words
+	layout []string // flagLayout of words: where each flag stands
 	glob   string   // for wildcard patterns: the words after the program
 	isGlob bool
 	// wrapper is set for a rule naming only a wrapper (Bash(sudo:*)): it
@@ -94,6 +99,7 @@ func parseCommandPattern(spec string) (*commandPattern, error) {
 	p.name = c.Name
 	p.words = c.Args
 	p.flags, p.ops = splitFlags(c.Name, c.Args, nil)
+	p.layout = flagLayout(c.Name, c.Args)
 	return p, nil
 }
 
@@ -138,6 +144,11 @@ func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative b
 	if c.NameDynamic || !sameProgram(p.name, c.Name, c.Dir, ctx) {
 		return false
 	}
+	if !conservative && raisesPrivileges(c.Wrappers) {
+		// A rule names the program, not the user it runs as: what runs
+		// through sudo is not what the rule was written for.
+		return false
+	}
 	if p.isGlob {
 		return globMatchWords(p.glob, c.Args, c.Dynamic, conservative)
 	}
@@ -146,6 +157,15 @@ func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative b
 	if !p.prefix {
 		if dynamic {
 			return conservative && staticPrefixAgrees(p.ops, c.Args, c.Dynamic)
+		}
+		if !conservative {
+			// To allow, an exact rule matches that one command line: run
+			// directly, not through a wrapper that adds to or changes it
+			// (xargs, env, timeout), and with every flag where the rule
+			// has it, since a flag moved across an operand may mean
+			// something else (docker run --privileged IMAGE is not docker
+			// run IMAGE CMD --privileged).
+			return len(c.Wrappers) == 0 && slices.Equal(p.layout, flagLayout(c.Name, c.Args))
 		}
 		return slices.Equal(p.ops, ops) && slices.Equal(p.flags, flags)
 	}
@@ -161,6 +181,18 @@ func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative b
 		}
 	}
 	return true
+}
+
+// raisesPrivileges reports whether a command runs through a wrapper that
+// runs it as another user.
+func raisesPrivileges(wrappers []string) bool {
+	for _, w := range wrappers {
+		switch w {
+		case "sudo", "doas", "su":
+			return true
+		}
+	}
+	return false
 }
 
 // staticPrefixAgrees reports whether the operands written before the first

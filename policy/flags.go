@@ -34,6 +34,43 @@ var noClusters = map[string]bool{
 // "--name=value"; short clusters are split unless the program takes
 // single-dash words.
 func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
+	scanFlags(name, args, dyn, func(flag bool, w string) {
+		if flag {
+			flags = append(flags, w)
+		} else {
+			ops = append(ops, w)
+		}
+	})
+	sort.Strings(flags)
+	return flags, ops
+}
+
+// flagLayout is the words of a command as splitFlags reads them, in their
+// order, except that each run of flags between two operands is sorted: the
+// same flags spelled another way or in another order within the run give
+// the same layout, but a flag moved across an operand does not. What a
+// flag means may depend on the operands before it (docker run --privileged
+// IMAGE is not docker run IMAGE CMD --privileged), so an exact rule
+// compares layouts when it allows.
+func flagLayout(name string, args []string) []string {
+	var out []string
+	run := 0 // start of the current run of flags in out
+	scanFlags(name, args, nil, func(flag bool, w string) {
+		if flag {
+			out = append(out, "-"+w)
+			return
+		}
+		sort.Strings(out[run:])
+		out = append(out, "+"+w)
+		run = len(out)
+	})
+	sort.Strings(out[run:])
+	return out
+}
+
+// scanFlags reads a command's words as splitFlags describes, calling emit
+// for each canonical flag and each operand in the order they are written.
+func scanFlags(name string, args []string, dyn []bool, emit func(flag bool, word string)) {
 	alias := longAliases[name]
 	if alias == nil && strings.Contains(name, "/") {
 		alias = longAliases[name[strings.LastIndexByte(name, '/')+1:]]
@@ -74,24 +111,24 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 				if i+1 < len(dyn) && dyn[i+1] {
 					v = "*"
 				}
-				flags = append(flags, canon(a)+"="+v)
+				emit(true, canon(a)+"="+v)
 				i++
 				continue
 			}
 			if short {
-				flags = append(flags, canon(a[:2])+"="+a[2:])
+				emit(true, canon(a[:2])+"="+a[2:])
 				continue
 			}
 		}
 		switch {
 		case endOfFlags || a == "-" || !strings.HasPrefix(a, "-"):
-			ops = append(ops, a)
+			emit(false, a)
 		case a == "--":
 			endOfFlags = true
 		case strings.HasPrefix(a, "--"):
-			flags = append(flags, canon(a))
+			emit(true, canon(a))
 		case noClusters[name] || len(a) == 2 || isNumber(a[1:]):
-			flags = append(flags, canon(a))
+			emit(true, canon(a))
 		default:
 			body, val, hasV := strings.Cut(a[1:], "=")
 			for j, r := range body {
@@ -99,12 +136,10 @@ func splitFlags(name string, args []string, dyn []bool) (flags, ops []string) {
 				if hasV && j == len(body)-1 {
 					f += "=" + val
 				}
-				flags = append(flags, canon(f))
+				emit(true, canon(f))
 			}
 		}
 	}
-	sort.Strings(flags)
-	return flags, ops
 }
 
 // spCanonical is sp.Canonical for a spec that may be nil.

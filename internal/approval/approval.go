@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Approver asks a person about one tool call and returns their answer.
@@ -146,16 +147,23 @@ type Answer struct {
 
 // ConfirmWord is what a person must type to allow r when it is
 // destructive: its ConfirmTarget with control characters and escapes
-// neutralised (as every approver shows it), or "yes" when it has none.
+// neutralised (as every approver shows it), or "yes" when it has none. A
+// target shorter than three characters (as a question recorded by an
+// older gate may hold) is typed after "yes, ", so that no confirmation is
+// a keystroke.
 func (r *Request) ConfirmWord() string {
-	if t := strings.TrimSpace(clean(r.ConfirmTarget)); t != "" {
-		return t
+	t := strings.TrimSpace(clean(r.ConfirmTarget))
+	switch {
+	case t == "":
+		return confirmWord
+	case utf8.RuneCountInString(t) < 3:
+		return confirmWord + ", " + t
 	}
-	return confirmWord
+	return t
 }
 
 // Confirmed reports whether typed confirms req: it is the request's
-// ConfirmTarget (or "yes" when it has none), ignoring surrounding blanks.
+// [Request.ConfirmWord], ignoring surrounding blanks.
 func (r *Request) Confirmed(typed string) bool {
 	return strings.TrimSpace(typed) == r.ConfirmWord()
 }

@@ -6,10 +6,14 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/risk"
+	"github.com/toolgate/toolgate/shell"
 )
 
 // subcommandPrograms are programs whose first argument is a subcommand, so
-// that "PROGRAM SUBCOMMAND:*" is a meaningful, bounded rule.
+// that "PROGRAM SUBCOMMAND:*" is a meaningful, bounded rule — when the risk
+// tables also say that the command runs nothing its words name (see
+// [boundedBySubcommand]).
 var subcommandPrograms = map[string]bool{
 	"git": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "npx": true,
 	"go": true, "cargo": true, "rustup": true, "docker": true, "podman": true,
@@ -19,27 +23,30 @@ var subcommandPrograms = map[string]bool{
 	"bundle": true, "rake": true, "mix": true, "swift": true, "tox": true, "nox": true,
 }
 
-// scriptRunners are programs whose "run" subcommand names a script; the
-// script name is kept in the rule, so "npm run test" gives
-// "Bash(npm run test:*)", not "Bash(npm run:*)".
-var scriptRunners = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
-
 // Suggest returns the narrowest rule that would allow this call next time,
-// or "" when no single rule would without being broader than the call's
-// program and subcommand. tool is the tool name in any alias; arg is the
-// shell command line for a shell tool, the path for a file tool, the URL
-// for a fetch, and ignored for an MCP tool.
+// or "" when no single rule would without being broader than the call. tool
+// is the tool name in any alias; arg is the shell command line for a shell
+// tool, the path for a file tool, the URL for a fetch, and ignored for an
+// MCP tool.
 //
-// For a shell command the rule is, in order of preference:
-// "Bash(PROGRAM SUBCOMMAND:*)" for a program known to take subcommands
-// (with the script name kept for "npm run SCRIPT" and the like),
-// "Bash(PATH:*)" for a program named by path (a project script such as
-// ./build.sh), and otherwise the exact command. Compound lines, pipes,
-// redirections, substitutions, variable assignments, quoting and glob
-// characters give "", because one prefix rule would not describe them
-// exactly. Paths give Read(PATH), Edit(PATH) or Write(PATH) for that one
-// file; a bare name is anchored to the project root as ./NAME, since a
-// bare name in a rule matches at any depth.
+// A suggestion never covers more than the person was shown. For a shell
+// command it is the exact command, "Bash(LINE)", which allows only that
+// line: with its flags where they stand and run directly, not through a
+// wrapper (see [policy.Rule.MatchCommand]). Only a program known to take
+// subcommands, whose command the risk tables class as running nothing its
+// words name and reaching no host (git status, git commit), gets
+// "Bash(PROGRAM SUBCOMMAND:*)". Every program that runs what its arguments
+// name — containers (docker run), build and script runners (go run, npm,
+// make, uv run), interpreters, scripts named by path (./deploy.sh),
+// programs the tables do not know — and every command that reaches the
+// network (git push, gh) gets the exact command, since "Bash(docker
+// run:*)" would also allow "docker run --privileged -v /:/host …".
+// Compound lines, pipes, redirections, substitutions, variable
+// assignments, wrappers (sudo, env, timeout, xargs…), quoting and glob
+// characters give "", because no rule would describe them exactly. Paths
+// give Read(PATH), Edit(PATH) or Write(PATH) for that one file; a bare
+// name is anchored to the project root as ./NAME, since a bare name in a
+// rule matches at any depth.
 func Suggest(tool, arg string) string {
 	var rule string
 	canon, ok := policy.Canonical(tool)
@@ -78,23 +85,34 @@ func suggestShell(line string) string {
 		return ""
 	}
 	prog := words[0]
-	if strings.Contains(prog, "=") {
+	if strings.Contains(prog, "=") || shell.IsWrapper(prog) {
+		// An assignment or a wrapper changes what the program does; a
+		// rule cannot name either.
 		return ""
 	}
-	if strings.Contains(prog, "/") {
-		return "Bash(" + prog + ":*)"
-	}
-	if subcommandPrograms[prog] && len(words) >= 2 && isSubcommand(words[1]) {
-		spec := prog + " " + words[1]
-		if scriptRunners[prog] && words[1] == "run" {
-			if len(words) < 3 || !isSubcommand(words[2]) {
-				return ""
-			}
-			spec += " " + words[2]
-		}
-		return "Bash(" + spec + ":*)"
+	if subcommandPrograms[prog] && len(words) >= 2 && isSubcommand(words[1]) && boundedBySubcommand(prog, words[1:]) {
+		return "Bash(" + prog + " " + words[1] + ":*)"
 	}
 	return "Bash(" + strings.Join(words, " ") + ")"
+}
+
+// boundedBySubcommand reports whether a prefix rule on prog's subcommand
+// stays within what the person saw: the risk tables know the command, it
+// only reads or writes files (which the engine still judges path by path),
+// it executes nothing (no program, script or code named by its
+// arguments), no option of it runs one, and it reaches no host. Every
+// other command is suggested exactly.
+func boundedBySubcommand(prog string, args []string) bool {
+	if risk.Interpreter(prog) {
+		return false
+	}
+	e := risk.Command(prog, args, nil)
+	if !e.Known || e.Exec != "" || e.UnknownOption != "" || e.Unknown || e.Destructive != "" {
+		return false
+	}
+	// A command that reaches the network is suggested exactly too: a
+	// prefix on git push would cover pushing to any host.
+	return e.Level == risk.Read || e.Level == risk.Write
 }
 
 // plainWords splits a command line into words when every word is plain:

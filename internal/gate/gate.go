@@ -800,32 +800,3 @@ func shownPath(p engine.PathFact) string {
 	}
 	return p.Requested
 }
-
-// confirmTarget is what a person types to allow a destructive call: the
-// first path it deletes as the call spells it, else the program and its
-// first operand, else the call's argument.
-func confirmTarget(call *engine.Call, arg string) string {
-	if call != nil {
-		for _, u := range call.Units {
-			if u.Risk != risk.Destructive {
-				continue
-			}
-			for _, p := range u.Writes {
-				if p.Delete && p.Requested != "" {
-					return p.Requested
-				}
-			}
-			if u.Command != nil {
-				t := u.Command.Name
-				for _, a := range u.Command.Args {
-					if !strings.HasPrefix(a, "-") {
-						t += " " + a
-						break
-					}
-				}
-				return t
-			}
-		}
-	}
-	return oneLine(arg, 80)
-}

@@ -80,7 +80,7 @@ func TestCommandApprover(t *testing.T) {
 	must(t, err)
 	var seen approval.Request
 	must(t, json.Unmarshal(raw, &seen))
-	if seen.Session != "s1" || seen.Summary != "Bash: npm test" || seen.SuggestedRule != "Bash(npm test:*)" || seen.Risk != "execute" {
+	if seen.Session != "s1" || seen.Summary != "Bash: npm test" || seen.SuggestedRule != "Bash(npm test)" || seen.Risk != "execute" {
 		t.Fatalf("the program saw %+v", seen)
 	}
 

@@ -24,8 +24,8 @@ func TestRememberedRules(t *testing.T) {
 		want     string // the rule in the file; "" means no file written
 		nextAsks bool
 	}{
-		{"project answer goes to the local file", approval.Answer{Kind: approval.AllowProject}, "P/" + policy.LocalFile, "Bash(npm run test:*)", false},
-		{"user answer goes to the user file", approval.Answer{Kind: approval.AllowUser}, "H/.config/toolgate/policy.toml", "Bash(npm run test:*)", false},
+		{"project answer goes to the local file", approval.Answer{Kind: approval.AllowProject}, "P/" + policy.LocalFile, "Bash(npm run test -- --watch)", false},
+		{"user answer goes to the user file", approval.Answer{Kind: approval.AllowUser}, "H/.config/toolgate/policy.toml", "Bash(npm run test -- --watch)", false},
 		{"edited rule is saved as edited", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm run:*)"}, "P/" + policy.LocalFile, "Bash(npm run:*)", false},
 		{"a rule that does not parse is not saved", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm"}, "P/" + policy.LocalFile, "", true},
 	}

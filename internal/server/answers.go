@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -153,7 +155,19 @@ func checkReply(kind approval.Kind, message, rule string) error {
 // answer gives approval id the reply and writes the approval once the
 // gate has recorded its decision.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, id string, reply Reply) error {
-	ctx, cancel := context.WithTimeout(r.Context(), lookupWait)
+	a, code, err := s.answerID(r.Context(), id, reply)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, code, a)
+	return nil
+}
+
+// answerID gives approval id the reply and returns the approval once the
+// gate has recorded its decision, with 200; or, when another server holds
+// the question and has not acted on it yet, still pending with 202.
+func (s *Server) answerID(ctx context.Context, id string, reply Reply) (Approval, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, lookupWait)
 	defer cancel()
 	s.broker.awaitInflight(ctx, id)
 	_, err := s.broker.Answer(id, reply)
@@ -162,29 +176,48 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, id string, reply
 		if ra, ok := s.remote(ctx, id); ok {
 			a, err := s.answerRemote(ctx, ra, reply)
 			if err != nil {
-				return brokerError(err)
+				return Approval{}, 0, brokerError(err)
 			}
 			code := http.StatusOK
 			if a.State == StatePending {
 				code = http.StatusAccepted // the holder has not acted on it yet
 			}
-			writeJSON(w, code, a)
-			return nil
+			return a, code, nil
 		}
 	}
 	if err != nil {
-		return brokerError(err)
+		return Approval{}, 0, brokerError(err)
 	}
 	a, err := s.broker.Wait(ctx, id)
 	if err != nil {
-		return brokerError(err)
+		return Approval{}, 0, brokerError(err)
 	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return a, http.StatusOK, nil
+}
+
+// respondAnswer is the response to POST /v1/sessions/{id}/respond: the
+// approval answered, and, in Answered, which call that was — the same
+// whether or not the request named it — so that a person's client can
+// tell the call it answered from the one it showed.
+type respondAnswer struct {
+	Approval
+	Answered answeredCall `json:"answered"`
+}
+
+// answeredCall names the call a respond answered.
+type answeredCall struct {
+	ToolCallID string `json:"tool_call_id"`
+	Summary    string `json:"summary,omitempty"`
+	// Chosen is "named" when the request gave tool_call_id, "only
+	// pending" when the server took the session's one pending approval.
+	Chosen string `json:"chosen"`
 }
 
 // handleRespond: POST /v1/sessions/{id}/respond (approver), the form of
-// spec 004.
+// spec 004. The approval is the one named by tool_call_id, or, without
+// it, the session's only pending approval, if this server holds it and no
+// other was pending beside it since it was asked; otherwise the id is
+// required (400). The response names the call answered.
 func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ principal) error {
 	session, err := pathID(r, "session id")
 	if err != nil {
@@ -209,7 +242,7 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 	if err := checkReply(kind, body.Message, ""); err != nil {
 		return err
 	}
-	id := body.ToolCallID
+	id, chosen := body.ToolCallID, "named"
 	if id != "" {
 		if err := checkID(`field "tool_call_id"`, id); err != nil {
 			return errorf(http.StatusBadRequest, "%v", err)
@@ -224,23 +257,57 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 			return errorf(http.StatusNotFound, "approval %s is not in session %s", id, session)
 		}
 	} else {
-		var ok bool
-		if id, ok = s.oldestPending(r.Context(), session); !ok {
+		// Without an id, the answer goes to the session's pending
+		// approval only when there is exactly one: with more, "the
+		// oldest" is whatever the agent left pending at this moment —
+		// it could drop the question the person is reading and have the
+		// answer land on another.
+		pending := s.pendingIDs(r.Context(), session)
+		switch len(pending) {
+		case 0:
 			return errorf(http.StatusNotFound, "session %s has no pending approval", session)
+		case 1:
+			// The one pending now may not be the one the person read: the
+			// agent may have dropped that one since. Only a question that
+			// was never pending beside another can be meant without its id.
+			switch alone, known := s.broker.Alone(pending[0]); {
+			case !known:
+				// Another server holds it: only that one saw what was
+				// pending beside it.
+				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s is held by another server, which alone knows whether it was pending beside others; name it", pending[0], session)
+			case !alone:
+				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s was pending beside others, so an answer that does not name it may be meant for another", pending[0], session)
+			}
+			id, chosen = pending[0], "only pending"
+		default:
+			return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: session %s has %d pending approvals (%s); name the one you answer",
+				session, len(pending), strings.Join(pending, ", "))
 		}
 	}
-	return s.answer(w, r, id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm})
+	a, code, err := s.answerID(r.Context(), id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm})
+	if err != nil {
+		return err
+	}
+	named := answeredCall{ToolCallID: a.ID, Chosen: chosen}
+	if a.Request != nil {
+		named.Summary = a.Request.Summary
+	}
+	writeJSON(w, code, respondAnswer{Approval: a, Answered: named})
+	return nil
 }
 
-// oldestPending returns the id of session's oldest pending approval, here
-// or on another server sharing the log.
-func (s *Server) oldestPending(ctx context.Context, session string) (string, bool) {
+// pendingIDs returns the ids of session's pending approvals, here or on
+// another server sharing the log, oldest first.
+func (s *Server) pendingIDs(ctx context.Context, session string) []string {
 	list := append(s.broker.List(StatePending, session), s.remoteList(ctx, StatePending, session)...)
-	if len(list) == 0 {
-		return "", false
-	}
 	sortApprovals(list)
-	return list[0].ID, true
+	ids := make([]string, 0, len(list))
+	for _, a := range list {
+		if !slices.Contains(ids, a.ID) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
 }
 
 // forbiddenAnswer records an agent token's attempt to answer an approval.

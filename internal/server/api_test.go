@@ -400,7 +400,15 @@ func TestRespond(t *testing.T) {
 	other := e.ask("s2", cmdAsk)
 	ap := e.tokens.Approver
 
+	// With two pending, an answer must say which it is for.
 	r := e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "approved"})
+	if msg := string(r.body); r.code != 400 || !strings.Contains(msg, `\"tool_call_id\" is required`) || !strings.Contains(msg, first) || !strings.Contains(msg, second) {
+		t.Fatalf("respond without an id, two pending: %d %s", r.code, r.body)
+	}
+	if got := e.pending("s1"); len(got) != 2 {
+		t.Fatalf("an answer without an id resolved something: %v", got)
+	}
+	r = e.call("POST", "/v1/sessions/s1/respond", ap, map[string]any{"kind": "permission", "decision": "approved", "tool_call_id": first})
 	var a Approval
 	r.decode(t, &a)
 	if r.code != 200 || a.ID != first || a.Decision.Decision != "allow" || a.Decision.Answer != "allow_once" {

@@ -144,6 +144,10 @@ type entry struct {
 	answer chan approval.Answer // receives the person's answer, once
 	final  chan struct{}        // closed when the gate's final decision is in
 	done   bool                 // final is closed
+	// crowded is set once another approval of the same session was
+	// pending at the same time: an answer that does not name it may have
+	// been meant for the other.
+	crowded bool
 }
 
 // NewBroker returns a broker.
@@ -255,6 +259,13 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	}
 	b.n++
 	e.n = b.n
+	if b.perSess[e.a.Session] > 0 {
+		for _, o := range b.pending {
+			if o.a.Session == e.a.Session {
+				o.crowded, e.crowded = true, true
+			}
+		}
+	}
 	b.pending[e.a.ID] = e
 	b.perSess[e.a.Session]++
 	if e.owner != "" {
@@ -297,6 +308,19 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 		b.resolveLocked(e, out)
 	}
 	return approval.Answer{}, ctx.Err()
+}
+
+// Alone reports whether approval id, pending here, has been its
+// session's only pending approval ever since it was asked; known is false
+// when this broker does not hold it pending.
+func (b *Broker) Alone(id string) (alone, known bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.pending[id]
+	if e == nil {
+		return false, false
+	}
+	return !e.crowded, true
 }
 
 // Reply is a person's answer to one approval.

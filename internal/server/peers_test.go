@@ -113,8 +113,13 @@ func TestPeersAnswer(t *testing.T) {
 		if r := b.call("POST", "/v1/approvals/"+id2, b.tokens.Agent, map[string]any{"answer": "allow_once"}); r.code != 403 {
 			t.Fatalf("agent answering on B: %d %s", r.code, r.body)
 		}
-		// The spec 004 form on B answers the session's oldest question.
+		// The spec 004 form on B answers A's question when it names it:
+		// without the id, B cannot tell what was pending beside it.
 		r = b.call("POST", "/v1/sessions/s1/respond", b.tokens.Approver, map[string]any{"kind": "permission", "decision": "rejected", "message": "no"})
+		if r.code != 400 || !strings.Contains(string(r.body), "tool_call_id") {
+			t.Fatalf("respond on B without an id: %d %s", r.code, r.body)
+		}
+		r = b.call("POST", "/v1/sessions/s1/respond", b.tokens.Approver, map[string]any{"kind": "permission", "decision": "rejected", "message": "no", "tool_call_id": id2})
 		if r.code != 200 {
 			t.Fatalf("respond on B: %d %s", r.code, r.body)
 		}

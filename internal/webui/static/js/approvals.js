@@ -268,9 +268,10 @@ function actions(a, refs) {
   const denyRow = h("div", { class: "deny-row" }, refs.denyMsg, button("deny", "btn-deny"));
 
   if (r.destructive) {
-    // What the server expects, as it says (the target with control
-    // characters made visible, or "yes" when it names none).
-    const target = a.confirmWord || (r.confirmTarget || "").trim() || "yes";
+    // What the server expects, exactly as it says: it names what is lost
+    // (".git and 3 more"), never a one-letter target; the page does not
+    // derive a word of its own from the request.
+    const target = a.confirmWord || "yes";
     const typed = () => refs.confirm.value.trim();
     refs.confirm = h("input", {
       type: "text", class: "confirm-input mono", autocomplete: "off", spellcheck: "false",
