@@ -5,11 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
@@ -236,5 +238,45 @@ func checkTampered(t *testing.T, dir, db, stateDir string, tc tamperCase) {
 	}
 	if _, _, code := run(t, dir, "", "replay", "s2", "--db", db, "--state-dir", stateDir); code != 0 {
 		t.Fatalf("replay of s2, left alone: exit %d", code)
+	}
+}
+
+// TestExplainAndLintEscape: explain shows a request's command and paths,
+// and lint a policy file's rules, with control characters escaped.
+func TestExplainAndLintEscape(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{})
+	project := filepath.Join(dir, "project")
+	req := `{"tool":"Bash","input":{"command":"cat 'a\u001b]0;owned\u0007\r\u001b[2Jb' > 'c\u202ed'"},"cwd":"` + project + `"}`
+	out, stderr, _ := run(t, dir, req, "explain")
+	checkNoControls(t, "explain", out+stderr)
+	if !strings.Contains(out, `\x1b]0;owned\x07\r\x1b[2Jb`) {
+		t.Errorf("explain does not show the command escaped:\n%s", out)
+	}
+
+	policyFile := filepath.Join(dir, "policy.toml")
+	writeFile(t, policyFile, "[permissions]\ndeny = [\"Bash\"]\nallow = [\"Bash(echo \\u001b[31mok\\r)\"]\n")
+	out, stderr, code := run(t, dir, "", "policy", "lint", policyFile)
+	checkNoControls(t, "policy lint", out+stderr)
+	if code != 1 || !strings.Contains(out+stderr, `\x1b[31mok\r`) {
+		t.Errorf("policy lint: exit %d, want 1 with the rule escaped:\n%s%s", code, out, stderr)
+	}
+}
+
+func checkNoControls(t *testing.T, what, out string) {
+	t.Helper()
+	for _, c := range []byte{0x1b, '\r', 0x07} {
+		if strings.IndexByte(out, c) >= 0 {
+			t.Errorf("%s prints byte %#x raw:\n%q", what, c, out)
+		}
+	}
+	if strings.Contains(out, "\u202e") {
+		t.Errorf("%s prints a bidirectional control raw:\n%q", what, out)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

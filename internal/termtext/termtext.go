@@ -72,6 +72,20 @@ func needsEscape(s string) bool {
 	return false
 }
 
+// EscapeLines is [Escape] for a message of several lines, such as an
+// error that joins others: each "\n" is kept and everything else Escape
+// replaces ("\r" included) is escaped.
+func EscapeLines(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Escape(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Args returns args with every string, error and [fmt.Stringer] replaced
 // by its escaped text (see [Escape]), and everything else — numbers,
 // booleans, times formatted by the caller — left as it is, for printing

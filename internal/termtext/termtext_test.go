@@ -37,3 +37,9 @@ func TestArgs(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestEscapeLines(t *testing.T) {
+	if got, want := termtext.EscapeLines("a\x1b[2J\nb\rc\n"), "a\\x1b[2J\nb\\rc\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
