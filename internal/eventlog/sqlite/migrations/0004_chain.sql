@@ -13,7 +13,7 @@ CREATE TABLE chain_heads (
 	session TEXT    PRIMARY KEY,
 	seq     INTEGER NOT NULL CHECK (seq > 0),
 	hash    BLOB
-) STRICT;
+) STRICT, WITHOUT ROWID;
 INSERT INTO chain_heads (session, seq) SELECT session, MAX(seq) FROM events GROUP BY session;
 
 CREATE TABLE chain_origin (
