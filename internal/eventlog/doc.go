@@ -53,6 +53,15 @@
 // A slow subscriber never holds back writers: it reads what it has not
 // seen yet from the store, so it lags but loses nothing.
 //
+// # What agents say
+//
+// Events of the types an agent posts about itself ([PostedByAgent]:
+// session.started, turn.started, user.message, turn.completed) carry the
+// agent's words under one payload field, [AgentContentField]. They are
+// never decisions: stores index no decision or tool for them, so a
+// [Filter] on decisions or tools never selects them, whatever their
+// payload holds, and readers show no decision, actor or rule for them.
+//
 // # Tamper evidence
 //
 // Every event a store appends is chained to the one before it in its
