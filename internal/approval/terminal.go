@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -595,33 +596,8 @@ func show(s string) string {
 }
 
 // clean replaces everything in s that a terminal would act on rather than
-// print — C0 and C1 control characters (ESC and CSI among them), DEL,
-// line and paragraph separators, bidirectional-text controls — and
-// invalid UTF-8 with visible escapes such as \x1b, \n and \u202e.
-func clean(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r), r == '\u2028', r == '\u2029':
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
-}
+// print with visible escapes; see [termtext.Escape].
+func clean(s string) string { return termtext.Escape(s) }
 
 // errWriter keeps the first write error and skips later writes.
 type errWriter struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 // DefaultServer is the address `toolgate serve` listens on by default.
@@ -314,7 +315,7 @@ func (a *approver) run(ctx context.Context) error {
 		a.onEvent(ctx, m)
 	}, func(err error) {
 		if !dropped {
-			fmt.Fprintf(a.errOut, "toolgate approve: lost the event stream (%v); reconnecting\n", err)
+			fmt.Fprintf(a.errOut, "toolgate approve: lost the event stream (%v); reconnecting\n", termtext.Args(err)...)
 			dropped = true
 		}
 	})
@@ -414,11 +415,11 @@ func (a *approver) ask(ctx context.Context, ap server.Approval) {
 	if already || ap.Request == nil {
 		return
 	}
-	fmt.Fprintf(a.out, "\n[%s] session %s, answer by %s\n", ap.ID, ap.Session, ap.Deadline.Local().Format("15:04:05"))
+	fmt.Fprintf(a.out, "\n[%s] session %s, answer by %s\n", termtext.Args(ap.ID, ap.Session, ap.Deadline.Local().Format("15:04:05"))...)
 	ans, err := a.term.Approve(qctx, ap.Request)
 	if err != nil {
 		if qctx.Err() == nil && ctx.Err() == nil {
-			fmt.Fprintf(a.errOut, "toolgate approve: %v\n", err)
+			fmt.Fprintf(a.errOut, "toolgate approve: %v\n", termtext.Args(err)...)
 		}
 		return
 	}
@@ -437,11 +438,11 @@ func (a *approver) ask(ctx context.Context, ap server.Approval) {
 	var se *apiStatusError
 	switch {
 	case errors.As(err, &se) && se.code == http.StatusConflict:
-		fmt.Fprintf(a.out, "  already resolved elsewhere: %s\n", se.msg)
+		fmt.Fprintf(a.out, "  already resolved elsewhere: %s\n", termtext.Args(se.msg)...)
 	case err != nil:
-		fmt.Fprintf(a.errOut, "toolgate approve: answering %s: %v\n", ap.ID, err)
+		fmt.Fprintf(a.errOut, "toolgate approve: answering %s: %v\n", termtext.Args(ap.ID, err)...)
 	case res.Decision != nil:
-		fmt.Fprintf(a.out, "  → %s (%s)\n", res.Decision.Decision, res.Decision.Reason)
+		fmt.Fprintf(a.out, "  → %s (%s)\n", termtext.Args(res.Decision.Decision, res.Decision.Reason)...)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 // DefaultLogPath is where toolgate keeps its event log: events.db in the
@@ -31,7 +32,8 @@ func auditCmd() *cobra.Command {
 		db, session, since, until string
 		types, decisions, tools   []string
 		limit                     int
-		asJSON, follow            bool
+		asJSON, follow, verify    bool
+		stateDir                  string
 	)
 	c := &cobra.Command{
 		Use:   "audit",
@@ -39,7 +41,19 @@ func auditCmd() *cobra.Command {
 		Long: `audit prints the events of the log that match the filters, as a table or,
 with --json, as JSON Lines. --since and --until take an RFC 3339 time or a
 duration back from now (90m, 24h). With --follow it keeps printing new
-events until interrupted.`,
+events until interrupted.
+
+The table shows a decision, reason, actor and rule only for the events the
+gate wrote; what an agent posted (session.started, turn.started,
+user.message, turn.completed) is never shown or selected as a decision.
+Text from the log is printed with control characters escaped (\x1b, \n).
+
+With --verify, audit checks the log instead of printing it: every
+session's events (or --session's) are chained by hashes keyed with the
+approver token (read from --state-dir), and it reports each event that was
+edited, deleted or reordered since it was written, with its session, seq
+and event id, and exits 1 if any was. Events stored before the log was
+chained are counted, not checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			f := eventlog.Filter{Session: session, Decisions: decisions, Tools: tools, Limit: limit}
@@ -53,11 +67,30 @@ events until interrupted.`,
 			if f.Until, err = parseWhen(until); err != nil {
 				return usageError("--until: %v", err)
 			}
-			store, err := openStore(c.Context(), db, true)
+			var key []byte
+			if verify {
+				if follow {
+					return usageError("--verify checks the log once; it does not go with --follow")
+				}
+				if key, err = chainKey(stateDir); err != nil {
+					return err
+				}
+			}
+			store, err := openStore(c.Context(), db, true, nil)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if verify {
+				rep, err := verifyLog(c.Context(), c.OutOrStdout(), store, key, session)
+				if err != nil {
+					return err
+				}
+				if !rep.OK() {
+					return &exitError{1, fmt.Errorf("the event log %s was changed after it was written: %d problem(s)", db, len(rep.Problems))}
+				}
+				return nil
+			}
 			out := newAuditWriter(c.OutOrStdout(), asJSON)
 			ctx := c.Context()
 			last := map[string]int64{}
@@ -102,6 +135,8 @@ events until interrupted.`,
 	fl.IntVar(&limit, "limit", 0, "at most this many events (0: all)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON Lines")
 	fl.BoolVar(&follow, "follow", false, "keep printing new events")
+	fl.BoolVar(&verify, "verify", false, "check that no event was edited, deleted or reordered, instead of printing them")
+	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "the server's state directory, whose approver token --verify checks with")
 	return c
 }
 
@@ -145,10 +180,14 @@ func (a *auditWriter) write(e eventlog.Event) {
 		fmt.Fprintln(a.tab, "TIME\tSESSION\tSEQ\tTYPE\tTOOL\tDECISION\tREASON\tACTOR\tRULE")
 		a.head = true
 	}
+	// What an agent posted is its own account, never a decision: its
+	// payload (under "content") fills no column of the gate's.
 	var p struct{ Tool, Decision, Reason, Actor, Rule string }
-	_ = json.Unmarshal(e.Payload, &p)
-	fmt.Fprintf(a.tab, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Session, e.Seq,
-		e.Type, dash(p.Tool), dash(p.Decision), dash(p.Reason), dash(p.Actor), dash(p.Rule))
+	if !eventlog.PostedByAgent(e.Type) {
+		_ = json.Unmarshal(e.Payload, &p)
+	}
+	fmt.Fprintf(a.tab, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Args(e.Time.UTC().Format(time.RFC3339), e.Session, e.Seq,
+		string(e.Type), dash(p.Tool), dash(p.Decision), dash(p.Reason), dash(p.Actor), dash(p.Rule))...)
 }
 
 func (a *auditWriter) flush() {

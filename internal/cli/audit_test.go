@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
 
@@ -152,12 +152,12 @@ func TestReplay(t *testing.T) {
 	store.Close()
 	// Today's policy denies git: tc_3 changes; tc_2 was a person's answer,
 	// which the policy alone would ask.
-	out, stderr, code := run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(git:*)")
+	out, stderr, code := run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(git:*)", "--no-verify")
 	if code != 1 || !strings.Contains(out, "tc_3") || !strings.Contains(out, "rule_deny") || !strings.Contains(out, "tc_2") ||
 		strings.Contains(out, "tc_1") || !strings.Contains(out, "2 of 3 calls decide differently") {
 		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
 	}
-	if _, stderr, code := run(t, dir, "", "replay", "nope", "--db", db); code != 2 || !strings.Contains(stderr, "no tool calls") {
+	if _, stderr, code := run(t, dir, "", "replay", "nope", "--db", db, "--no-verify"); code != 2 || !strings.Contains(stderr, "no tool calls") {
 		t.Fatalf("unknown session: exit %d %s", code, stderr)
 	}
 }
@@ -165,10 +165,7 @@ func TestReplay(t *testing.T) {
 // TestAuditPostgres reads a PostgreSQL event log: the store several
 // servers share. It runs when TOOLGATE_TEST_POSTGRES names a database.
 func TestAuditPostgres(t *testing.T) {
-	dsn := os.Getenv("TOOLGATE_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("set TOOLGATE_TEST_POSTGRES to a PostgreSQL connection string to run")
-	}
+	dsn := pgtest.SchemaDSN(t)
 	ctx := context.Background()
 	store, err := postgres.Open(ctx, dsn, nil)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -49,7 +50,7 @@ exits 1 when any fails.`,
 						if tc.Reason != "" {
 							want += " (" + tc.Reason + ")"
 						}
-						fmt.Fprintf(c.OutOrStdout(), "%s: FAIL %s: got %s (%s: %s), want %s\n", tc.Pos, tc.Tool, d.Decision, d.Reason, d.Message, want)
+						fmt.Fprintf(c.OutOrStdout(), "%s: FAIL %s: got %s (%s: %s), want %s\n", termtext.Args(tc.Pos, tc.Tool, d.Decision, d.Reason, d.Message, want)...)
 					}
 				}
 			}
@@ -110,12 +111,12 @@ project's). It exits 1 when it finds anything.`,
 			}
 			findings := policy.Lint(set)
 			for _, f := range findings {
-				fmt.Fprintln(c.OutOrStdout(), f)
+				fmt.Fprintln(c.OutOrStdout(), termtext.Args(f)...)
 			}
 			if len(findings) > 0 {
 				return &exitError{1, fmt.Errorf("%d finding(s)", len(findings))}
 			}
-			fmt.Fprintf(c.OutOrStdout(), "ok: %d file(s), %s\n", len(files), set)
+			fmt.Fprintf(c.OutOrStdout(), "ok: %d file(s), %s\n", termtext.Args(len(files), set)...)
 			return nil
 		},
 	}

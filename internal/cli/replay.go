@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 func replayCmd() *cobra.Command {
 	var pf policyFlags
-	var db string
-	var all bool
+	var db, stateDir string
+	var all, noVerify bool
 	c := &cobra.Command{
 		Use:   "replay SESSION",
 		Short: "Re-decide a recorded session under today's policy",
@@ -21,18 +23,38 @@ func replayCmd() *cobra.Command {
 again under the policy as it is now, and prints each call whose decision
 would change (with --all, every call). A person's answer is compared
 with what the policy alone decides today. It exits 1 when a decision
-changes.`,
+changes.
+
+First it checks the session's chain of hashes under the approver token
+(from --state-dir), as audit --verify does: a session whose events were
+edited, deleted or reordered since they were written is reported and not
+replayed (exit 1). --no-verify skips the check.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			eng, err := pf.engine(c)
 			if err != nil {
 				return err
 			}
-			store, err := openStore(c.Context(), db, true)
+			var key []byte
+			if !noVerify {
+				if key, err = chainKey(stateDir); err != nil {
+					return err
+				}
+			}
+			store, err := openStore(c.Context(), db, true, nil)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if !noVerify {
+				rep, err := verifyLog(c.Context(), c.ErrOrStderr(), store, key, args[0])
+				if err != nil {
+					return err
+				}
+				if !rep.OK() {
+					return &exitError{1, fmt.Errorf("session %s was changed after it was written (%d problem(s)): not replayed", termtext.Escape(args[0]), len(rep.Problems))}
+				}
+			}
 			type call struct {
 				ID    string         `json:"toolCallId"`
 				Tool  string         `json:"tool"`
@@ -66,7 +88,7 @@ changes.`,
 				}
 			}
 			if len(calls) == 0 {
-				return usageError("session %s has no tool calls in %s", args[0], db)
+				return usageError("session %s has no tool calls in %s", termtext.Escape(args[0]), db)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "CALL\tTOOL\tTHEN\tNOW\tREASON NOW\tINPUT")
@@ -84,7 +106,7 @@ changes.`,
 				}
 				if !same || all {
 					in, _ := json.Marshal(k.Input)
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Tool, dash(thenText), d.Decision, d.Reason, in)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Args(k.ID, k.Tool, dash(thenText), d.Decision.String(), string(d.Reason), string(in))...)
 				}
 			}
 			_ = tw.Flush()
@@ -98,5 +120,7 @@ changes.`,
 	pf.register(c)
 	c.Flags().StringVar(&db, "db", DefaultLogPath(), "event log (SQLite file)")
 	c.Flags().BoolVar(&all, "all", false, "print every call, not only those that change")
+	c.Flags().StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "the server's state directory, whose approver token the session's events are checked with")
+	c.Flags().BoolVar(&noVerify, "no-verify", false, "replay without checking that the session's events are as they were written")
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 // exitError carries an exit code through cobra.
@@ -54,7 +55,7 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "toolgate:", err)
+	fmt.Fprintln(stderr, "toolgate:", termtext.EscapeLines(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

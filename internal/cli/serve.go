@@ -115,7 +115,7 @@ tokens are the files agent-NAME.token of the state directory.`,
 			if err != nil {
 				return err
 			}
-			store, err := openStore(c.Context(), db, false)
+			store, err := openStore(c.Context(), db, false, tokens.ChainKey())
 			if err != nil {
 				return err
 			}

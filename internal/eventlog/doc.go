@@ -53,6 +53,32 @@
 // A slow subscriber never holds back writers: it reads what it has not
 // seen yet from the store, so it lags but loses nothing.
 //
+// # What agents say
+//
+// Events of the types an agent posts about itself ([PostedByAgent]:
+// session.started, turn.started, user.message, turn.completed) carry the
+// agent's words under one payload field, [AgentContentField]. They are
+// never decisions: stores index no decision or tool for them, so a
+// [Filter] on decisions or tools never selects them, whatever their
+// payload holds, and readers show no decision, actor or rule for them.
+//
+// # Tamper evidence
+//
+// Every event a store appends is chained to the one before it in its
+// session: its row carries Prev, the Hash of the session's previous event
+// (empty for the first), and Hash, an HMAC-SHA256 under the store's chain
+// key of Prev and everything the event says — session, seq, turn, time,
+// type and payload. An edited row no longer matches its Hash; a deleted,
+// inserted or reordered one breaks the link from its successor's Prev; and
+// without the key, which is derived from the approver token, no one can
+// write rows that verify. [Verify] checks a store's chains.
+//
+// Hashes cover one session at a time: the order of events across sessions
+// (their IDs) is not covered, and the newest events of a session can be
+// cut off unnoticed by whoever can also rewrite the store's record of each
+// session's last event. Rows written before a store had chains carry no
+// hash; Verify counts them as unchained, not as tampered.
+//
 // Bad input (an empty session or type, a payload that is not a JSON
 // object) is an error wrapping [ErrInvalid], checked by [Validate] before
 // anything is written.

@@ -59,6 +59,34 @@ func Types() []Type {
 	}
 }
 
+// AgentContentField is the one payload field of an event an agent posts
+// (see [PostedByAgent]): what the agent sent, a JSON object, is stored
+// under it and nowhere else, as {"content": {…}}. Nothing the agent sends
+// can therefore take the place of a field the gate writes — a decision, a
+// reason, an actor, a rule, a toolCallId — at the top of a payload.
+const AgentContentField = "content"
+
+// PostedByAgent reports whether events of type t are what an agent says
+// about itself — session.started, turn.started, user.message and
+// turn.completed, the types an agent may post to the server — rather than
+// what the gate saw and decided. Their payload holds the agent's words
+// under [AgentContentField]. They are never decisions: a store indexes no
+// decision or tool for them (see [IndexedFieldsOf]), so a [Filter] on
+// decisions or tools never selects them, and readers show no decision,
+// actor or rule for them and put them in no tool call's timeline.
+func PostedByAgent(t Type) bool {
+	switch t {
+	case TypeSessionStarted, TypeTurnStarted, TypeUserMessage, TypeTurnCompleted:
+		return true
+	}
+	return false
+}
+
+// AgentTypes lists the types for which [PostedByAgent] is true.
+func AgentTypes() []Type {
+	return []Type{TypeSessionStarted, TypeTurnStarted, TypeUserMessage, TypeTurnCompleted}
+}
+
 // Event is one stored entry of the log. Its JSON form is the envelope of
 // DESIGN.md with the store-wide id: {"id", "seq", "session", "turn",
 // "time", "type", "payload"}.
@@ -96,6 +124,7 @@ type Draft struct {
 	// Type is the kind of event; it must not be empty (see [Validate]).
 	Type Type
 	// Payload is a JSON object, or empty for "{}". Its top-level string
-	// fields "decision" and "tool" are indexed for [Filter].
+	// fields "decision" and "tool" are indexed for [Filter], unless the
+	// type is one an agent posts ([PostedByAgent]).
 	Payload json.RawMessage
 }

@@ -94,10 +94,11 @@ type Filter struct {
 	// Types keeps events of these types.
 	Types []Type
 	// Decisions keeps events whose payload has a top-level string field
-	// "decision" with one of these values ("allow", "ask", "deny").
+	// "decision" with one of these values ("allow", "ask", "deny"). Events
+	// an agent posts ([PostedByAgent]) are never kept.
 	Decisions []string
 	// Tools keeps events whose payload has a top-level string field "tool"
-	// with one of these values.
+	// with one of these values. Events an agent posts are never kept.
 	Tools []string
 	// Since keeps events at or after this time; zero means no bound.
 	Since time.Time
@@ -135,7 +136,7 @@ func (f Filter) Match(e Event) bool {
 		return false
 	}
 	if len(f.Decisions) > 0 || len(f.Tools) > 0 {
-		fields, err := IndexedFields(e.Payload)
+		fields, err := IndexedFieldsOf(e.Type, e.Payload)
 		if err != nil {
 			return false
 		}

@@ -34,7 +34,7 @@ func Validate(session string, events []Draft) error {
 }
 
 // Prepare validates events as [Validate] does and returns the
-// [IndexedFields] of each, so a store parses every payload once.
+// [IndexedFieldsOf] of each, so a store parses every payload once.
 func Prepare(session string, events []Draft) ([]Fields, error) {
 	switch {
 	case session == "":
@@ -75,7 +75,7 @@ func validateDraft(d Draft) (Fields, error) {
 	case !d.Time.IsZero() && (d.Time.Before(minTime) || d.Time.After(maxTime)):
 		return Fields{}, fmt.Errorf("time %s is outside the years 1678–2261", d.Time.Format(time.RFC3339))
 	}
-	return IndexedFields(d.Payload)
+	return IndexedFieldsOf(d.Type, d.Payload)
 }
 
 func hasControl(s string) bool {
@@ -93,6 +93,18 @@ type Fields struct {
 	Decision string
 	// Tool is the payload's top-level "tool" if it is a string.
 	Tool string
+}
+
+// IndexedFieldsOf returns the [IndexedFields] of an event of type t: none
+// for a type an agent posts ([PostedByAgent]), whatever its payload holds,
+// so that no agent event is ever selected as a decision. The payload is
+// parsed and checked all the same.
+func IndexedFieldsOf(t Type, payload json.RawMessage) (Fields, error) {
+	f, err := IndexedFields(payload)
+	if err != nil || PostedByAgent(t) {
+		return Fields{}, err
+	}
+	return f, nil
 }
 
 // IndexedFields parses payload, which must be empty or a JSON object, and

@@ -22,13 +22,9 @@ const (
 	MaxEventLimit = 10_000
 )
 
-// agentEventTypes are the types an agent may post to its session.
-var agentEventTypes = map[eventlog.Type]bool{
-	eventlog.TypeSessionStarted: true,
-	eventlog.TypeTurnStarted:    true,
-	eventlog.TypeUserMessage:    true,
-	eventlog.TypeTurnCompleted:  true,
-}
+// MaxAgentEvent is the largest payload an agent may post in one event,
+// in bytes; a larger one is refused with 413.
+const MaxAgentEvent = 64 << 10
 
 // eventQuery reads the filter of an events request from its query
 // parameters. session, when not empty, is the session of the path.
@@ -292,7 +288,14 @@ type postEventsRequest struct {
 	Events []postedEvent `json:"events"`
 }
 
-// handlePostEvents: POST /v1/sessions/{id}/events.
+// handlePostEvents: POST /v1/sessions/{id}/events. An agent posts what
+// it says about its session — the types of [eventlog.PostedByAgent] —
+// never what the gate decided: the payload it sends is stored whole under
+// [eventlog.AgentContentField], {"content": {…}}, so that no field of it
+// stands where readers look for a decision, an actor, a rule or a tool
+// call id, and the store indexes no decision or tool for it. A payload
+// over [MaxAgentEvent] bytes is refused with 413, and a session started
+// with another agent token with 403.
 func (s *Server) handlePostEvents(w http.ResponseWriter, r *http.Request, p principal) error {
 	session, err := pathID(r, "session id")
 	if err != nil {
@@ -323,7 +326,7 @@ func (s *Server) handlePostEvents(w http.ResponseWriter, r *http.Request, p prin
 		switch {
 		case e.Type == "":
 			return errorf(http.StatusBadRequest, "field %q is required", field("type"))
-		case !agentEventTypes[e.Type]:
+		case !eventlog.PostedByAgent(e.Type):
 			return errorf(http.StatusBadRequest, "field %q: %q is not a type an agent may post; use session.started, turn.started, user.message or turn.completed", field("type"), clip(string(e.Type), 60))
 		case e.Turn != "" && !validID(e.Turn):
 			return errorf(http.StatusBadRequest, "field %q: %q is not a valid id", field("turn"), clip(e.Turn, 40))
@@ -335,13 +338,20 @@ func (s *Server) handlePostEvents(w http.ResponseWriter, r *http.Request, p prin
 		if !isObject(payload) {
 			return errorf(http.StatusBadRequest, "field %q must be a JSON object", field("payload"))
 		}
+		if len(payload) > MaxAgentEvent {
+			return errorf(http.StatusRequestEntityTooLarge, "field %q is %d bytes; an event an agent posts may hold at most %d (%d KiB)",
+				field("payload"), len(payload), MaxAgentEvent, MaxAgentEvent>>10)
+		}
 		// No secret at rest: a user message that quotes a key is stored
 		// with the key redacted.
 		red, err := s.gate.Redactor().Payload(payload)
 		if err != nil {
 			return errorf(http.StatusBadRequest, "field %q: %v", field("payload"), err)
 		}
-		payload = red
+		payload, err = json.Marshal(map[string]json.RawMessage{eventlog.AgentContentField: red})
+		if err != nil {
+			return errorf(http.StatusBadRequest, "field %q: %v", field("payload"), err)
+		}
 		drafts[i] = eventlog.Draft{Turn: e.Turn, Time: now, Type: e.Type, Payload: payload}
 	}
 	if err := eventlog.Validate(session, drafts); err != nil {

@@ -40,6 +40,18 @@ func (t Tokens) LogKey() []byte {
 	return []byte(mac(t.Approver, "toolgate log key v1"))
 }
 
+// ChainKey is the key, derived from the approver token, of the chain of
+// hashes that makes the event log tamper-evident (the stores'
+// Options.ChainKey, and what `toolgate audit --verify` checks with): an
+// agent, which cannot read the approver token, cannot write rows that
+// verify. Servers sharing one log must share the approver token.
+func (t Tokens) ChainKey() []byte { return ChainKeyFor(t.Approver) }
+
+// ChainKeyFor is [Tokens.ChainKey] for the approver token approver.
+func ChainKeyFor(approver string) []byte {
+	return []byte(mac(approver, "toolgate event chain key v1"))
+}
+
 // agentTokenGlob names the further agent token files of the state
 // directory (Tokens.Agents).
 const agentTokenGlob = "agent-*.token"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,10 +27,13 @@ const (
 
 	takeSeqs = `INSERT INTO eventlog_sessions (session, last_seq) VALUES ($1, $2)
 ON CONFLICT (session) DO UPDATE SET last_seq = eventlog_sessions.last_seq + excluded.last_seq
-RETURNING last_seq`
+RETURNING last_seq, last_hash`
 
-	insertEvents = `INSERT INTO eventlog_events (id, session, seq, turn, time, type, decision, tool, payload)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[])`
+	insertEvents = `INSERT INTO eventlog_events (id, session, seq, turn, time, type, decision, tool, payload, prev_hash, hash)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[])`
+
+	setHeads = `UPDATE eventlog_sessions AS s SET last_hash = h.hash
+FROM unnest($1::text[], $2::bytea[]) AS h(session, hash) WHERE s.session = h.session`
 )
 
 // writeBatch is the writer's [storekit.CommitFunc]. In one transaction it
@@ -88,13 +92,19 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 	}
 	results := tx.SendBatch(ctx, b)
 	nextSeq := make(map[string]int64, len(sessions))
+	lastHash := make(map[string][]byte, len(sessions))
 	for _, session := range sessions {
 		var last int64
-		if err := results.QueryRow().Scan(&last); err != nil {
+		var hash []byte
+		if err := results.QueryRow().Scan(&last, &hash); err != nil {
 			results.Close()
 			return fmt.Errorf("append to %s: take sequence numbers of session %q: %w", s.where, session, err)
 		}
 		nextSeq[session] = last - counts[session] + 1
+		if hash == nil {
+			hash = []byte{} // a new session, or one from before the chains
+		}
+		lastHash[session] = hash
 	}
 	if err := results.Close(); err != nil {
 		return fmt.Errorf("append to %s: take sequence numbers: %w", s.where, err)
@@ -105,6 +115,7 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		sessionCol, turns, types = make([]string, 0, total), make([]string, 0, total), make([]string, 0, total)
 		decisions, tools         = make([]*string, 0, total), make([]*string, 0, total)
 		payloads                 = make([]string, 0, total)
+		prevs, hashes            = make([][]byte, 0, total), make([][]byte, 0, total)
 		id                       = lastID - int64(total)
 	)
 	for _, r := range batch {
@@ -130,14 +141,32 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 			decisions = append(decisions, nullable(r.Fields[i].Decision))
 			tools = append(tools, nullable(r.Fields[i].Tool))
 			payloads = append(payloads, string(payload))
-			r.Events[i] = eventlog.Event{ID: id, Seq: seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
+			e := eventlog.Event{ID: id, Seq: seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
+			prev := lastHash[r.Session]
+			hash := s.chain.Hash(prev, e)
+			lastHash[r.Session] = hash
+			prevs = append(prevs, prev)
+			hashes = append(hashes, hash)
+			r.Events[i] = e
 		}
 	}
-	if _, err := tx.Exec(ctx, insertEvents, ids, sessionCol, seqs, turns, times, types, decisions, tools, payloads); err != nil {
-		return fmt.Errorf("append to %s: insert %d events: %w", s.where, total, err)
+	heads := make([][]byte, len(sessions))
+	for i, session := range sessions {
+		heads[i] = lastHash[session]
 	}
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, s.schema); err != nil {
-		return fmt.Errorf("append to %s: notify: %w", s.where, err)
+	b = &pgx.Batch{}
+	b.Queue(insertEvents, ids, sessionCol, seqs, turns, times, types, decisions, tools, payloads, prevs, hashes)
+	b.Queue(setHeads, sessions, heads)
+	b.Queue("SELECT pg_notify($1, $2)", channel, s.schema)
+	results = tx.SendBatch(ctx, b)
+	for _, step := range []string{"insert " + strconv.Itoa(total) + " events", "record the sessions' last events", "notify"} {
+		if _, err := results.Exec(); err != nil {
+			results.Close()
+			return fmt.Errorf("append to %s: %s: %w", s.where, step, err)
+		}
+	}
+	if err := results.Close(); err != nil {
+		return fmt.Errorf("append to %s: %w", s.where, err)
 	}
 	committing = true
 	if err := tx.Commit(ctx); err != nil {

@@ -27,6 +27,12 @@ type Options struct {
 	// waiting for the lock included; the default is 30 seconds. Appends
 	// in a transaction that timed out fail, and nothing of them is written.
 	CommitTimeout time.Duration
+	// ChainKey is the key of the chain of hashes that makes the log
+	// tamper-evident (see package eventlog); toolgate derives it from the
+	// approver token. Every server sharing the database must use the same
+	// key. Without one, chains reveal damage but not tampering, since
+	// anyone can recompute them.
+	ChainKey []byte
 }
 
 // Errors a caller may branch on with [errors.Is].
@@ -56,6 +62,7 @@ type Store struct {
 
 	wconn  *pgx.Conn // the writer's; owned by the writer goroutine, nil until (re)connected
 	writer *storekit.Committer
+	chain  *eventlog.ChainHasher // the writer's
 
 	notify storekit.Notifier // broadcast after local commits and notifications
 
@@ -103,6 +110,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		opts:  o,
 		cfg:   pcfg.ConnConfig.Copy(),
 		done:  make(chan struct{}),
+		chain: eventlog.NewChainHasher(o.ChainKey),
 	}
 	if s.wconn, err = pgx.ConnectConfig(ctx, s.cfg); err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.where, err)

@@ -137,6 +137,14 @@ func TestSharedDatabase(t *testing.T) {
 	if len(all) != total {
 		t.Fatalf("Query(all) = %d events, want %d", len(all), total)
 	}
+	// The stores took turns on each session: its chain is one, unforked.
+	rep, err := eventlog.Verify(ctx, ss[0], nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Events != total {
+		t.Fatalf("the chains of events appended by %d stores at once: %d events verified, problems %v", stores, rep.Events, rep.Problems)
+	}
 	for i := 1; i < len(all); i++ {
 		if all[i].ID <= all[i-1].ID {
 			t.Fatalf("Query(all): ID %d after ID %d", all[i].ID, all[i-1].ID)

@@ -22,7 +22,7 @@ const checkpointPages = 8192
 
 // writerStmts are the writer's prepared statements, reused for every batch.
 type writerStmts struct {
-	begin, commit, rollback, dataVersion, insert, maxSeq *sql.Stmt
+	begin, commit, rollback, dataVersion, insert, maxSeq, head, hashAt, setHead *sql.Stmt
 }
 
 func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
@@ -34,8 +34,11 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		{&w.commit, "COMMIT"},
 		{&w.rollback, "ROLLBACK"},
 		{&w.dataVersion, "PRAGMA data_version"},
-		{&w.insert, "INSERT INTO events (session, seq, turn, time, type, decision, tool, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&w.insert, "INSERT INTO events (session, seq, turn, time, type, decision, tool, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
 		{&w.maxSeq, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"},
+		{&w.head, "SELECT seq, hash FROM chain_heads WHERE session = ?"},
+		{&w.hashAt, "SELECT hash FROM events WHERE session = ? AND seq = ?"},
+		{&w.setHead, "INSERT INTO chain_heads (session, seq, hash) VALUES (?, ?, ?) ON CONFLICT (session) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"},
 	} {
 		stmt, err := conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -48,7 +51,7 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 
 func (w *writerStmts) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.insert, w.maxSeq} {
+	for _, stmt := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.insert, w.maxSeq, w.head, w.hashAt, w.setHead} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -92,17 +95,17 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 
 	var lastID int64
 	for _, r := range batch {
-		seq, ok := s.staged[r.Session]
+		h, ok := s.staged[r.Session]
 		if !ok {
-			if seq, ok = s.lastSeq[r.Session]; !ok {
-				if err := s.stmts.maxSeq.QueryRowContext(ctx, r.Session).Scan(&seq); err != nil {
-					return fmt.Errorf("append to %s: read last seq of session %q: %w", s.path, r.Session, err)
+			if h, ok = s.lastSeq[r.Session]; !ok {
+				if h, err = s.readHead(ctx, r.Session); err != nil {
+					return err
 				}
 			}
 		}
 		r.Events = make([]eventlog.Event, len(r.Drafts))
 		for i, d := range r.Drafts {
-			seq++
+			h.Seq++
 			t := now
 			if !d.Time.IsZero() {
 				t = d.Time.UTC()
@@ -111,17 +114,29 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 			if len(payload) == 0 {
 				payload = emptyObject
 			}
-			res, err := s.stmts.insert.ExecContext(ctx, r.Session, seq, d.Turn, t.UnixNano(), string(d.Type),
-				nullable(r.Fields[i].Decision), nullable(r.Fields[i].Tool), string(payload))
+			e := eventlog.Event{Seq: h.Seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
+			prev := h.Hash
+			if prev == nil {
+				prev = []byte{}
+			}
+			h.Hash = s.chain.Hash(prev, e)
+			res, err := s.stmts.insert.ExecContext(ctx, r.Session, h.Seq, d.Turn, t.UnixNano(), string(d.Type),
+				nullable(r.Fields[i].Decision), nullable(r.Fields[i].Tool), string(payload), prev, h.Hash)
 			if err != nil {
-				return fmt.Errorf("append to %s: insert event %d of session %q: %w", s.path, seq, r.Session, err)
+				return fmt.Errorf("append to %s: insert event %d of session %q: %w", s.path, h.Seq, r.Session, err)
 			}
 			if lastID, err = res.LastInsertId(); err != nil {
 				return fmt.Errorf("append to %s: %w", s.path, err)
 			}
-			r.Events[i] = eventlog.Event{ID: lastID, Seq: seq, Session: r.Session, Turn: d.Turn, Time: t, Type: d.Type, Payload: payload}
+			e.ID = lastID
+			r.Events[i] = e
 		}
-		s.staged[r.Session] = seq
+		s.staged[r.Session] = h
+	}
+	for session, h := range s.staged {
+		if _, err := s.stmts.setHead.ExecContext(ctx, session, h.Seq, h.Hash); err != nil {
+			return fmt.Errorf("append to %s: record the last event of session %q: %w", s.path, session, err)
+		}
 	}
 	if _, err := s.stmts.commit.ExecContext(ctx); err != nil {
 		// A failed COMMIT leaves the transaction open; the deferred
@@ -129,12 +144,36 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		clear(s.lastSeq)
 		return fmt.Errorf("append to %s: commit: %w", s.path, err)
 	}
-	for session, seq := range s.staged {
-		s.lastSeq[session] = seq
+	for session, h := range s.staged {
+		s.lastSeq[session] = h
 	}
 	s.lastID.Store(lastID)
 	s.notify.Broadcast()
 	return nil
+}
+
+// readHead returns the last event of session that the next one chains
+// from: the store's record of it (chain_heads), or, when the events table
+// goes further (rows added by a toolgate without chains), its last row.
+// A head ahead of the rows stays ahead: events cut off the end leave a gap
+// that a verifier reports, rather than numbers reused.
+func (s *Store) readHead(ctx context.Context, session string) (eventlog.ChainHead, error) {
+	var h eventlog.ChainHead
+	err := s.stmts.head.QueryRowContext(ctx, session).Scan(&h.Seq, &h.Hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return h, fmt.Errorf("append to %s: read the last event of session %q: %w", s.path, session, err)
+	}
+	var maxSeq int64
+	if err := s.stmts.maxSeq.QueryRowContext(ctx, session).Scan(&maxSeq); err != nil {
+		return h, fmt.Errorf("append to %s: read last seq of session %q: %w", s.path, session, err)
+	}
+	if maxSeq > h.Seq {
+		h = eventlog.ChainHead{Seq: maxSeq}
+		if err := s.stmts.hashAt.QueryRowContext(ctx, session, maxSeq).Scan(&h.Hash); err != nil {
+			return h, fmt.Errorf("append to %s: read the last event of session %q: %w", s.path, session, err)
+		}
+	}
+	return h, nil
 }
 
 // maxCachedSessions bounds the cache of last sequence numbers; past it the

@@ -257,3 +257,79 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Errorf("after deleting the event with ID 6, the next event got ID %d, want 7: an ID was reused", evs[0].ID)
 	}
 }
+
+// TestMigrateToChains opens a database written before events were
+// chained, with a user.message whose payload claims a decision, and
+// checks that the old rows are reported as unchained rather than
+// tampered, that the message is no longer selected as a decision, that
+// new events chain on and verify, and that an edit of a new one is found.
+func TestMigrateToChains(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "events.db")
+	ms, err := storekit.LoadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, conn, path, ms[:2]); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []struct {
+		session, typ, decision, payload string
+		seq                             int64
+	}{
+		{"a", "permission.resolved", "deny", `{"decision":"deny","toolCallId":"c1"}`, 1},
+		{"a", "user.message", "allow", `{"decision":"allow","actor":"user","toolCallId":"c1"}`, 2},
+		{"b", "permission.resolved", "allow", `{"decision":"allow"}`, 1},
+	} {
+		if _, err := conn.ExecContext(ctx, "INSERT INTO events (session, seq, time, type, decision, payload) VALUES (?, ?, ?, ?, ?, ?)",
+			row.session, row.seq, int64(1e18)+row.seq, row.typ, row.decision, row.payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	db.Close()
+
+	key := []byte("key")
+	s, err := Open(path, &Options{ChainKey: key})
+	if err != nil {
+		t.Fatalf("Open of a database without chains: %v", err)
+	}
+	defer s.Close()
+	for _, err := range s.Query(ctx, eventlog.Filter{Decisions: []string{"allow"}, Session: "a"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("after migrating, the user.message is still selected as an allow")
+	}
+	rep, err := eventlog.Verify(ctx, s, key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Unchained != 3 {
+		t.Fatalf("before any new event: %d unchained, problems %v; want 3 unchained and no problem", rep.Unchained, rep.Problems)
+	}
+	evs, err := s.Append(ctx, "a", eventlog.Draft{Type: eventlog.TypeToolStarted}, eventlog.Draft{Type: eventlog.TypeToolCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].Seq != 3 {
+		t.Fatalf("the first event after migrating has seq %d, want 3", evs[0].Seq)
+	}
+	if rep, err = eventlog.Verify(ctx, s, key, ""); err != nil || !rep.OK() || rep.Unchained != 3 || rep.Events != 5 {
+		t.Fatalf("after new events: %+v, %v; want 5 events, 3 unchained, no problem", rep, err)
+	}
+	if _, err := s.db.Exec(`UPDATE events SET payload = '{"x":1}' WHERE id = ?`, evs[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = eventlog.Verify(ctx, s, key, ""); err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != eventlog.ProblemEdited || rep.Problems[0].Seq != 4 {
+		t.Fatalf("after an edit of a new event: %+v, %v; want one edit at seq 4", rep, err)
+	}
+}

@@ -55,6 +55,12 @@ type Options struct {
 	// other processes sharing the file (appends through this Store wake
 	// subscribers at once); the default is one second.
 	PollInterval time.Duration
+	// ChainKey is the key of the chain of hashes that makes the log
+	// tamper-evident (see package eventlog); toolgate derives it from the
+	// approver token. Every process appending to one file must use the
+	// same key. Without one, chains reveal damage but not tampering, since
+	// anyone can recompute them.
+	ChainKey []byte
 }
 
 // Store is the SQLite [eventlog.Store]: one database file in WAL mode,
@@ -69,8 +75,9 @@ type Store struct {
 	// dataVersion.
 	wconn       *sql.Conn
 	stmts       writerStmts
-	lastSeq     map[string]int64 // committed last seq per session; a cache of MAX(seq)
-	staged      map[string]int64 // last seq per session in the open transaction
+	lastSeq     map[string]eventlog.ChainHead // committed last event per session; a cache of chain_heads
+	staged      map[string]eventlog.ChainHead // last event per session in the open transaction
+	chain       *eventlog.ChainHasher
 	dataVersion int64
 
 	writer *storekit.Committer
@@ -127,8 +134,9 @@ func Open(path string, opts *Options) (*Store, error) {
 		path:    abs,
 		opts:    o,
 		db:      db,
-		lastSeq: make(map[string]int64),
-		staged:  make(map[string]int64),
+		lastSeq: make(map[string]eventlog.ChainHead),
+		staged:  make(map[string]eventlog.ChainHead),
+		chain:   eventlog.NewChainHasher(o.ChainKey),
 		done:    make(chan struct{}),
 	}
 	if err := s.init(context.Background()); err != nil {

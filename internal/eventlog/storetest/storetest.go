@@ -205,6 +205,7 @@ func testConcurrentSameSession(t *testing.T, newStore NewStore) {
 		t.Fatalf("stored %d events, Append acknowledged %d", len(stored), len(seen))
 	}
 	checkGapless(t, "shared", stored)
+	verifyChains(t, s)
 }
 
 func testConcurrentAcrossSessions(t *testing.T, newStore NewStore) {
@@ -248,6 +249,7 @@ func testConcurrentAcrossSessions(t *testing.T, newStore NewStore) {
 	if all := mustQuery(t, s, eventlog.Filter{}); len(all) != total {
 		t.Errorf("Query(all) = %d events, want %d", len(all), total)
 	}
+	verifyChains(t, s)
 }
 
 // checkIDOrder fails unless evs, in Query order, have IDs that are

@@ -10,6 +10,24 @@ import { seen, recent, onSeen, noteEvent } from "./state.js";
 // carry only its id, can say what it was.
 const calls = new Map();
 
+// AGENT_TYPES are the events an agent posts about itself (eventlog's
+// PostedByAgent): what the agent sent is their payload's "content", never a
+// decision, so they get no decision chip, no call link and no place in a
+// tool call's timeline, whatever that content says.
+const AGENT_TYPES = new Set(["session.started", "turn.started", "user.message", "turn.completed"]);
+
+// gateFields is the payload of an event the gate wrote, and nothing for an
+// event an agent posted: where decisions, actors, rules and call ids are read.
+export function gateFields(ev) {
+  return AGENT_TYPES.has(ev.type) ? {} : ev.payload || {};
+}
+
+// agentContent is what the agent sent in an event it posted.
+function agentContent(ev) {
+  const p = ev.payload || {};
+  return p.content && typeof p.content === "object" ? p.content : p;
+}
+
 function noteCall(ev) {
   const p = ev.payload || {};
   if (ev.type !== "model.tool_call_requested" || !p.toolCallId) return;
@@ -19,7 +37,7 @@ function noteCall(ev) {
 
 // subject is what an event's call does: "Bash: npm test".
 function subject(ev) {
-  const p = ev.payload || {};
+  const p = gateFields(ev);
   const c = calls.get(p.toolCallId) || {};
   const tool = p.tool || c.tool;
   const arg = argOf(p.input || p.args || c.input);
@@ -29,7 +47,7 @@ function subject(ev) {
 // describe is a one-line account of an event: its tool call's subject and
 // what happened, as text.
 function describe(ev) {
-  const p = ev.payload || {};
+  const p = gateFields(ev);
   const what = subject(ev) || p.toolCallId || "";
   const settings = (o) => Object.entries(o || {}).map(([k, v]) => k + " " + (v ?? "from the policy files")).join(", ");
   switch (ev.type) {
@@ -61,13 +79,15 @@ function describe(ev) {
       return "refused: the agent token tried to " + (p.action || "act as the approver") + (p.toolCallId ? " " + p.toolCallId : "");
     case "injection.suspected":
       return "output that looks like prompt injection" + (what ? ": " + what : "");
-    case "user.message":
-      return p.text || p.message || p.content || compact(p);
+    case "user.message": {
+      const c = agentContent(ev);
+      return typeof (c.text || c.message) === "string" ? c.text || c.message : compact(c);
+    }
     case "turn.started":
     case "turn.completed":
       return "turn " + (ev.turn || "") + (ev.type === "turn.started" ? " started" : " completed");
     case "session.started":
-      return "session started" + (p.agent ? " by " + p.agent : "");
+      return "session started" + (typeof agentContent(ev).agent === "string" ? " by " + agentContent(ev).agent : "");
     default:
       return compact(p);
   }
@@ -106,7 +126,7 @@ function typeChip(type) {
 }
 
 function callLink(ev) {
-  const id = (ev.payload || {}).toolCallId;
+  const id = gateFields(ev).toolCallId;
   return id ? "#/call/" + encodeURIComponent(ev.session) + "/" + encodeURIComponent(id) : "";
 }
 
@@ -181,7 +201,7 @@ export function hideLive() {
 }
 
 function liveRow(ev) {
-  const p = ev.payload || {};
+  const p = gateFields(ev);
   const link = callLink(ev);
   const row = h("li", { class: ["stream-row", p.decision && decisionClass(p.decision)] },
     h("time", { class: "muted mono stream-time", datetime: ev.time }, fmtTime(ev.time)),
@@ -296,7 +316,7 @@ async function runAudit(more) {
       const res = await api("/v1/events", { params: { ...params, after, limit: page } });
       const evs = (res && res.events) || [];
       if (evs.length > 0) after = evs[evs.length - 1].id;
-      got.push(...evs.filter((ev) => !reason || (ev.payload || {}).reason === reason));
+      got.push(...evs.filter((ev) => !reason || gateFields(ev).reason === reason));
       if (evs.length < page) { lastPage = true; break; }
     }
     await findCalls(got, params.session);
@@ -318,7 +338,7 @@ async function runAudit(more) {
 // findCalls reads the model.tool_call_requested events of the calls evs
 // belong to, from a little before the first to the last.
 async function findCalls(evs, session) {
-  const missing = evs.filter((ev) => ev.payload && ev.payload.toolCallId && !calls.has(ev.payload.toolCallId));
+  const missing = evs.filter((ev) => gateFields(ev).toolCallId && !calls.has(gateFields(ev).toolCallId));
   for (const ev of evs) noteCall(ev);
   if (missing.length === 0) return;
   const first = new Date(missing[0].time).getTime();
@@ -335,7 +355,7 @@ async function findCalls(evs, session) {
 }
 
 function auditRow(ev) {
-  const p = ev.payload || {};
+  const p = gateFields(ev);
   const link = callLink(ev);
   const what = subject(ev) || describe(ev);
   return h("tr", { class: p.decision ? decisionClass(p.decision) : null },
@@ -376,7 +396,7 @@ export async function showCall(session, id) {
       allEvents({ session }),
       api("/v1/approvals/" + encodeURIComponent(id)).catch(() => null),
     ]);
-    const mine = evs.filter((ev) => (ev.payload || {}).toolCallId === id);
+    const mine = evs.filter((ev) => gateFields(ev).toolCallId === id);
     for (const ev of mine) noteCall(ev);
     replace(tl.body,
       h("p", { class: "muted" }, "Session ", h("span", { class: "mono" }, session), " · ", mine.length, " events"),
@@ -405,7 +425,7 @@ function approvalSummary(a) {
 }
 
 function timelineItem(ev, first, i) {
-  const p = ev.payload || {};
+  const p = gateFields(ev);
   const dt = new Date(ev.time) - new Date(first.time);
   return h("li", { class: ["tl-item", p.decision && decisionClass(p.decision)] },
     h("div", { class: "tl-head" },
@@ -416,6 +436,6 @@ function timelineItem(ev, first, i) {
       i > 0 ? h("span", { class: "muted mono" }, "+" + (dt >= 1000 ? (dt / 1000).toFixed(1) + " s" : dt + " ms")) : null,
       h("span", { class: "muted mono" }, "#" + ev.seq)),
     h("p", { class: "tl-text" }, describe(ev)),
-    h("details", null, h("summary", null, "payload"), kv(p)));
+    h("details", null, h("summary", null, "payload"), kv(ev.payload || {})));
 }
 

@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/eventlog"
+)
+
+var _ eventlog.ChainReader = (*Store)(nil)
+
+// ChainRows implements [eventlog.ChainReader.ChainRows].
+func (s *Store) ChainRows(ctx context.Context, session string) iter.Seq2[eventlog.ChainRow, error] {
+	return func(yield func(eventlog.ChainRow, error) bool) {
+		q := "SELECT id, session, seq, turn, time, type, payload, decision, tool, prev_hash, hash FROM events"
+		var args []any
+		if session != "" {
+			q += " WHERE session = ?"
+			args = append(args, session)
+		}
+		q += " ORDER BY session, seq"
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			yield(eventlog.ChainRow{}, queryErr(ctx, s.path, err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				r              eventlog.ChainRow
+				nanos          int64
+				typ            string
+				payload        []byte
+				decision, tool sql.NullString
+			)
+			if err := rows.Scan(&r.ID, &r.Session, &r.Seq, &r.Turn, &nanos, &typ, &payload, &decision, &tool, &r.Prev, &r.Hash); err != nil {
+				yield(eventlog.ChainRow{}, queryErr(ctx, s.path, err))
+				return
+			}
+			r.Time = time.Unix(0, nanos).UTC()
+			r.Type = eventlog.Type(typ)
+			r.Payload = payload
+			r.Decision, r.Tool = decision.String, tool.String
+			if !yield(r, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(eventlog.ChainRow{}, queryErr(ctx, s.path, err))
+		}
+	}
+}
+
+// ChainHeads implements [eventlog.ChainReader.ChainHeads].
+func (s *Store) ChainHeads(ctx context.Context, session string) (map[string]eventlog.ChainHead, error) {
+	q := "SELECT session, seq, hash FROM chain_heads"
+	var args []any
+	if session != "" {
+		q += " WHERE session = ?"
+		args = append(args, session)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, queryErr(ctx, s.path, err)
+	}
+	defer rows.Close()
+	heads := map[string]eventlog.ChainHead{}
+	for rows.Next() {
+		var (
+			name string
+			h    eventlog.ChainHead
+		)
+		if err := rows.Scan(&name, &h.Seq, &h.Hash); err != nil {
+			return nil, queryErr(ctx, s.path, err)
+		}
+		heads[name] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, queryErr(ctx, s.path, err)
+	}
+	return heads, nil
+}
+
+// ChainOrigin implements [eventlog.ChainReader.ChainOrigin].
+func (s *Store) ChainOrigin(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.db.QueryRowContext(ctx, "SELECT last_unchained_id FROM chain_origin").Scan(&id); err != nil {
+		return 0, fmt.Errorf("%s: the record of where the chains begin: %w", s.path, queryErr(ctx, s.path, err))
+	}
+	return id, nil
+}
