@@ -183,6 +183,9 @@ type (
 		Message        string          `json:"message"`
 		// Answer is the kind the person chose, when a person answered.
 		Answer approval.Kind `json:"answer,omitempty"`
+		// AnswerID is the id of the answer taken (approval.Answer.ID),
+		// when it has one.
+		AnswerID string `json:"answerId,omitempty"`
 		// Scope is how long an allow holds: "once", "session", "project"
 		// or "user". The gate records it; remembering is done elsewhere.
 		Scope string `json:"scope,omitempty"`
@@ -470,6 +473,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 				fmt.Sprintf("the request was cancelled while waiting for approval: %v", err))
 			res.Error = err.Error()
 		default:
+			res.AnswerID = ans.ID
 			if err == nil {
 				err = ans.Validate()
 			}

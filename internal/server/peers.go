@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -312,7 +313,7 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 	delete(s.peers.pending, a.ID)
 	a.State = StateResolved
-	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule}
+	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule, answerID: p.AnswerID}
 	s.peers.resolved[a.ID] = a
 	s.peers.order = append(s.peers.order, a.ID)
 	if len(s.peers.order) > peerKeep {
@@ -373,7 +374,7 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
 				err = aerr
 			} else {
-				_, err = s.broker.Answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm})
+				_, err = s.broker.answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm}, answerID(e.ID))
 			}
 		}
 		if err != nil {
@@ -436,10 +437,16 @@ func (s *Server) remoteList(ctx context.Context, state, session string) []Approv
 	return out
 }
 
+// answerID names the answer of the permission.answered event id, as the
+// holder of the question records it on permission.resolved.
+func answerID(id int64) string { return "ev" + strconv.FormatInt(id, 10) }
+
 // answerRemote writes the reply to the question id, which another server
 // holds, to the log, and waits until that server has recorded its
 // decision. The approval comes back pending when it has not within the
-// wait.
+// wait. When the holder took another answer, or decided without one (its
+// deadline passed), the error wraps [ErrResolved]: this reply changed
+// nothing.
 func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (Approval, error) {
 	if a.State != StatePending {
 		return Approval{}, fmt.Errorf("%w: %s was resolved (%s); the first answer wins", ErrResolved, a.ID, a.Decision.Reason)
@@ -460,9 +467,11 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 	}
 	actx, cancel := s.appendContext()
 	defer cancel()
-	if _, err := s.store.Append(actx, a.Session, eventlog.Draft{Turn: a.Turn, Time: s.clock(), Type: eventlog.TypePermissionAnswered, Payload: payload}); err != nil {
+	evs, err := s.store.Append(actx, a.Session, eventlog.Draft{Turn: a.Turn, Time: s.clock(), Type: eventlog.TypePermissionAnswered, Payload: payload})
+	if err != nil {
 		return Approval{}, fmt.Errorf("write the answer to the event log: %w", err)
 	}
+	mine := answerID(evs[0].ID)
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
 	for {
@@ -471,6 +480,16 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 		got, ok := s.peers.resolved[a.ID]
 		s.peers.mu.Unlock()
 		if ok {
+			if got.Decision == nil || got.Decision.answerID != mine {
+				how := "without an answer"
+				if got.Decision != nil {
+					how = fmt.Sprintf("%s (%s)", got.Decision.Decision, got.Decision.Reason)
+					if got.Decision.Answer != "" {
+						how = fmt.Sprintf("%s by another answer, %s", got.Decision.Decision, got.Decision.Answer)
+					}
+				}
+				return Approval{}, fmt.Errorf("%w: %s was resolved %s before this answer reached the server holding it; the first answer wins, and this one changed nothing", ErrResolved, a.ID, how)
+			}
 			return got, nil
 		}
 		select {
