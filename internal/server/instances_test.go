@@ -3,11 +3,108 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres"
+	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
+	"github.com/toolgate/toolgate/internal/gate"
 )
+
+// pgPair starts two servers on one project and one PostgreSQL schema, and
+// returns them with the schema's connection string.
+func pgPair(t *testing.T, opts ...envOption) (a, b *testEnv, dsn string) {
+	t.Helper()
+	dsn = pgtest.SchemaDSN(t)
+	project := realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	open := func() eventlog.Store {
+		store, err := postgres.Open(context.Background(), dsn, nil)
+		must(t, err)
+		return store
+	}
+	return newEnvAt(t, project, open(), opts...), newEnvAt(t, project, open(), opts...), dsn
+}
+
+// sqlExec runs a statement on the database of dsn.
+func sqlExec(t *testing.T, dsn, stmt string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	must(t, err)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+// TestPeersRevokeNotRecorded: a revocation that PostgreSQL refuses to
+// store answers 500 and changes nothing: the grant still holds on the
+// server asked and on the other one, and once the log takes events again
+// the same revocation succeeds and ends the grant on both.
+func TestPeersRevokeNotRecorded(t *testing.T) {
+	a, b, dsn := pgPair(t)
+	notes := filepath.Join(realDir(t), "notes.txt")
+	must(t, os.WriteFile(notes, []byte("todo\n"), 0o644))
+	var ls gate.Grant
+	if r := a.call("POST", "/v1/sessions/s1/leases", a.tokens.Approver, map[string]any{"path": notes, "capability": "read", "ttl": "10m"}); r.code != 201 {
+		t.Fatalf("lease: %d %s", r.code, r.body)
+	} else {
+		r.decode(t, &ls)
+	}
+	id := a.ask("s1", cmdAsk)
+	if r := a.call("POST", "/v1/approvals/"+id, a.tokens.Approver, map[string]any{"answer": "allow_session"}); r.code != 200 {
+		t.Fatalf("allow_session: %d %s", r.code, r.body)
+	}
+	waitFor(t, "both grants on B", func() bool { return len(b.grants("s1")) == 2 })
+	var sa string
+	for _, g := range a.grants("s1") {
+		if g.Kind == gate.KindSessionApproval {
+			sa = g.ID
+		}
+	}
+
+	sqlExec(t, dsn, `CREATE FUNCTION refuse_revocations() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.type = 'lease.revoked' THEN RAISE EXCEPTION 'the log refuses revocations'; END IF;
+	RETURN NEW;
+END $$`)
+	sqlExec(t, dsn, `CREATE TRIGGER refuse_revocations BEFORE INSERT ON eventlog_events FOR EACH ROW EXECUTE FUNCTION refuse_revocations()`)
+	for _, g := range []string{ls.ID, sa} {
+		if r := a.call("DELETE", "/v1/sessions/s1/grants/"+g, a.tokens.Approver, nil); r.code != 500 {
+			t.Fatalf("revoke %s while the log refuses it: %d %s", g, r.code, r.body)
+		}
+	}
+	if n := len(a.grants("s1")); n != 2 {
+		t.Fatalf("after the failed revocations A holds %d grants, want 2 (nothing changed)", n)
+	}
+	if d, why := a.reason("s1", cmdAsk); d != "allow" || why != "prior_approval" {
+		t.Fatalf("the approved call on A after the failed revocation: %s %s", d, why)
+	}
+	if n := len(b.grants("s1")); n != 2 {
+		t.Fatalf("B holds %d grants, want 2", n)
+	}
+	if evs := a.events("s1", eventlog.TypeLeaseRevoked); len(evs) != 0 {
+		t.Fatalf("lease.revoked events: %d", len(evs))
+	}
+
+	sqlExec(t, dsn, `DROP TRIGGER refuse_revocations ON eventlog_events`)
+	for _, g := range []string{ls.ID, sa} {
+		if r := a.call("DELETE", "/v1/sessions/s1/grants/"+g, a.tokens.Approver, nil); r.code != 200 {
+			t.Fatalf("retry of the revocation of %s: %d %s", g, r.code, r.body)
+		}
+	}
+	waitFor(t, "the revocations on B", func() bool { return len(b.grants("s1")) == 0 })
+	if n := len(a.grants("s1")); n != 0 {
+		t.Fatalf("A holds %d grants after the revocations", n)
+	}
+	if d, _ := b.reason("s1", cmdAsk); d != "ask" {
+		t.Fatalf("the call on B after the revocation: %s, want ask", d)
+	}
+}
 
 // TestPeersLosingAnswer: of two answers given to a question on servers
 // that do not hold it, the holder takes the first in the log; the server
