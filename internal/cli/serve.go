@@ -120,9 +120,14 @@ tokens are the files agent-NAME.token of the state directory.`,
 				return err
 			}
 			defer store.Close()
+			instance, release, err := server.ClaimInstance(stateDir, db)
+			if err != nil {
+				return err
+			}
+			defer release()
 			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
 			gopts := gate.Options{
-				Timeout: timeout, NewID: broker.NewID, LogKey: tokens.LogKey(),
+				Timeout: timeout, NewID: broker.NewID, LogKey: tokens.LogKey(), Instance: instance,
 				Rules: gate.PolicyFiles{User: pf.user, Committed: committed},
 			}
 			switch {
@@ -192,6 +197,7 @@ tokens are the files agent-NAME.token of the state directory.`,
 				Engine:   eng, Store: store, Sessions: sessions, Broker: broker, Gate: g,
 				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile(db)),
 				EndedGrants:  filepath.Join(stateDir, server.EndedGrantsFile(db)),
+				Instance:     instance,
 				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
 				Workspace: workspace, Hosts: hosts,
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {

@@ -42,6 +42,7 @@ type Approval struct {
 
 	digest string // of another server's question: its payloadDigest
 	seq    int64  // and the seq of its permission.requested event
+	holder string // and the instance that holds it, "" when it names none
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }

@@ -1,11 +1,18 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate/internal/approval"
@@ -13,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/eventlog/postgres"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
 	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/policy"
 )
 
 // pgPair starts two servers on one project and one PostgreSQL schema, and
@@ -144,5 +152,151 @@ func TestPeersLosingAnswer(t *testing.T) {
 	r.decode(t, &got)
 	if r.code != 200 || got.Decision == nil || got.Decision.Decision != "allow" {
 		t.Fatalf("the winning answer on B: %d %s", r.code, r.body)
+	}
+}
+
+// The environment of TestInstanceHelper.
+const (
+	helperDSN     = "TOOLGATE_SERVER_HELPER_DSN"
+	helperProject = "TOOLGATE_SERVER_HELPER_PROJECT"
+	helperState   = "TOOLGATE_SERVER_HELPER_STATE"
+)
+
+// TestInstanceHelper is not a test: TestPeersHolderKilled runs the test
+// binary again with helperDSN set, and then this serves as one instance
+// on that log, with the identity its state directory keeps, printing
+// "url URL" once it listens, until it is killed.
+func TestInstanceHelper(t *testing.T) {
+	dsn := os.Getenv(helperDSN)
+	if dsn == "" {
+		t.Skip("run by TestPeersHolderKilled")
+	}
+	heartbeatInterval = 200 * time.Millisecond
+	id, _, err := ClaimInstance(os.Getenv(helperState), dsn)
+	must(t, err)
+	store, err := postgres.Open(context.Background(), dsn, nil)
+	must(t, err)
+	e := newEnvAt(t, os.Getenv(helperProject), store, withTimeout(time.Minute), func(o *Options, _ *policy.File) { o.Instance = id })
+	fmt.Printf("url %s\n", e.ts.URL)
+	select {}
+}
+
+// startInstance runs TestInstanceHelper in a process of its own and
+// returns its URL and process.
+func startInstance(t *testing.T, dsn, project, state string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInstanceHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperDSN+"="+dsn, helperProject+"="+project, helperState+"="+state)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "url ") {
+		t.Fatalf("the instance did not start: %q %v", line, err)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, "url ")), cmd
+}
+
+// TestPeersHolderKilled: the instance holding a question is killed
+// (SIGKILL, in a process of its own). The other instance stops offering
+// the question once the holder has gone silent, and answers an answer to
+// it with 410, not 202; when the killed instance starts again on its
+// state directory, it records the question as denied, approval_cancelled,
+// and the other instance shows it so.
+func TestPeersHolderKilled(t *testing.T) {
+	if os.Getenv(helperDSN) != "" {
+		t.Skip("inside the helper")
+	}
+	dsn := pgtest.SchemaDSN(t)
+	project := realDir(t)
+	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	state := t.TempDir()
+	defer func(g time.Duration) { holderGrace = g }(holderGrace)
+	holderGrace = 1500 * time.Millisecond
+
+	url, proc := startInstance(t, dsn, project, state)
+	store, err := postgres.Open(context.Background(), dsn, nil)
+	must(t, err)
+	b := newEnvAt(t, project, store)
+
+	// The agent waits on A for the person's answer.
+	body, err := json.Marshal(b.check("s1", cmdAsk, true))
+	must(t, err)
+	waited := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", url+"/v1/check", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+b.tokens.Agent)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		waited <- err
+	}()
+	var id string
+	waitFor(t, "the question on B", func() bool {
+		if p := b.pending("s1"); len(p) == 1 {
+			id = p[0].ID
+		}
+		return id != ""
+	})
+	// While A lives, its question stays offered past the grace.
+	time.Sleep(2 * holderGrace)
+	if p := b.pending("s1"); len(p) != 1 {
+		t.Fatalf("while its holder lives, B lists %d questions", len(p))
+	}
+
+	must(t, proc.Process.Kill())
+	_ = proc.Wait()
+	t.Logf("the waiting agent got: %v", <-waited)
+	waitFor(t, "B to stop offering the question of the killed holder", func() bool { return len(b.pending("s1")) == 0 })
+	r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "allow_once"})
+	if r.code != 410 || !strings.Contains(string(r.body), "gone") {
+		t.Fatalf("answering the question of the killed holder on B: %d %s", r.code, r.body)
+	}
+	if evs := b.events("s1", eventlog.TypePermissionAnswered, eventlog.TypePermissionResolved); len(evs) != 0 {
+		t.Fatalf("events after the kill: %d, want none", len(evs))
+	}
+
+	// A starts again on its state directory: it settles the question.
+	startInstance(t, dsn, project, state)
+	res := b.resolvedPayload("s1")
+	if res["toolCallId"] != id || res["decision"] != "deny" || res["reason"] != "approval_cancelled" || res["actor"] != "system" {
+		t.Fatalf("permission.resolved after the restart: %v", res)
+	}
+	var got Approval
+	b.call("GET", "/v1/approvals/"+id, b.tokens.Approver, nil).decode(t, &got)
+	if got.State != StateResolved || got.Decision == nil || got.Decision.Reason != "approval_cancelled" {
+		t.Fatalf("B shows %+v %+v", got, got.Decision)
+	}
+}
+
+// TestClaimInstance: the identity kept in the state directory is the same
+// at the next claim once given up, and two servers running at once on
+// one directory and log get two identities.
+func TestClaimInstance(t *testing.T) {
+	dir := t.TempDir()
+	first, release, err := ClaimInstance(dir, "events.db")
+	must(t, err)
+	second, release2, err := ClaimInstance(dir, "events.db")
+	must(t, err)
+	if first == second || !validID(first) || !validID(second) {
+		t.Fatalf("two servers at once: %q and %q", first, second)
+	}
+	release()
+	again, release3, err := ClaimInstance(dir, "events.db")
+	must(t, err)
+	defer release3()
+	release2()
+	if again != first {
+		t.Fatalf("after a restart the identity is %q, was %q", again, first)
+	}
+	other, release4, err := ClaimInstance(dir, "postgres://elsewhere")
+	must(t, err)
+	defer release4()
+	if other == first {
+		t.Fatal("another event log got the same identity")
 	}
 }

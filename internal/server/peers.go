@@ -48,7 +48,7 @@ var streamTypes = [...][]eventlog.Type{
 	// Not permission.resolved: every call writes one, and reading them all
 	// would cost every call. The outcomes of the few questions of other
 	// servers are read by session when they are asked for (settleRemote).
-	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionAnswered},
+	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionAnswered, TypeServerAlive},
 	grantStream:      {eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked},
 }
 
@@ -61,12 +61,13 @@ type peers struct {
 	pending  map[string]Approval     // questions other servers hold
 	resolved map[string]Approval     // and those of them since resolved
 	order    []string                // resolved ids, oldest first
+	alive    map[string]time.Time    // instance → the latest server.alive of it
 	followed [len(streamTypes)]int64 // per stream, the highest event id handled
 	advanced chan struct{}           // closed when followed moves on
 }
 
 func newPeers() *peers {
-	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, advanced: make(chan struct{})}
+	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, alive: map[string]time.Time{}, advanced: make(chan struct{})}
 }
 
 // followInterval is how often the follower reads the log for what is new.
@@ -177,6 +178,8 @@ func (s *Server) peerEvent(e eventlog.Event) {
 		s.remoteQuestion(e)
 	case eventlog.TypePermissionAnswered:
 		s.remoteAnswer(e)
+	case TypeServerAlive:
+		s.remoteAlive(e)
 	case eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked:
 		if _, err := s.gate.Adopt(e); err != nil {
 			s.log.Warn("grant from the event log not taken up", "event", e.ID, "session", e.Session, "err", err)
@@ -209,7 +212,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	a := Approval{
 		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
-		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq,
+		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq, holder: p.Holder,
 	}
 	if req.Destructive {
 		a.ConfirmWord = req.ConfirmWord()
@@ -414,7 +417,7 @@ func (s *Server) remote(ctx context.Context, id string) (Approval, bool) {
 // remoteList returns the questions other servers hold, in state
 // (StatePending, StateResolved or "" for both) and session ("" for all).
 // A pending one past its deadline is left out: its holder has denied it,
-// or is gone.
+// or is gone; so is one whose holder has gone silent (holderGone).
 func (s *Server) remoteList(ctx context.Context, state, session string) []Approval {
 	s.settleRemote(ctx, session)
 	now := s.clock()
@@ -423,7 +426,12 @@ func (s *Server) remoteList(ctx context.Context, state, session string) []Approv
 	var out []Approval
 	add := func(m map[string]Approval, pending bool) {
 		for _, a := range m {
-			if (session == "" || a.Session == session) && (!pending || a.Deadline.After(now)) && !s.broker.knows(a.ID) {
+			if pending {
+				if _, gone := s.holderGoneLocked(a); gone || !a.Deadline.After(now) {
+					continue
+				}
+			}
+			if (session == "" || a.Session == session) && !s.broker.knows(a.ID) {
 				out = append(out, a)
 			}
 		}
@@ -452,6 +460,9 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 		return Approval{}, fmt.Errorf("%w: %s was resolved (%s); the first answer wins", ErrResolved, a.ID, a.Decision.Reason)
 	}
 	if err := checkAnswer(a.Request, reply); err != nil {
+		return Approval{}, err
+	}
+	if err := s.holderGone(a); err != nil {
 		return Approval{}, err
 	}
 	// Signed as the log holds it: without secrets.
