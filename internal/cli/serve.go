@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog/spool"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/notify"
 	"github.com/toolgate/toolgate/internal/server"
@@ -115,8 +116,15 @@ tokens are the files agent-NAME.token of the state directory.`,
 			if err != nil {
 				return err
 			}
-			store, err := openStore(c.Context(), db, false)
+			opened, err := openStore(c.Context(), db, false)
 			if err != nil {
+				return err
+			}
+			// What is decided while the log cannot be written is kept in
+			// the state directory and appended once it can.
+			store, err := spool.Wrap(opened, filepath.Join(stateDir, server.OutageFile(db)), &spool.Options{Logger: logger})
+			if err != nil {
+				opened.Close()
 				return err
 			}
 			defer store.Close()

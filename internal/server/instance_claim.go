@@ -79,3 +79,11 @@ func writeSynced(f *os.File, s string) error {
 	}
 	return f.Sync()
 }
+
+// OutageFile returns the usual name, in the state directory, of the
+// record of what was decided while the event log db could not be written
+// (see package spool): one file a log.
+func OutageFile(db string) string {
+	sum := sha256.Sum256([]byte(db))
+	return "outage-" + hex.EncodeToString(sum[:6]) + ".jsonl"
+}
