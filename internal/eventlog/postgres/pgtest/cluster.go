@@ -12,8 +12,19 @@ import (
 	"testing"
 )
 
-// binDir holds the PostgreSQL server programs a [Cluster] runs.
-const binDir = "/usr/lib/postgresql/15/bin"
+// serverBin returns the directory of the newest PostgreSQL server
+// programs installed the Debian way, "" when there are none.
+func serverBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
+	best, bestV := "", -1
+	for _, d := range dirs {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(d))))
+		if err == nil && v > bestV {
+			best, bestV = filepath.Dir(d), v
+		}
+	}
+	return best
+}
 
 // clusterPort is the next port a Cluster listens on (its unix socket's
 // name); each test process starts from its pid, so that test binaries
@@ -26,6 +37,7 @@ var clusterPort atomic.Int32
 type Cluster struct {
 	t    testing.TB
 	dir  string // the directory of the data and the socket
+	bin  string // the server programs
 	port int
 	run  func(args ...string) error
 }
@@ -35,8 +47,9 @@ type Cluster struct {
 // not there.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(binDir, "pg_ctl")); err != nil {
-		t.Skip("needs PostgreSQL 15's server programs in " + binDir)
+	binDir := serverBin()
+	if binDir == "" {
+		t.Skip("needs PostgreSQL's server programs in /usr/lib/postgresql/VERSION/bin")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to run a PostgreSQL server as user postgres")
@@ -61,7 +74,7 @@ func NewCluster(t testing.TB) *Cluster {
 	if clusterPort.Load() == 0 {
 		clusterPort.CompareAndSwap(0, int32(20000+os.Getpid()%20000))
 	}
-	c := &Cluster{t: t, dir: dir, port: int(clusterPort.Add(1))}
+	c := &Cluster{t: t, dir: dir, bin: binDir, port: int(clusterPort.Add(1))}
 	c.run = func(args ...string) error {
 		var q []string
 		for _, a := range args {
@@ -101,7 +114,7 @@ func (c *Cluster) DSN() string {
 // Start starts the cluster and waits until it takes connections.
 func (c *Cluster) Start() {
 	c.t.Helper()
-	if err := c.run(filepath.Join(binDir, "pg_ctl"), "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "log"), "-w", "start"); err != nil {
+	if err := c.run(filepath.Join(c.bin, "pg_ctl"), "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "log"), "-w", "start"); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -109,7 +122,7 @@ func (c *Cluster) Start() {
 // Stop stops the cluster (fast shutdown: connections are closed).
 func (c *Cluster) Stop() {
 	c.t.Helper()
-	if err := c.run(filepath.Join(binDir, "pg_ctl"), "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop"); err != nil {
+	if err := c.run(filepath.Join(c.bin, "pg_ctl"), "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop"); err != nil {
 		c.t.Fatal(err)
 	}
 }
