@@ -213,7 +213,9 @@ func TestPeersHolderKilled(t *testing.T) {
 	project := realDir(t)
 	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
 	state := t.TempDir()
-	defer func(g time.Duration) { holderGrace = g }(holderGrace)
+	// Restored once the servers are shut down (cleanups run last first).
+	grace := holderGrace
+	t.Cleanup(func() { holderGrace = grace })
 	holderGrace = 1500 * time.Millisecond
 
 	url, proc := startInstance(t, dsn, project, state)

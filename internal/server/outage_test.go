@@ -113,3 +113,26 @@ func TestPostgresRestart(t *testing.T) {
 		return err == nil && st.Size() == 0
 	})
 }
+
+// TestRateLimitedLog: repeated lines of one error are dropped for the
+// interval and counted on the next one; other errors, and lines below
+// Warn, pass.
+func TestRateLimitedLog(t *testing.T) {
+	var out lines
+	now := time.Unix(0, 0)
+	l := rateLimited(slog.New(slog.NewTextHandler(&out, nil)), 10*time.Second, func() time.Time { return now })
+	for range 100 {
+		l.Error("follow the event log", "err", "connection refused", "session", "s1")
+		l.Info("checked")
+	}
+	l.Error("follow the event log", "err", "no such host")
+	now = now.Add(11 * time.Second)
+	l.Error("follow the event log", "err", "connection refused")
+	got := out.String()
+	if n := strings.Count(got, "connection refused"); n != 2 {
+		t.Fatalf("%d lines of the repeated error, want 2:\n%s", n, got)
+	}
+	if !strings.Contains(got, "suppressed=99") || strings.Count(got, "no such host") != 1 || strings.Count(got, "checked") != 100 {
+		t.Fatalf("log:\n%s", got)
+	}
+}

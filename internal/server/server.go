@@ -91,6 +91,10 @@ type Options struct {
 	// default [DefaultKeepAlive].
 	KeepAlive time.Duration
 	// Logger receives the server's own errors; default slog.Default().
+	// Of the lines at Warn and above, one per message and error is written
+	// every 10 s, and the next one carries the count of those suppressed:
+	// while the event log is down, everything fails the same way many
+	// times a second.
 	Logger *slog.Logger
 	// Clock gives the time; default time.Now.
 	Clock func() time.Time
