@@ -40,9 +40,10 @@ type Approval struct {
 	// (field "confirm" of the answer) to allow it: Request.ConfirmWord.
 	ConfirmWord string `json:"confirmWord,omitempty"`
 
-	digest string // of another server's question: its payloadDigest
-	seq    int64  // and the seq of its permission.requested event
-	holder string // and the instance that holds it, "" when it names none
+	digest string    // of another server's question: its payloadDigest
+	seq    int64     // and the seq of its permission.requested event
+	holder string    // and the instance that holds it, "" when it names none
+	seen   time.Time // and when this server read it
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }

@@ -99,22 +99,28 @@ func (s *Server) remoteAlive(e eventlog.Event) {
 	}
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
-	if p.At.After(s.peers.alive[p.Instance]) {
-		s.peers.alive[p.Instance] = p.At
+	// Heard from when its word moves on, by this server's clock: the two
+	// clocks need not agree.
+	if prev := s.peers.alive[p.Instance]; p.At.After(prev.at) {
+		s.peers.alive[p.Instance] = heard{at: p.At, seen: s.clock()}
 	}
 }
 
+// heard is the latest server.alive of an instance: its time, by the
+// instance's clock, and when it was read here, by this server's.
+type heard struct{ at, seen time.Time }
+
 // holderGoneLocked reports whether the server holding the remote question
-// a has not been heard from, by its question or a server.alive, for
-// holderGrace; false when the question names no holder. s.peers.mu is
+// a has not been heard from, by its question or a server.alive read here,
+// for holderGrace; false when the question names no holder. s.peers.mu is
 // held.
 func (s *Server) holderGoneLocked(a Approval) (time.Time, bool) {
 	if a.holder == "" {
 		return time.Time{}, false
 	}
-	last := a.Created
-	if t := s.peers.alive[a.holder]; t.After(last) {
-		last = t
+	last := a.seen
+	if h := s.peers.alive[a.holder]; h.seen.After(last) {
+		last = h.seen
 	}
 	return last, s.clock().Sub(last) > holderGrace
 }

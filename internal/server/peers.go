@@ -61,13 +61,13 @@ type peers struct {
 	pending  map[string]Approval     // questions other servers hold
 	resolved map[string]Approval     // and those of them since resolved
 	order    []string                // resolved ids, oldest first
-	alive    map[string]time.Time    // instance → the latest server.alive of it
+	alive    map[string]heard        // instance → the latest server.alive of it
 	followed [len(streamTypes)]int64 // per stream, the highest event id handled
 	advanced chan struct{}           // closed when followed moves on
 }
 
 func newPeers() *peers {
-	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, alive: map[string]time.Time{}, advanced: make(chan struct{})}
+	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, alive: map[string]heard{}, advanced: make(chan struct{})}
 }
 
 // followInterval is how often the follower reads the log for what is new.
@@ -212,7 +212,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	a := Approval{
 		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
-		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq, holder: p.Holder,
+		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq, holder: p.Holder, seen: now,
 	}
 	if req.Destructive {
 		a.ConfirmWord = req.ConfirmWord()
