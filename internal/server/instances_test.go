@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -165,7 +166,8 @@ const (
 // TestInstanceHelper is not a test: TestPeersHolderKilled runs the test
 // binary again with helperDSN set, and then this serves as one instance
 // on that log, with the identity its state directory keeps, printing
-// "url URL" once it listens, until it is killed.
+// "url URL" once it listens, until it is killed or its standard input
+// closes.
 func TestInstanceHelper(t *testing.T) {
 	dsn := os.Getenv(helperDSN)
 	if dsn == "" {
@@ -178,7 +180,9 @@ func TestInstanceHelper(t *testing.T) {
 	must(t, err)
 	e := newEnvAt(t, os.Getenv(helperProject), store, withTimeout(time.Minute), func(o *Options, _ *policy.File) { o.Instance = id })
 	fmt.Printf("url %s\n", e.ts.URL)
-	select {}
+	// Until killed, or until the test that started it is gone.
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
 }
 
 // startInstance runs TestInstanceHelper in a process of its own and
@@ -189,6 +193,8 @@ func startInstance(t *testing.T, dsn, project, state string) (string, *exec.Cmd)
 	cmd.Env = append(os.Environ(), helperDSN+"="+dsn, helperProject+"="+project, helperState+"="+state)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
+	must(t, err)
+	_, err = cmd.StdinPipe() // closed when this process ends: the helper then exits
 	must(t, err)
 	must(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
