@@ -12,6 +12,10 @@
 // decided calls are kept (model.tool_call_requested, permission.resolved,
 // tool.*, injection.suspected): an answer, a grant or a settings switch
 // that was refused is not replayed later behind the person's back.
+//
+// A record leaves the file once its events are appended; a process that
+// dies between the two appends them again at its next start (each copy
+// marked recovered, with the same tool call id).
 package spool
 
 import (
