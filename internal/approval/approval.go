@@ -143,6 +143,11 @@ type Answer struct {
 	// allow of a destructive call is taken only if [Request.Confirmed]
 	// accepts it.
 	Confirm string `json:"confirm,omitempty"`
+	// ID tells this answer apart from the others given to the same
+	// question (a server taking an answer from the shared log sets the id
+	// of its event); the gate records it on permission.resolved as
+	// answerId, so whoever gave an answer can tell whether it was taken.
+	ID string `json:"id,omitempty"`
 }
 
 // ConfirmWord is what a person must type to allow r when it is

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog/spool"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/notify"
 	"github.com/toolgate/toolgate/internal/server"
@@ -115,14 +116,26 @@ tokens are the files agent-NAME.token of the state directory.`,
 			if err != nil {
 				return err
 			}
-			store, err := openStore(c.Context(), db, false, tokens.ChainKey())
+			opened, err := openStore(c.Context(), db, false, tokens.ChainKey())
 			if err != nil {
 				return err
 			}
+			// What is decided while the log cannot be written is kept in
+			// the state directory and appended once it can.
+			store, err := spool.Wrap(opened, filepath.Join(stateDir, server.OutageFile(db)), &spool.Options{Logger: logger})
+			if err != nil {
+				opened.Close()
+				return err
+			}
 			defer store.Close()
+			instance, release, err := server.ClaimInstance(stateDir, db)
+			if err != nil {
+				return err
+			}
+			defer release()
 			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
 			gopts := gate.Options{
-				Timeout: timeout, NewID: broker.NewID, LogKey: tokens.LogKey(),
+				Timeout: timeout, NewID: broker.NewID, LogKey: tokens.LogKey(), Instance: instance,
 				Rules: gate.PolicyFiles{User: pf.user, Committed: committed},
 			}
 			switch {
@@ -192,6 +205,7 @@ tokens are the files agent-NAME.token of the state directory.`,
 				Engine:   eng, Store: store, Sessions: sessions, Broker: broker, Gate: g,
 				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile(db)),
 				EndedGrants:  filepath.Join(stateDir, server.EndedGrantsFile(db)),
+				Instance:     instance,
 				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
 				Workspace: workspace, Hosts: hosts,
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {

@@ -68,6 +68,12 @@ type Options struct {
 	// Gates that share a log and a key share their grants and questions.
 	// Nil: nothing is signed, no grant is adopted and no question verifies.
 	LogKey []byte
+	// Instance names the server this gate decides for among those sharing
+	// its log, the same across its restarts; it is recorded, signed, on
+	// every question put to a person (PermissionRequested.Holder), so that
+	// the server can settle its unanswered questions when it starts again
+	// and the others can tell when it is gone. "" records none.
+	Instance string
 }
 
 // RuleWriter saves a rule a person chose to always allow.
@@ -164,6 +170,9 @@ type (
 		// AskedOf is who is asked first: user, hook or classifier.
 		AskedOf  Actor     `json:"askedOf"`
 		Deadline time.Time `json:"deadline"`
+		// Holder is the Options.Instance of the gate that holds the
+		// question, when it has one.
+		Holder string `json:"holder,omitempty"`
 		// Sig signs a question asked of the user, under Options.LogKey
 		// ([Gate.VerifyQuestion]).
 		Sig string `json:"sig,omitempty"`
@@ -183,6 +192,9 @@ type (
 		Message        string          `json:"message"`
 		// Answer is the kind the person chose, when a person answered.
 		Answer approval.Kind `json:"answer,omitempty"`
+		// AnswerID is the id of the answer taken (approval.Answer.ID),
+		// when it has one.
+		AnswerID string `json:"answerId,omitempty"`
 		// Scope is how long an allow holds: "once", "session", "project"
 		// or "user". The gate records it; remembering is done elsewhere.
 		Scope string `json:"scope,omitempty"`
@@ -372,7 +384,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: units(call), ConfirmTarget: target, AskedOf: askedOf,
-		Deadline: g.opts.Clock().Add(g.opts.Timeout).UTC(),
+		Deadline: g.opts.Clock().Add(g.opts.Timeout).UTC(), Holder: g.opts.Instance,
 	}
 	// The question is shown, signed and recorded without its secrets: what
 	// is signed is what the log holds, and a person (or a classifier, or
@@ -470,6 +482,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 				fmt.Sprintf("the request was cancelled while waiting for approval: %v", err))
 			res.Error = err.Error()
 		default:
+			res.AnswerID = ans.ID
 			if err == nil {
 				err = ans.Validate()
 			}

@@ -2,9 +2,11 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -279,6 +281,20 @@ func (gr *grants) revokeCall(key string, r RevokedCall) {
 	gr.endedVersion++
 }
 
+// delegatedFrom returns the id of ls and of the leases delegated from
+// it, without ending any. gr.mu is held.
+func (gr *grants) delegatedFrom(ls *Lease) []string {
+	ids := []string{ls.ID}
+	for i := 0; i < len(ids); i++ {
+		for cid, c := range gr.leases {
+			if c.From == ids[i] {
+				ids = append(ids, cid)
+			}
+		}
+	}
+	return ids
+}
+
 // dropLease ends the lease ls and the leases delegated from it, and
 // returns the ids of those. gr.mu is held.
 func (gr *grants) dropLease(ls *Lease) []string {
@@ -461,34 +477,71 @@ func (g *Gate) Leases(session string) []Lease {
 // and records lease.revoked with actor user. The leases delegated from a
 // lease end with it. Revoking an unknown id is an error wrapping
 // [ErrNoGrant].
+//
+// The revocations are recorded first, in one append: when that fails,
+// Revoke returns the error and the grant still holds here, as it does on
+// every other server sharing the log, so the revocation can be retried.
 func (g *Gate) Revoke(ctx context.Context, id string) error {
 	g.grants.mu.Lock()
 	var session, kind string
 	ended := []string{id}
 	if ls, ok := g.grants.leases[id]; ok {
 		session, kind = ls.Session, KindLease
-		ended = g.grants.dropLease(ls)
+		ended = g.grants.delegatedFrom(ls)
 	} else if sa, ok := g.grants.byID[id]; ok {
 		session, kind = sa.session, KindSessionApproval
-		g.grants.revokeApproval(sa)
 	}
 	g.grants.mu.Unlock()
 	if kind == "" {
 		return fmt.Errorf("gate: %w: %q", ErrNoGrant, id)
 	}
-	var first error
-	for i, eid := range ended {
+	if err := g.recordRevoked(ctx, session, kind, ended, false); err != nil {
+		return err
+	}
+	g.grants.mu.Lock()
+	var more []string
+	if ls, ok := g.grants.leases[id]; ok {
+		for _, eid := range g.grants.dropLease(ls) {
+			if !slices.Contains(ended, eid) {
+				more = append(more, eid) // delegated meanwhile
+			}
+		}
+	} else if sa, ok := g.grants.byID[id]; ok {
+		g.grants.revokeApproval(sa)
+	}
+	g.grants.mu.Unlock()
+	if len(more) > 0 {
+		return g.recordRevoked(ctx, session, kind, more, true)
+	}
+	return nil
+}
+
+// recordRevoked records lease.revoked for the grants ids of session, in
+// one append: all of them, or none. The first id is the one the person
+// revoked, and the others were delegated from it; all of them were when
+// delegated is set.
+func (g *Gate) recordRevoked(ctx context.Context, session, kind string, ids []string, delegated bool) error {
+	drafts := make([]eventlog.Draft, len(ids))
+	for i, eid := range ids {
 		why := "revoked by the user"
-		if i > 0 {
+		if i > 0 || delegated {
 			why = "the lease it was delegated from was revoked"
 		}
-		if err := g.record(ctx, session, "", eventlog.TypeLeaseRevoked, map[string]any{
-			"id": eid, "kind": kind, "reason": why, "actor": ActorUser,
-		}); err != nil && first == nil {
-			first = err
+		raw, err := json.Marshal(map[string]any{"id": eid, "kind": kind, "reason": why, "actor": ActorUser})
+		if err == nil {
+			raw, err = g.redact.Payload(raw)
 		}
+		if err != nil {
+			return fmt.Errorf("gate: encode %s: %w", eventlog.TypeLeaseRevoked, err)
+		}
+		drafts[i] = eventlog.Draft{Time: g.opts.Clock(), Type: eventlog.TypeLeaseRevoked, Payload: raw}
 	}
-	return first
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+	defer cancel()
+	if _, err := g.store.Append(actx, session, drafts...); err != nil {
+		return fmt.Errorf("gate: record %s: %w", eventlog.TypeLeaseRevoked, err)
+	}
+	return nil
 }
 
 // Delegate passes lease id down to a subagent: the new lease is for agent

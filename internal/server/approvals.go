@@ -40,8 +40,10 @@ type Approval struct {
 	// (field "confirm" of the answer) to allow it: Request.ConfirmWord.
 	ConfirmWord string `json:"confirmWord,omitempty"`
 
-	digest string // of another server's question: its payloadDigest
-	seq    int64  // and the seq of its permission.requested event
+	digest string    // of another server's question: its payloadDigest
+	seq    int64     // and the seq of its permission.requested event
+	holder string    // and the instance that holds it, "" when it names none
+	seen   time.Time // and when this server read it
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }
@@ -61,6 +63,10 @@ type Outcome struct {
 	Message string `json:"message,omitempty"`
 	// Rule is the rule the person asked to remember, for remembered allows.
 	Rule string `json:"rule,omitempty"`
+
+	// answerID is the id of the answer taken, when it came from the log
+	// (gate.PermissionResolved.AnswerID).
+	answerID string
 }
 
 // Errors of [Broker.Answer] and [Broker.Get], for [errors.Is].
@@ -341,6 +347,12 @@ type Reply struct {
 // It returns the approval as resolved by the answer; the gate's final
 // decision follows (see [Broker.Wait]).
 func (b *Broker) Answer(id string, r Reply) (Approval, error) {
+	return b.answer(id, r, "")
+}
+
+// answer is [Broker.Answer] for an answer known by answerID (that of its
+// permission.answered event), which the gate records with the decision.
+func (b *Broker) answer(id string, r Reply, answerID string) (Approval, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.pending[id]
@@ -363,7 +375,7 @@ func (b *Broker) Answer(id string, r Reply) (Approval, error) {
 			out.Rule = req.SuggestedRule
 		}
 	}
-	e.answer <- approval.Answer{Kind: r.Answer, Message: r.Message, Rule: r.Rule, Confirm: r.Confirm}
+	e.answer <- approval.Answer{Kind: r.Answer, Message: r.Message, Rule: r.Rule, Confirm: r.Confirm, ID: answerID}
 	b.resolveLocked(e, out)
 	return b.copyLocked(e), nil
 }

@@ -188,7 +188,7 @@ func (s *Server) handleRevokeGrant(w http.ResponseWriter, r *http.Request, _ pri
 		if errors.Is(err, gate.ErrNoGrant) {
 			return errorf(http.StatusNotFound, "session %s holds no live lease or session approval %q", session, id)
 		}
-		return errorf(http.StatusInternalServerError, "the revocation was not recorded: %v", err)
+		return errorf(http.StatusInternalServerError, "the revocation could not be written to the event log, so nothing changed: %s still holds, here and on every server sharing the log; try again: %v", id, err)
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"revoked": id})
 	return nil

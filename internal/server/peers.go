@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,7 +48,7 @@ var streamTypes = [...][]eventlog.Type{
 	// Not permission.resolved: every call writes one, and reading them all
 	// would cost every call. The outcomes of the few questions of other
 	// servers are read by session when they are asked for (settleRemote).
-	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionAnswered},
+	permissionStream: {eventlog.TypePermissionRequested, eventlog.TypePermissionAnswered, TypeServerAlive},
 	grantStream:      {eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked},
 }
 
@@ -60,12 +61,13 @@ type peers struct {
 	pending  map[string]Approval     // questions other servers hold
 	resolved map[string]Approval     // and those of them since resolved
 	order    []string                // resolved ids, oldest first
+	alive    map[string]heard        // instance → the latest server.alive of it
 	followed [len(streamTypes)]int64 // per stream, the highest event id handled
 	advanced chan struct{}           // closed when followed moves on
 }
 
 func newPeers() *peers {
-	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, advanced: make(chan struct{})}
+	return &peers{pending: map[string]Approval{}, resolved: map[string]Approval{}, alive: map[string]heard{}, advanced: make(chan struct{})}
 }
 
 // followInterval is how often the follower reads the log for what is new.
@@ -176,6 +178,8 @@ func (s *Server) peerEvent(e eventlog.Event) {
 		s.remoteQuestion(e)
 	case eventlog.TypePermissionAnswered:
 		s.remoteAnswer(e)
+	case TypeServerAlive:
+		s.remoteAlive(e)
 	case eventlog.TypeLeaseGranted, eventlog.TypeLeaseRevoked:
 		if _, err := s.gate.Adopt(e); err != nil {
 			s.log.Warn("grant from the event log not taken up", "event", e.ID, "session", e.Session, "err", err)
@@ -208,7 +212,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	}
 	a := Approval{
 		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
-		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq,
+		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq, holder: p.Holder, seen: now,
 	}
 	if req.Destructive {
 		a.ConfirmWord = req.ConfirmWord()
@@ -312,7 +316,7 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 	delete(s.peers.pending, a.ID)
 	a.State = StateResolved
-	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule}
+	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule, answerID: p.AnswerID}
 	s.peers.resolved[a.ID] = a
 	s.peers.order = append(s.peers.order, a.ID)
 	if len(s.peers.order) > peerKeep {
@@ -373,7 +377,7 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
 				err = aerr
 			} else {
-				_, err = s.broker.Answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm})
+				_, err = s.broker.answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm}, answerID(e.ID))
 			}
 		}
 		if err != nil {
@@ -413,7 +417,7 @@ func (s *Server) remote(ctx context.Context, id string) (Approval, bool) {
 // remoteList returns the questions other servers hold, in state
 // (StatePending, StateResolved or "" for both) and session ("" for all).
 // A pending one past its deadline is left out: its holder has denied it,
-// or is gone.
+// or is gone; so is one whose holder has gone silent (holderGone).
 func (s *Server) remoteList(ctx context.Context, state, session string) []Approval {
 	s.settleRemote(ctx, session)
 	now := s.clock()
@@ -422,7 +426,12 @@ func (s *Server) remoteList(ctx context.Context, state, session string) []Approv
 	var out []Approval
 	add := func(m map[string]Approval, pending bool) {
 		for _, a := range m {
-			if (session == "" || a.Session == session) && (!pending || a.Deadline.After(now)) && !s.broker.knows(a.ID) {
+			if pending {
+				if _, gone := s.holderGoneLocked(a); gone || !a.Deadline.After(now) {
+					continue
+				}
+			}
+			if (session == "" || a.Session == session) && !s.broker.knows(a.ID) {
 				out = append(out, a)
 			}
 		}
@@ -436,15 +445,24 @@ func (s *Server) remoteList(ctx context.Context, state, session string) []Approv
 	return out
 }
 
+// answerID names the answer of the permission.answered event id, as the
+// holder of the question records it on permission.resolved.
+func answerID(id int64) string { return "ev" + strconv.FormatInt(id, 10) }
+
 // answerRemote writes the reply to the question id, which another server
 // holds, to the log, and waits until that server has recorded its
 // decision. The approval comes back pending when it has not within the
-// wait.
+// wait. When the holder took another answer, or decided without one (its
+// deadline passed), the error wraps [ErrResolved]: this reply changed
+// nothing.
 func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (Approval, error) {
 	if a.State != StatePending {
 		return Approval{}, fmt.Errorf("%w: %s was resolved (%s); the first answer wins", ErrResolved, a.ID, a.Decision.Reason)
 	}
 	if err := checkAnswer(a.Request, reply); err != nil {
+		return Approval{}, err
+	}
+	if err := s.holderGone(a); err != nil {
 		return Approval{}, err
 	}
 	// Signed as the log holds it: without secrets.
@@ -460,9 +478,11 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 	}
 	actx, cancel := s.appendContext()
 	defer cancel()
-	if _, err := s.store.Append(actx, a.Session, eventlog.Draft{Turn: a.Turn, Time: s.clock(), Type: eventlog.TypePermissionAnswered, Payload: payload}); err != nil {
+	evs, err := s.store.Append(actx, a.Session, eventlog.Draft{Turn: a.Turn, Time: s.clock(), Type: eventlog.TypePermissionAnswered, Payload: payload})
+	if err != nil {
 		return Approval{}, fmt.Errorf("write the answer to the event log: %w", err)
 	}
+	mine := answerID(evs[0].ID)
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
 	for {
@@ -471,6 +491,16 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 		got, ok := s.peers.resolved[a.ID]
 		s.peers.mu.Unlock()
 		if ok {
+			if got.Decision == nil || got.Decision.answerID != mine {
+				how := "without an answer"
+				if got.Decision != nil {
+					how = fmt.Sprintf("%s (%s)", got.Decision.Decision, got.Decision.Reason)
+					if got.Decision.Answer != "" {
+						how = fmt.Sprintf("%s by another answer, %s", got.Decision.Decision, got.Decision.Answer)
+					}
+				}
+				return Approval{}, fmt.Errorf("%w: %s was resolved %s before this answer reached the server holding it; the first answer wins, and this one changed nothing", ErrResolved, a.ID, how)
+			}
 			return got, nil
 		}
 		select {

@@ -91,9 +91,21 @@ type Options struct {
 	// default [DefaultKeepAlive].
 	KeepAlive time.Duration
 	// Logger receives the server's own errors; default slog.Default().
+	// Of the lines at Warn and above, one per message and error is written
+	// every 10 s, and the next one carries the count of those suppressed:
+	// while the event log is down, everything fails the same way many
+	// times a second.
 	Logger *slog.Logger
 	// Clock gives the time; default time.Now.
 	Clock func() time.Time
+	// Instance names this server among those sharing the event log, the
+	// same across its restarts: the id [ClaimInstance] keeps in the state
+	// directory. Its questions carry it, so that at start the server
+	// records those it held and never resolved (a crash) as denied, and
+	// the other servers stop offering them once it has gone silent. A
+	// Gate given here must have been made with it as
+	// gate.Options.Instance. "": none of this.
+	Instance string
 	// Notifier, when set, is told of every pending approval (webhooks with
 	// answer links); the links are answered at /a/{token}.
 	Notifier *notify.Notifier
@@ -194,6 +206,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	opts.Logger = rateLimited(opts.Logger, errorLogEvery, time.Now)
 	if opts.Broker == nil {
 		opts.Broker = NewBroker(BrokerOptions{Timeout: opts.Timeout, Clock: opts.Clock})
 	}
@@ -201,7 +214,7 @@ func New(opts Options) (*Server, error) {
 	if g == nil {
 		var err error
 		g, err = gate.New(opts.Engine, opts.Store, opts.Broker, gate.Options{
-			Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID, LogKey: opts.Tokens.LogKey(),
+			Timeout: opts.Timeout, Clock: opts.Clock, NewID: opts.Broker.NewID, LogKey: opts.Tokens.LogKey(), Instance: opts.Instance,
 		})
 		if err != nil {
 			return nil, err
@@ -240,6 +253,14 @@ func New(opts Options) (*Server, error) {
 	if n > 0 {
 		s.log.Info("session settings restored from the event log", "sessions", n)
 	}
+	// The questions this instance held when it last stopped without
+	// shutting down are decided now: denied, as a shutdown denies them.
+	if n, err := s.settleOwnQuestions(ctx); err != nil {
+		s.cancel()
+		return nil, fmt.Errorf("server: settle the questions instance %s left unanswered: %w", opts.Instance, err)
+	} else if n > 0 {
+		s.log.Warn("questions left unanswered when this server last stopped are recorded as denied", "instance", opts.Instance, "questions", n)
+	}
 	s.sessionPolicyMu.Lock()
 	after := s.restoredTo
 	s.sessionPolicyMu.Unlock()
@@ -251,6 +272,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.restoreEnded(); err != nil {
 		s.cancel()
 		return nil, err
+	}
+	if opts.Instance != "" {
+		s.followers.Go(func() { s.heartbeat(s.base) })
 	}
 	grantsSince := s.clock().Add(-grantsLookback)
 	s.followers.Go(func() {

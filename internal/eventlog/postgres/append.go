@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,7 +41,38 @@ FROM unnest($1::text[], $2::bytea[]) AS h(session, hash) WHERE s.session = h.ses
 // takes IDs from the counter (which locks it until the commit, see the
 // package documentation), takes each session's sequence numbers, inserts
 // the events and notifies the listeners.
-func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
+//
+// A connection found broken — the server restarted, or something between
+// dropped an idle connection — is replaced and the batch tried once more:
+// a failed attempt committed nothing (when the connection broke during
+// COMMIT, commitOutcome asked the server, and an unknown outcome is never
+// tried again), so the retry cannot store an event twice.
+func (s *Store) writeBatch(batch []*storekit.Request) error {
+	err := s.writeOnce(batch)
+	if err != nil && brokenConn(err) && !storekit.IsNoRetry(err) && !s.isClosed() {
+		err = s.writeOnce(batch)
+	}
+	return err
+}
+
+// brokenConn reports whether err says the connection is lost or closed
+// by the server (not a statement the server refused, not a timeout).
+func brokenConn(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Connection exceptions, and the server shutting down or
+		// terminating the connection.
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || pe.Severity == "FATAL"
+	}
+	return true
+}
+
+// writeOnce is one attempt of writeBatch, on the writer's connection,
+// which it opens if there is none and closes when it broke.
+func (s *Store) writeOnce(batch []*storekit.Request) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
 	defer cancel()
 	if s.wconn == nil || s.wconn.IsClosed() {
@@ -51,7 +83,7 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 	}
 	conn := s.wconn
 	defer func() {
-		if err != nil && !errors.As(err, new(*pgconn.PgError)) {
+		if err != nil && (brokenConn(err) || !errors.As(err, new(*pgconn.PgError))) {
 			// The connection may be unusable; start over with a new one.
 			conn.Close(context.Background())
 			s.wconn = nil

@@ -65,7 +65,25 @@ func (s *Store) Subscribe(ctx context.Context, f eventlog.Filter) iter.Seq2[even
 // scan runs the query for f over events with afterID < id <= upToID (a
 // bound of 0 is no bound), ordered by order ("id" or "seq"), at most limit
 // rows when limit > 0, and calls fn for each row until it returns false.
+//
+// When the pooled connection it ran on turns out broken before any row was
+// read — the server restarted while the pool was idle — the pool drops
+// all its connections, which are as stale, and the query runs once more.
 func (s *Store) scan(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int, order string, fn func(e eventlog.Event) bool) error {
+	read := false
+	err := s.scanOnce(ctx, f, afterID, upToID, limit, order, func(e eventlog.Event) bool {
+		read = true
+		return fn(e)
+	})
+	if err != nil && !read && ctx.Err() == nil && !s.isClosed() && brokenConn(err) {
+		s.pool.Reset()
+		err = s.scanOnce(ctx, f, afterID, upToID, limit, order, fn)
+	}
+	return err
+}
+
+// scanOnce is one attempt of scan.
+func (s *Store) scanOnce(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int, order string, fn func(e eventlog.Event) bool) error {
 	q, args := buildQuery(f, afterID, upToID, limit, order)
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
