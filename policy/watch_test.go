@@ -217,3 +217,37 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkWatchChanged is what a decision adds to keep a project's policy
+// current: the check of a project and a user file, and of the absent
+// managed and local files, all settled.
+func BenchmarkWatchChanged(b *testing.B) {
+	root := b.TempDir()
+	user := filepath.Join(b.TempDir(), "policy.toml")
+	if err := os.Mkdir(filepath.Join(root, ".toolgate"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{filepath.Join(root, ProjectFile), user} {
+		if err := os.WriteFile(p, []byte("[permissions]\nallow = [\"Bash(npm test)\"]\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(racyWindow + 100*time.Millisecond) // the change times settle
+	_, w, err := LoadWatched(Locations{Managed: filepath.Join(root, "managed.toml"), User: user, Project: root})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(w.entries) != 4 {
+		b.Fatalf("%d entries", len(w.entries))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if w.Changed() {
+			b.Fatal("changed")
+		}
+	}
+}

@@ -60,6 +60,12 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 		for _, f := range t.From {
 			fmt.Fprintf(w, "          %s\n", f)
 		}
+		if t.Version != "" {
+			fmt.Fprintf(w, "version   %s\n", t.Version)
+		}
+		for _, f := range t.Files {
+			fmt.Fprintf(w, "file      %s\n", f)
+		}
 		for _, n := range t.Notes {
 			fmt.Fprintf(w, "note      %s\n", n)
 		}
