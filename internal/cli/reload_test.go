@@ -65,6 +65,11 @@ func TestServePolicyEdits(t *testing.T) {
 			version = got
 		}
 	}
+	// The effective policy shown is the version the last call was
+	// decided under.
+	if code, m := rs.do(t, "GET", "/v1/policy?cwd="+rs.project, rs.approver, nil); code != 200 || m["version"] != version {
+		t.Fatalf("GET /v1/policy: %d, version %v, want %s", code, m["version"], version)
+	}
 	if n := strings.Count(rs.stderr.String(), "policy cannot be loaded"); n != 1 {
 		t.Fatalf("the invalid policy was logged %d times:\n%s", n, rs.stderr)
 	}
