@@ -84,7 +84,7 @@ type Engine struct {
 	// load serializes loading, so that a change seen by many decisions
 	// at once is loaded once.
 	load  sync.Mutex
-	mu    sync.Mutex // guards cache
+	mu    sync.RWMutex // guards cache
 	cache map[string]*loaded
 }
 
@@ -155,17 +155,17 @@ func (e *Engine) policyFor(root string) (*policy.Set, error) {
 	if e.opts.NoCache {
 		return e.opts.Policy(root)
 	}
-	e.mu.Lock()
+	e.mu.RLock()
 	had := e.cache[root]
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	if had.current() {
 		return had.set, had.err
 	}
 	e.load.Lock()
 	defer e.load.Unlock()
-	e.mu.Lock()
+	e.mu.RLock()
 	now := e.cache[root]
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	if now != had && now.current() {
 		// Loaded by another decision since this one looked, and its
 		// stat was made after this one began.
@@ -240,8 +240,10 @@ func (e *Engine) Decide(ctx context.Context, req *Request, prior PriorApprovals)
 // Home returns the home directory the engine resolves "~" against.
 func (e *Engine) Home() string { return e.opts.Home }
 
-// Forget drops the cached policy of every project, so the next decision
-// loads the policy files again (after a rule was written to one).
+// Forget drops the kept policy of every project, so the next decision
+// loads it again. Policies from [FromFiles] need no Forget (an edit of
+// their files is seen at the next decision); a Policy function whose Sets
+// carry no Watch does.
 func (e *Engine) Forget() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
