@@ -149,7 +149,7 @@ func (b *watcher) add(path string, st stamp, content []byte) {
 // a racy stamp).
 func (b *watcher) read(path string) ([]byte, error) {
 	before := statPath(path)
-	f, err := os.Open(path)
+	f, err := openNoWait(path)
 	if err != nil {
 		b.add(path, before, nil)
 		if errors.Is(err, fs.ErrNotExist) {

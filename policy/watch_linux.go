@@ -5,8 +5,15 @@ package policy
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
+
+// openNoWait opens path for reading without waiting for a writer, should
+// it be a FIFO (which the caller then refuses as not a regular file).
+func openNoWait(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
 
 // statPath stats path, following symbolic links as reading it does.
 func statPath(path string) stamp {
