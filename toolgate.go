@@ -73,6 +73,8 @@ func FixedPolicy(set *policy.Set) func(string) (*policy.Set, error) { return eng
 // PolicyFromFiles returns a policy source that reads the standard policy
 // layers of each project root (managed, user, project, local), with extra
 // layers such as CLI flags merged in. Empty paths mean the default places.
+// An engine reads the files again when they change: an edit counts from
+// the next decision on.
 func PolicyFromFiles(managed, user string, extra ...*policy.File) func(string) (*policy.Set, error) {
 	return engine.FromFiles(managed, user, extra...)
 }

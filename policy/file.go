@@ -18,6 +18,10 @@ type File struct {
 	// Path is the file the policy came from, "" for flags and sessions.
 	Path  string
 	Layer Layer
+	// Version names the content the file was loaded from (the first 12
+	// hex digits of its SHA-256); "" for a File parsed from bytes given
+	// to [ParseFile], flags and sessions.
+	Version string
 
 	Mode          *Mode
 	Approval      *Approval
@@ -314,7 +318,12 @@ func LoadFile(filename string, layer Layer) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: reading %s layer: %w", layer, err)
 	}
-	return ParseFile(filename, src, layer)
+	f, err := ParseFile(filename, src, layer)
+	if err != nil {
+		return nil, err
+	}
+	f.Version = contentVersion(src)
+	return f, nil
 }
 
 func tomlError(filename string, err error) error {

@@ -53,6 +53,14 @@ type Set struct {
 	// Notes record settings that a lock or a missing trust overrode.
 	Notes []string
 
+	// Version names the contents of the policy files merged, by layer:
+	// the same files with the same contents give the same Version, any
+	// edit another. It is "" when no layer was loaded from a file.
+	Version string
+	// Watch tells whether the files the Set was loaded from have changed
+	// since ([LoadSet] sets it); nil for a Set that is not watched.
+	Watch *Watch
+
 	idx, ignoredIdx *Index
 }
 
@@ -211,6 +219,7 @@ func Merge(files ...*File) (*Set, error) {
 			}
 		}
 	}
+	s.Version = setVersion(fs)
 	s.idx = buildIndex(s.Rules)
 	s.ignoredIdx = nil
 	s.ignoredIdx = s.IgnoredIndex()
@@ -347,28 +356,8 @@ const (
 // Load reads every file layer that exists at l. It fails on the first file
 // that cannot be read or parsed; a missing file is simply absent.
 func Load(l Locations) ([]*File, error) {
-	type src struct {
-		path  string
-		layer Layer
-	}
-	srcs := []src{{l.Managed, LayerManaged}, {l.User, LayerUser}}
-	if l.Project != "" {
-		srcs = append(srcs, src{filepath.Join(l.Project, LocalFile), LayerLocal}, src{filepath.Join(l.Project, ProjectFile), LayerProject})
-	}
-	var out []*File
-	for _, s := range srcs {
-		if s.path == "" {
-			continue
-		}
-		f, err := LoadFile(s.path, s.layer)
-		if err != nil {
-			return nil, err
-		}
-		if f != nil {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	files, _, err := LoadWatched(l)
+	return files, err
 }
 
 // Trusted reports whether a user or managed layer among files lists root

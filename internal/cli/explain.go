@@ -65,6 +65,12 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 		for _, f := range t.From {
 			printf("          %s\n", f)
 		}
+		if t.Version != "" {
+			fmt.Fprintf(w, "version   %s\n", t.Version)
+		}
+		for _, f := range t.Files {
+			fmt.Fprintf(w, "file      %s\n", f)
+		}
 		for _, n := range t.Notes {
 			printf("note      %s\n", n)
 		}

@@ -112,7 +112,7 @@ tokens are the files agent-NAME.token of the state directory.`,
 			logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
 			policyFor := engine.FromFiles(pf.managed, pf.user, layer)
 			sessions := engine.NewSessions()
-			eng, err := engine.New(engine.Options{Policy: policyFor, Project: pf.project, Sessions: sessions})
+			eng, err := engine.New(engine.Options{Policy: policyFor, Project: pf.project, Sessions: sessions, Logger: logger})
 			if err != nil {
 				return err
 			}

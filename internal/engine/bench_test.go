@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/policy"
 )
@@ -157,4 +161,57 @@ func BenchmarkEffects2KB(b *testing.B) {
 		fmt.Fprintf(&s, "if [ -d src/mod%d ]; then\n  cd src && go vet ./... && cd ..\n  grep -rn TODO src/ | wc -l > dist/todo%d.txt\nfi\nfor f in src/*.go; do gofmt -l \"$f\"; done\ncp README.md dist/ && tar czf dist/out%d.tgz src\n", i, i, i)
 	}
 	benchEffects(b, s.String())
+}
+
+var justEdited = flag.Bool("just-edited", false, "BenchmarkCheck*Files: measure right after the policy files were written")
+
+// benchFiles is benchCheck with the 1,000 rules read from a project policy
+// file (and absent managed and user files) through FromFiles, as a server
+// loads them: it includes whatever a decision costs to keep the policy
+// current.
+func benchFiles(b *testing.B, req *Request) {
+	w := newWorld(b)
+	var src strings.Builder
+	src.WriteString("[permissions]\n")
+	for _, eff := range []policy.Decision{policy.Deny, policy.Ask, policy.Allow} {
+		fmt.Fprintf(&src, "%s = [\n", eff)
+		for _, r := range thousandRules(b).Rules {
+			if r.Effect == eff {
+				fmt.Fprintf(&src, "  %q,\n", r.Text)
+			}
+		}
+		src.WriteString("]\n")
+	}
+	must(b, os.WriteFile(filepath.Join(w.project, policy.ProjectFile), []byte(src.String()), 0o644))
+	user := filepath.Join(w.home, ".config/toolgate/policy.toml")
+	must(b, os.WriteFile(user, []byte(fmt.Sprintf("trusted_projects = [%q]\n", w.project)), 0o644))
+	if !*justEdited {
+		// A file read within a few seconds of its last change is
+		// compared by content as well as by stamp on every check until
+		// that window passes; the steady state is measured.
+		time.Sleep(3500 * time.Millisecond)
+	}
+	e, err := New(Options{Policy: FromFiles(filepath.Join(w.dir, "etc/managed.toml"), user), Home: w.home})
+	must(b, err)
+	req.Cwd = w.project
+	ctx := context.Background()
+	if d := e.Check(ctx, req); d.Decision != policy.Allow {
+		b.Fatalf("got %s %s", d.Decision, d.Message)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Check(ctx, req)
+	}
+}
+
+// BenchmarkCheckShell1Files is BenchmarkCheckShell1 with the policy read
+// from files.
+func BenchmarkCheckShell1Files(b *testing.B) {
+	benchFiles(b, &Request{Tool: "Bash", Input: map[string]any{"command": "git status"}})
+}
+
+// BenchmarkCheckReadFiles is BenchmarkCheckRead with the policy read from
+// files.
+func BenchmarkCheckReadFiles(b *testing.B) {
+	benchFiles(b, &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}})
 }

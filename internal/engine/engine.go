@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,10 +55,18 @@ type Call struct {
 // default.
 type Options struct {
 	// Policy returns the effective policy for a project root. Required.
-	// It is called once per root and the result cached unless NoCache.
+	// Its result (a Set or an error) is kept per root, unless NoCache, for
+	// as long as the Set's Watch (or the Watch of a [*policy.LoadError])
+	// reports no change: every decision checks it first, so an edit of a
+	// policy file counts from the next decision on. A Set without a Watch
+	// is kept until [Engine.Forget]; an error without one is not kept.
 	Policy func(root string) (*policy.Set, error)
 	// NoCache makes every request load the policy again.
 	NoCache bool
+	// Logger, when set, is told once when a project's policy cannot be
+	// loaded (the engine denies everything there until it is fixed) and
+	// once when it is loaded again after a change.
+	Logger *slog.Logger
 	// Project, when set, is the project root for every request instead of
 	// the one found from the request's cwd.
 	Project string
@@ -70,9 +80,29 @@ type Options struct {
 
 // Engine decides tool calls. It is safe for use by multiple goroutines.
 type Engine struct {
-	opts  Options
-	mu    sync.Mutex
-	cache map[string]*policy.Set
+	opts Options
+	// load serializes loading, so that a change seen by many decisions
+	// at once is loaded once.
+	load  sync.Mutex
+	mu    sync.RWMutex // guards cache
+	cache map[string]*loaded
+}
+
+// loaded is the policy of one root as last loaded: a Set or the error that
+// kept it from loading, and the Watch that says when to load it again.
+type loaded struct {
+	set   *policy.Set
+	err   error
+	watch *policy.Watch
+}
+
+// current reports whether l still stands: nothing it was loaded from has
+// changed.
+func (l *loaded) current() bool {
+	if l == nil || (l.err != nil && l.watch == nil) {
+		return false
+	}
+	return !l.watch.Changed()
 }
 
 // New returns an engine. It fails when opts.Policy is nil.
@@ -89,7 +119,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.Project != "" {
 		opts.Project = pathres.Real(opts.Project)
 	}
-	return &Engine{opts: opts, cache: map[string]*policy.Set{}}, nil
+	return &Engine{opts: opts, cache: map[string]*loaded{}}, nil
 }
 
 // Fixed returns a Policy function that gives set for every root.
@@ -100,7 +130,10 @@ func Fixed(set *policy.Set) func(string) (*policy.Set, error) {
 // FromFiles returns a Policy function that loads the standard layer files
 // for each root and merges them with extra (CLI or session) layers. What
 // the project's committed policy could loosen counts only when the user or
-// managed policy trusts the root ([policy.ApplyTrust]).
+// managed policy trusts the root ([policy.ApplyTrust]). Its Sets carry a
+// Watch of the files (and of where files may appear), and its errors are
+// [*policy.LoadError]s carrying one, so an engine loads them again when
+// they change.
 func FromFiles(managed, user string, extra ...*policy.File) func(string) (*policy.Set, error) {
 	return func(root string) (*policy.Set, error) {
 		l := policy.DefaultLocations(root)
@@ -110,31 +143,71 @@ func FromFiles(managed, user string, extra ...*policy.File) func(string) (*polic
 		if user != "" {
 			l.User = user
 		}
-		files, err := policy.Load(l)
-		if err != nil {
-			return nil, err
-		}
 		home, _ := os.UserHomeDir()
-		policy.ApplyTrust(files, root, home)
-		return policy.Merge(append(files, extra...)...)
+		return policy.LoadSet(l, home, extra...)
 	}
 }
 
+// policyFor returns the policy for root: the one kept, while nothing it
+// was loaded from has changed, else a fresh load. A change completed
+// before policyFor is called is always seen.
 func (e *Engine) policyFor(root string) (*policy.Set, error) {
 	if e.opts.NoCache {
 		return e.opts.Policy(root)
 	}
+	e.mu.RLock()
+	had := e.cache[root]
+	e.mu.RUnlock()
+	if had.current() {
+		return had.set, had.err
+	}
+	e.load.Lock()
+	defer e.load.Unlock()
+	e.mu.RLock()
+	now := e.cache[root]
+	e.mu.RUnlock()
+	if now != had && now.current() {
+		// Loaded by another decision since this one looked, and its
+		// stat was made after this one began.
+		return now.set, now.err
+	}
+	l := &loaded{}
+	l.set, l.err = e.opts.Policy(root)
+	switch {
+	case l.err != nil:
+		var le *policy.LoadError
+		if errors.As(l.err, &le) {
+			l.watch = le.Watch
+		}
+	case l.set == nil:
+		l.err = errors.New("no policy")
+	default:
+		l.watch = l.set.Watch
+	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s, ok := e.cache[root]; ok {
-		return s, nil
+	e.cache[root] = l
+	e.mu.Unlock()
+	e.logLoad(root, now, l)
+	return l.set, l.err
+}
+
+// logLoad tells the Logger of a policy that broke, or that was loaded
+// again after a change, once per change.
+func (e *Engine) logLoad(root string, was, now *loaded) {
+	log := e.opts.Logger
+	if log == nil || was == nil && now.err == nil {
+		return
 	}
-	s, err := e.opts.Policy(root)
-	if err != nil {
-		return nil, err
+	switch {
+	case now.err != nil:
+		if was == nil || was.err == nil || was.err.Error() != now.err.Error() {
+			log.Error("policy cannot be loaded: every call in the project is denied until it is fixed", "project", root, "err", now.err)
+		}
+	case was.err != nil:
+		log.Info("policy loaded again: it is valid", "project", root, "version", now.set.Version)
+	case was.set.Version != now.set.Version:
+		log.Info("policy changed", "project", root, "version", now.set.Version, "was", was.set.Version)
 	}
-	e.cache[root] = s
-	return s, nil
 }
 
 // Check decides a request. It never returns nil and never fails: bad input
@@ -167,8 +240,10 @@ func (e *Engine) Decide(ctx context.Context, req *Request, prior PriorApprovals)
 // Home returns the home directory the engine resolves "~" against.
 func (e *Engine) Home() string { return e.opts.Home }
 
-// Forget drops the cached policy of every project, so the next decision
-// loads the policy files again (after a rule was written to one).
+// Forget drops the kept policy of every project, so the next decision
+// loads it again. Policies from [FromFiles] need no Forget (an edit of
+// their files is seen at the next decision); a Policy function whose Sets
+// carry no Watch does.
 func (e *Engine) Forget() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -260,6 +335,17 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		d := deny(ReasonPolicyError, "policy cannot be loaded, so nothing is allowed: "+err.Error())
 		return d, t
 	}
+	t.Version = set.Version
+	for _, f := range set.Files {
+		if explain && f.Path != "" {
+			t.Files = append(t.Files, f.Layer.String()+" "+f.Path+" "+cmp.Or(f.Version, "(not from disk)"))
+		}
+	}
+	defer func() {
+		if d != nil {
+			d.PolicyVersion = set.Version
+		}
+	}()
 	st := &state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
 	if err := st.settle(req); err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t

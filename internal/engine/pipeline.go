@@ -26,6 +26,28 @@ type state struct {
 	network  bool
 	notes    []string
 	explain  bool
+	// others holds the policies of other projects (enclosing or nested)
+	// this decision consulted, so that it consults each once, in one
+	// version.
+	others map[string]loadResult
+}
+
+type loadResult struct {
+	set *policy.Set
+	err error
+}
+
+// policyOf returns the policy of the project at dir for this decision.
+func (st *state) policyOf(dir string) (*policy.Set, error) {
+	if r, ok := st.others[dir]; ok {
+		return r.set, r.err
+	}
+	set, err := st.e.policyFor(dir)
+	if st.others == nil {
+		st.others = map[string]loadResult{}
+	}
+	st.others[dir] = loadResult{set, err}
+	return set, err
 }
 
 // settle fixes the mode and the axes for this request: the policy's, then
@@ -492,7 +514,7 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 				if !st.env.hasPolicyDir(dir) {
 					continue
 				}
-				set, err := st.e.policyFor(dir)
+				set, err := st.policyOf(dir)
 				if err != nil {
 					return nil, err
 				}
@@ -527,7 +549,7 @@ func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, erro
 	}
 	for dir := filepath.Dir(st.env.root); ; dir = filepath.Dir(dir) {
 		if st.env.hasPolicyDir(dir) {
-			set, err := st.e.policyFor(dir)
+			set, err := st.policyOf(dir)
 			if err != nil {
 				return nil, err
 			}

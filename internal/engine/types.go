@@ -147,22 +147,30 @@ type Decision struct {
 	// Grant is the id of the session approval or lease that allowed the
 	// call, when Reason is prior_approval or lease.
 	Grant string `json:"grant,omitempty"`
+	// PolicyVersion names the contents of the project's policy files the
+	// decision was made under ([policy.Set.Version]); "" when no layer
+	// came from a file or the policy could not be loaded.
+	PolicyVersion string `json:"policy_version,omitempty"`
 	// Trace is every step the pipeline took; filled by Explain.
 	Trace *Trace `json:"trace,omitempty"`
 }
 
 // Trace records how a decision was reached, for `toolgate explain`.
 type Trace struct {
-	Tool      string   `json:"tool"`
-	Canonical string   `json:"canonical"`
-	Cwd       string   `json:"cwd"`
-	Root      string   `json:"root"`
-	RootFrom  string   `json:"root_from"`
-	Policy    string   `json:"policy"`
-	From      []string `json:"from,omitempty"`
-	Notes     []string `json:"notes,omitempty"`
-	Units     []*Unit  `json:"units"`
-	Steps     []Step   `json:"steps,omitempty"`
+	Tool      string `json:"tool"`
+	Canonical string `json:"canonical"`
+	Cwd       string `json:"cwd"`
+	Root      string `json:"root"`
+	RootFrom  string `json:"root_from"`
+	Policy    string `json:"policy"`
+	// Version is the policy's [policy.Set.Version]; Files lists each
+	// layer read from a file as "layer path version".
+	Version string   `json:"version,omitempty"`
+	Files   []string `json:"files,omitempty"`
+	From    []string `json:"from,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	Units   []*Unit  `json:"units"`
+	Steps   []Step   `json:"steps,omitempty"`
 
 	call *Call
 }

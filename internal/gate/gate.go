@@ -189,7 +189,10 @@ type (
 		SourcedFrom    engine.Source   `json:"sourcedFrom"`
 		Rule           string          `json:"rule,omitempty"`
 		RuleOrigin     string          `json:"ruleOrigin,omitempty"`
-		Message        string          `json:"message"`
+		// PolicyVersion names the contents of the policy files the
+		// call was judged under (engine.Decision.PolicyVersion).
+		PolicyVersion string `json:"policyVersion,omitempty"`
+		Message       string `json:"message"`
 		// Answer is the kind the person chose, when a person answered.
 		Answer approval.Kind `json:"answer,omitempty"`
 		// AnswerID is the id of the answer taken (approval.Answer.ID),
@@ -344,6 +347,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason,
 		Actor: ActorPolicy, RiskAtDecision: d.Risk, SourcedFrom: d.Source,
 		Rule: d.Rule, RuleOrigin: d.RuleOrigin, Message: d.Message, Grant: d.Grant,
+		PolicyVersion: d.PolicyVersion,
 	}
 	if d.Decision != policy.Ask {
 		v := verdict{d: d, id: id, call: call}

@@ -226,8 +226,11 @@ func validSettings(v engine.SessionSettings) error {
 
 // effectivePolicy is the answer to GET /v1/policy.
 type effectivePolicy struct {
-	Cwd      string            `json:"cwd"`
-	Root     string            `json:"root"`
+	Cwd  string `json:"cwd"`
+	Root string `json:"root"`
+	// Version names the contents of the policy files, as decisions
+	// made under them carry it in policy_version.
+	Version  string            `json:"version,omitempty"`
 	Settings policySettings    `json:"settings"`
 	From     map[string]string `json:"from"`
 	Files    []policyFile      `json:"files"`
@@ -249,8 +252,9 @@ type policySettings struct {
 }
 
 type policyFile struct {
-	Layer policy.Layer `json:"layer"`
-	Path  string       `json:"path,omitempty"`
+	Layer   policy.Layer `json:"layer"`
+	Path    string       `json:"path,omitempty"`
+	Version string       `json:"version,omitempty"`
 }
 
 type policyRule struct {
@@ -285,7 +289,7 @@ func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request, _ principa
 		return errorf(http.StatusUnprocessableEntity, "the policy for %s cannot be loaded, so every call there is denied: %v", cwd, err)
 	}
 	out := effectivePolicy{
-		Cwd: cwd, Root: root, From: set.From, Notes: set.Notes,
+		Cwd: cwd, Root: root, Version: set.Version, From: set.From, Notes: set.Notes,
 		Settings: policySettings{
 			Mode: set.Mode, Approval: set.Approval, Sandbox: set.Sandbox, Network: set.Network,
 			WritableRoots: set.WritableRoots, TrustedMCPServers: set.TrustedMCPServers,
@@ -300,7 +304,7 @@ func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request, _ principa
 		out.Notes = []string{}
 	}
 	for _, f := range set.Files {
-		out.Files = append(out.Files, policyFile{Layer: f.Layer, Path: f.Path})
+		out.Files = append(out.Files, policyFile{Layer: f.Layer, Path: f.Path, Version: f.Version})
 	}
 	for _, rule := range set.Rules {
 		out.Rules = append(out.Rules, toPolicyRule(rule))
