@@ -70,7 +70,7 @@ func TestRememberedRuleReachesOtherInstances(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := strings.NewReplacer("P/", project+"/", "H/", home+"/").Replace(c.file)
-			if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "Bash(npm run test:*)") {
+			if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "Bash(npm run test -- --watch)") {
 				t.Fatalf("a did not write the rule to %s: %v\n%s", path, err, data)
 			}
 
