@@ -475,8 +475,13 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 	// asAsked reports whether the call is still what the question showed:
 	// an answer applies only to that. A call that changed while the
 	// question was open is denied (receipt_invalid) and nothing is
-	// remembered from the answer.
+	// remembered from the answer. A call the engine could not analyse
+	// has no receipt: an allow of it is taken as allow once, and Run
+	// does not run it.
 	asAsked := func() bool {
+		if bound == nil {
+			return true
+		}
 		err := g.holds(ctx, req, bound, "since the question was asked")
 		if err == nil {
 			return true

@@ -264,3 +264,23 @@ func TestSessionApprovalFromQuestionReceipt(t *testing.T) {
 		t.Fatalf("changed script: %s (%v), want a new question", d.Reason, err)
 	}
 }
+
+// TestUnanalysedCallHasNoReceipt: a line the engine cannot parse has no
+// receipt to hold an answer to; the person's allow is taken as allow once
+// (no session approval), and Gate.Run does not run it.
+func TestUnanalysedCallHasNoReceipt(t *testing.T) {
+	fx := newFixture(t, Options{})
+	fx.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
+	req := fx.req("Bash", map[string]any{"command": "echo 'unterminated"})
+	d, err := fx.g.Check(context.Background(), req, "t1")
+	must(t, err)
+	if d.Decision != policy.Allow || d.Reason != engine.ReasonUserApproved {
+		t.Fatalf("answered: %s/%s (%s), want the person's allow", d.Decision, d.Reason, d.Message)
+	}
+	if res := resolved(t, fx.store, "s1"); res["scope"] != "once" || res["receipt"] != nil {
+		t.Fatalf("permission.resolved = %v, want allow once without a receipt", res)
+	}
+	if d, ran := fx.run(t, req); ran || d.Reason != engine.ReasonReceiptInvalid {
+		t.Fatalf("Run: ran=%v %s, want receipt_invalid without running", ran, d.Reason)
+	}
+}
