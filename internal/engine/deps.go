@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolgate/toolgate/risk"
 	"github.com/toolgate/toolgate/shell"
 )
 
@@ -66,15 +67,42 @@ type depWalk struct {
 }
 
 // codeDeps adds to u.Code what the code of cmd depends on as far as the
-// analysis can see: the files a shell script sources (source, .) and the
-// makefiles a makefile includes, each level in turn, and for make the
-// makefile it reads. Where a dependency cannot be seen it sets
+// analysis can see: the files a shell script sources (source, .), the
+// scripts and makefiles it runs, the makefiles make reads and what they
+// include, each level in turn. Where a dependency cannot be seen it sets
 // u.CodeUnseen instead.
 func (e *env) codeDeps(u *Unit, name string, cmd *shell.Command) {
 	if e.dialect != bash || name == "" || cmd.NameDynamic {
 		return
 	}
 	w := &depWalk{e: e, u: u, seen: map[string]bool{}, keeps: map[string]bool{}}
+	w.command(name, cmd, 1)
+}
+
+// command binds what the command cmd (run as name) runs code from, found
+// at depth: the file it sources, the script a shell or interpreter is
+// given, a program run by path, make's makefiles.
+func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("scripts run or source one another more than %d levels deep", maxDepDepth))
+		return
+	}
+	// file resolves a path the command names, or says why it cannot.
+	file := func(p string) (PathFact, bool) {
+		if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") && cmd.Dir == "" {
+			w.unseen(fmt.Sprintf("%s %s: the directory it runs in is not known (a command before it may change it)", name, p))
+			return PathFact{}, false
+		}
+		f := w.e.pathFact(cmd.Dir, p)
+		if f.Unknown || f.Real == "" {
+			w.unseen(fmt.Sprintf("%s %s: the path cannot be resolved", name, p))
+			return PathFact{}, false
+		}
+		return f, true
+	}
 	switch {
 	case name == "source" || name == ".":
 		if len(cmd.Args) == 0 {
@@ -84,7 +112,7 @@ func (e *env) codeDeps(u *Unit, name string, cmd *shell.Command) {
 		if cmd.Args[0] == "--" && len(cmd.Args) > 1 {
 			i = 1
 		}
-		w.source(name, cmd.Dir, cmd.Args[i], cmd.ArgDynamic[i], 1)
+		w.source(name, cmd.Dir, cmd.Args[i], cmd.ArgDynamic[i], depth)
 	case posixShells[name]:
 		script, ok := shellScriptArg(cmd.Args, cmd.ArgDynamic)
 		if !ok {
@@ -94,31 +122,46 @@ func (e *env) codeDeps(u *Unit, name string, cmd *shell.Command) {
 		if script == "" {
 			return
 		}
-		f := e.pathFact(cmd.Dir, script)
-		if f.Unknown || f.Real == "" {
-			w.unseen("the script " + script + " cannot be resolved")
-			return
-		}
-		if w.bind(f) {
-			w.script(f.Real, cmd.Dir, 1)
+		if f, ok := file(script); ok && w.bind(f) {
+			w.script(f.Real, cmd.Dir, depth)
 		}
 	case name == "fish":
 		if script, _ := shellScriptArg(cmd.Args, cmd.ArgDynamic); script != "" {
 			w.unseen("fish scripts are not read for the files they source")
 		}
 	case strings.Contains(name, "/"):
-		f := e.pathFact(cmd.Dir, name)
-		if f.Unknown || f.Real == "" {
+		f, ok := file(name)
+		if !ok || !w.bind(f) {
 			return
 		}
 		switch interp := scriptInterpreter(f.Real); {
 		case posixShells[interp]:
-			w.script(f.Real, cmd.Dir, 1)
+			w.script(f.Real, cmd.Dir, depth)
 		case interp == "fish":
 			w.unseen("fish scripts are not read for the files they source")
 		}
 	case name == "make" || name == "gmake":
-		w.make(cmd)
+		w.make(cmd, depth)
+	default:
+		// An interpreter's words up to its script say what code it runs
+		// (all of them, for eval).
+		for i, a := range cmd.Args {
+			if !risk.Interpreter(name) {
+				break
+			}
+			if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
+				w.unseen(name + " is given a word that is not known until the line runs: it may name the code it runs")
+				return
+			}
+			if name != "eval" && (a == "--" || !strings.HasPrefix(a, "-")) {
+				break
+			}
+		}
+		for _, p := range codeFiles(name, cmd.Args) {
+			if f, ok := file(p); ok {
+				w.bind(f)
+			}
+		}
 	}
 }
 
@@ -180,7 +223,7 @@ func (w *depWalk) read(real string) (string, bool) {
 }
 
 // script reads the shell script at real, run or sourced from dir, for the
-// files it sources.
+// files it sources and the code it runs.
 func (w *depWalk) script(real, dir string, depth int) {
 	if w.done() {
 		return
@@ -200,16 +243,9 @@ func (w *depWalk) script(real, dir string, depth int) {
 		}
 		switch {
 		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until it runs (%s): it may source any file", real, c.Name))
-		case c.Name == "source" || c.Name == ".":
-			if len(c.Args) == 0 {
-				continue
-			}
-			i := 0
-			if c.Args[0] == "--" && len(c.Args) > 1 {
-				i = 1
-			}
-			w.source(c.Name, c.Dir, c.Args[i], c.ArgDynamic[i], depth+1)
+			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until it runs (%s): it may run any file", real, c.Name))
+		case c.Name != "":
+			w.command(c.Name, &c, depth+1)
 		}
 	}
 }
@@ -380,7 +416,7 @@ func scriptInterpreter(real string) string {
 // make binds the makefiles make reads: those named with -f, or the first
 // of GNUmakefile, makefile and Makefile, each in the directory -C leads
 // to, and the makefiles they include.
-func (w *depWalk) make(cmd *shell.Command) {
+func (w *depWalk) make(cmd *shell.Command, depth int) {
 	for _, a := range cmd.Assigns {
 		if a.Name == "MAKEFILES" {
 			w.unseen("MAKEFILES names makefiles make reads first")
@@ -481,7 +517,7 @@ func (w *depWalk) make(cmd *shell.Command) {
 			return
 		}
 		w.bind(f)
-		w.makefile(f.Real, dir, 1, searchDirs)
+		w.makefile(f.Real, dir, depth, searchDirs)
 		if w.done() {
 			return
 		}
