@@ -61,6 +61,17 @@ type Outcome struct {
 	Message string `json:"message,omitempty"`
 	// Rule is the rule the person asked to remember, for remembered allows.
 	Rule string `json:"rule,omitempty"`
+	// Receipt, for an allow, binds the call to what was allowed, as in
+	// the response of POST /v1/check.
+	Receipt *gate.Receipt `json:"receipt,omitempty"`
+}
+
+// allowReceipt is rc when the decision is an allow, else nil.
+func allowReceipt(d policy.Decision, rc *gate.Receipt) *gate.Receipt {
+	if d != policy.Allow {
+		return nil
+	}
+	return rc
 }
 
 // Errors of [Broker.Answer] and [Broker.Get], for [errors.Is].
@@ -408,9 +419,10 @@ func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 	}
 }
 
-// finish records the gate's final decision d for the call id, once the
-// gate returned. A call that never asked is forgotten.
-func (b *Broker) finish(id string, d *engine.Decision) {
+// finish records the gate's final decision d for the call id, with the
+// receipt rc of an allow, once the gate returned. A call that never asked
+// is forgotten.
+func (b *Broker) finish(id string, d *engine.Decision, rc *gate.Receipt) {
 	if id == "" {
 		return
 	}
@@ -439,6 +451,7 @@ func (b *Broker) finish(id string, d *engine.Decision) {
 		if d.Decision != policy.Allow {
 			out.Rule = ""
 		}
+		out.Receipt = allowReceipt(d.Decision, rc)
 		e.a.Decision = &out
 	}
 	if !e.done {

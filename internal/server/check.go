@@ -176,7 +176,7 @@ func (s *Server) finish(start time.Time, req *engine.Request, o gate.Outcome, er
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("check", "session", req.Session, "tool_call_id", id, "err", err)
 	}
-	s.broker.finish(id, s.redacted(d))
+	s.broker.finish(id, s.redacted(d), o.Receipt)
 	s.met.countDecision(d.Decision.String(), string(d.Reason))
 	return CheckResponse{Decision: d, ToolCallID: id, Receipt: o.Receipt}
 }
