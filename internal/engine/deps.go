@@ -24,6 +24,9 @@ const (
 	// maxDepBytes is the largest file the walk reads; the shell analysis
 	// refuses larger scripts anyway.
 	maxDepBytes = 64 << 10
+	// maxDepTotal bounds the bytes one walk reads and analyses in all, so
+	// that files an agent writes cannot make a decision slow.
+	maxDepTotal = 512 << 10
 )
 
 // posixShells are the shells whose scripts are read as bash to find the
@@ -64,6 +67,14 @@ type depWalk struct {
 	// keeps remembers, by directory and file, whether sourcing the file
 	// leaves the directory as it is (keepsDir).
 	keeps map[string]bool
+	// read counts the bytes read, up to maxDepTotal.
+	read int
+}
+
+// charge counts n more bytes read and reports whether the walk may go on.
+func (w *depWalk) charge(n int) bool {
+	w.read += n
+	return w.read <= maxDepTotal
 }
 
 // codeDeps adds to u.Code what the code of cmd depends on as far as the
@@ -194,10 +205,10 @@ func (w *depWalk) bind(f PathFact) bool {
 	return true
 }
 
-// read returns the content of the file at real, or ok false when it does
+// readFile returns the content of the file at real, or ok false when it does
 // not exist (nothing is run from it then; its absence is bound). A file
 // that cannot be read, or is too large, makes the dependencies unseen.
-func (w *depWalk) read(real string) (string, bool) {
+func (w *depWalk) readFile(real string) (string, bool) {
 	f, err := os.Open(real)
 	if err != nil {
 		if !os.IsNotExist(err) {
@@ -219,6 +230,10 @@ func (w *depWalk) read(real string) (string, bool) {
 		w.unseen(fmt.Sprintf("%s is larger than %d bytes: the files it uses are not read", real, maxDepBytes))
 		return "", false
 	}
+	if !w.charge(len(b)) {
+		w.unseen(fmt.Sprintf("the code depends on more than %d bytes of files", maxDepTotal))
+		return "", false
+	}
 	return string(b), true
 }
 
@@ -228,7 +243,7 @@ func (w *depWalk) script(real, dir string, depth int) {
 	if w.done() {
 		return
 	}
-	src, ok := w.read(real)
+	src, ok := w.readFile(real)
 	if !ok {
 		return
 	}
@@ -287,7 +302,7 @@ func (w *depWalk) readKeepsDir(real, dir string) bool {
 		return false
 	}
 	b, err := os.ReadFile(real)
-	if err != nil || len(b) > maxDepBytes {
+	if err != nil || len(b) > maxDepBytes || !w.charge(len(b)) {
 		return false
 	}
 	res, err := shell.AnalyzeContext(w.e.context(), string(b), &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
@@ -530,7 +545,7 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 	if w.done() {
 		return
 	}
-	src, ok := w.read(real)
+	src, ok := w.readFile(real)
 	if !ok {
 		return
 	}

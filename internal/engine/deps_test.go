@@ -25,6 +25,13 @@ func TestCodeDependencies(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(". ./m/%d.sh", i))
 	}
 	many["t.sh"] = strings.Join(lines, "\n") + "\n"
+	big := map[string]string{}
+	lines = nil
+	for i := range maxDepTotal/(60<<10) + 1 {
+		big[fmt.Sprintf("b/%d.sh", i)] = strings.Repeat("# padding padding padding padding padding padding\n", 60<<10/51)
+		lines = append(lines, fmt.Sprintf(". $P/b/%d.sh", i))
+	}
+	big["t.sh"] = strings.Join(lines, "\n") + "\n"
 	cases := []struct {
 		name    string
 		files   map[string]string
@@ -80,6 +87,7 @@ func TestCodeDependencies(t *testing.T) {
 			"bash t.sh", []string{"t.sh", "a.sh", "c.sh"}, "directory it is sourced from is not known"},
 		{"too deep", chain, "source ./d/0.sh", nil, "levels deep"},
 		{"too many", many, "bash t.sh", nil, "more than"},
+		{"too many bytes", big, "bash t.sh", nil, "bytes of files"},
 		{"script that does not parse", map[string]string{"t.sh": "if then fi (\n"},
 			"bash t.sh", []string{"t.sh"}, "cannot be analysed"},
 		{"script runs a shell script", map[string]string{"t.sh": "bash ./helper.sh -x\n", "helper.sh": "source ./lib.sh\n", "lib.sh": ""},
