@@ -130,6 +130,9 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 			w.unseen(name + " is given a script whose name is not known until the line runs")
 			return
 		}
+		if script == "" && readsScriptFromStdin(cmd) {
+			script = stdinFile(cmd, func(why string) { w.unseen(name + " " + why) })
+		}
 		if script == "" {
 			return
 		}
@@ -387,6 +390,35 @@ func shellScriptArg(args []string, dyn []bool) (script string, ok bool) {
 		}
 	}
 	return "", true
+}
+
+// stdinFile returns the file a shell reading its script from standard
+// input is given with <, or "" when it is given a heredoc or here-string
+// (whose commands the analysis reads itself). Any other standard input (a
+// pipe, the terminal, a computed file) is reported to unseen.
+func stdinFile(cmd *shell.Command, unseen func(why string)) string {
+	file, text := "", false
+	for _, r := range cmd.Redirects {
+		if r.Fd != "" && r.Fd != "0" {
+			continue
+		}
+		switch r.Op {
+		case "<":
+			if r.Dynamic {
+				unseen("reads its script from a file named only when the line runs")
+				return ""
+			}
+			file, text = r.Target, false
+		case "<<", "<<-", "<<<":
+			file, text = "", true
+		case "<>", "<&":
+			file, text = "", false
+		}
+	}
+	if file == "" && !text {
+		unseen("reads its script from standard input, which the analysis cannot follow to a file")
+	}
+	return file
 }
 
 // scriptInterpreter returns the base name of the interpreter the script
