@@ -259,6 +259,10 @@ func (w *depWalk) script(real, dir string, depth int) {
 		if w.done() {
 			return
 		}
+		if v := setsRisky(&c); v != "" {
+			w.unseen(fmt.Sprintf("%s sets %s, which changes what code runs", real, v))
+			return
+		}
 		switch {
 		case c.NameDynamic:
 			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until it runs (%s): it may run any file", real, c.Name))
@@ -266,6 +270,30 @@ func (w *depWalk) script(real, dir string, depth int) {
 			w.command(c.Name, &c, depth+1)
 		}
 	}
+}
+
+// setsRisky returns a variable of riskyVars that c assigns (as a prefix,
+// alone, or with export, declare and the like; a name not known until the
+// line runs counts), or "".
+func setsRisky(c *shell.Command) string {
+	for _, a := range c.Assigns {
+		if riskyVars[a.Name] {
+			return a.Name
+		}
+	}
+	switch c.Name {
+	case "export", "declare", "typeset", "local", "readonly":
+		for i, a := range c.Args {
+			if strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+") {
+				continue
+			}
+			n, _, _ := strings.Cut(a, "=")
+			if riskyVars[n] || i < len(c.ArgDynamic) && c.ArgDynamic[i] && strings.ContainsAny(n, "$`") {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // keepsDir reports whether sourcing file from dir certainly leaves the
