@@ -30,24 +30,20 @@ const (
 )
 
 // posixShells are the shells whose scripts are read as bash to find the
-// files they source.
+// files they source and the scripts they run.
 var posixShells = map[string]bool{"sh": true, "bash": true, "dash": true, "ksh": true, "zsh": true, "mksh": true, "ash": true}
 
 // UnseenDependency returns why the call's code depends on a file the
-// analysis cannot name (a file sourced by a computed path, too deep a
-// chain of includes), or "" when every such file is in its units' Code. A
-// call with an unseen dependency is never covered by a prior approval:
-// what the approval would be bound to is not all the call runs.
+// analysis cannot name (a file sourced or a script run by a computed path,
+// a relative path after a possible cd, too deep a chain of includes), or
+// "" when every such file is in its units' Code. A call with an unseen
+// dependency is never covered by a prior approval: what the approval would
+// be bound to is not all the call runs.
 func (c *Call) UnseenDependency() string {
 	if c == nil {
 		return ""
 	}
-	for _, u := range c.Units {
-		if u.CodeUnseen != "" {
-			return u.CodeUnseen
-		}
-	}
-	return ""
+	return anyUnseen(c.Units)
 }
 
 func anyUnseen(units []*Unit) string {
