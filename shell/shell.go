@@ -23,6 +23,12 @@ type Options struct {
 	// Env holds variables whose values are known. HOME and PWD are derived
 	// from Home and Dir and are ignored here.
 	Env map[string]string
+	// KeepsDir, when set, is asked about each `source FILE` (or `. FILE`)
+	// with a static FILE run in a known directory dir: it reports that
+	// sourcing the file leaves the working directory as it is, so that the
+	// commands after it keep a known Dir. It must answer false unless it
+	// knows. Nil means a sourced file may change the directory.
+	KeepsDir func(dir, file string) bool
 }
 
 // Command is one simple command that the line would run.
@@ -212,6 +218,9 @@ func AnalyzeContext(ctxt context.Context, src string, opts *Options) (res *Resul
 		return nil, fmt.Errorf("analysis stopped: %w", err)
 	}
 	a := &analyzer{braceBudget: maxBraceTotal, braceBytes: maxBraceBytes, ctx: ctxt, budget: budgetFor(len(src)), nextCheck: checkEvery}
+	if opts != nil {
+		a.keepsDir = opts.KeepsDir
+	}
 	a.charge(len(src))
 	f, perr := parse(src)
 	if perr != nil {

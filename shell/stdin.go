@@ -256,6 +256,10 @@ func (a *analyzer) source(c *ctx, v *inv, name string, args []warg, shellDir str
 		}
 	}
 	a.emit(v, name, false, args)
+	if a.keepsDir != nil && len(args) > 0 && !args[0].dyn && !strings.HasPrefix(args[0].val, "-") &&
+		v.dir != "" && v.dir == shellDir && a.keepsDir(v.dir, args[0].val) {
+		return shellDir
+	}
 	return a.unknownAfter(v, shellDir)
 }
 

@@ -37,7 +37,9 @@ type analyzer struct {
 	pipeIn *pipeIn
 	// top is the script of the top-level line.
 	top script
-	buf []byte
+	// keepsDir is Options.KeepsDir.
+	keepsDir func(dir, file string) bool
+	buf      []byte
 }
 
 // script is one parsed piece of shell source: the top-level line, or the

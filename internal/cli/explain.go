@@ -118,6 +118,12 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 				}
 				printf("  host      %s\n", line)
 			}
+			for _, p := range u.Code {
+				fmt.Fprintf(w, "  code      %s\n", pathLine(p))
+			}
+			if u.CodeUnseen != "" {
+				fmt.Fprintf(w, "  code      not all seen: %s (no earlier approval covers the call)\n", u.CodeUnseen)
+			}
 			if len(u.Secrets) > 0 {
 				printf("  secrets   %s (in data sent out)\n", strings.Join(u.Secrets, ", "))
 			}

@@ -33,6 +33,11 @@ type Unit struct {
 	// package.json. They do not change the decision; an approval is bound
 	// to their versions, so that changing them asks again.
 	Code []PathFact `json:"code,omitempty"`
+	// CodeUnseen says why the unit's code depends on a file the analysis
+	// cannot name (a script sources a computed path, includes nest too
+	// deeply); "" when Code holds every such file. No prior approval
+	// covers a call with an unseen dependency.
+	CodeUnseen string `json:"code_unseen,omitempty"`
 	// Secrets lists the kinds of secret found in data the unit sends out.
 	Secrets []string   `json:"secrets,omitempty"`
 	Risk    risk.Level `json:"risk"`
@@ -1433,6 +1438,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.RiskWhy = append(u.RiskWhy, "runs with raised privileges")
 		}
 	}
+	e.codeDeps(u, name, cmd)
 	if name != "" && !risk.NamesOnly(name, cmd.Args) {
 		u.Reads = append(u.Reads, e.credentialArgs(cmd, u)...)
 	}
@@ -1770,6 +1776,11 @@ var inlineCodeOpts = map[string]bool{"-c": true, "-e": true, "-m": true, "-E": t
 // the Makefile of make, the package.json of a package manager's scripts.
 func codeFiles(name string, args []string) []string {
 	switch {
+	case posixShells[name]:
+		if script, _ := shellScriptArg(args, nil); script != "" {
+			return []string{script}
+		}
+		return nil
 	case risk.Interpreter(name):
 		for _, a := range args {
 			if inlineCodeOpts[a] {

@@ -19,8 +19,9 @@ import (
 
 // PriorApprovals is the seam for approvals a person already gave: a later
 // stage of the pipeline consults it for calls that would otherwise ask. It is
-// never consulted for destructive calls. Implementations must be safe for
-// use by multiple goroutines.
+// never consulted for destructive calls, nor for a call whose code depends
+// on files the analysis cannot name ([Call.UnseenDependency]).
+// Implementations must be safe for use by multiple goroutines.
 type PriorApprovals interface {
 	// Lookup reports whether an earlier approval or a lease covers this
 	// exact call, and which.
@@ -419,7 +420,11 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	t.Units = units
 	d = st.aggregate(units)
 	t.call = &Call{Request: req, Tool: tool, Root: env.root, Cwd: cwd, Units: units}
-	if d.Decision == policy.Ask && prior != nil && d.Risk != risk.Destructive && !anyHard(units) {
+	unseen := anyUnseen(units)
+	if unseen != "" && d.Decision == policy.Ask && prior != nil {
+		t.Steps = append(t.Steps, Step{"prior approval", "skipped", "no earlier approval covers the call: " + unseen})
+	}
+	if d.Decision == policy.Ask && prior != nil && d.Risk != risk.Destructive && !anyHard(units) && unseen == "" {
 		if g, ok := prior.Lookup(ctx, t.call); ok {
 			if g.Reason == "" {
 				g.Reason = ReasonPriorApproval

@@ -288,9 +288,46 @@ func (g *Gate) Begin(ctx context.Context, req *engine.Request, turn string) (d *
 // Wait asks about the call Begin returned q for, waits for the answer (or
 // the timeout, or ctx) and records it, as [Gate.CheckCall] would. A second
 // Wait on the same question denies without asking again.
+//
+// The answer applies to the call as it was when the question was asked:
+// when a file the call depends on changed in the meantime, the call is
+// denied with reason receipt_invalid and nothing is remembered from the
+// answer.
 func (q *Question) Wait(ctx context.Context) (*engine.Decision, error) {
 	v, err := q.wait(ctx)
 	return v.d, err
+}
+
+// Outcome is a decided call as [Gate.BeginCall] and [Question.WaitCall]
+// return it.
+type Outcome struct {
+	Decision *engine.Decision
+	// ToolCallID is the id the call's events carry.
+	ToolCallID string
+	// Receipt binds an allow to what was allowed (see [Gate.Verify]); it
+	// is nil unless Decision is an allow. The call should be checked
+	// against it just before it runs.
+	Receipt *Receipt
+}
+
+// BeginCall is [Gate.Begin] that also returns the receipt of an allow.
+func (g *Gate) BeginCall(ctx context.Context, req *engine.Request, turn string) (Outcome, *Question, error) {
+	v, q, err := g.begin(ctx, req, turn)
+	return v.outcome(), q, err
+}
+
+// WaitCall is [Question.Wait] that also returns the receipt of an allow.
+func (q *Question) WaitCall(ctx context.Context) (Outcome, error) {
+	v, err := q.wait(ctx)
+	return v.outcome(), err
+}
+
+func (v verdict) outcome() Outcome {
+	o := Outcome{Decision: v.d, ToolCallID: v.id}
+	if v.d != nil && v.d.Decision == policy.Allow {
+		o.Receipt = v.receipt
+	}
+	return o
 }
 
 // begin is the part of a decision that needs no one: it returns the
@@ -413,6 +450,10 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	if askedOf == ActorUser {
 		question.Sig = g.signQuestion(req.Session, question)
 	}
+	// The receipt binds what the person is asked about, as it is when the
+	// question goes out: the answer applies to that and to nothing else
+	// (see wait), and a session approval it creates is built from it.
+	bound := g.issue(id, call)
 	add(eventlog.TypePermissionRequested, question)
 	if askedOf == ActorUser && encodeErr == nil {
 		ar.Recorded = pending[len(pending)-1].Payload
@@ -423,11 +464,9 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		return verdict{d: &out, id: id, call: call}, nil, err
 	}
 
-	// The receipt binds what the person is shown, as it is now: a change
-	// while they look makes the call fail its check before it runs.
 	q := &Question{
 		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar, question: question,
-		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: g.issue(id, call),
+		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: bound,
 	}
 	return verdict{d: d, id: id, call: call}, q, nil
 }
@@ -449,6 +488,26 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 	setDeny := func(reason engine.Reason, actor Actor, msg string) {
 		res.Decision, res.Reason, res.Actor, res.Message = policy.Deny, reason, actor, msg
 	}
+	// asAsked reports whether the call is still what the question showed:
+	// an answer applies only to that. A call that changed while the
+	// question was open is denied (receipt_invalid) and nothing is
+	// remembered from the answer. A call the engine could not analyse
+	// has no receipt: an allow of it is taken as allow once, and Run
+	// does not run it.
+	asAsked := func() bool {
+		if bound == nil {
+			return true
+		}
+		err := g.holds(ctx, req, bound, "since the question was asked")
+		if err == nil {
+			return true
+		}
+		setDeny(engine.ReasonReceiptInvalid, ActorSystem,
+			"the call changed while the question was open, so the answer does not apply to it: "+err.Error())
+		res.SourcedFrom, res.Scope, res.Grant = engine.SourceSafety, "", ""
+		out.Source = engine.SourceSafety
+		return false
+	}
 
 	answered := false
 	if askedOf == ActorClassifier {
@@ -467,6 +526,9 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 	}
 	switch {
 	case answered:
+		if res.Decision == policy.Allow {
+			asAsked()
+		}
 	case g.approver == nil && g.opts.Headless:
 		setDeny(engine.ReasonHeadless, ActorSystem, "running headless and no hook answered, so the call is denied")
 	case g.approver == nil:
@@ -504,6 +566,8 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 				}
 				setDeny(engine.ReasonUserDenied, actor, msg)
 				res.Answer = ans.Kind
+			case !asAsked():
+				res.Answer = ans.Kind
 			default:
 				res.Decision, res.Reason, res.Actor = policy.Allow, engine.ReasonUserApproved, actor
 				res.Answer = ans.Kind
@@ -513,7 +577,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 					if destructive || call == nil {
 						res.Scope, res.Downgraded = "once", true
 						res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: destructive calls are never remembered)", ans.Kind)
-					} else if err := g.remember(ctx, turn, ans, suggested, call, &res); err != nil {
+					} else if err := g.remember(ctx, turn, ans, suggested, call, bound, &res); err != nil {
 						// What was remembered cannot be shown in the log:
 						// the call is not allowed.
 						res.Decision, res.Reason, res.Actor = policy.Deny, engine.ReasonPolicyError, ActorSystem
@@ -532,9 +596,14 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 	}
 	out.Decision, out.Reason, out.Message, out.Grant = res.Decision, res.Reason, res.Message, res.Grant
 	v := verdict{d: &out, id: id, call: call}
-	if out.Decision == policy.Allow && bound != nil {
+	switch {
+	case out.Decision == policy.Allow && bound != nil:
 		bound.Expires = g.opts.Clock().Add(g.opts.ReceiptTTL)
 		v.receipt, res.Receipt = bound, bound
+	case res.Reason == engine.ReasonReceiptInvalid:
+		// The receipt of what was asked, for the audit: what the answer
+		// would have applied to.
+		res.Receipt = bound
 	}
 	if err := g.resolve(ctx, req.Session, turn, res); err != nil {
 		// An answer the log does not hold is not acted on.
@@ -546,12 +615,22 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 
 // remember makes a remembered allow outlive the call: a session approval,
 // or a rule written to a policy file. res records what was remembered.
-func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *PermissionResolved) error {
+// A session approval is built from bound, the receipt of the call as it
+// was when the question was asked.
+func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, bound *Receipt, res *PermissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
+		if why := call.UnseenDependency(); why != "" || bound == nil {
+			if why == "" {
+				why = "the call has no receipt"
+			}
+			res.Scope, res.Downgraded = "once", true
+			res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: %s, so a later call cannot be checked against this one)", ans.Kind, why)
+			return nil
+		}
 		_, summary := describe(req)
 		summary = g.redact.String(summary)
-		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
+		sa := newSessionApproval(call, bound, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, g.signGrant(req.Session, sa.rec)); err != nil {
 			return err
 		}
@@ -612,6 +691,15 @@ func (g *Gate) Verify(ctx context.Context, req *engine.Request, rc *Receipt) err
 	if now := g.opts.Clock(); !now.Before(rc.Expires) {
 		return fmt.Errorf("receipt %s expired at %s", rc.ID, rc.Expires.UTC().Format(time.RFC3339))
 	}
+	return g.holds(ctx, req, rc, "after the call was allowed")
+}
+
+// holds is Verify without the expiry: req is still the call rc was issued
+// for. since says when rc was issued, for the error.
+func (g *Gate) holds(ctx context.Context, req *engine.Request, rc *Receipt, since string) error {
+	if rc == nil {
+		return errors.New("no receipt: the call cannot be analysed")
+	}
 	_, call := g.engine.Decide(ctx, req, noPrior{})
 	if call == nil {
 		return fmt.Errorf("receipt %s: the call can no longer be analysed", rc.ID)
@@ -622,11 +710,11 @@ func (g *Gate) Verify(ctx context.Context, req *engine.Request, rc *Receipt) err
 	case call.Cwd != rc.Cwd:
 		return fmt.Errorf("receipt %s: the working directory is now %s, not %s", rc.ID, call.Cwd, rc.Cwd)
 	case argsHash(call) != rc.ArgsHash:
-		return fmt.Errorf("receipt %s: the arguments changed after the call was allowed", rc.ID)
+		return fmt.Errorf("receipt %s: the arguments changed %s", rc.ID, since)
 	}
 	now := resources(call)
 	if r := changed(rc.Resources, now); r != nil {
-		return fmt.Errorf("receipt %s: %s changed after the call was allowed", rc.ID, r.Path)
+		return fmt.Errorf("receipt %s: %s changed %s", rc.ID, r.Path, since)
 	}
 	if r := changed(now, rc.Resources); r != nil {
 		return fmt.Errorf("receipt %s: the call now touches %s", rc.ID, r.Path)

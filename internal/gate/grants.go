@@ -379,12 +379,15 @@ func (r RevokedCall) endsBefore(rec grantRecord) bool {
 }
 
 // newSessionApproval is the allow-for-session answer for call c, granted
-// at now under id.
-func newSessionApproval(c *engine.Call, id, toolCallID, summary string, now time.Time) *sessionApproval {
+// at now under id. It binds what the person was asked about: the
+// normalized arguments and the resource versions of bound, the receipt
+// made when the question was asked, never the files as they are when the
+// answer comes.
+func newSessionApproval(c *engine.Call, bound *Receipt, id, toolCallID, summary string, now time.Time) *sessionApproval {
 	req := c.Request
 	rec := grantRecord{
 		ID: id, Kind: KindSessionApproval, ToolCallID: toolCallID, Agent: req.Agent, Parent: req.Parent,
-		Tool: req.Tool, Summary: summary, ArgsHash: argsHash(c), Resources: resources(c),
+		Tool: req.Tool, Summary: summary, ArgsHash: bound.ArgsHash, Resources: slices.Clone(bound.Resources),
 		Granted: now.UTC(), Actor: ActorUser,
 	}
 	return approvalFromRecord(req.Session, rec)

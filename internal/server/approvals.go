@@ -67,6 +67,18 @@ type Outcome struct {
 	// answerID is the id of the answer taken, when it came from the log
 	// (gate.PermissionResolved.AnswerID).
 	answerID string
+
+	// Receipt, for an allow, binds the call to what was allowed, as in
+	// the response of POST /v1/check.
+	Receipt *gate.Receipt `json:"receipt,omitempty"`
+}
+
+// allowReceipt is rc when the decision is an allow, else nil.
+func allowReceipt(d policy.Decision, rc *gate.Receipt) *gate.Receipt {
+	if d != policy.Allow {
+		return nil
+	}
+	return rc
 }
 
 // Errors of [Broker.Answer] and [Broker.Get], for [errors.Is].
@@ -444,9 +456,10 @@ func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 	}
 }
 
-// finish records the gate's final decision d for the call id, once the
-// gate returned. A call that never asked is forgotten.
-func (b *Broker) finish(id string, d *engine.Decision) {
+// finish records the gate's final decision d for the call id, with the
+// receipt rc of an allow, once the gate returned. A call that never asked
+// is forgotten.
+func (b *Broker) finish(id string, d *engine.Decision, rc *gate.Receipt) {
 	if id == "" {
 		return
 	}
@@ -475,6 +488,7 @@ func (b *Broker) finish(id string, d *engine.Decision) {
 		if d.Decision != policy.Allow {
 			out.Rule = ""
 		}
+		out.Receipt = allowReceipt(d.Decision, rc)
 		e.a.Decision = &out
 	}
 	if !e.done {

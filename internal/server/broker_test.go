@@ -194,7 +194,7 @@ func TestBrokerInflight(t *testing.T) {
 	}()
 	go func() {
 		time.Sleep(30 * time.Millisecond)
-		b.finish(decided, nil)
+		b.finish(decided, nil, nil)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

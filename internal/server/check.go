@@ -32,6 +32,13 @@ type CheckResponse struct {
 	// /v1/approvals/{id}.
 	ApprovalID string `json:"approval_id,omitempty"`
 	State      string `json:"state,omitempty"`
+	// Receipt binds an allow to what was allowed: the tool, the hash of
+	// the normalized arguments, the real working directory and the
+	// resources the call touches with their versions as they were when
+	// the call was decided (for an answered call, when the question was
+	// asked). A harness checks them again just before it runs the call.
+	// It is set only for an allow.
+	Receipt *gate.Receipt `json:"receipt,omitempty"`
 }
 
 // asyncSlack is how much longer than the approval timeout a check run
@@ -95,10 +102,11 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 	// question gets a goroutine of its own, to wait for its answer after
 	// the client has had the approval id.
 	start := time.Now()
-	d, id, q, err := s.gate.Begin(s.base, &req, body.Turn)
+	o, q, err := s.gate.BeginCall(s.base, &req, body.Turn)
+	id := o.ToolCallID
 	if q == nil {
 		defer s.running.Done()
-		writeJSON(w, http.StatusOK, s.finish(start, &req, d, id, err))
+		writeJSON(w, http.StatusOK, s.finish(start, &req, o, err))
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(s.base, s.opts.Timeout+asyncSlack)
@@ -131,11 +139,11 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 // records the outcome.
 func (s *Server) check(ctx context.Context, req *engine.Request, turn string) CheckResponse {
 	start := time.Now()
-	d, id, q, err := s.gate.Begin(ctx, req, turn)
+	o, q, err := s.gate.BeginCall(ctx, req, turn)
 	if q == nil {
-		return s.finish(start, req, d, id, err)
+		return s.finish(start, req, o, err)
 	}
-	return s.wait(ctx, start, req, q, id, nil)
+	return s.wait(ctx, start, req, q, o.ToolCallID, nil)
 }
 
 // wait asks q's question and waits for the answer. When asked is not nil
@@ -152,23 +160,25 @@ func (s *Server) wait(ctx context.Context, start time.Time, req *engine.Request,
 			}
 		}
 	})
-	d, err := q.Wait(ctx)
+	o, err := q.WaitCall(ctx)
 	observe()
-	return s.finish(time.Time{}, req, d, id, err)
+	o.ToolCallID = id
+	return s.finish(time.Time{}, req, o, err)
 }
 
 // finish counts and logs a decided call; start, unless zero, is when its
 // check began.
-func (s *Server) finish(start time.Time, req *engine.Request, d *engine.Decision, id string, err error) CheckResponse {
+func (s *Server) finish(start time.Time, req *engine.Request, o gate.Outcome, err error) CheckResponse {
+	d, id := o.Decision, o.ToolCallID
 	if !start.IsZero() {
 		s.met.observeCheck(time.Since(start))
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("check", "session", req.Session, "tool_call_id", id, "err", err)
 	}
-	s.broker.finish(id, s.redacted(d))
+	s.broker.finish(id, s.redacted(d), o.Receipt)
 	s.met.countDecision(d.Decision.String(), string(d.Reason))
-	return CheckResponse{Decision: d, ToolCallID: id}
+	return CheckResponse{Decision: d, ToolCallID: id, Receipt: o.Receipt}
 }
 
 // redacted returns d with its message redacted, for the approvals list;

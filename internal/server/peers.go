@@ -316,7 +316,7 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 	}
 	delete(s.peers.pending, a.ID)
 	a.State = StateResolved
-	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule, answerID: p.AnswerID}
+	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule, answerID: p.AnswerID, Receipt: allowReceipt(p.Decision, p.Receipt)}
 	s.peers.resolved[a.ID] = a
 	s.peers.order = append(s.peers.order, a.ID)
 	if len(s.peers.order) > peerKeep {

@@ -100,6 +100,10 @@ func TestPeersAnswer(t *testing.T) {
 		if onA.State != StateResolved || onA.Decision.Decision != "allow" {
 			t.Fatalf("A: %+v", onA.Decision)
 		}
+		// Both servers give the receipt of the allow.
+		if rc := got.Decision.Receipt; rc == nil || rc.ToolCallID != id || onA.Decision.Receipt == nil || onA.Decision.Receipt.ID != rc.ID {
+			t.Fatalf("receipts: on B %+v, on A %+v", got.Decision.Receipt, onA.Decision.Receipt)
+		}
 		// A second answer, on either server, is refused: the first wins.
 		if r := b.call("POST", "/v1/approvals/"+id, b.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 409 {
 			t.Fatalf("second answer on B: %d %s", r.code, r.body)

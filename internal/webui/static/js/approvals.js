@@ -350,6 +350,7 @@ async function answerCard(id, answer) {
     const d = (res && res.decision) || {};
     let text = ANSWERS[answer].done;
     if (answer === "deny" && body.message) text += " — “" + body.message + "”";
+    else if (answer !== "deny" && d.decision === "deny") text = "Not allowed — " + (reasonText(d.reason) || "denied") + (d.message ? ": " + d.message : "");
     else if (answer !== "allow_once" && d.message) text = d.message;
     finish(e, text, d.decision || (answer === "deny" ? "deny" : "allow"));
   } catch (err) {

@@ -67,6 +67,7 @@ const reasons = {
   approval_timeout: "no answer in time", user_denied: "denied by a person",
   user_approved: "approved by a person", hook: "hook", nothing_to_run: "nothing to run",
   approval_cancelled: "caller went away", approver_error: "approver failed",
+  receipt_invalid: "the call changed after it was asked about",
 };
 
 // reasonText is a reason code in words, or the code itself when unknown.

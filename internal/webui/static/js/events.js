@@ -244,7 +244,7 @@ audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { 
   sessionList("audit-sessions"),
   h("datalist", { id: "audit-reasons" }, ["rule_ask", "rule_deny", "destructive_effect", "execute_effect", "write_effect",
     "network_request", "credential_access", "protected_path", "sandbox_rejected", "user_approved", "user_denied",
-    "approval_timeout", "approval_cancelled", "no_approver", "prior_approval", "rule_allow"].map((r) => h("option", { value: r }))));
+    "approval_timeout", "approval_cancelled", "no_approver", "prior_approval", "rule_allow", "receipt_invalid"].map((r) => h("option", { value: r }))));
 audit.root.append(
   h("div", { class: "view-head" }, h("h1", { id: "audit-title" }, "Audit")),
   audit.form,

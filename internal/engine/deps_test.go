@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCodeDependencies: the files a call's code depends on are found as
+// deeply as the analysis sees (sourced scripts, included makefiles), and
+// what it cannot see is said (Unit.CodeUnseen), never left out silently.
+func TestCodeDependencies(t *testing.T) {
+	chain := map[string]string{}
+	for i := range maxDepDepth + 1 {
+		chain[fmt.Sprintf("d/%d.sh", i)] = fmt.Sprintf("source ./d/%d.sh\n", i+1)
+	}
+	many := map[string]string{}
+	var lines []string
+	for i := range maxDepFiles + 1 {
+		many[fmt.Sprintf("m/%d.sh", i)] = "X=1\n"
+		lines = append(lines, fmt.Sprintf(". ./m/%d.sh", i))
+	}
+	many["t.sh"] = strings.Join(lines, "\n") + "\n"
+	big := map[string]string{}
+	lines = nil
+	for i := range maxDepTotal/(60<<10) + 1 {
+		big[fmt.Sprintf("b/%d.sh", i)] = strings.Repeat("# padding padding padding padding padding padding\n", 60<<10/51)
+		lines = append(lines, fmt.Sprintf(". $P/b/%d.sh", i))
+	}
+	big["t.sh"] = strings.Join(lines, "\n") + "\n"
+	cases := []struct {
+		name    string
+		files   map[string]string
+		command string
+		// code lists the files, relative to the project, that must be in
+		// the unit's Code; unseen, when set, is part of CodeUnseen.
+		code   []string
+		unseen string
+	}{
+		{"bash script sourcing two levels", map[string]string{"t.sh": "source ./lib/a.sh\n", "lib/a.sh": ". lib/b.sh\n", "lib/b.sh": ""},
+			"bash t.sh", []string{"t.sh", "lib/a.sh", "lib/b.sh"}, ""},
+		{"bash options before the script", map[string]string{"t.sh": "source ./a.sh\n", "a.sh": ""},
+			"bash -o errexit -x t.sh arg", []string{"t.sh", "a.sh"}, ""},
+		{"sourcing in a branch", map[string]string{"t.sh": "if true; then source ./a.sh; fi\n[ -f ./b.sh ] && . ./b.sh\n", "a.sh": "", "b.sh": ""},
+			"sh t.sh", []string{"t.sh", "a.sh", "b.sh"}, ""},
+		{"sourcing a relative path in a loop", map[string]string{"t.sh": "for i in 1 2; do . ./b.sh; done\n", "b.sh": ""},
+			"sh t.sh", []string{"t.sh"}, "directory it is sourced from is not known"},
+		{"sourcing a relative path in a function", map[string]string{"t.sh": "f() { . ./a.sh; }\nf\n", "a.sh": ""},
+			"bash t.sh", []string{"t.sh"}, "directory it is sourced from is not known"},
+		{"sourcing an absolute path in a function", map[string]string{"t.sh": "f() { . $P/a.sh; }\nf\n", "a.sh": ""},
+			"bash t.sh", []string{"t.sh", "a.sh"}, ""},
+		{"relative sources one after another", map[string]string{"t.sh": "source ./a.sh\nsource ./b.sh\n. ./c.sh\n", "a.sh": "X=1\nf() { echo; }\n", "b.sh": ". ./c.sh\n", "c.sh": ""},
+			"bash t.sh", []string{"t.sh", "a.sh", "b.sh", "c.sh"}, ""},
+		{"absent sourced file is bound", map[string]string{"t.sh": "source ./local.sh || true\n"},
+			"bash t.sh", []string{"t.sh", "local.sh"}, ""},
+		{"cd in the script, then a relative source", map[string]string{"t.sh": "cd lib\nsource ./a.sh\n", "lib/a.sh": ""},
+			"bash t.sh", []string{"t.sh"}, "directory it is sourced from is not known"},
+		{"cd in the script, then an absolute source", map[string]string{"t.sh": "cd lib\nsource $P/lib/a.sh\n", "lib/a.sh": ""},
+			"bash t.sh", []string{"t.sh", "lib/a.sh"}, ""},
+		{"a cycle is read once", map[string]string{"t.sh": "source ./a.sh\n", "a.sh": "source ./t.sh\n"},
+			"bash t.sh", []string{"t.sh", "a.sh"}, ""},
+		{"run by path with a shell shebang", map[string]string{"t.sh": "#!/usr/bin/env bash\nsource ./a.sh\n", "a.sh": ""},
+			"./t.sh", []string{"a.sh"}, ""},
+		{"run by path with no shebang", map[string]string{"t.sh": "source ./a.sh\n", "a.sh": ""},
+			"./t.sh", []string{"a.sh"}, ""},
+		{"run by path with another interpreter", map[string]string{"t.py": "#!/usr/bin/python3\nimport os\n"},
+			"./t.py", nil, ""},
+		{"source on the line", map[string]string{"env.sh": "source ./a.sh\n", "a.sh": ""},
+			"source ./env.sh", []string{"env.sh", "a.sh"}, ""},
+		{"source on the line looked up in PATH", map[string]string{"env.sh": ""},
+			". env.sh", nil, "looks the file up in PATH"},
+		{"computed sourced path", map[string]string{"t.sh": "source \"$(dirname \"$0\")/a.sh\"\n"},
+			"bash t.sh", []string{"t.sh"}, "not known until the line runs"},
+		{"sourced path in a variable", map[string]string{"t.sh": "source $LIB/a.sh\n"},
+			"bash t.sh", []string{"t.sh"}, "not known until the line runs"},
+		{"command name not known", map[string]string{"t.sh": "$RUN ./a.sh\n"},
+			"bash t.sh", []string{"t.sh"}, "name is not known"},
+		{"sourced file changes the directory", map[string]string{"t.sh": "source ./a.sh\nsource ./b.sh\n", "a.sh": "cd /tmp\n", "b.sh": ""},
+			"bash t.sh", []string{"t.sh", "a.sh"}, "directory it is sourced from is not known"},
+		{"sourced file defines a function that changes the directory", map[string]string{"t.sh": "source ./a.sh\nf\nsource ./b.sh\n", "a.sh": "f() { builtin cd /tmp; }\n", "b.sh": ""},
+			"bash t.sh", []string{"t.sh", "a.sh"}, "directory it is sourced from is not known"},
+		{"file sourced by a sourced file changes the directory", map[string]string{"t.sh": "source ./a.sh\nsource ./b.sh\n", "a.sh": "source ./c.sh\n", "c.sh": "pushd /tmp\n", "b.sh": ""},
+			"bash t.sh", []string{"t.sh", "a.sh", "c.sh"}, "directory it is sourced from is not known"},
+		{"too deep", chain, "source ./d/0.sh", nil, "levels deep"},
+		{"too many", many, "bash t.sh", nil, "more than"},
+		{"too many bytes", big, "bash t.sh", nil, "bytes of files"},
+		{"script that does not parse", map[string]string{"t.sh": "if then fi (\n"},
+			"bash t.sh", []string{"t.sh"}, "cannot be analysed"},
+		{"script runs a shell script", map[string]string{"t.sh": "bash ./helper.sh -x\n", "helper.sh": "source ./lib.sh\n", "lib.sh": ""},
+			"bash t.sh", []string{"t.sh", "helper.sh", "lib.sh"}, ""},
+		{"script runs a script by path", map[string]string{"t.sh": "./helper.sh\n", "helper.sh": "#!/bin/sh\n. ./lib.sh\n", "lib.sh": ""},
+			"bash t.sh", []string{"t.sh", "helper.sh", "lib.sh"}, ""},
+		{"script runs python and make", map[string]string{"t.sh": "python3 tool.py \"$@\"\nmake -C sub\n", "tool.py": "", "sub/Makefile": "include x.mk\n", "sub/x.mk": ""},
+			"bash t.sh", []string{"t.sh", "tool.py", "sub/Makefile", "sub/x.mk"}, ""},
+		{"script evals a computed string", map[string]string{"t.sh": "eval \"$CMD\"\n"},
+			"bash t.sh", []string{"t.sh"}, "not known"},
+		{"script runs python on a computed path", map[string]string{"t.sh": "python3 \"$TOOL\"\n"},
+			"bash t.sh", []string{"t.sh"}, "not known until the line runs"},
+		{"script runs a script on a computed path", map[string]string{"t.sh": "sh \"$TOOL\"\n"},
+			"bash t.sh", []string{"t.sh"}, "not known until the line runs"},
+		{"python with computed arguments after its script", map[string]string{"tool.py": ""},
+			"python3 tool.py \"$X\"", []string{"tool.py"}, ""},
+		{"shell reads its script from a file", map[string]string{"t.sh": "source ./a.sh\n", "a.sh": ""},
+			"bash < t.sh", []string{"t.sh", "a.sh"}, ""},
+		{"shell -s reads its script from a file", map[string]string{"t.sh": "source ./a.sh\n", "a.sh": ""},
+			"sh -s arg < t.sh", []string{"t.sh", "a.sh"}, ""},
+		{"shell reads its script from a pipe", map[string]string{"t.sh": "source ./a.sh\n", "a.sh": ""},
+			"cat t.sh | bash", nil, "standard input"},
+		{"shell reads its script from a here-string", map[string]string{"a.sh": ""},
+			"bash <<< 'echo hi'", nil, ""},
+		{"script exports a variable that changes what code runs", map[string]string{"t.sh": "export PYTHONPATH=./lib\npython3 tool.py\n", "tool.py": ""},
+			"bash t.sh", []string{"t.sh"}, "sets PYTHONPATH"},
+		{"script exports ordinary variables", map[string]string{"t.sh": "export FOO=\"$HOME/x\" BAR\ndeclare -x BAZ=1\nsource ./a.sh\n", "a.sh": ""},
+			"bash t.sh", []string{"t.sh", "a.sh"}, ""},
+		{"script assigns BASH_ENV", map[string]string{"t.sh": "BASH_ENV=./x.sh bash ./helper.sh\n", "helper.sh": ""},
+			"bash t.sh", []string{"t.sh"}, "sets BASH_ENV"},
+		{"make reads the first makefile and its includes", map[string]string{"Makefile": "include a.mk b.mk\n-include c.mk # note\nall:\n\ttrue\n", "a.mk": "sinclude sub/d.mk\n", "b.mk": "", "sub/d.mk": ""},
+			"make all", []string{"GNUmakefile", "makefile", "Makefile", "a.mk", "b.mk", "c.mk", "sub/d.mk"}, ""},
+		{"make -f and -C", map[string]string{"sub/build.mk": "include x.mk\n", "sub/x.mk": ""},
+			"make -C sub -f build.mk", []string{"sub/build.mk", "sub/x.mk"}, ""},
+		{"make --directory= and --file=", map[string]string{"sub/build.mk": "include x.mk\n", "sub/x.mk": ""},
+			"make --directory=sub --file=build.mk", []string{"sub/build.mk", "sub/x.mk"}, ""},
+		{"make include of a continued line", map[string]string{"Makefile": "include a.mk \\\n  b.mk\n", "a.mk": "", "b.mk": ""},
+			"make", []string{"Makefile", "a.mk", "b.mk"}, ""},
+		{"make include by pattern", map[string]string{"Makefile": "include mk/*.mk\n", "mk/a.mk": "", "mk/b.mk": ""},
+			"make", []string{"Makefile", "mk", "mk/a.mk", "mk/b.mk"}, ""},
+		{"make include with a variable", map[string]string{"Makefile": "include $(CONF).mk\n"},
+			"make", []string{"Makefile"}, "not known until make runs"},
+		{"make eval", map[string]string{"Makefile": "$(eval include x.mk)\n"},
+			"make", []string{"Makefile"}, "$(eval)"},
+		{"make --eval", map[string]string{"Makefile": ""}, "make --eval='include x.mk'", nil, "--eval"},
+		{"make with MAKEFILES", map[string]string{"Makefile": ""}, "MAKEFILES=x.mk make", nil, "MAKEFILES"},
+		{"make -I and a missing include", map[string]string{"Makefile": "include gone.mk\n"},
+			"make -I inc", nil, "-I directories"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			for name, body := range c.files {
+				p := filepath.Join(w.project, name)
+				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				must(t, os.WriteFile(p, []byte(w.expand(body)), 0o755))
+			}
+			e := w.engine(t, layers{})
+			d := e.Explain(context.Background(), &Request{Tool: "Bash", Input: sh(c.command), Cwd: w.project})
+			if d.Trace == nil || len(d.Trace.Units) == 0 {
+				t.Fatalf("no units: %+v", d)
+			}
+			var u *Unit
+			for _, x := range d.Trace.Units {
+				if x.Command != nil && x.Command.Name != "" {
+					u = x
+				}
+			}
+			if u == nil {
+				t.Fatalf("no command unit in %+v", d.Trace.Units)
+			}
+			var got []string
+			for _, f := range u.Code {
+				got = append(got, f.Real)
+			}
+			for _, want := range c.code {
+				if p := filepath.Join(w.project, want); !slices.Contains(got, p) {
+					t.Errorf("code %v lacks %s", got, p)
+				}
+			}
+			switch {
+			case c.unseen == "" && u.CodeUnseen != "":
+				t.Errorf("unseen %q, want every dependency seen", u.CodeUnseen)
+			case c.unseen != "" && !strings.Contains(u.CodeUnseen, c.unseen):
+				t.Errorf("unseen %q, want it to say %q", u.CodeUnseen, c.unseen)
+			}
+			call := d.Trace.call
+			if (call.UnseenDependency() != "") != (c.unseen != "") {
+				t.Errorf("Call.UnseenDependency() = %q", call.UnseenDependency())
+			}
+		})
+	}
+}
