@@ -340,7 +340,8 @@ func credentialPaths(home, ws string, extra []string) (files, dirs []string, err
 		if d.IsDir() && d.Name() == ".git" && p != ws {
 			return filepath.SkipDir
 		}
-		if d.Type().IsRegular() && risk.IsCredentialName(d.Name()) {
+		// A link with a credential's name is masked where it leads.
+		if (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) && risk.IsCredentialName(d.Name()) {
 			add(p)
 		}
 		return nil

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,12 +33,7 @@ func TestOverhead(t *testing.T) {
 	}
 	truePath, err := exec.LookPath("true")
 	must(t, err)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "toolgate")
-	build := exec.Command(goBin, "build", "-o", bin, "github.com/toolgate/toolgate/cmd/toolgate")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building toolgate: %v\n%s", err, out)
-	}
+	bin := buildToolgate(t, goBin)
 	ws := t.TempDir()
 	measure := func(f func() error) time.Duration {
 		var d []time.Duration
@@ -78,6 +75,64 @@ func TestOverhead(t *testing.T) {
 	// package initializers, or a network namespace made on every run.
 	if lib-plain > 25*time.Millisecond {
 		t.Errorf("sandbox overhead %v over a plain exec; the target is under 10ms", r(lib-plain))
+	}
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildToolgate builds the toolgate command once for the tests that run
+// it.
+func buildToolgate(t *testing.T, goBin string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolgate-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "toolgate")
+		out, err := exec.Command(goBin, "build", "-o", builtBin, "github.com/toolgate/toolgate/cmd/toolgate").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building toolgate: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// TestNested runs toolgate sandbox inside a sandbox, where seccomp refuses
+// new namespaces: the inner sandbox says so, runs the program without
+// them, and Landlock and seccomp still hold.
+func TestNested(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no toolgate build")
+	}
+	if os.Getenv(unprivilegedEnv) != "" {
+		t.Skip("run by the privileged run")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build toolgate with")
+	}
+	bin := buildToolgate(t, goBin)
+	e := newEnv(t)
+	r := run(t, context.Background(), e.policy(), bin, "sandbox", "--report", "--", "sh", "-c",
+		"grep -c . .env; echo x > "+filepath.Join(e.outside, "nested"))
+	if r.code == 0 || exists(filepath.Join(e.outside, "nested")) {
+		t.Errorf("nested sandbox: exit %d, outside write exists %v", r.code, exists(filepath.Join(e.outside, "nested")))
+	}
+	if r.stdout != "0\n" {
+		t.Errorf("nested sandbox read .env: %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "missing protection: credential masking: namespaces refused") ||
+		!strings.Contains(r.stderr, `"mask":"unavailable"`) || !strings.Contains(r.stderr, `"fs":"landlock"`) {
+		t.Errorf("inner report: %s", r.stderr)
 	}
 }
 

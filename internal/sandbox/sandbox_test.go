@@ -40,6 +40,8 @@ func newEnv(t *testing.T) env {
 	must(t, os.MkdirAll(filepath.Join(e.ws, "sub"), 0o755))
 	must(t, os.WriteFile(filepath.Join(e.ws, "sub", ".env.local"), []byte(secret), 0o600))
 	must(t, os.WriteFile(filepath.Join(e.ws, ".env.example"), []byte("EXAMPLE=1"), 0o644))
+	must(t, os.WriteFile(filepath.Join(e.outside, "prod.secrets"), []byte(secret), 0o600))
+	must(t, os.Symlink(filepath.Join(e.outside, "prod.secrets"), filepath.Join(e.ws, ".env.production")))
 	return e
 }
 
@@ -100,6 +102,7 @@ func TestWorkspaceWrite(t *testing.T) {
 		{"write inside", []string{"sh", "-c", "mkdir -p d && echo inside > d/f"}, "", filepath.Join(e.ws, "d", "f"), true},
 		{"private tmp", []string{"sh", "-c", `echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && test "$TMPDIR" != /tmp`}, "", "", true},
 		{"dev null", []string{"sh", "-c", "echo x > /dev/null"}, "", "", true},
+		{"reads and listings", []string{"sh", "-c", "ls / >/dev/null && ls /dev >/dev/null && head -c1 /dev/urandom >/dev/null && cat /etc/passwd >/dev/null"}, "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, context.Background(), e.policy(), tc.argv...)
@@ -161,6 +164,7 @@ func TestCredentialsMasked(t *testing.T) {
 	for _, tc := range []struct{ name, script string }{
 		{"workspace .env", "cat .env"},
 		{"nested .env.local", "cat sub/.env.local"},
+		{".env link to a file outside", "cat .env.production"},
 		{"ssh key", `cat "$HOME/.ssh/id_rsa"; ls -A "$HOME/.ssh" | sed s/^/LISTED:/`},
 		{"netrc", `cat "$HOME/.netrc"`},
 		{"extra credential dir", "cat " + filepath.Join(extra, "approver.token") + "; ls -A " + extra + " | sed s/^/LISTED:/"},
@@ -176,8 +180,8 @@ func TestCredentialsMasked(t *testing.T) {
 			if strings.Contains(out.String(), secret) || strings.Contains(out.String(), "LISTED:") {
 				t.Errorf("credential readable: %q", out.String())
 			}
-			if rep.Mask != "mountns" || rep.Masked < 5 {
-				t.Errorf("report %+v, want 5 masked paths in a mount namespace", rep)
+			if rep.Mask != "mountns" || rep.Masked != 6 {
+				t.Errorf("report %+v, want 6 masked paths in a mount namespace", rep)
 			}
 		})
 	}

@@ -199,6 +199,9 @@ func dropPrivileges() error {
 		return unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0])
 	}
 	for _, c := range droppedCaps {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err == nil && in == 0 {
+			continue // already gone, as in a sandbox within a sandbox
+		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("capability %d: %w", c, err)
 		}
@@ -256,6 +259,8 @@ func restrictLandlock(cfg Config) error {
 		}
 	}
 	rules = append(rules,
+		// Listing directories, / and /dev among them, shows names only.
+		landlock.PathAccess(llsys.AccessFSReadDir, "/"),
 		landlock.RWFiles(rw...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.ROFiles(roDevices...).IgnoreIfMissing(),
 		landlock.RWDirs(cfg.Writable...).WithRefer(),
