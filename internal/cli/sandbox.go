@@ -58,7 +58,8 @@ Linux confines the program with Landlock, a mount and a network namespace and
 seccomp. A mechanism the system refuses is named on stderr, once, and the
 program runs with the others; --report prints which are active as JSON.
 The program runs in its own process group: SIGINT and SIGTERM are passed on
-to the group, and whatever is left of it when the program exits is killed.
+to the group, and whatever is left of it when the program exits is killed,
+with the processes that left the group (setsid, a double fork).
 
 Exit status: the program's, 128+N when signal N ended it; 126 when the
 sandbox could not be set up, 127 when the program was not found, 2 for bad
@@ -93,6 +94,7 @@ flags.`,
 			}
 			c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), stderr
 			c.Dir, _ = os.Getwd()
+			c.KillEscapees = true
 
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)

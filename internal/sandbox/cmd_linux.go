@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +36,13 @@ type Cmd struct {
 	Env []string
 	// Dir is the program's working directory; empty means the workspace.
 	Dir string
+	// KillEscapees makes this process a child subreaper for the run, so
+	// that processes of the program that leave its process group (setsid,
+	// a double fork) come back to it instead of to init, and Wait kills
+	// them too. It concerns the whole process: Wait kills every child this
+	// process has left, so set it only where the program is the process's
+	// only child, as in the toolgate sandbox command.
+	KillEscapees bool
 
 	ctx      context.Context
 	policy   Policy
@@ -114,6 +123,12 @@ func (c *Cmd) Start() (Report, error) {
 		c.removeScratch()
 		return Report{}, err
 	}
+	if c.KillEscapees {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			c.removeScratch()
+			return Report{}, fmt.Errorf("sandbox: becoming a subreaper: %w", err)
+		}
+	}
 	err = c.start(pl)
 	if err != nil && pl.ns && refused(err) {
 		// The kernel refuses the namespaces (user namespaces disabled, a
@@ -123,6 +138,7 @@ func (c *Cmd) Start() (Report, error) {
 	}
 	if err != nil {
 		c.removeScratch()
+		c.endSubreaper()
 		return Report{}, err
 	}
 	return c.report, nil
@@ -478,8 +494,10 @@ func (c *Cmd) Wait() (int, error) {
 		}
 	}
 	_ = unix.Kill(-pid, unix.SIGKILL)
+	c.killEscapees(pid)
 	err := c.cmd.Wait()
 	c.finished = true
+	c.endSubreaper()
 	if c.fg >= 0 {
 		// Take the terminal back; SIGTTOU would stop a background caller.
 		signal.Ignore(unix.SIGTTOU)
@@ -503,6 +521,65 @@ func (c *Cmd) Wait() (int, error) {
 		return code, err
 	}
 	return code, nil
+}
+
+// killEscapees kills and reaps every child this process has but the
+// program (pid, which Wait reaps), as often as new ones come back: the
+// children of one killed are re-parented here in turn.
+func (c *Cmd) killEscapees(pid int) {
+	if !c.KillEscapees {
+		return
+	}
+	for round := 0; round < 100; round++ {
+		var kids []int
+		for _, k := range children(os.Getpid()) {
+			if k != pid {
+				kids = append(kids, k)
+			}
+		}
+		if len(kids) == 0 {
+			return
+		}
+		for _, k := range kids {
+			_ = unix.Kill(k, unix.SIGKILL)
+		}
+		for _, k := range kids {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(k, &ws, 0, nil)
+		}
+	}
+}
+
+// endSubreaper stops this process being a subreaper.
+func (c *Cmd) endSubreaper() {
+	if c.KillEscapees {
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	}
+}
+
+// children returns the processes whose parent is pid.
+func children(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (c *Cmd) removeScratch() {
