@@ -55,10 +55,6 @@ type Cmd struct {
 	finished bool
 }
 
-// ErrPolicy is wrapped by the errors Start returns for a policy that cannot
-// be run as given: an unknown mode, a missing workspace or writable root.
-var ErrPolicy = errors.New("invalid sandbox policy")
-
 // StartError is a failure to start the program inside the sandbox: Code is
 // 127 when the program was not found, 126 otherwise, as a shell would
 // exit.

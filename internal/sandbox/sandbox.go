@@ -47,6 +47,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -73,6 +74,10 @@ func ParseMode(s string) (Mode, error) {
 	}
 	return "", fmt.Errorf("unknown sandbox mode %q: use %q or %q", s, ReadOnly, WorkspaceWrite)
 }
+
+// ErrPolicy is wrapped by the errors Start returns for a policy that cannot
+// be run as given: an unknown mode, a missing workspace or writable root.
+var ErrPolicy = errors.New("invalid sandbox policy")
 
 // Policy is what a confined program may do.
 type Policy struct {

@@ -452,7 +452,7 @@ func TestUnprivileged(t *testing.T) {
 		t.Skip("not root: run as root to also run the sandbox tests as an unprivileged user")
 	}
 	needProgram(t, "setpriv")
-	runUnprivileged(t, "^(TestWorkspaceWrite|TestPrivateTmpRemoved|TestReadOnly|TestCredentialsMasked|TestNetwork|TestExitStatus|TestCancelKillsGroup|TestFallbacks|TestIdentity)$")
+	runUnprivileged(t, "^(TestSeccomp|TestWorkspaceWrite|TestPrivateTmpRemoved|TestReadOnly|TestCredentialsMasked|TestNetwork|TestExitStatus|TestCancelKillsGroup|TestFallbacks|TestIdentity)$")
 }
 
 // runUnprivileged runs this test binary as nobody with the given -run
@@ -481,4 +481,31 @@ func runUnprivileged(t *testing.T, filter string) {
 		t.Errorf("as nobody, tests were skipped:\n%s", out)
 	}
 	t.Logf("as nobody: %d tests passed", bytes.Count(out, []byte("--- PASS: Test")))
+}
+
+// TestSeccomp runs what Landlock does not stop: each succeeds with seccomp
+// disabled and fails with it on.
+func TestSeccomp(t *testing.T) {
+	needProgram(t, "strace", "unshare", "python3")
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		argv []string
+	}{
+		{"ptrace", []string{"strace", "-o", "/dev/null", "true"}},
+		{"new user namespace", []string{"unshare", "-U", "true"}},
+		{"keyctl", []string{"python3", "-c", "import ctypes, sys; r = ctypes.CDLL(None, use_errno=True).syscall(250, 0, -3, 0); sys.exit(1 if r < 0 else 0)"}},
+	} {
+		for _, on := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/seccomp=%v", tc.name, on), func(t *testing.T) {
+				if !on {
+					t.Setenv(DisableEnv, "seccomp")
+				}
+				r := run(t, context.Background(), e.policy(), tc.argv...)
+				if (r.code == 0) == on {
+					t.Errorf("exit %d with seccomp %v; stderr: %s", r.code, on, r.stderr)
+				}
+			})
+		}
+	}
 }
