@@ -6,10 +6,14 @@
 // own in a [Report]:
 //
 //   - Landlock for the file system: reads are allowed broadly (all of / but
-//     /dev, where only the harmless devices and terminals are open); writes
-//     only under the workspace, the writable roots and a private temporary
-//     directory (read-only mode: the private temporary directory only), plus
-//     /dev/null and the terminal.
+//     /dev, where only the harmless devices and terminals are open, so that
+//     a root program cannot read a raw disk); writes only under the
+//     workspace, the writable roots and a private temporary directory
+//     (TMPDIR, removed afterwards; in read-only mode the only writable
+//     directory), plus /dev/null and the terminal. A root program also
+//     loses the capabilities that reach around these rules (CAP_SYS_ADMIN,
+//     CAP_SYS_RAWIO, CAP_SYS_PTRACE, …); a program that is not root keeps
+//     none.
 //   - The network when it is off: Landlock TCP rules (ABI 4 and later: no
 //     bind, no connect), or where the kernel has none, a new network
 //     namespace that holds only loopback; seccomp refuses the sockets
@@ -26,7 +30,9 @@
 //     access, mount and the new mount API, new user namespaces and setns,
 //     kernel modules, kexec, bpf, perf events, the kernel keyring,
 //     io_uring (whose socket operations would pass the socket filter),
-//     reboot, swap and clock setting.
+//     reboot, swap and clock setting, and typing into the terminal
+//     (TIOCSTI, TIOCLINUX), which the caller's shell would read once the
+//     program ends.
 //
 // AF_UNIX: with the network off, creating AF_UNIX sockets is refused
 // (socket(2); socketpair(2) stays allowed, so a program's own processes
@@ -37,7 +43,14 @@
 // to path sockets before ABI 9. With the network on, AF_UNIX is allowed.
 //
 // The program runs in its own process group; when it exits, is cancelled
-// or times out, whatever is left of the group is killed.
+// or times out, whatever is left of the group is killed (and with
+// [Cmd.KillEscapees], the processes that left the group).
+//
+// The set-up happens in a stage: Command re-executes the running binary
+// through /proc/self/exe, with flags that create the namespaces; the stage
+// (package [github.com/toolgate/toolgate/internal/sandbox/stage], which
+// every binary linking this package contains) mounts the masks, confines
+// its own thread and execs the program, which inherits every restriction.
 //
 // Where a mechanism is refused (no Landlock, user namespaces disabled,
 // seccomp unavailable), the run continues with the rest and the Report

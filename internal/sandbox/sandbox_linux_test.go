@@ -509,3 +509,49 @@ func TestSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminalInjection pushes a character into the controlling terminal
+// with TIOCSTI, which the caller's shell would read after the program
+// ends, also with the request's high bits set, which the kernel ignores.
+// The terminal is the one `script` makes; the program runs through the
+// built toolgate, so that it shares the terminal's session.
+func TestTerminalInjection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no toolgate build")
+	}
+	if os.Getenv(unprivilegedEnv) != "" {
+		t.Skip("run by the privileged run")
+	}
+	needProgram(t, "script", "python3")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build toolgate with")
+	}
+	bin := buildToolgate(t, goBin)
+	e := newEnv(t)
+	for _, req := range []string{"termios.TIOCSTI", "termios.TIOCSTI | (1 << 32)"} {
+		prog := filepath.Join(e.ws, "sti.py")
+		must(t, os.WriteFile(prog, []byte(fmt.Sprintf(`import fcntl, termios
+try:
+    fcntl.ioctl(0, %s, b"#")
+    print("injected")
+except OSError as e:
+    print("refused", e.errno)
+`, req)), 0o644))
+		for _, on := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/seccomp=%v", req, on), func(t *testing.T) {
+				cmd := exec.Command("script", "-qec", bin+" sandbox --workspace "+e.ws+" -- python3 "+prog, "/dev/null")
+				cmd.Stdin = nil
+				cmd.Env = withoutVars(os.Environ(), DisableEnv)
+				if !on {
+					cmd.Env = append(cmd.Env, DisableEnv+"=seccomp")
+				}
+				out, _ := cmd.CombinedOutput()
+				want := map[bool]string{true: "refused 1", false: "injected"}[on]
+				if !strings.Contains(string(out), want) {
+					t.Errorf("output %q, want %q", out, want)
+				}
+			})
+		}
+	}
+}

@@ -43,6 +43,10 @@ func seccompPolicy(network bool) seccomp.Policy {
 	cond := []seccomp.NameWithConditions{
 		{Name: "clone", Conditions: seccomp.ArgumentConditions{bits(0, namespaceFlags)}},
 		{Name: "unshare", Conditions: seccomp.ArgumentConditions{bits(0, namespaceFlags|unix.CLONE_NEWTIME)}},
+		// Typing into the terminal: what TIOCSTI pushes is read by the
+		// caller's shell after the program ends, outside every sandbox.
+		{Name: "ioctl", Conditions: ioctlRequest(1, unix.TIOCSTI)},
+		{Name: "ioctl", Conditions: ioctlRequest(1, unix.TIOCLINUX)},
 	}
 	if !network {
 		// Landlock and the network namespace hold TCP; what they do not
@@ -69,6 +73,19 @@ func seccompPolicy(network bool) seccomp.Policy {
 			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
 		},
 	}
+}
+
+// ioctlRequest matches argument arg when its low 32 bits are req: the
+// kernel reads an ioctl request as a 32-bit number, so a filter that also
+// compared the high bits would let a request with them set pass.
+func ioctlRequest(arg uint32, req uint32) seccomp.ArgumentConditions {
+	c := seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.BitsNotSet, Value: uint64(^req)}}
+	for b := uint32(1); b != 0; b <<= 1 {
+		if req&b != 0 {
+			c = append(c, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: uint64(b)})
+		}
+	}
+	return c
 }
 
 // loadSeccomp installs the filter on the calling thread, which then execs.
