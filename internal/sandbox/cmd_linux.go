@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,6 +54,9 @@ type Cmd struct {
 	fg       int // terminal whose foreground the program took, or -1
 	started  bool
 	finished bool
+
+	mu     sync.Mutex
+	exited bool // the program has exited; its process group may be gone
 }
 
 // StartError is a failure to start the program inside the sandbox: Code is
@@ -86,9 +90,14 @@ func (c *Cmd) Run() (Report, int, error) {
 // once Start has returned without error.
 func (c *Cmd) Report() Report { return c.report }
 
-// Signal sends sig to the program's whole process group.
+// Signal sends sig to the program's whole process group. It may be called
+// while Wait waits; once the program has exited it does nothing and
+// returns an error, so that it never reaches a process group whose number
+// has been reused.
 func (c *Cmd) Signal(sig syscall.Signal) error {
-	if c.cmd == nil || c.cmd.Process == nil || c.finished {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil || c.cmd.Process == nil || c.exited {
 		return errors.New("sandbox: the program is not running")
 	}
 	return unix.Kill(-c.cmd.Process.Pid, sig)
@@ -489,7 +498,10 @@ func (c *Cmd) Wait() (int, error) {
 			break
 		}
 	}
+	c.mu.Lock()
+	c.exited = true
 	_ = unix.Kill(-pid, unix.SIGKILL)
+	c.mu.Unlock()
 	c.killEscapees(pid)
 	err := c.cmd.Wait()
 	c.finished = true
