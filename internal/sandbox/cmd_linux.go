@@ -216,7 +216,7 @@ func (c *Cmd) plan() (*plan, error) {
 		pl.rep.FS = "landlock"
 	} else {
 		pl.rep.FS = "none"
-		pl.rep.Missing = append(pl.rep.Missing, "file system: Landlock is unavailable, so writes outside the workspace and the writable roots are not blocked")
+		pl.rep.Missing = append(pl.rep.Missing, "file system: Landlock is unavailable, so writes outside the workspace and the writable roots are not blocked, and masked credentials stay readable through /proc/PID/root of processes outside the sandbox")
 	}
 
 	// seccomp.
