@@ -79,8 +79,7 @@ func classifyPath(abs, home string) PathClass {
 		return Ordinary
 	}
 	base := filepath.Base(abs)
-	if isEnvFile(base) || hasAnySuffix(base, ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk") ||
-		contains(secretNames, base) {
+	if IsCredentialName(base) {
 		return Secret
 	}
 	if strings.HasPrefix(abs, "/proc/") && strings.HasSuffix(abs, "/environ") {
@@ -112,6 +111,20 @@ func classifyPath(abs, home string) PathClass {
 		}
 	}
 	return Ordinary
+}
+
+// HomeCredentialPaths returns the credential locations below a home
+// directory, relative to it, as the engine classes them; an entry ending
+// in "/" is a whole directory. The caller owns the returned slice.
+func HomeCredentialPaths() []string { return append([]string(nil), homeSecrets...) }
+
+// IsCredentialName reports whether a file name alone marks a file as
+// holding credentials wherever it lies: dotenv files with real values
+// (.env, .env.local, not .env.example), private keys and key stores
+// (*.pem, *.key, *.p12, id_rsa, …), .netrc, .pgpass, .git-credentials.
+func IsCredentialName(base string) bool {
+	return isEnvFile(base) || hasAnySuffix(base, ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk") ||
+		contains(secretNames, base)
 }
 
 // isEnvFile reports whether a file name is a dotenv file holding real

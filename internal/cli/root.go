@@ -50,10 +50,13 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd())
+	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	if se, ok := err.(silentExit); ok {
+		return int(se)
 	}
 	fmt.Fprintln(stderr, "toolgate:", termtext.EscapeLines(err.Error()))
 	var ee *exitError
