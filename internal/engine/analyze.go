@@ -55,6 +55,10 @@ type Unit struct {
 	// inline says why the command runs code given in its words (python3
 	// -c, node -e, vim -c), which no mode lifts; "" if it does not.
 	inline string
+	// interpreter names the interpreter the command runs (python3, sh,
+	// node, …), whose script or inline code the analysis does not follow
+	// into every effect; "" if it runs none.
+	interpreter string
 	// unknownOption is the first option of the command that its program's
 	// spec does not know, "" if none.
 	unknownOption string
@@ -1380,6 +1384,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 		if f := inlineCode(name, cmd.Args); f != "" {
 			u.inline = name + " " + f + " runs code given inline"
+		}
+		if risk.Interpreter(name) {
+			u.interpreter = name
 		}
 		if name == "git" && u.exec == "" {
 			if repo := e.otherRepo(cmd); repo != "" {

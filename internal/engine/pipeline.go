@@ -201,6 +201,8 @@ func (st *state) judge(u *Unit) {
 		}
 	case u.secretVar != "":
 		floor, floorHard, floorReason = u.secretVar, true, ReasonCredential
+	case uncontained(c.req.Containment, u) != "":
+		floor, floorHard, floorReason = uncontained(c.req.Containment, u), true, ReasonUncontained
 	case u.opaque != "":
 		floor = u.opaque
 	case c.tool == policy.ToolMCP:

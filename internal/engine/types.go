@@ -45,6 +45,13 @@ type Request struct {
 	// to no workspace at all: nothing is inside one. It overrides
 	// Options.Project.
 	Workspace string `json:"-"`
+	// Containment, when set, says which layers of the operating system's
+	// sandbox will confine the call when it runs; a runner that runs
+	// calls confined sets it from its sandbox's report (see
+	// [Containment]). Nil: the caller does not say, and the call is
+	// judged by the analysis alone, as for a hook whose client runs the
+	// tool itself.
+	Containment *Containment `json:"-"`
 }
 
 // DecodeRequest decodes one JSON request. Unknown fields and trailing data
@@ -119,6 +126,11 @@ const (
 	ReasonClassifier Reason = "classifier"
 	// ReasonHeadless: a headless run had no hook that answered.
 	ReasonHeadless Reason = "headless"
+	// ReasonUncontained: the call runs code the analysis cannot follow
+	// (an interpreter's script or inline code) and a layer of the
+	// sandbox that would have contained it is missing, so it asks even
+	// under an allow rule.
+	ReasonUncontained Reason = "uncontained_code"
 )
 
 // Source is the kind of pipeline stage that decided.
