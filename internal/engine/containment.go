@@ -23,6 +23,9 @@ type Containment struct {
 	Mask bool `json:"mask"`
 	// Net: the network setting is enforced (network off holds).
 	Net bool `json:"net"`
+	// Syscalls: the system calls no confined program needs (ptrace,
+	// mount, bpf, …) are refused (seccomp).
+	Syscalls bool `json:"syscalls"`
 }
 
 // Missing names the missing layers, in a fixed order; nil when none is.
@@ -36,6 +39,9 @@ func (c Containment) Missing() []string {
 	}
 	if !c.Net {
 		m = append(m, "network confinement")
+	}
+	if !c.Syscalls {
+		m = append(m, "system call filter")
 	}
 	return m
 }

@@ -23,10 +23,11 @@ func TestContainment(t *testing.T) {
 	must(t, err)
 	e, err := New(Options{Policy: Fixed(set), Home: t.TempDir()})
 	must(t, err)
-	full := &Containment{FS: true, Mask: true, Net: true}
-	noFS := &Containment{Mask: true, Net: true}
-	noMask := &Containment{FS: true, Net: true}
-	noNet := &Containment{FS: true, Mask: true}
+	full := &Containment{FS: true, Mask: true, Net: true, Syscalls: true}
+	noFS := &Containment{Mask: true, Net: true, Syscalls: true}
+	noMask := &Containment{FS: true, Net: true, Syscalls: true}
+	noNet := &Containment{FS: true, Mask: true, Syscalls: true}
+	noSeccomp := &Containment{FS: true, Mask: true, Net: true}
 	for _, tc := range []struct {
 		name    string
 		command string
@@ -39,6 +40,7 @@ func TestContainment(t *testing.T) {
 		{"inline, no fs", `python3 -c "open('/etc/x','w')"`, noFS, policy.Ask, ReasonUncontained},
 		{"inline, no mask", `python3 -c "print(open('.env').read())"`, noMask, policy.Ask, ReasonUncontained},
 		{"inline, no net", `python3 -c "import socket"`, noNet, policy.Ask, ReasonUncontained},
+		{"inline, no seccomp", `python3 -c "import os"`, noSeccomp, policy.Ask, ReasonUncontained},
 		{"script, contained", `python3 w.py`, full, policy.Allow, ReasonRuleAllow},
 		{"script, no fs", `python3 w.py`, noFS, policy.Ask, ReasonUncontained},
 		{"shell script, no mask", `sh w.py`, noMask, policy.Ask, ReasonUncontained},

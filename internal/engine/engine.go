@@ -319,16 +319,9 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		return deny(ReasonInvalidArguments, err.Error()), t
 	}
 	cwd := pathres.Real(filepath.Clean(req.Cwd))
-	root, from := e.opts.Project, "--project"
-	switch {
-	case req.Workspace != "":
-		if !filepath.IsAbs(req.Workspace) || strings.ContainsRune(req.Workspace, 0) {
-			return deny(ReasonInvalidRequest, fmt.Sprintf("the session's workspace must be an absolute directory, got %q", req.Workspace)), t
-		}
-		root, from = filepath.Clean(req.Workspace), "session"
-	case root == "":
-		// cwd is a real path, so each directory above it is one too.
-		root, from = FindRoot(cwd)
+	root, from, err := e.rootOf(req, cwd)
+	if err != nil {
+		return deny(ReasonInvalidRequest, err.Error()), t
 	}
 	t.Root, t.RootFrom = root, from
 	set, err := e.policyFor(root)
@@ -364,7 +357,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	default:
 		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash, powershell or cmd, got %q`, req.Shell)), t
 	}
-	if (from == "cwd" || from == "session") && (root == "/" || root == e.opts.Home) {
+	if e.noWorkspace(root, from) {
 		// No project around: the file system root or the home directory is
 		// no workspace, so nothing counts as inside one.
 		env.root = ""
@@ -434,6 +427,30 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		}
 	}
 	return st.wrap(ctx, d, t, anyHard(units)), t
+}
+
+// rootOf returns the project root req is judged against, whose policy
+// applies, and what set it; cwd is req.Cwd's real path.
+func (e *Engine) rootOf(req *Request, cwd string) (root, from string, err error) {
+	root, from = e.opts.Project, "--project"
+	switch {
+	case req.Workspace != "":
+		if !filepath.IsAbs(req.Workspace) || strings.ContainsRune(req.Workspace, 0) {
+			return "", "", fmt.Errorf("the session's workspace must be an absolute directory, got %q", req.Workspace)
+		}
+		root, from = filepath.Clean(req.Workspace), "session"
+	case root == "":
+		// cwd is a real path, so each directory above it is one too.
+		root, from = FindRoot(cwd)
+	}
+	return root, from, nil
+}
+
+// noWorkspace reports whether root, set by from, is no workspace at all:
+// the file system root or the home directory found from the cwd or bound
+// to the session.
+func (e *Engine) noWorkspace(root, from string) bool {
+	return (from == "cwd" || from == "session") && (root == "/" || root == e.opts.Home)
 }
 
 func anyHard(units []*Unit) bool {

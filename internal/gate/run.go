@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/sandbox"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/secrets"
 )
@@ -27,6 +28,9 @@ type Result struct {
 	// Detail is recorded as it is in tool.completed, under "detail": what
 	// the tool did that its output does not show (a fetch's redirect hops).
 	Detail map[string]any
+	// Sandbox is the report of the sandbox the program actually ran in,
+	// when it ran in one; see [WithSandbox].
+	Sandbox *sandbox.Report
 }
 
 // Exec runs an allowed tool call. It should stop when ctx is done.
@@ -49,7 +53,8 @@ var injectionPatterns = []string{
 // it was allowed is denied with reason receipt_invalid), runs exec: it records tool.started, calls exec, and records
 // tool.completed (exit code, byte counts, duration and a redacted stdout
 // preview of at most [PreviewBytes]) or, when exec returns an error,
-// tool.failed. Output that looks like prompt injection is recorded as
+// tool.failed; with [WithSandbox], each of these events carries the
+// sandbox report under "sandbox". Output that looks like prompt injection is recorded as
 // injection.suspected, one event per pattern found. Output is only ever
 // recorded: nothing in it makes the gate request or run another call.
 //
@@ -75,16 +80,22 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 	}
 	id := v.id
 	d := v.d
-	if err := g.append(ctx, req.Session, turn, eventlog.TypeToolStarted, map[string]any{"toolCallId": id}); err != nil {
+	started := map[string]any{"toolCallId": id}
+	if sb := sandboxOf(ctx); sb != nil {
+		started["sandbox"] = sb
+	}
+	if err := g.append(ctx, req.Session, turn, eventlog.TypeToolStarted, started); err != nil {
 		return d, Result{}, err
 	}
 	start := g.opts.Clock()
 	res, execErr := exec(ctx)
 	dur := g.opts.Clock().Sub(start)
 	if execErr != nil {
-		if err := g.record(ctx, req.Session, turn, eventlog.TypeToolFailed, map[string]any{
-			"toolCallId": id, "error": execErr.Error(), "durationMs": dur.Milliseconds(),
-		}); err != nil {
+		failed := map[string]any{"toolCallId": id, "error": execErr.Error(), "durationMs": dur.Milliseconds()}
+		if sb := ranUnder(ctx, res); sb != nil {
+			failed["sandbox"] = sb
+		}
+		if err := g.record(ctx, req.Session, turn, eventlog.TypeToolFailed, failed); err != nil {
 			return d, res, err
 		}
 		return d, res, execErr
@@ -101,6 +112,9 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 	}
 	if res.Detail != nil {
 		completed["detail"] = res.Detail
+	}
+	if sb := ranUnder(ctx, res); sb != nil {
+		completed["sandbox"] = sb
 	}
 	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCompleted, completed); err != nil {
 		return d, res, err
