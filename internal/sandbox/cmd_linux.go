@@ -90,6 +90,15 @@ func (c *Cmd) Run() (Report, int, error) {
 // once Start has returned without error.
 func (c *Cmd) Report() Report { return c.report }
 
+// PID returns the program's process id, which is also its process group
+// id, once Start has returned without error; 0 before.
+func (c *Cmd) PID() int {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
 // Signal sends sig to the program's whole process group. It may be called
 // while Wait waits; once the program has exited it does nothing and
 // returns an error, so that it never reaches a process group whose number

@@ -42,5 +42,8 @@ func (c *Cmd) Run() (Report, int, error) { return Report{}, 0, errUnsupported }
 // Report returns an empty Report.
 func (c *Cmd) Report() Report { return Report{} }
 
+// PID returns 0: only Linux has the sandbox.
+func (c *Cmd) PID() int { return 0 }
+
 // Signal fails: only Linux has the sandbox.
 func (c *Cmd) Signal(sig syscall.Signal) error { return errUnsupported }
