@@ -237,7 +237,7 @@ func TestSandboxUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", filepath.Join(dir, "cli.test"),
-		"-test.run", "^(TestSandboxCommand|TestSandboxReport|TestSandboxSignalsAndTimeout)$", "-test.count=1", "-test.v")
+		"-test.run", "^(TestSandboxCommand|TestSandboxReport|TestSandboxSignalsAndTimeout|TestRun|TestRunTerminal|TestRunTimeoutAndBackground)$", "-test.count=1", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "TMPDIR=/tmp", "TOOLGATE_CLI_TEST_UNPRIVILEGED=1", sandbox.DisableEnv+"=")
 	out, err := cmd.CombinedOutput()

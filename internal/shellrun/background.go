@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,6 +95,9 @@ func startBackground(p sandbox.Policy, shell, command, dir, session string, o Op
 	// leader ends, as in the foreground.
 	go func() { _, _ = c.Wait() }()
 	out := fmt.Sprintf("started in the background as %s (pid %d); output in %s; stop it with: toolgate kill %s\n", id, pid, logPath, id)
+	if o.Stdout != nil {
+		_, _ = io.WriteString(o.Stdout, out)
+	}
 	return gate.Result{Stdout: []byte(out), Sandbox: &rep, Detail: map[string]any{"background": id, "pid": pid, "log": logPath}}, nil
 }
 
