@@ -21,6 +21,11 @@
 // judged on its own: the line is allowed only if every command is, and denied
 // if any is. Paths are judged by where they really lead. See DESIGN.md in
 // the repository for the pipeline and its invariants.
+//
+// A framework that wants the gate to run the calls too builds a [Gate]:
+// [Gate.Run] decides a call, asks its [Approver] when a person must
+// answer, runs the call under the operating system's sandbox when it is
+// allowed, and records every step in the event log.
 package toolgate
 
 import (
