@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,6 +238,13 @@ func procsWith(marker string) []int {
 	return out
 }
 
+// killAll kills what a failed test left running.
+func killAll(pids []int) {
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
 // TestTimeoutAndCancel: a timeout and a cancelled context end the call
 // with tool.failed, and nothing of it is left in /proc, not even what
 // left its process group.
@@ -244,15 +252,16 @@ func TestTimeoutAndCancel(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cancel bool
+		marker string // the sleep's argument, which no other process has
 		script string
 	}{
-		{"timeout", false, `sleep 971 & sleep 971 & wait`},
-		{"cancel", true, `sleep 972 & sleep 972 & wait`},
-		{"timeout with setsid", false, `setsid sleep 973 & (setsid sh -c 'sleep 973 & wait' &); wait`},
+		{"timeout", false, "971", `sleep 971 & sleep 971 & wait`},
+		{"cancel", true, "972", `sleep 972 & sleep 972 & wait`},
+		{"timeout with setsid", false, "973", `setsid sleep 973 & (setsid sh -c 'sleep 973 & wait' &); wait`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, false)
-			marker := strings.Fields(tc.script)[1]
+			marker := tc.marker
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			in := map[string]any{"timeout": 700}
@@ -272,6 +281,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 			req.Mode = "bypassPermissions"
 			start := time.Now()
 			_, _, err := Run(ctx, w.g, w.eng, req, "", Options{KillEscapees: true})
+			t.Cleanup(func() { killAll(procsWith("sleep\x00" + marker)) })
 			if err == nil {
 				t.Fatal("no error from a run that was ended")
 			}
