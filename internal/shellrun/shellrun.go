@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/engine"
@@ -153,7 +154,7 @@ func Runner(p sandbox.Policy, shell string, o Options) func(ctx context.Context,
 		if env == nil {
 			env = o.Env
 		}
-		return run(ctx, p, shell, command, cwd, env, o, o.timeout(0))
+		return run(ctx, p, shell, command, cwd, env, o, o.timeout(0), nil)
 	}
 }
 
@@ -168,7 +169,10 @@ func (o Options) timeout(asked time.Duration) time.Duration {
 	return t
 }
 
-func run(ctx context.Context, p sandbox.Policy, shell, command, cwd string, env []string, o Options, timeout time.Duration) (gate.Result, error) {
+// run runs command under p. With judged set, a program whose sandbox came
+// up weaker than the call was judged for is killed at once and the run
+// fails.
+func run(ctx context.Context, p sandbox.Policy, shell, command, cwd string, env []string, o Options, timeout time.Duration, judged *engine.Containment) (gate.Result, error) {
 	prog, err := shellProgram(shell)
 	if err != nil {
 		return gate.Result{}, err
@@ -192,6 +196,11 @@ func run(ctx context.Context, p sandbox.Policy, shell, command, cwd string, env 
 		}
 		return res, fmt.Errorf("the command could not be started: %w", err)
 	}
+	if weaker(Containment(rep), judged) {
+		_ = c.Signal(syscall.SIGKILL)
+		code, _ := c.Wait()
+		return gate.Result{ExitCode: code, Sandbox: &rep}, fmt.Errorf("the sandbox came up without a mechanism the call was judged with (%s), so the program was killed", strings.Join(rep.Missing, "; "))
+	}
 	code, err := c.Wait()
 	res := gate.Result{ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Sandbox: &rep}
 	switch {
@@ -203,6 +212,11 @@ func run(ctx context.Context, p sandbox.Policy, shell, command, cwd string, env 
 		return res, err
 	}
 	return res, nil
+}
+
+// weaker reports whether got lacks a layer that judged has.
+func weaker(got, judged *engine.Containment) bool {
+	return judged != nil && (judged.FS && !got.FS || judged.Mask && !got.Mask || judged.Net && !got.Net || judged.Syscalls && !got.Syscalls)
 }
 
 // shellProgram returns the program that runs a command line for the
@@ -252,7 +266,7 @@ func Run(ctx context.Context, g *gate.Gate, eng *engine.Engine, req *engine.Requ
 		if bg {
 			return startBackground(p, r.Shell, conf.Command, conf.Dir, r.Session, o)
 		}
-		return run(ctx, p, r.Shell, conf.Command, conf.Dir, o.Env, o, o.timeout(asked))
+		return run(ctx, p, r.Shell, conf.Command, conf.Dir, o.Env, o, o.timeout(asked), r.Containment)
 	})
 }
 

@@ -353,6 +353,7 @@ func TestBackground(t *testing.T) {
 		t.Fatalf("decision %s %s, err %v", d.Decision, d.Reason, err)
 	}
 	id, _ := res.Detail["background"].(string)
+	t.Cleanup(func() { _, _ = Kill(w.state, id, 0) })
 	procs, err := List(w.state, "s1")
 	must(t, err)
 	if len(procs) != 1 || procs[0].ID != id || !procs[0].Running {
@@ -472,5 +473,21 @@ func TestUnprivileged(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("\nPASS\n")) || bytes.Contains(out, []byte("--- SKIP")) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// TestWeakerThanJudged: a program whose sandbox comes up without a
+// mechanism the call was judged with is killed and the run fails.
+func TestWeakerThanJudged(t *testing.T) {
+	w := newWorld(t, false)
+	p := PolicyFor(engine.Confinement{Workspace: w.ws}, Options{})
+	t.Setenv(sandbox.DisableEnv, "landlock")
+	res, err := run(context.Background(), p, "", "echo ran > ran", w.ws, nil, Options{}, time.Minute,
+		&engine.Containment{FS: true, Mask: true, Net: true, Syscalls: true})
+	if err == nil || !strings.Contains(err.Error(), "was killed") {
+		t.Fatalf("err %v, want the program killed", err)
+	}
+	if res.Sandbox == nil || res.Sandbox.FS != "none" {
+		t.Errorf("sandbox %+v", res.Sandbox)
 	}
 }
