@@ -83,23 +83,27 @@ type Options struct {
 }
 
 // PolicyFor returns the sandbox policy of a call confined as c:
-// read-only and workspace-write map to the sandbox's modes; in
+// read-only and workspace-write map to the sandbox's modes (read-only
+// also keeps the network off, as the engine judges it); in
 // danger-full-access the whole file system is writable, and credentials
-// stay masked. The workspace is c's, or the directory the call runs in
-// when it has none.
+// stay masked. A call with no workspace (the engine judges nothing to be
+// inside one) runs read-only, in workspace-write too, with the directory
+// it runs in searched for credential files to mask.
 func PolicyFor(c engine.Confinement, o Options) sandbox.Policy {
 	p := sandbox.Policy{
 		Mode: sandbox.WorkspaceWrite, Network: c.Network, Workspace: c.Workspace,
 		WritableRoots: c.WritableRoots, CredentialPaths: o.CredentialPaths, Home: o.Home,
 	}
+	switch {
+	case c.Sandbox == policy.SandboxFullAccess:
+		p.WritableRoots = []string{"/"}
+	case c.Sandbox == policy.SandboxReadOnly:
+		p.Mode, p.Network, p.WritableRoots = sandbox.ReadOnly, false, nil
+	case c.Workspace == "":
+		p.Mode, p.WritableRoots = sandbox.ReadOnly, nil
+	}
 	if p.Workspace == "" {
 		p.Workspace = c.Dir
-	}
-	switch c.Sandbox {
-	case policy.SandboxReadOnly:
-		p.Mode, p.Network, p.WritableRoots = sandbox.ReadOnly, false, nil
-	case policy.SandboxFullAccess:
-		p.WritableRoots = []string{"/"}
 	}
 	return p
 }

@@ -491,3 +491,68 @@ func TestWeakerThanJudged(t *testing.T) {
 		t.Errorf("sandbox %+v", res.Sandbox)
 	}
 }
+
+// TestPolicyFor maps the sandbox axis, the network and the workspace of
+// a call to the sandbox's policy.
+func TestPolicyFor(t *testing.T) {
+	roots := []string{"/cache"}
+	for _, tc := range []struct {
+		name string
+		c    engine.Confinement
+		want sandbox.Policy
+	}{
+		{"workspace-write", engine.Confinement{Sandbox: policy.SandboxWorkspaceWrite, Network: true, Workspace: "/ws", WritableRoots: roots, Dir: "/ws/sub"},
+			sandbox.Policy{Mode: sandbox.WorkspaceWrite, Network: true, Workspace: "/ws", WritableRoots: roots}},
+		{"read-only keeps the network off", engine.Confinement{Sandbox: policy.SandboxReadOnly, Network: true, Workspace: "/ws", WritableRoots: roots},
+			sandbox.Policy{Mode: sandbox.ReadOnly, Workspace: "/ws"}},
+		{"danger-full-access", engine.Confinement{Sandbox: policy.SandboxFullAccess, Network: true, Workspace: "/ws"},
+			sandbox.Policy{Mode: sandbox.WorkspaceWrite, Network: true, Workspace: "/ws", WritableRoots: []string{"/"}}},
+		{"no workspace runs read-only", engine.Confinement{Sandbox: policy.SandboxWorkspaceWrite, WritableRoots: roots, Dir: "/home/me"},
+			sandbox.Policy{Mode: sandbox.ReadOnly, Workspace: "/home/me"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PolicyFor(tc.c, Options{})
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSessionSettings: the session's sandbox setting holds at the
+// operating system: switched to read-only, a write the analysis does not
+// see fails; the session's network setting opens the network.
+func TestSessionSettings(t *testing.T) {
+	w := newWorld(t, false)
+	sessions := engine.NewSessions()
+	ro, on := policy.SandboxReadOnly, true
+	sessions.Set("ro", engine.SessionSettings{Sandbox: &ro})
+	sessions.Set("net", engine.SessionSettings{Network: &on})
+	f, err := policy.ParseRules(policy.LayerCLI, []string{"Bash(python3:*)"}, nil, nil)
+	must(t, err)
+	set, err := policy.Merge(f)
+	must(t, err)
+	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Home: w.home, Sessions: sessions})
+	must(t, err)
+	g, err := gate.New(eng, w.store, nil, gate.Options{})
+	must(t, err)
+	write := `python3 -c "open('made','w').write('x')"`
+	for _, tc := range []struct {
+		session string
+		ok      bool
+		net     string
+	}{{"rw", true, "landlock"}, {"ro", false, "landlock"}, {"net", true, "open"}} {
+		os.Remove(filepath.Join(w.ws, "made"))
+		d, res, err := Run(context.Background(), g, eng, w.request(tc.session, write, nil), "", Options{})
+		if err != nil || d.Decision != policy.Allow {
+			t.Fatalf("%s: %s %s, err %v", tc.session, d.Decision, d.Reason, err)
+		}
+		_, statErr := os.Stat(filepath.Join(w.ws, "made"))
+		if (res.ExitCode == 0 && statErr == nil) != tc.ok {
+			t.Errorf("session %s: exit %d, file %v; want success %t", tc.session, res.ExitCode, statErr, tc.ok)
+		}
+		if res.Sandbox == nil || !strings.HasPrefix(res.Sandbox.Net, tc.net) && !(tc.net == "landlock" && res.Sandbox.Net == "netns") {
+			t.Errorf("session %s: sandbox %+v, want net %s", tc.session, res.Sandbox, tc.net)
+		}
+	}
+}
