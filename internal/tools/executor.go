@@ -506,3 +506,10 @@ func (c *call) flag(name string) bool {
 	b, _ := c.args[name].(bool)
 	return b
 }
+
+// NoShell is a [ShellRunner] that runs nothing: it fails every call. It
+// lets a caller list the shell tool (as `toolgate tools` does) before a
+// sandboxed runner is installed.
+func NoShell(context.Context, string, string, []string) (gate.Result, error) {
+	return gate.Result{}, errors.New("no shell runner is installed")
+}

@@ -31,7 +31,7 @@ type hunk struct {
 	eof    bool // the hunk is at the end of the file
 	// noNewline* record "\ No newline at end of file" for the old and new side.
 	oldNoEOL, newNoEOL bool
-	header string
+	header             string
 }
 
 // parsePatch parses a '*** Begin Patch' envelope or a unified diff.
