@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -107,7 +108,7 @@ type prior struct {
 
 func readPrior(p string) (prior, error) {
 	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return prior{mode: 0o644}, nil
 	}
 	if err != nil {
