@@ -17,10 +17,10 @@ func TestPatch(t *testing.T) {
 		absent  []string
 	}{
 		{
-			name:  "envelope add update delete move",
-			files: map[string]string{"a.txt": "one\ntwo\nthree\n", "gone.txt": "bye\n", "old.txt": "x\ny\n"},
-			patch: "*** Begin Patch\n*** Add File: new/n.txt\n+hello\n+world\n*** Update File: a.txt\n@@ one\n-two\n+TWO\n three\n*** Delete File: gone.txt\n*** Update File: old.txt\n*** Move to: moved.txt\n@@\n x\n-y\n+z\n*** End Patch\n",
-			after: map[string]string{"new/n.txt": "hello\nworld\n", "a.txt": "one\nTWO\nthree\n", "moved.txt": "x\nz\n"},
+			name:   "envelope add update delete move",
+			files:  map[string]string{"a.txt": "one\ntwo\nthree\n", "gone.txt": "bye\n", "old.txt": "x\ny\n"},
+			patch:  "*** Begin Patch\n*** Add File: new/n.txt\n+hello\n+world\n*** Update File: a.txt\n@@ one\n-two\n+TWO\n three\n*** Delete File: gone.txt\n*** Update File: old.txt\n*** Move to: moved.txt\n@@\n x\n-y\n+z\n*** End Patch\n",
+			after:  map[string]string{"new/n.txt": "hello\nworld\n", "a.txt": "one\nTWO\nthree\n", "moved.txt": "x\nz\n"},
 			absent: []string{"gone.txt", "old.txt"},
 		},
 		{
