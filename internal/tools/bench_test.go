@@ -53,6 +53,7 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "files/s")
 }
 
 // BenchmarkSearch searches the whole tree per iteration; it reports the

@@ -58,7 +58,8 @@ func runRead(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if err != nil {
 		return gate.Result{}, err
 	}
-	if _, err := statRegular("path", shown, p); err != nil {
+	fi, err := statRegular("path", shown, p)
+	if err != nil {
 		return gate.Result{}, err
 	}
 	f, err := os.Open(p)
@@ -66,7 +67,7 @@ func runRead(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}
 	defer f.Close()
-	out, detail, err := readLines(f, shown, c.num("offset", 1), c.num("limit", 0), MaxOutput)
+	out, detail, err := readLines(f, shown, c.num("offset", 1), c.num("limit", 0), MaxOutput, fi.Size())
 	if err != nil {
 		return gate.Result{}, err
 	}
@@ -75,13 +76,14 @@ func runRead(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 
 // readLines returns lines offset.. (1-based) of r, at most limit of them
 // (0: all) and at most max bytes, with a note at the end when cut.
-func readLines(r io.Reader, shown string, offset, limit, max int) ([]byte, map[string]any, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+func readLines(r io.Reader, shown string, offset, limit, maxOut int, size int64) ([]byte, map[string]any, error) {
+	br := bufio.NewReaderSize(r, int(min(max(size+1, 4<<10), 64<<10)))
 	head, _ := br.Peek(sniffBytes)
 	if isBinary(head) {
 		return nil, nil, fmt.Errorf("input.path: %s is a binary file: not read as text", shown)
 	}
 	var out bytes.Buffer
+	out.Grow(int(min(size+1, int64(maxOut)+256)))
 	line, shownLines := 0, 0
 	cut := false
 	for {
@@ -99,8 +101,8 @@ func readLines(r io.Reader, shown string, offset, limit, max int) ([]byte, map[s
 				if limit > 0 && shownLines >= limit {
 					break
 				}
-				if out.Len()+len(whole) > max {
-					out.Write(whole[:max-out.Len()])
+				if out.Len()+len(whole) > maxOut {
+					out.Write(whole[:maxOut-out.Len()])
 					cut = true
 					break
 				}
@@ -121,7 +123,7 @@ func readLines(r io.Reader, shown string, offset, limit, max int) ([]byte, map[s
 	detail := map[string]any{"firstLine": offset, "lines": shownLines}
 	if cut {
 		detail["truncated"] = true
-		fmt.Fprintf(&out, "\n[output cut at %d bytes, in line %d: read on with offset=%d]\n", max, line, line)
+		fmt.Fprintf(&out, "\n[output cut at %d bytes, in line %d: read on with offset=%d]\n", maxOut, line, line)
 	}
 	return out.Bytes(), detail, nil
 }

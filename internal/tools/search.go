@@ -52,7 +52,7 @@ func runSearch(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if err != nil {
 		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}
-	s := &searcher{re: re, glob: glob, limit: c.num("limit", 500), buf: make([]byte, 64<<10)}
+	s := &searcher{re: re, glob: glob, limit: c.num("limit", 500), br: bufio.NewReaderSize(nil, 64<<10)}
 	if !fi.IsDir() {
 		err = s.file(ctx, root, filepath.Base(root))
 	} else {
@@ -90,7 +90,7 @@ type searcher struct {
 	files   int
 	skipped int
 	cut     bool
-	buf     []byte
+	br      *bufio.Reader // reused for every file
 }
 
 // walk searches the tree below root in name order, honouring .gitignore
@@ -157,7 +157,9 @@ func (s *searcher) file(ctx context.Context, p, rel string) error {
 		return nil
 	}
 	s.files++
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := s.br
+	br.Reset(f)
+	defer br.Reset(nil)
 	head, _ := br.Peek(sniffBytes)
 	if isBinary(head) {
 		return nil

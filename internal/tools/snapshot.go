@@ -25,7 +25,7 @@ type Snapshots struct {
 
 // NewSnapshots returns the snapshots kept in dir.
 func NewSnapshots(dir string) *Snapshots {
-	return &Snapshots{dir: dir, blobs: NewBlobs(filepath.Join(dir, "objects"))}
+	return &Snapshots{dir: dir, blobs: newSyncedBlobs(filepath.Join(dir, "objects"))}
 }
 
 // Snapshot is the record of one call's file changes.

@@ -15,11 +15,18 @@ import (
 // sha256 of its bytes, in dir/ab/cdef…, written atomically (a reader sees
 // the whole blob or none). Storing the same bytes twice keeps one copy.
 type Blobs struct {
-	dir string
+	dir  string
+	sync bool
 }
 
 // NewBlobs returns the store kept in dir; dir is created on first Put.
+// Blobs are not synced to disk before they are renamed into place: a
+// crash can lose one, which [Blobs.Get] then reports as corrupt or
+// missing, and the next Put of the same bytes writes it again.
 func NewBlobs(dir string) *Blobs { return &Blobs{dir: dir} }
+
+// newSyncedBlobs is NewBlobs whose blobs are on disk once Put returns.
+func newSyncedBlobs(dir string) *Blobs { return &Blobs{dir: dir, sync: true} }
 
 // Hash returns the id data is stored under: its hex sha256.
 func Hash(data []byte) string {
@@ -42,13 +49,13 @@ func (b *Blobs) path(id string) string { return filepath.Join(b.dir, id[:2], id[
 func (b *Blobs) Put(data []byte) (string, error) {
 	id := Hash(data)
 	p := b.path(id)
-	if got, err := os.ReadFile(p); err == nil && Hash(got) == id {
-		return id, nil
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+		return id, nil // same name, same size: the same bytes unless tampered with, which Get detects
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return "", fmt.Errorf("store %s: %w", id, err)
 	}
-	if err := writeAtomic(p, data, 0o600); err != nil {
+	if err := writeFile(p, data, 0o600, b.sync); err != nil {
 		return "", fmt.Errorf("store %s: %w", id, err)
 	}
 	return id, nil
@@ -77,6 +84,12 @@ func (b *Blobs) Get(id string) ([]byte, error) {
 // directory and a rename, so path holds the old or the new bytes, never a
 // part; the data is synced before the rename.
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
+	return writeFile(path, data, perm, true)
+}
+
+// writeFile is writeAtomic, with the sync before the rename only when
+// sync is set.
+func writeFile(path string, data []byte, perm fs.FileMode, sync bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -95,8 +108,10 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
