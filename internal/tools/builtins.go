@@ -9,8 +9,6 @@ import (
 // pathAliases are the names agents give a file tool's path.
 var pathAliases = map[string]string{"file_path": "path", "absolute_path": "path", "notebook_path": "path"}
 
-var dirAliases = map[string]string{"dir_path": "path", "directory": "path"}
-
 func builtins() []*spec {
 	return []*spec{
 		{Tool: Tool{Name: policy.ToolRead, ReadOnly: true,

@@ -88,7 +88,7 @@ func TestPatch(t *testing.T) {
 			for p, c := range tt.files {
 				e.file(t, p, c)
 			}
-			_, err, _ := e.run("apply_patch", map[string]any{"input": tt.patch})
+			_, _, err := e.run("apply_patch", map[string]any{"input": tt.patch})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)

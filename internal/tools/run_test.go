@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -200,9 +201,23 @@ func TestPlanMode(t *testing.T) {
 	if n != 4 {
 		t.Errorf("%d plan_mode denials recorded, want 4", n)
 	}
+	// An executor set to plan mode refuses on its own, even when the
+	// engine, in its default mode, would allow the call by rule.
+	planned := newGated(t, "[permissions]\nallow = [\"Write\"]\n", policy.ModePlan)
+	d, _, err := planned.x.Run(context.Background(), planned.g, &engine.Request{Tool: "Write", Input: map[string]any{"file_path": "w.txt", "content": "x"}, Cwd: planned.project, Session: "s1"}, "t1")
+	must(t, err)
+	if d.Decision != policy.Deny || d.Reason != engine.ReasonModePlan {
+		t.Errorf("Write with the executor in plan mode: %s %s", d.Decision, d.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(planned.project, "w.txt")); err == nil {
+		t.Fatal("Write ran with the executor in plan mode")
+	}
+	if _, err := planned.x.Exec(context.Background(), &Call{ID: "tc_x", Tool: "Write", Input: map[string]any{"file_path": "w.txt", "content": "x"}, Cwd: planned.project}, ""); !errors.Is(err, ErrPlanMode) {
+		t.Errorf("Exec of Write in plan mode: %v", err)
+	}
 	// read-only tools still run in plan mode
 	must(t, os.WriteFile(filepath.Join(gd.project, "r.txt"), []byte("r\n"), 0o644))
-	d, _, err := gd.x.Run(context.Background(), gd.g, &engine.Request{Tool: "Read", Input: map[string]any{"file_path": "r.txt"}, Cwd: gd.project, Session: "s1", Mode: "plan"}, "t1")
+	d, _, err = gd.x.Run(context.Background(), gd.g, &engine.Request{Tool: "Read", Input: map[string]any{"file_path": "r.txt"}, Cwd: gd.project, Session: "s1", Mode: "plan"}, "t1")
 	must(t, err)
 	if d.Decision != policy.Allow {
 		t.Errorf("Read in plan mode: %s %s", d.Decision, d.Message)

@@ -13,7 +13,7 @@ func TestRollback(t *testing.T) {
 	e.file(t, "a.txt", "one\ntwo\n")
 	e.file(t, "gone.txt", "bye\n")
 	must(t, os.Chmod(filepath.Join(e.ws, "a.txt"), 0o600))
-	_, err, id := e.run("apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+TWO\n*** Add File: n.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n"})
+	_, id, err := e.run("apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+TWO\n*** Add File: n.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n"})
 	must(t, err)
 
 	// Someone changes a.txt after the call: rollback refuses and shows
@@ -84,7 +84,7 @@ func TestSnapshotFailureBlocksWrite(t *testing.T) {
 			} else {
 				must(t, os.MkdirAll(snaps, 0o500))
 			}
-			_, err, _ := e.run(tool.name, tool.input)
+			_, _, err := e.run(tool.name, tool.input)
 			if err == nil || !strings.Contains(err.Error(), "snapshot") {
 				t.Fatalf("error = %v, want a snapshot failure", err)
 			}

@@ -58,11 +58,11 @@ func (e *env) read(t *testing.T, rel string) (string, bool) {
 }
 
 // run executes tool with input as call tc_N.
-func (e *env) run(tool string, input map[string]any) (gate.Result, error, string) {
+func (e *env) run(tool string, input map[string]any) (gate.Result, string, error) {
 	e.n++
 	id := "tc_" + string(rune('0'+e.n/10)) + string(rune('0'+e.n%10))
 	res, err := e.x.Exec(context.Background(), &Call{ID: id, Tool: tool, Input: input, Cwd: e.ws}, "")
-	return res, err, id
+	return res, id, err
 }
 
 func TestTools(t *testing.T) {
@@ -116,7 +116,7 @@ func TestTools(t *testing.T) {
 			for p, c := range tt.files {
 				e.file(t, p, c)
 			}
-			res, err, _ := e.run(tt.tool, tt.input)
+			res, _, err := e.run(tt.tool, tt.input)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -157,13 +157,13 @@ func TestReadThroughSymlinkOutside(t *testing.T) {
 	secret := filepath.Join(filepath.Dir(e.ws), "secret.txt")
 	must(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
 	must(t, os.Symlink(secret, filepath.Join(e.ws, "link.txt")))
-	_, err, _ := e.run("Read", map[string]any{"file_path": "link.txt"})
+	_, _, err := e.run("Read", map[string]any{"file_path": "link.txt"})
 	if err == nil || !strings.Contains(err.Error(), "outside the workspace") {
 		t.Fatalf("read through a symlink out of the workspace: %v", err)
 	}
 	// a write through a symlinked directory is refused too
 	must(t, os.Symlink(filepath.Dir(e.ws), filepath.Join(e.ws, "up")))
-	_, err, _ = e.run("Write", map[string]any{"file_path": "up/planted.txt", "content": "x"})
+	_, _, err = e.run("Write", map[string]any{"file_path": "up/planted.txt", "content": "x"})
 	if err == nil || !strings.Contains(err.Error(), "outside the workspace") {
 		t.Fatalf("write through a symlinked dir: %v", err)
 	}
@@ -186,13 +186,13 @@ func TestSearchGitignore(t *testing.T) {
 	e.file(t, ".git/config", "needle\n")
 	e.file(t, "bin.dat", "needle\x00\n")
 	e.file(t, "other/gen_y.go", "needle\n") // src/.gitignore does not reach here
-	res, err, _ := e.run("Grep", map[string]any{"pattern": "needle"})
+	res, _, err := e.run("Grep", map[string]any{"pattern": "needle"})
 	must(t, err)
 	want := "keep.log:1:needle\nother/gen_y.go:1:needle\nsrc/a.go:1:needle\nsub/build/keep.txt:1:needle\n"
 	if string(res.Stdout) != want {
 		t.Errorf("search output:\n%s\nwant:\n%s", res.Stdout, want)
 	}
-	res, err, _ = e.run("Grep", map[string]any{"pattern": "needle", "glob": "*.go", "limit": 1})
+	res, _, err = e.run("Grep", map[string]any{"pattern": "needle", "glob": "*.go", "limit": 1})
 	must(t, err)
 	if !strings.HasPrefix(string(res.Stdout), "other/gen_y.go:1:needle\n[search cut after 1 matches") {
 		t.Errorf("bounded search: %q", res.Stdout)
