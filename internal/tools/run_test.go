@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -235,5 +237,32 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(gd.project, "x.txt")); err == nil {
 		t.Error("the write ran")
+	}
+}
+
+// TestRunFetch: fetch goes through the gate's checked fetcher and its body
+// is stored as the artifact.
+func TestRunFetch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, "fetched body")
+	}))
+	defer srv.Close()
+	gd := newGated(t, "network = true\n[permissions]\nallow = [\"WebFetch(domain:127.0.0.1)\"]\n", "")
+	d, res, err := gd.run(t, "WebFetch", map[string]any{"url": srv.URL + "/x"}, 5*time.Second)
+	must(t, err)
+	if d.Decision != policy.Allow || string(res.Stdout) != "fetched body" {
+		t.Fatalf("decision %s (%s: %s), stdout %q", d.Decision, d.Reason, d.Message, res.Stdout)
+	}
+	if got, err := gd.x.Artifacts().Get(res.Artifact); err != nil || string(got) != "fetched body" {
+		t.Errorf("artifact %s: %q, %v", res.Artifact, got, err)
+	}
+	// a redirect to the metadata address is not followed
+	_, _, err = gd.run(t, "WebFetch", map[string]any{"url": srv.URL + "/away"}, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "not allowed") {
+		t.Errorf("redirect to the metadata address: %v", err)
 	}
 }
