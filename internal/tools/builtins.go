@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/toolgate/toolgate/policy"
 )
@@ -24,11 +25,14 @@ func builtins() []*spec {
   "required": ["path", "content"]}`)},
 			aliases: pathAliases, run: runWrite},
 		{Tool: Tool{Name: policy.ToolEdit,
-			Description: "Replace old_string by new_string in a file. old_string must occur exactly once unless replace_all is true.",
+			Description: "Replace old_string by new_string in a file. old_string must occur exactly once unless replace_all is true. edits gives several replacements, made in order; either all apply or the file is unchanged.",
 			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false,
-  "properties": {"path": {"type": "string", "minLength": 1}, "old_string": {"type": "string", "minLength": 1}, "new_string": {"type": "string"}, "replace_all": {"type": "boolean"}},
-  "required": ["path", "old_string", "new_string"]}`)},
-			aliases: pathAliases, run: runEdit},
+  "properties": {"path": {"type": "string", "minLength": 1}, "old_string": {"type": "string", "minLength": 1}, "new_string": {"type": "string"}, "replace_all": {"type": "boolean"},
+    "edits": {"type": "array", "minItems": 1, "items": {"type": "object", "additionalProperties": false,
+      "properties": {"old_string": {"type": "string", "minLength": 1}, "new_string": {"type": "string"}, "replace_all": {"type": "boolean"}},
+      "required": ["old_string", "new_string"]}}},
+  "required": ["path"]}`)},
+			aliases: pathAliases, run: runEdit, check: checkEdit},
 		{Tool: Tool{Name: policy.ToolList, ReadOnly: true,
 			Description: "List a directory (default the working directory); with pattern, the files below it whose relative path matches the glob (** across directories). At most 1000 entries.",
 			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false,
@@ -60,4 +64,23 @@ func builtins() []*spec {
   "required": ["command"]}`)},
 			aliases: map[string]string{"cmd": "command", "directory": "workdir", "cwd": "workdir", "dir_path": "workdir"}, run: runShell},
 	}
+}
+
+// checkEdit requires one of the two forms of an edit: old_string and
+// new_string, or edits.
+func checkEdit(args map[string]any) error {
+	_, hasOld := args["old_string"]
+	_, hasNew := args["new_string"]
+	_, hasEdits := args["edits"]
+	switch {
+	case hasEdits && (hasOld || hasNew):
+		return errors.New("edit: input.edits: conflicts with input.old_string/new_string: give one form")
+	case hasEdits:
+		return nil
+	case !hasOld:
+		return errors.New("edit: input.old_string: is required (or give edits)")
+	case !hasNew:
+		return errors.New("edit: input.new_string: is required")
+	}
+	return nil
 }

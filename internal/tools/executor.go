@@ -84,6 +84,8 @@ type spec struct {
 	Tool
 	aliases map[string]string // argument alias -> canonical field
 	schema  *jsonschema.Schema
+	// check, when set, checks what the schema cannot say well.
+	check func(args map[string]any) error
 	run     func(ctx context.Context, x *Executor, c *call) (gate.Result, error)
 }
 
@@ -384,6 +386,9 @@ func validate(s *spec, args map[string]any) error {
 	}
 	err = s.schema.Validate(v)
 	if err == nil {
+		if s.check != nil {
+			return s.check(args)
+		}
 		return nil
 	}
 	var ve *jsonschema.ValidationError

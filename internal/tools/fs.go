@@ -160,22 +160,45 @@ func runEdit(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if isBinary(data[:min(len(data), sniffBytes)]) {
 		return gate.Result{}, fmt.Errorf("input.path: %s is a binary file: not edited", shown)
 	}
-	old, repl := c.str("old_string"), c.str("new_string")
-	if old == repl {
-		return gate.Result{}, errors.New("input.new_string: is the same as old_string: nothing to change")
+	type edit struct {
+		field, old, repl string
+		all              bool
 	}
-	n := strings.Count(string(data), old)
-	switch {
-	case n == 0:
-		return gate.Result{}, fmt.Errorf("input.old_string: not found in %s: nothing changed", shown)
-	case n > 1 && !c.flag("replace_all"):
-		return gate.Result{}, fmt.Errorf("input.old_string: occurs %d times in %s: give more context to make it unique, or replace_all: nothing changed", n, shown)
-	}
-	var after string
-	if c.flag("replace_all") {
-		after = strings.ReplaceAll(string(data), old, repl)
+	var edits []edit
+	if list, ok := c.args["edits"].([]any); ok {
+		for i, v := range list {
+			m := v.(map[string]any)
+			o, _ := m["old_string"].(string)
+			r, _ := m["new_string"].(string)
+			a, _ := m["replace_all"].(bool)
+			edits = append(edits, edit{fmt.Sprintf("edits[%d]", i), o, r, a})
+		}
 	} else {
-		after = strings.Replace(string(data), old, repl, 1)
+		edits = []edit{{"", c.str("old_string"), c.str("new_string"), c.flag("replace_all")}}
+	}
+	after := string(data)
+	n := 0
+	for _, e := range edits {
+		field := "input."
+		if e.field != "" {
+			field += e.field + "."
+		}
+		if e.old == e.repl {
+			return gate.Result{}, fmt.Errorf("%snew_string: is the same as old_string: nothing changed", field)
+		}
+		k := strings.Count(after, e.old)
+		switch {
+		case k == 0:
+			return gate.Result{}, fmt.Errorf("%sold_string: not found in %s: nothing changed", field, shown)
+		case k > 1 && !e.all:
+			return gate.Result{}, fmt.Errorf("%sold_string: occurs %d times in %s: give more context to make it unique, or replace_all: nothing changed", field, k, shown)
+		}
+		if e.all {
+			after = strings.ReplaceAll(after, e.old, e.repl)
+		} else {
+			after = strings.Replace(after, e.old, e.repl, 1)
+		}
+		n += k
 	}
 	if err := x.apply(c, []change{{path: p, shown: shown, after: []byte(after), write: true}}); err != nil {
 		return gate.Result{}, err
