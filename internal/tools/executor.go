@@ -86,7 +86,7 @@ type spec struct {
 	schema  *jsonschema.Schema
 	// check, when set, checks what the schema cannot say well.
 	check func(args map[string]any) error
-	run     func(ctx context.Context, x *Executor, c *call) (gate.Result, error)
+	run   func(ctx context.Context, x *Executor, c *call) (gate.Result, error)
 }
 
 // call is a Call with its arguments normalized and the workspace resolved.
