@@ -9,6 +9,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,12 @@ type Options struct {
 	Env []string
 	// Fetch configures the fetch tool's fetcher (see [gate.Gate.Fetch]).
 	Fetch webfetch.Options
+	// Workspace is the root calls are confined to when the call names
+	// none (Call.Workspace, from engine.Request.Workspace): fixed by
+	// whoever runs the executor, as the engine's Options.Project is.
+	// "" finds it from the call's cwd as the engine does
+	// ([engine.FindRoot]: the nearest .toolgate/ or .git above it).
+	Workspace string
 	// Mode is the permission mode; in [policy.ModePlan] the write and
 	// execute tools are neither offered nor run. A request's own mode
 	// "plan" has the same effect for that call.
@@ -65,8 +72,8 @@ type Call struct {
 	Input map[string]any
 	// Cwd is the absolute directory relative paths are resolved against.
 	Cwd string
-	// Workspace is the root no path may leave; "" means Cwd, "/" means no
-	// workspace (every path is refused).
+	// Workspace is the root no path may leave; "" means the executor's
+	// Options.Workspace, "/" means no workspace (every path is refused).
 	Workspace string
 }
 
@@ -204,9 +211,9 @@ func (x *Executor) prepare(s *spec, c *Call) (*call, error) {
 	if !filepath.IsAbs(c.Cwd) {
 		return nil, fmt.Errorf("cwd %q is not an absolute path", c.Cwd)
 	}
-	ws := c.Workspace
+	ws := cmp.Or(c.Workspace, x.opts.Workspace)
 	if ws == "" {
-		ws = c.Cwd
+		ws, _ = engine.FindRoot(c.Cwd)
 	}
 	cc := &call{Call: c, args: args}
 	if ws != "/" {

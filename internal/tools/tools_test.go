@@ -221,3 +221,32 @@ func TestGitignoreRules(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceIsNotTheCwd: the workspace comes from the executor (or the
+// project root above the cwd), not from each call's cwd.
+func TestWorkspaceIsNotTheCwd(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	proj := filepath.Join(base, "proj")
+	must(t, os.MkdirAll(filepath.Join(proj, ".git"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(proj, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(proj, "top.txt"), []byte("top\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(base, "outside.txt"), []byte("out\n"), 0o644))
+	for _, tc := range []struct {
+		name, ws, cwd, path, wantErr string
+	}{
+		{"project root found above the cwd", "", filepath.Join(proj, "sub"), "../top.txt", ""},
+		{"nothing above the project", "", filepath.Join(proj, "sub"), "../../outside.txt", "outside the workspace"},
+		{"fixed workspace", proj, proj, "top.txt", ""},
+		{"a cwd outside the fixed workspace does not move it", proj, base, "outside.txt", "outside the workspace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := New(Options{StateDir: filepath.Join(base, "state"), Workspace: tc.ws})
+			must(t, err)
+			_, err = x.Exec(context.Background(), &Call{ID: "tc_1", Tool: "Read", Input: map[string]any{"file_path": tc.path}, Cwd: tc.cwd}, "")
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("error = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
