@@ -342,11 +342,13 @@ func parseSearch(in map[string]any, c *call) error {
 // unified diff.
 var patchFile = regexp.MustCompile(`(?m)^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+?)\s*$`)
 
-func parsePatch(in map[string]any, c *call) error {
-	p, field, err := stringField(in, true, "patch", "input", "diff")
-	if err != nil {
-		return err
-	}
+// PatchPaths returns the paths a patch's file headers name, in order and
+// each once, as the engine judges them: the files of "*** Add/Update/Delete
+// File:" and "*** Move to:" lines, and of "---"/"+++" lines without their
+// a/ or b/ prefix, /dev/null left out. Whoever applies a patch must touch
+// no other path.
+func PatchPaths(p string) []string {
+	var out []string
 	seen := map[string]bool{}
 	for _, m := range patchFile.FindAllStringSubmatch(p, -1) {
 		name := strings.TrimSpace(m[1])
@@ -361,8 +363,19 @@ func parsePatch(in map[string]any, c *call) error {
 		}
 		if !seen[name] {
 			seen[name] = true
-			c.paths = append(c.paths, pathArg{name, "write"})
+			out = append(out, name)
 		}
+	}
+	return out
+}
+
+func parsePatch(in map[string]any, c *call) error {
+	p, field, err := stringField(in, true, "patch", "input", "diff")
+	if err != nil {
+		return err
+	}
+	for _, name := range PatchPaths(p) {
+		c.paths = append(c.paths, pathArg{name, "write"})
 	}
 	if len(c.paths) == 0 {
 		return &fieldError{field, "names no file: expected '*** Update File: path' or '+++ path' headers"}

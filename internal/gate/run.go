@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -31,6 +32,40 @@ type Result struct {
 	// Sandbox is the report of the sandbox the program actually ran in,
 	// when it ran in one; see [WithSandbox].
 	Sandbox *sandbox.Report
+	// Artifact, when set, is the id under which the full output was
+	// stored; it is recorded in tool.completed under "artifact".
+	Artifact string
+}
+
+type callIDKey struct{}
+
+// CallID returns the tool call id of the call [Gate.Run] runs, from the
+// context it gives its [Exec]; "" outside one.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+// Refuse records req as a call refused before it was decided, by whoever
+// runs tools for the gate (plan mode, arguments its tool cannot take):
+// model.tool_call_requested, then permission.resolved with decision deny,
+// the reason and message given and actor system. It returns that deny.
+func (g *Gate) Refuse(ctx context.Context, req *engine.Request, turn string, reason engine.Reason, msg string) (*engine.Decision, error) {
+	d := systemDeny(reason, msg)
+	if req == nil || req.Session == "" {
+		return d, errors.New("gate: request has no session")
+	}
+	id := g.opts.NewID()
+	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCallRequested, toolCallRequested{
+		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
+		Workspace: req.Workspace,
+	}); err != nil {
+		return d, err
+	}
+	return d, g.resolve(ctx, req.Session, turn, PermissionResolved{
+		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
+		RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message,
+	})
 }
 
 // Exec runs an allowed tool call. It should stop when ctx is done.
@@ -54,8 +89,9 @@ var injectionPatterns = []string{
 // tool.completed (exit code, byte counts, duration and a redacted stdout
 // preview of at most [PreviewBytes]) or, when exec returns an error,
 // tool.failed; with [WithSandbox], each of these events carries the
-// sandbox report under "sandbox". Output that looks like prompt injection is recorded as
-// injection.suspected, one event per pattern found. Output is only ever
+// sandbox report under "sandbox". Output that looks like prompt
+// injection is recorded as injection.suspected, one event per pattern
+// found. Output is only ever
 // recorded: nothing in it makes the gate request or run another call.
 //
 // When the call is not allowed exec is not called and the zero Result is
@@ -88,7 +124,7 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		return d, Result{}, err
 	}
 	start := g.opts.Clock()
-	res, execErr := exec(ctx)
+	res, execErr := exec(context.WithValue(ctx, callIDKey{}, id))
 	dur := g.opts.Clock().Sub(start)
 	if execErr != nil {
 		failed := map[string]any{"toolCallId": id, "error": execErr.Error(), "durationMs": dur.Milliseconds()}
@@ -115,6 +151,9 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 	}
 	if sb := ranUnder(ctx, res); sb != nil {
 		completed["sandbox"] = sb
+	}
+	if res.Artifact != "" {
+		completed["artifact"] = res.Artifact
 	}
 	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCompleted, completed); err != nil {
 		return d, res, err
