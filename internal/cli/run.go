@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/internal/shellrun"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/internal/tools"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -52,7 +53,9 @@ in the state directory, or --db), each run event with the sandbox's report.
 
 With "run_in_background": true the command keeps running after run exits,
 its output in the state directory; toolgate ps lists such processes and
-toolgate kill stops one. Only shell calls can be run from the command line.`,
+toolgate kill stops one. The built-in tools (Read, Write, Edit, LS, Grep,
+apply_patch, WebFetch and their aliases) run in toolgate itself, confined to
+the workspace; their full output is kept as an artifact (toolgate artifact).`,
 		Example: `  echo '{"tool":"Bash","input":{"command":"go test ./..."},"cwd":"'$PWD'"}' | toolgate run --allow 'Bash(go test:*)'`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -60,9 +63,7 @@ toolgate kill stops one. Only shell calls can be run from the command line.`,
 			if err != nil {
 				return err
 			}
-			if tool, ok := policy.Canonical(req.Tool); ok && tool != policy.ToolShell {
-				return &exitError{deniedExit, fmt.Errorf("the %s tool is not runnable from the command line yet: only shell calls are; nothing was run", req.Tool)}
-			}
+			tool, _ := policy.Canonical(req.Tool)
 			if approvalTimeout <= 0 {
 				return usageError("--approval-timeout must be positive, got %s", approvalTimeout)
 			}
@@ -113,7 +114,26 @@ toolgate kill stops one. Only shell calls can be run from the command line.`,
 				Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), KillEscapees: true, StateDir: stateDir,
 				CredentialPaths: []string{stateDir, db},
 			}
-			d, res, err := shellrun.Run(ctx, g, eng, req, "", opts)
+			var (
+				d   *engine.Decision
+				res gate.Result
+			)
+			if tool == policy.ToolShell {
+				d, res, err = shellrun.Run(ctx, g, eng, req, "", opts)
+			} else {
+				// The built-in tools (read, write, edit, list, search,
+				// patch, fetch) run in this process; their output is
+				// kept as artifacts in the state directory.
+				x, xerr := tools.New(tools.Options{StateDir: stateDir, Workspace: pf.project, Mode: policy.Mode(pf.mode)})
+				if xerr != nil {
+					return xerr
+				}
+				d, res, err = x.Run(ctx, g, req, "")
+				if err == nil && d != nil && d.Decision == policy.Allow {
+					_, _ = c.OutOrStdout().Write(res.Stdout)
+					_, _ = c.ErrOrStderr().Write(res.Stderr)
+				}
+			}
 			switch {
 			case d == nil || d.Decision != policy.Allow:
 				msg := "denied"

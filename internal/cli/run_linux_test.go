@@ -277,3 +277,37 @@ func procsNamed(marker string) []int {
 	}
 	return out
 }
+
+// TestRunBuiltinTools: a built-in tool runs through toolgate run and
+// prints its output; a read of .env is denied with 126.
+func TestRunBuiltinTools(t *testing.T) {
+	ws, _, state := runWorld(t)
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("line one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, file string
+		code       int
+		stdout     string
+		stderr     string
+	}{
+		{"read", "notes.txt", 0, "line one", ""},
+		{"read .env", ".env", 126, "", "denied (credential_access)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := json.Marshal(map[string]any{"tool": "Read", "input": map[string]any{"file_path": filepath.Join(ws, tc.file)}, "cwd": ws, "session": tc.name})
+			var out, errb bytes.Buffer
+			code := RunContext(context.Background(), []string{"run", "--tty", "/nonexistent-tty"}, bytes.NewReader(req), &out, &errb)
+			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
+			}
+			if strings.Contains(out.String(), sandboxSecret) {
+				t.Error("the secret was printed")
+			}
+			ev := runEvents(t, state, tc.name)
+			if (ev[eventlog.TypeToolCompleted] != nil) != (tc.code == 0) {
+				t.Errorf("events %v", ev)
+			}
+		})
+	}
+}
