@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/shellrun"
+	"github.com/toolgate/toolgate/internal/tools"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -42,8 +43,9 @@ const (
 type Result = gate.Result
 
 // ErrNotRunnable is returned by [Gate.Run] for a call of a tool it cannot
-// run: only shell calls run through the library so far.
-var ErrNotRunnable = errors.New("toolgate: only shell calls can be run by the gate")
+// run: a built-in tool other than the shell when GateOptions.StateDir is
+// not set.
+var ErrNotRunnable = errors.New("toolgate: the gate runs tools other than the shell only with a state directory (GateOptions.StateDir)")
 
 // GateOptions configure a [Gate].
 type GateOptions struct {
@@ -64,8 +66,10 @@ type GateOptions struct {
 	// CredentialPaths are masked from the programs run, in addition to
 	// the home directory's and the workspace's credential files.
 	CredentialPaths []string
-	// StateDir keeps the output and registry of calls run with
-	// "run_in_background"; "" refuses them.
+	// StateDir keeps the full output of the built-in tools (read, write,
+	// edit, list, search, patch, fetch) as artifacts, their snapshots, and
+	// the output and registry of shell calls run with
+	// "run_in_background". "" runs shell calls only, in the foreground.
 	StateDir string
 	// KillEscapees also kills the processes that left a call's process
 	// group (setsid, a double fork) when it ends. It makes this process a
@@ -81,6 +85,7 @@ type Gate struct {
 	eng   *engine.Engine
 	store *sqlite.Store
 	opts  shellrun.Options
+	tools *tools.Executor // nil without a state directory
 }
 
 // NewGate opens the event log and returns a Gate; Close it when done.
@@ -100,10 +105,17 @@ func NewGate(o GateOptions) (*Gate, error) {
 		store.Close()
 		return nil, err
 	}
-	return &Gate{g: g, eng: o.Engine, store: store, opts: shellrun.Options{
+	out := &Gate{g: g, eng: o.Engine, store: store, opts: shellrun.Options{
 		Timeout: o.Timeout, CredentialPaths: append([]string{o.Log}, o.CredentialPaths...),
 		Home: o.Engine.Home(), StateDir: o.StateDir, KillEscapees: o.KillEscapees,
-	}}, nil
+	}}
+	if o.StateDir != "" {
+		if out.tools, err = tools.New(tools.Options{StateDir: o.StateDir}); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Close closes the event log.
@@ -134,20 +146,27 @@ func (g *Gate) Close() error { return g.store.Close() }
 //     out or was cancelled (the Result holds its output so far), or for
 //     a log that could not be written.
 //
-// Only shell calls run: for other tools Run returns a deny decision and
-// [ErrNotRunnable] without deciding or recording anything.
+// The built-in tools other than the shell run in this process, confined
+// to the workspace by their own checks, with their full output kept as
+// artifacts in GateOptions.StateDir; without one, Run returns a deny
+// decision and [ErrNotRunnable] for them without deciding or recording
+// anything.
 func (g *Gate) Run(ctx context.Context, req *Request) (*Decision, Result, error) {
 	if req == nil {
 		return notRunnable("no request"), Result{}, errors.New("toolgate: nil request")
-	}
-	if tool, ok := policy.Canonical(req.Tool); ok && tool != policy.ToolShell {
-		return notRunnable(fmt.Sprintf("the %s tool cannot be run by the gate yet", req.Tool)), Result{}, ErrNotRunnable
 	}
 	r := *req
 	if r.Session == "" {
 		r.Session = "default"
 	}
-	return shellrun.Run(ctx, g.g, g.eng, &r, "", g.opts)
+	if tool, ok := policy.Canonical(req.Tool); !ok || tool == policy.ToolShell {
+		// An unknown tool is denied by the gate, and recorded.
+		return shellrun.Run(ctx, g.g, g.eng, &r, "", g.opts)
+	}
+	if g.tools == nil {
+		return notRunnable(fmt.Sprintf("the %s tool is run by the gate only with a state directory", req.Tool)), Result{}, ErrNotRunnable
+	}
+	return g.tools.Run(ctx, g.g, &r, "")
 }
 
 func notRunnable(msg string) *Decision {

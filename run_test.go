@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate"
@@ -118,8 +119,17 @@ func TestGateRun(t *testing.T) {
 			t.Errorf("%s: tool.completed %v", tc.command, done)
 		}
 	}
-	if d, _, err := g.Run(context.Background(), &toolgate.Request{Tool: "Read", Input: map[string]any{"file_path": "x"}, Cwd: project}); err != toolgate.ErrNotRunnable || d.Decision != toolgate.Deny {
+	read := &toolgate.Request{Tool: "Read", Input: map[string]any{"file_path": "out.py"}, Cwd: project}
+	if d, _, err := g.Run(context.Background(), read); err != toolgate.ErrNotRunnable || d.Decision != toolgate.Deny {
 		t.Errorf("Read: %s, %v; want a deny and ErrNotRunnable", d.Decision, err)
+	}
+	withState, err := toolgate.NewGate(toolgate.GateOptions{Engine: eng, Log: log, StateDir: filepath.Join(dir, "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer withState.Close()
+	if d, res, err := withState.Run(context.Background(), read); err != nil || d.Decision != toolgate.Allow || !strings.Contains(string(res.Stdout), "write('x')") {
+		t.Errorf("Read with a state directory: %s %s, %q, %v", d.Decision, d.Reason, res.Stdout, err)
 	}
 }
 
