@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
@@ -421,8 +423,8 @@ func TestGoldenChains(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	must(t, err)
-	if got.String() != string(want) {
-		t.Errorf("event chains differ from %s (run with -update to rewrite):\n%s", path, got.String())
+	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); diff != "" {
+		t.Errorf("event chains differ from %s (-want +got; run with -update to rewrite):\n%s", path, diff)
 	}
 }
 
