@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -347,7 +348,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 
 	destructive := d.Risk == risk.Destructive
-	arg, summary := describe(req)
+	arg, summary := describe(req, g.redact)
 	suggested := ""
 	if !destructive {
 		// A destructive call is never remembered, so no rule is offered.
@@ -355,7 +356,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 	target := ""
 	if destructive {
-		target = confirmTarget(call, arg)
+		target = confirmTarget(call, arg, g.redact)
 	}
 	askedOf := ActorUser
 	switch {
@@ -532,7 +533,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, res *PermissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
-		_, summary := describe(req)
+		_, summary := describe(req, g.redact)
 		summary = g.redact.String(summary)
 		sa := newSessionApproval(call, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, g.signGrant(req.Session, sa.rec)); err != nil {
@@ -731,8 +732,9 @@ func systemDeny(reason engine.Reason, msg string) *engine.Decision {
 }
 
 // describe returns the argument a rule suggestion is made from (the
-// command, path or URL) and a one-line summary of the call for a person.
-func describe(req *engine.Request) (arg, summary string) {
+// command, path or URL) and a one-line summary of the call for a person,
+// with the secrets red finds redacted.
+func describe(req *engine.Request, red *Redactor) (arg, summary string) {
 	for _, k := range []string{"command", "cmd", "file_path", "path", "absolute_path", "notebook_path", "url"} {
 		switch v := req.Input[k].(type) {
 		case string:
@@ -755,14 +757,21 @@ func describe(req *engine.Request) (arg, summary string) {
 	}
 	summary = req.Tool
 	if arg != "" {
-		summary += ": " + oneLine(arg, 200)
+		summary += ": " + oneLine(red, arg, 200)
 	}
 	return arg, summary
 }
 
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+// oneLine returns s on one line, its secrets redacted by red, cut to at
+// most n bytes on a character boundary. The secrets are redacted first: a
+// secret cut in two is no longer recognised, and its first part would be
+// shown, recorded and sent on.
+func oneLine(red *Redactor, s string, n int) string {
+	s = strings.Join(strings.Fields(red.String(s)), " ")
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		s = s[:n] + "…"
 	}
 	return s
@@ -804,7 +813,7 @@ func shownPath(p engine.PathFact) string {
 // confirmTarget is what a person types to allow a destructive call: the
 // first path it deletes as the call spells it, else the program and its
 // first operand, else the call's argument.
-func confirmTarget(call *engine.Call, arg string) string {
+func confirmTarget(call *engine.Call, arg string, red *Redactor) string {
 	if call != nil {
 		for _, u := range call.Units {
 			if u.Risk != risk.Destructive {
@@ -827,5 +836,5 @@ func confirmTarget(call *engine.Call, arg string) string {
 			}
 		}
 	}
-	return oneLine(arg, 80)
+	return oneLine(red, arg, 80)
 }
