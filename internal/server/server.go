@@ -90,6 +90,13 @@ type Options struct {
 	// KeepAlive is how often an idle event stream gets a comment line;
 	// default [DefaultKeepAlive].
 	KeepAlive time.Duration
+	// StreamWriteTimeout is how long one write to an event stream may
+	// block (a client that stopped reading) before the stream is dropped;
+	// default [DefaultStreamWriteTimeout].
+	StreamWriteTimeout time.Duration
+	// MaxStreams is how many event streams one token may hold open at
+	// once; more are refused with 429. Default [DefaultMaxStreams].
+	MaxStreams int
 	// Logger receives the server's own errors; default slog.Default().
 	Logger *slog.Logger
 	// Clock gives the time; default time.Now.
@@ -122,6 +129,7 @@ type Server struct {
 	known   map[string]*sessionInfo
 	bindMu  sync.Mutex // one session.bound event written at a time
 
+	hub       *streamHub     // what the event streams follow
 	peers     *peers         // what other servers sharing the log hold
 	followers sync.WaitGroup // the goroutines that follow the log
 	// endedSaved is the gate's count of ended grants last written to
@@ -188,6 +196,12 @@ func New(opts Options) (*Server, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -211,7 +225,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
 		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
-		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, heads: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(),
+		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, heads: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(), hub: newStreamHub(),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()
