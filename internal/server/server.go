@@ -333,11 +333,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
+	// Before anything else: a request refused at once still has its body
+	// read afterwards (to keep the connection), and a body that never
+	// comes must not hold it.
+	s.setBodyDeadline(w)
 	if err := s.checkHost(r); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.setBodyDeadline(w)
 	s.mux.ServeHTTP(w, r)
 }
 
