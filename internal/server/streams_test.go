@@ -203,3 +203,40 @@ func TestIdleStreamsDoNotSlowChecks(t *testing.T) {
 		t.Fatalf("%d idle streams cut the checks from %.0f/s to %.0f/s", streams, idle, loaded)
 	}
 }
+
+// TestStreamAcrossServers: a stream on one server sees, in order and
+// once each, the events another server sharing the log appends, on SQLite
+// and on PostgreSQL.
+func TestStreamAcrossServers(t *testing.T) {
+	onBothLogs(t, func(t *testing.T, a, b *testEnv) {
+		if r := a.call("POST", "/v1/sessions/s1/events", a.tokens.Agent, map[string]any{"type": "turn.started"}); r.code != 200 {
+			t.Fatalf("post: %d %s", r.code, r.body)
+		}
+		msgs, _, cancel := b.openStream(t, "/v1/events?type=turn.started,turn.completed", b.tokens.Approver, "")
+		defer cancel()
+		for i := range 20 {
+			typ := "turn.started"
+			if i%2 == 1 {
+				typ = "turn.completed"
+			}
+			if r := a.call("POST", "/v1/sessions/s1/events", a.tokens.Agent, map[string]any{"type": typ}); r.code != 200 {
+				t.Fatalf("post: %d %s", r.code, r.body)
+			}
+		}
+		last := ""
+		for n := 0; n < 21; n++ {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					t.Fatal("the stream ended")
+				}
+				if last != "" && len(m.id) <= len(last) && m.id <= last {
+					t.Fatalf("event %s after %s", m.id, last)
+				}
+				last = m.id
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%d of 21 events arrived", n)
+			}
+		}
+	})
+}
