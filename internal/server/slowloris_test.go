@@ -6,8 +6,10 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/policy"
 )
@@ -91,5 +93,25 @@ func TestThousandStalledUploads(t *testing.T) {
 	}
 	if open > 0 {
 		t.Fatalf("%d of %d stalled uploads are still open after the body timeout", open, n)
+	}
+}
+
+// TestClipRedactsFirst: a value echoed in an error message is cut after
+// its secrets are redacted, on a character boundary, so a token across
+// the cut leaves no part of itself behind.
+func TestClipRedactsFirst(t *testing.T) {
+	const tok = "ghp_R8x2LqvP0wZ3nT7kY1mJ5cH9bF4dS6gA2eQk"
+	for _, at := range []int{200 - 34, 200 - 20, 200 - 6} {
+		pad := at - 1
+		s := strings.Repeat("é", pad/2) + strings.Repeat("x", pad%2) + " " + tok + " /tmp"
+		got := clip(s, 200)
+		for i := 0; i+8 <= len(tok)-4; i++ {
+			if part := tok[4+i : 4+i+8]; strings.Contains(got, part) {
+				t.Fatalf("at %d: %q of the token is in %q", at, part, got)
+			}
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("at %d: cut inside a character: %q", at, got)
+		}
 	}
 }
