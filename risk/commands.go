@@ -124,7 +124,7 @@ func init() {
 		"shift", "read", "local", "declare", "typeset", "readonly", "unset", "alias", "exit", "return", "trap",
 		"shopt", "set", "umask", "ulimit", "mktemp")
 	add(Credential, kNone, "env", "printenv")
-	add(Read, kNone, "ps")
+	add(Read, kNone, "ps", "pgrep")
 	add(Write, kWriteAll, "touch", "mkdir", "rmdir", "truncate", "tee", "shred", "rm", "unlink")
 	add(Write, kCopy, "cp", "ln", "install", "rsync")
 	add(Write, kMove, "mv")
@@ -427,15 +427,18 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			return e
 		}
 	case "ps":
-		// BSD-style e (ps eww, ps auxe) prints every process's environment.
-		for _, a := range args {
-			// With a dash, e is UNIX "every process" (ps -ef); procps reads
-			// a dashed cluster with x in it as BSD options (ps -auxe).
-			bsdDash := strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "e") && strings.Contains(a, "x")
-			if !strings.HasPrefix(a, "-") && strings.Contains(a, "e") || a == "-E" || bsdDash {
-				e.Level, e.Secret = Credential, "prints the environment of processes"
-				return e
-			}
+		if why := psSecret(args); why != "" {
+			e.Level, e.Secret = Credential, why
+		}
+		return e
+	case "pgrep":
+		if why := pgrepSecret(args); why != "" {
+			e.Level, e.Secret = Credential, why
+		}
+		return e
+	case "top":
+		if topShowsCmdlines(args) {
+			e.Level, e.Secret = Credential, cmdlineSecret
 		}
 		return e
 	}

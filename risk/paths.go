@@ -82,7 +82,9 @@ func classifyPath(abs, home string) PathClass {
 	if IsCredentialName(base) {
 		return Secret
 	}
-	if strings.HasPrefix(abs, "/proc/") && strings.HasSuffix(abs, "/environ") {
+	// Every process's environment, command line and memory: programs are
+	// started with secrets in their environments and arguments.
+	if strings.HasPrefix(abs, "/proc/") && hasAnySuffix(abs, "/environ", "/cmdline", "/mem") {
 		return Secret
 	}
 	for _, s := range systemSecrets {

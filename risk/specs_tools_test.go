@@ -130,13 +130,15 @@ func TestToolSpecs(t *testing.T) {
 		{line: "find . -files0-from list", unknown: "-files0-from", level: Execute},
 		{line: "find . -nam x", unknown: "-nam", level: Execute},
 		// ps, top, lsof
-		{line: "ps aux", level: Read, known: true},
+		{line: "ps aux", level: Credential, known: true},
 		{line: "ps -o pid,comm -p 1", level: Read, known: true},
 		{line: "ps eww", level: Credential, known: true},
 		// With a dash, e is UNIX "every process"; only a dashed cluster
-		// that procps reads as BSD options (x in it) shows environments.
-		{line: "ps -ef", level: Read, known: true},
-		{line: "ps --sort=-%mem -eo pid,args", level: Read, known: true},
+		// that procps reads as BSD options (x in it) shows environments,
+		// and the full format (-f) the command lines.
+		{line: "ps -ef", level: Credential, known: true},
+		{line: "ps --sort=-%mem -eo pid,args", level: Credential, known: true},
+		{line: "ps --sort=-%mem -eo pid,comm,%mem", level: Read, known: true},
 		{line: "ps -auxe", level: Credential, known: true},
 		{line: "top -b -n 1", level: Read, known: true},
 		{line: "top -bn1 -o %MEM", level: Read, known: true},

@@ -56,6 +56,7 @@ func serveCmd() *cobra.Command {
 		classifierURL      string
 		committed          bool
 		notifyHooks        []string
+		notifyArgv         bool
 		publicURL          string
 		workspace          string
 	)
@@ -79,7 +80,13 @@ else the project root of the session's first check. A later call whose cwd
 is outside that workspace writes outside it. /, system directories and the
 home directory are never a workspace: a session that starts there has
 none. A session belongs to the agent token that started it; further agent
-tokens are the files agent-NAME.token of the state directory.`,
+tokens are the files agent-NAME.token of the state directory.
+
+Notifications of pending approvals go to the webhooks listed in the file
+notify of the state directory and in $TOOLGATE_NOTIFY. A webhook URL is a
+secret, and the server's command line is readable by every local process
+and by agents running ps: --notify is refused unless --notify-insecure-argv
+accepts that.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := checkListenAddr(addr, allowRemote); err != nil {
@@ -175,17 +182,39 @@ tokens are the files agent-NAME.token of the state directory.`,
 				// server's, with any other name refused.
 				hosts = append(hosts, u.Host)
 			}
+			// A webhook URL is a secret, and a command line is not: every
+			// local process, and an agent running ps, reads it.
+			if len(notifyHooks) > 0 && !notifyArgv {
+				return usageError("--notify puts a webhook URL, which is a secret, on the server's command line, where every local process (and an agent that runs ps) can read it: list it in %s or in $%s instead, or give --notify-insecure-argv to accept that",
+					filepath.Join(stateDir, NotifyFile), NotifyEnv)
+			}
+			if len(notifyHooks) > 0 {
+				fmt.Fprintf(c.ErrOrStderr(), "warning: the --notify webhook URLs are on the command line, readable by every local process and by agents running ps; list them in %s or in $%s instead\n",
+					filepath.Join(stateDir, NotifyFile), NotifyEnv)
+			}
 			fileHooks, err := readNotifyFile(filepath.Join(stateDir, NotifyFile))
 			if err != nil {
 				return err
 			}
 			var hooks []notify.Hook
+			for _, h := range notifyEnvHooks(os.Getenv(NotifyEnv)) {
+				hook, err := notify.ParseHook(h)
+				if err != nil {
+					return usageError("$%s: %v", NotifyEnv, err)
+				}
+				hooks = append(hooks, hook)
+			}
 			for _, h := range append(fileHooks, notifyHooks...) {
 				hook, err := notify.ParseHook(h)
 				if err != nil {
 					return usageError("--notify: %v", err)
 				}
 				hooks = append(hooks, hook)
+			}
+			if u, err := url.Parse(db); err == nil && isPostgres(db) {
+				if _, has := u.User.Password(); has {
+					fmt.Fprintf(c.ErrOrStderr(), "warning: the --db connection string holds a password, readable on the command line by every local process and by agents running ps; set $PGPASSWORD or use a .pgpass file instead\n")
+				}
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -264,7 +293,8 @@ tokens are the files agent-NAME.token of the state directory.`,
 	fl.BoolVar(&allowRemote, "allow-remote", false, "allow listening on an address other machines can reach")
 	fl.StringArrayVar(&classifierCmd, "classifier-command", nil, "auto mode: a program (one --classifier-command per argument) that decides asks first")
 	fl.StringVar(&classifierURL, "classifier-url", "", "auto mode: an HTTP endpoint that decides asks first")
-	fl.StringArrayVar(&notifyHooks, "notify", nil, "announce pending approvals to a webhook: URL (generic JSON), slack=URL or ntfy=URL (repeatable; better listed in the file notify of the state directory, which agents cannot read)")
+	fl.StringArrayVar(&notifyHooks, "notify", nil, "announce pending approvals to a webhook: URL (generic JSON), slack=URL or ntfy=URL (repeatable). A webhook URL is a secret and every local process can read a command line: list webhooks in the file notify of the state directory or in $"+NotifyEnv+"; --notify needs --notify-insecure-argv")
+	fl.BoolVar(&notifyArgv, "notify-insecure-argv", false, "accept --notify webhook URLs on the command line, where every local process and every agent running ps can read them")
 	fl.StringVar(&publicURL, "public-url", "", "the server's address as a phone reaches it, for the answer links in notifications (default the listen address)")
 	fl.StringVar(&workspace, "workspace", "", "bind every session to this workspace, whatever the cwd of its calls (default: each session's first check's project root)")
 	fl.BoolVar(&committed, "save-project-rules-committed", false, `write "always allow in this project" rules to .toolgate/policy.toml instead of the personal policy.local.toml`)
@@ -351,6 +381,15 @@ func shownDB(db string) string {
 // a Slack hook): in this file, which is a credential path for the engine,
 // an agent cannot read them, while a --notify flag shows in ps.
 const NotifyFile = "notify"
+
+// NotifyEnv is the environment variable that lists webhooks, as --notify
+// takes them, separated by white space: a way to give them that keeps
+// them off the command line. (The environment of a process is readable
+// only by its user, and reading it is a credential read for the engine.)
+const NotifyEnv = "TOOLGATE_NOTIFY"
+
+// notifyEnvHooks splits the value of NotifyEnv.
+func notifyEnvHooks(v string) []string { return strings.Fields(v) }
 
 // readNotifyFile returns the webhooks listed in path, skipping blank lines
 // and # comments; a missing file lists none.

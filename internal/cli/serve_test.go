@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -447,4 +448,74 @@ func TestServeTwoInstances(t *testing.T) {
 	if d, _ := m["decision"].(map[string]any); code != 200 || d["decision"] != "allow" || d["actor"] != "user" {
 		t.Fatalf("on the first: %d %v", code, m)
 	}
+}
+
+// TestServeWebhooksOffTheCommandLine: a webhook URL is a secret, and the
+// server's command line is readable by every local process (ps aux). The
+// server takes webhooks from $TOOLGATE_NOTIFY (or the state directory's
+// notify file) and notifies them; --notify on the command line is refused
+// unless --notify-insecure-argv accepts the risk, and then it warns.
+func TestServeWebhooksOffTheCommandLine(t *testing.T) {
+	got := make(chan string, 10)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r.URL.Path + " " + string(b)
+	}))
+	defer hook.Close()
+	secretURL := hook.URL + "/hooks/T0123/B0456/s3cr3tXYZ"
+
+	t.Run("refused on the command line", func(t *testing.T) {
+		var stdout, stderr syncBuffer
+		// Bounded: a server that took the flag would run on.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		code := RunContext(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--state-dir", t.TempDir(), "--notify", secretURL},
+			strings.NewReader(""), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), "command line") || !strings.Contains(stderr.String(), NotifyEnv) ||
+			!strings.Contains(stderr.String(), "--notify-insecure-argv") {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	})
+
+	ask := func(t *testing.T, rs *runningServer, session string) {
+		t.Helper()
+		code, m := rs.post(t, "/v1/check", rs.agent, map[string]any{
+			"tool": "Bash", "input": map[string]any{"command": "make build"}, "cwd": rs.project, "session": session, "wait": false})
+		if code != 200 || m["state"] != "pending" {
+			t.Fatalf("check: %d %v", code, m)
+		}
+		select {
+		case body := <-got:
+			if !strings.HasPrefix(body, "/hooks/T0123/B0456/s3cr3tXYZ ") || !strings.Contains(body, session) {
+				t.Fatalf("notification %s", body)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notification")
+		}
+	}
+	t.Run("from the environment", func(t *testing.T) {
+		t.Setenv(NotifyEnv, "json="+secretURL)
+		rs := startServe(t, "--timeout", "1m")
+		ask(t, rs, "env1")
+		if strings.Contains(rs.stderr.String(), "warning") {
+			t.Fatalf("a warning without --notify: %s", rs.stderr)
+		}
+	})
+	t.Run("accepted with the risk, and warned of", func(t *testing.T) {
+		rs := startServe(t, "--timeout", "1m", "--notify", secretURL, "--notify-insecure-argv")
+		ask(t, rs, "argv1")
+		if !strings.Contains(rs.stderr.String(), "readable by every local process") {
+			t.Fatalf("no warning: %s", rs.stderr)
+		}
+	})
+	t.Run("a bad URL in the environment is named", func(t *testing.T) {
+		t.Setenv(NotifyEnv, "teams=https://x.example")
+		var stdout, stderr syncBuffer
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		code := RunContext(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--state-dir", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), "$"+NotifyEnv) {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	})
 }

@@ -35,7 +35,7 @@ const minConfirm = 3
 // whose confirmation is a keystroke. When no word qualifies the target is
 // a phrase with the count ("delete 2 paths"), or empty, which the
 // approvers take as "yes".
-func confirmTarget(call *engine.Call, arg string) string {
+func confirmTarget(call *engine.Call, arg string, red *Redactor) string {
 	if call != nil {
 		var deleted, overwritten []engine.PathFact
 		seen := map[string]bool{}
@@ -69,7 +69,7 @@ func confirmTarget(call *engine.Call, arg string) string {
 			return command
 		}
 	}
-	if w := oneLine(arg, 80); confirmable(w) && !strings.HasSuffix(w, "…") {
+	if w := oneLine(red, arg, 80); confirmable(w) && !strings.HasSuffix(w, "…") {
 		return w
 	}
 	return ""

@@ -38,7 +38,7 @@ func TestConfirmTarget(t *testing.T) {
 			_, call := eng.Decide(context.Background(), &engine.Request{
 				Tool: "Bash", Input: map[string]any{"command": tc.command}, Cwd: project, Session: "s1",
 			}, nil)
-			got := confirmTarget(call, tc.command)
+			got := confirmTarget(call, tc.command, nil)
 			if want := strings.ReplaceAll(tc.want, "$P", project); got != want {
 				t.Fatalf("confirmTarget(%q) = %q, want %q", tc.command, got, want)
 			}
@@ -49,11 +49,11 @@ func TestConfirmTarget(t *testing.T) {
 	_, call := eng.Decide(context.Background(), &engine.Request{
 		Tool: "Bash", Input: map[string]any{"command": "rm -rf *"}, Cwd: project, Session: "s1",
 	}, nil)
-	got := confirmTarget(call, "rm -rf *")
+	got := confirmTarget(call, "rm -rf *", nil)
 	if !confirmable(got) || !strings.HasPrefix(got, project+"/") || !strings.Contains(got, " more") {
 		t.Fatalf("confirmTarget(rm -rf *) = %q", got)
 	}
-	if got := confirmTarget(nil, "x"); got != "" {
+	if got := confirmTarget(nil, "x", nil); got != "" {
 		t.Fatalf("confirmTarget of a one-letter argument = %q, want none (\"yes\")", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -400,7 +401,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 
 	destructive := d.Risk == risk.Destructive
-	arg, summary := describe(req)
+	arg, summary := describe(req, g.redact)
 	suggested := ""
 	if !destructive {
 		// A destructive call is never remembered, so no rule is offered.
@@ -408,7 +409,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 	target := ""
 	if destructive {
-		target = confirmTarget(call, arg)
+		target = confirmTarget(call, arg, g.redact)
 	}
 	askedOf := ActorUser
 	switch {
@@ -628,7 +629,7 @@ func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, s
 			res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: %s, so a later call cannot be checked against this one)", ans.Kind, why)
 			return nil
 		}
-		_, summary := describe(req)
+		_, summary := describe(req, g.redact)
 		summary = g.redact.String(summary)
 		sa := newSessionApproval(call, bound, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, g.signGrant(req.Session, sa.rec)); err != nil {
@@ -836,8 +837,9 @@ func systemDeny(reason engine.Reason, msg string) *engine.Decision {
 }
 
 // describe returns the argument a rule suggestion is made from (the
-// command, path or URL) and a one-line summary of the call for a person.
-func describe(req *engine.Request) (arg, summary string) {
+// command, path or URL) and a one-line summary of the call for a person,
+// with the secrets red finds redacted.
+func describe(req *engine.Request, red *Redactor) (arg, summary string) {
 	for _, k := range []string{"command", "cmd", "file_path", "path", "absolute_path", "notebook_path", "url"} {
 		switch v := req.Input[k].(type) {
 		case string:
@@ -860,14 +862,21 @@ func describe(req *engine.Request) (arg, summary string) {
 	}
 	summary = req.Tool
 	if arg != "" {
-		summary += ": " + oneLine(arg, 200)
+		summary += ": " + oneLine(red, arg, 200)
 	}
 	return arg, summary
 }
 
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+// oneLine returns s on one line, its secrets redacted by red, cut to at
+// most n bytes on a character boundary. The secrets are redacted first: a
+// secret cut in two is no longer recognised, and its first part would be
+// shown, recorded and sent on.
+func oneLine(red *Redactor, s string, n int) string {
+	s = strings.Join(strings.Fields(red.String(s)), " ")
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		s = s[:n] + "…"
 	}
 	return s

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -252,5 +254,58 @@ func TestRedactedGrantAdopted(t *testing.T) {
 		if gr.ID == d.Grant && !strings.Contains(gr.Summary, "[REDACTED:github-token:") {
 			t.Fatalf("the adopted grant shows %q", gr.Summary)
 		}
+	}
+}
+
+// TestSecretAcrossTheCut: a token placed where the one-line summary of a
+// call, or an output preview, is cut is redacted whole; no part of it is
+// shown, recorded or sent on, and the cut never splits a character.
+func TestSecretAcrossTheCut(t *testing.T) {
+	const tok = githubTok
+	leaks := func(s string) string {
+		for i := 0; i+8 <= len(tok)-4; i++ {
+			if part := tok[4+i : 4+i+8]; strings.Contains(s, part) {
+				return part
+			}
+		}
+		return ""
+	}
+	ctx := context.Background()
+	for _, at := range []int{200 - 34, 200 - 20, 200 - 6, 200 - 1} {
+		t.Run(fmt.Sprintf("summary/%d", at), func(t *testing.T) {
+			var shown *approval.Request
+			approver := approval.ApproverFunc(func(_ context.Context, r *approval.Request) (approval.Answer, error) {
+				shown = r
+				return approval.Answer{Kind: approval.Deny}, nil
+			})
+			g, store, project := newTestGate(t, approver, Options{LogKey: []byte("log key")})
+			// "Bash: " + the command; "é" is two bytes, so the cut may fall
+			// inside one.
+			pad := at - len("Bash: mkdir ") - 1
+			cmd := "mkdir " + strings.Repeat("é", pad/2) + strings.Repeat("x", pad%2) + " " + tok + " done"
+			_, err := g.Check(ctx, &engine.Request{Tool: "Bash", Input: map[string]any{"command": cmd}, Cwd: project, Session: "s1"}, "")
+			must(t, err)
+			if shown == nil {
+				t.Fatal("no one was asked")
+			}
+			if p := leaks(shown.Summary); p != "" || !utf8.ValidString(shown.Summary) {
+				t.Fatalf("the summary shown holds %q of the token or a split character: %q", p, shown.Summary)
+			}
+			for e, err := range store.Query(ctx, eventlog.Filter{Session: "s1"}) {
+				must(t, err)
+				if p := leaks(string(e.Payload)); p != "" {
+					t.Fatalf("event %s holds %q of the token: %s", e.Type, p, e.Payload)
+				}
+			}
+		})
+	}
+	for _, at := range []int{PreviewBytes - 34, PreviewBytes - 6} {
+		t.Run(fmt.Sprintf("preview/%d", at), func(t *testing.T) {
+			out := strings.Repeat("a", at-1) + " " + tok + " " + strings.Repeat("b", 100)
+			p, cut := Preview([]byte(out))
+			if part := leaks(p); part != "" || !cut || len(p) > PreviewBytes {
+				t.Fatalf("preview (%d bytes, cut %v) holds %q of the token", len(p), cut, part)
+			}
+		})
 	}
 }

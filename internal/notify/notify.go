@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/secrets"
 )
@@ -70,6 +73,12 @@ type Pending struct {
 type Message struct {
 	Type    string  `json:"type"` // "approval.pending"
 	Pending Pending `json:"approval"`
+	// Count is how many approvals this notification announces, at least
+	// 1: Pending, the latest, and those that arrived since the last
+	// notification to the same place and were folded into this one.
+	Count int `json:"count"`
+	// Sessions is how many sessions those approvals belong to, at least 1.
+	Sessions int `json:"sessions"`
 	// Page is the approval on the web page; ApproveURL and DenyURL open
 	// a page that answers it once (allow once, or deny) until the
 	// deadline.
@@ -78,63 +87,213 @@ type Message struct {
 	DenyURL    string `json:"deny_url"`
 }
 
+// Limits bound how often a notifier pushes to one place, so that an agent
+// that asks many questions cannot flood a person's phone: the questions
+// are folded together, and the fact that something is pending is never
+// dropped — a folded notification says how many it stands for.
+type Limits struct {
+	// Window is how long after a notification about a session the next
+	// ones about it are held and folded into one (default 5 s); the first
+	// question of a quiet session goes out at once.
+	Window time.Duration
+	// Every and Burst are each place's token bucket: at most Burst
+	// notifications at once, then one every Every (defaults 3 s and 5).
+	// Questions that wait for a token are folded into the next
+	// notification, whatever their session.
+	Every time.Duration
+	Burst int
+}
+
+// DefaultLimits are the limits of [New].
+var DefaultLimits = Limits{Window: 5 * time.Second, Every: 3 * time.Second, Burst: 5}
+
 // Notifier sends a notification to every hook when an approval is
 // pending. Sending never blocks the caller and never fails it: each hook
 // is posted to in the background with a timeout, and failures are logged.
+// Notifications to one hook go out one at a time, within its [Limits].
 type Notifier struct {
 	hooks  []Hook
 	links  *Links
 	base   string
 	client *http.Client
 	log    *slog.Logger
+	limits Limits
+	clock  func() time.Time
+
+	mu    sync.Mutex
+	boxes []*outbox // one for each hook
 }
 
 // New returns a notifier that posts to hooks, with answer links under
 // base (the server's address as the person's phone reaches it, such as
-// https://gate.example.net). log may be nil.
+// https://gate.example.net), within [DefaultLimits]. log may be nil.
 func New(hooks []Hook, links *Links, base string, log *slog.Logger) *Notifier {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Notifier{
+	n := &Notifier{
 		hooks: hooks, links: links, base: strings.TrimRight(base, "/"), log: log,
+		limits: DefaultLimits, clock: time.Now,
 		client: &http.Client{
 			Timeout:       10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
+	for _, h := range hooks {
+		n.boxes = append(n.boxes, &outbox{hook: h, wake: make(chan struct{}, 1), waiting: map[string]*batch{}, last: map[string]time.Time{}})
+	}
+	return n
+}
+
+// SetLimits replaces the limits; call it before the first [Notifier.Notify].
+// Zero fields keep their defaults.
+func (n *Notifier) SetLimits(l Limits) {
+	if l.Window <= 0 {
+		l.Window = DefaultLimits.Window
+	}
+	if l.Every <= 0 {
+		l.Every = DefaultLimits.Every
+	}
+	if l.Burst <= 0 {
+		l.Burst = DefaultLimits.Burst
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.limits = l
 }
 
 // Links returns the link signer of the notifier.
 func (n *Notifier) Links() *Links { return n.links }
 
+// MaxSummary is the longest summary, in bytes, a notification carries.
+const MaxSummary = 300
+
 // Message builds the notification of p, with fresh links valid until the
-// approval's deadline. Agent-supplied text is cut and has secrets
-// redacted: it is sent to third parties.
+// approval's deadline. Agent-supplied text has secrets redacted and is
+// then cut, on a character boundary: it is sent to third parties.
 func (n *Notifier) Message(p Pending) Message {
-	p.Summary = secrets.Redact(clip(p.Summary, 300))
+	p.Summary = clip(secrets.Redact(p.Summary), MaxSummary)
 	return Message{
-		Type: "approval.pending", Pending: p,
+		Type: "approval.pending", Pending: p, Count: 1, Sessions: 1,
 		Page:       n.base + "/#approval/" + url.PathEscape(p.ID),
 		ApproveURL: n.base + "/a/" + n.links.Sign(p.ID, ActionApprove, p.Deadline),
 		DenyURL:    n.base + "/a/" + n.links.Sign(p.ID, ActionDeny, p.Deadline),
 	}
 }
 
-// Notify posts the notification of p to every hook, in the background.
+// outbox is what waits to be sent to one hook.
+type outbox struct {
+	hook    Hook
+	wake    chan struct{}
+	running bool                 // a goroutine is sending
+	waiting map[string]*batch    // session → what waits for it
+	last    map[string]time.Time // session → when a notification about it went out
+	tokens  float64
+	refill  time.Time
+}
+
+// batch is the questions of one session folded together.
+type batch struct {
+	latest Pending
+	count  int
+	seq    uint64 // arrival order of latest
+}
+
+// Notify announces p to every hook, in the background, within the
+// notifier's [Limits].
 func (n *Notifier) Notify(p Pending) {
 	if n == nil || len(n.hooks) == 0 {
 		return
 	}
-	m := n.Message(p)
-	for _, h := range n.hooks {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := n.send(ctx, h, m); err != nil {
-				n.log.Warn("notification failed", "kind", h.Kind, "url", redactURL(h.URL), "approval", p.ID, "error", err)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ob := range n.boxes {
+		b := ob.waiting[p.Session]
+		if b == nil {
+			b = &batch{}
+			ob.waiting[p.Session] = b
+		}
+		b.latest, b.seq = p, arrival.Add(1)
+		b.count++
+		if !ob.running {
+			ob.running = true
+			if ob.refill.IsZero() {
+				ob.tokens, ob.refill = float64(n.limits.Burst), n.clock()
 			}
-		}()
+			go n.run(ob)
+		}
+		select {
+		case ob.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// arrival orders the questions across sessions.
+var arrival atomic.Uint64
+
+// run sends what waits in ob, folding and pacing it, until nothing waits.
+func (n *Notifier) run(ob *outbox) {
+	for {
+		n.mu.Lock()
+		if len(ob.waiting) == 0 {
+			ob.running = false
+			n.mu.Unlock()
+			return
+		}
+		l, now := n.limits, n.clock()
+		ob.tokens = min(float64(l.Burst), ob.tokens+float64(now.Sub(ob.refill))/float64(l.Every))
+		ob.refill = now
+		for s, t := range ob.last {
+			if now.Sub(t) >= l.Window {
+				delete(ob.last, s) // that session is quiet again
+			}
+		}
+		var ready []string
+		next := time.Duration(-1)
+		for s := range ob.waiting {
+			t, held := ob.last[s]
+			if !held {
+				ready = append(ready, s)
+				continue
+			}
+			if d := l.Window - now.Sub(t); next < 0 || d < next {
+				next = d
+			}
+		}
+		if len(ready) > 0 && ob.tokens >= 1 {
+			ob.tokens--
+			var latest *batch
+			count := 0
+			for _, s := range ready {
+				b := ob.waiting[s]
+				count += b.count
+				if latest == nil || b.seq > latest.seq {
+					latest = b
+				}
+				delete(ob.waiting, s)
+				ob.last[s] = now
+			}
+			n.mu.Unlock()
+			m := n.Message(latest.latest)
+			m.Count, m.Sessions = count, len(ready)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := n.send(ctx, ob.hook, m); err != nil {
+				n.log.Warn("notification failed", "kind", ob.hook.Kind, "url", redactURL(ob.hook.URL), "approval", m.Pending.ID, "approvals", count, "error", err)
+			}
+			cancel()
+			continue
+		}
+		if len(ready) > 0 {
+			next = time.Duration((1 - ob.tokens) * float64(l.Every))
+		}
+		n.mu.Unlock()
+		t := time.NewTimer(max(next, time.Millisecond))
+		select {
+		case <-t.C:
+		case <-ob.wake:
+		}
+		t.Stop()
 	}
 }
 
@@ -160,6 +319,14 @@ func (n *Notifier) send(ctx context.Context, h Hook, m Message) error {
 func Request(ctx context.Context, h Hook, m Message) (*http.Request, error) {
 	p := m.Pending
 	text := fmt.Sprintf("%s wants to run %s (risk %s, %s)", p.Session, p.Summary, p.Risk, p.Reason)
+	title := "toolgate: approval needed"
+	if m.Count > 1 {
+		text += fmt.Sprintf(" — and %d more approvals are waiting", m.Count-1)
+		if m.Sessions > 1 {
+			text += fmt.Sprintf(" (%d sessions)", m.Sessions)
+		}
+		title = fmt.Sprintf("toolgate: %d approvals needed", m.Count)
+	}
 	var body []byte
 	var err error
 	header := http.Header{}
@@ -178,7 +345,7 @@ func Request(ctx context.Context, h Hook, m Message) (*http.Request, error) {
 		header.Set("Content-Type", "application/json")
 	case KindNtfy:
 		body = []byte(text)
-		header.Set("Title", "toolgate: approval needed")
+		header.Set("Title", title)
 		header.Set("Tags", "lock")
 		prio := "default"
 		if p.Destructive {
@@ -207,12 +374,18 @@ func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
+// clip puts s on one line and cuts it to at most n bytes, on a character
+// boundary. Redact before clipping: a secret cut in two is no longer
+// recognised, and its first part would go out.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // redactURL hides a webhook URL's path and query, which often hold its

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestLinks(t *testing.T) {
@@ -184,4 +188,129 @@ func FuzzParseHook(f *testing.F) {
 			t.Fatalf("URL %q from %q", h.URL, s)
 		}
 	})
+}
+
+// receiver is a real webhook endpoint that keeps what it was sent.
+type receiver struct {
+	ts     *httptest.Server
+	mu     sync.Mutex
+	bodies []string
+	msgs   []Message
+	at     []time.Time
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		var m Message
+		_ = json.Unmarshal(b, &m)
+		r.mu.Lock()
+		r.bodies = append(r.bodies, string(b)+"\n"+fmt.Sprint(req.Header))
+		r.msgs = append(r.msgs, m)
+		r.at = append(r.at, time.Now())
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.ts.Close)
+	return r
+}
+
+// settle waits until nothing arrived for quiet, and returns what did.
+func (r *receiver) settle(t *testing.T, quiet time.Duration) ([]string, []Message) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		n := len(r.bodies)
+		last := time.Time{}
+		if n > 0 {
+			last = r.at[n-1]
+		}
+		r.mu.Unlock()
+		if n > 0 && time.Since(last) > quiet {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.bodies), slices.Clone(r.msgs)
+}
+
+// TestSecretAcrossTheCut puts a token across the place where the summary
+// is cut, for every kind of webhook: no part of it that could identify it
+// goes out.
+func TestSecretAcrossTheCut(t *testing.T) {
+	const token = "ghp_R8x2LqvP0wZ3nT7kY1mJ5cH9bF4dS6gA2eQk"
+	for _, kind := range []Kind{KindJSON, KindSlack, KindNtfy} {
+		for _, at := range []int{MaxSummary - 34, MaxSummary - 20, MaxSummary - 6} {
+			t.Run(fmt.Sprintf("%s/%d", kind, at), func(t *testing.T) {
+				r := newReceiver(t)
+				n := New([]Hook{{kind, r.ts.URL}}, NewLinks(nil), "https://gate.example.net", nil)
+				head := "Bash: echo "
+				pad := at - len(head) - 1
+				summary := head + strings.Repeat("é", pad/2) + strings.Repeat("x", pad%2) + " " + token + " https://api.example"
+				n.Notify(Pending{ID: "tc_1", Session: "s1", Tool: "Bash", Summary: summary, Deadline: time.Now().Add(time.Minute)})
+				bodies, _ := r.settle(t, 200*time.Millisecond)
+				if len(bodies) != 1 {
+					t.Fatalf("%d notifications, want 1", len(bodies))
+				}
+				for i := 0; i+8 <= len(token)-4; i++ {
+					if part := token[4+i : 4+i+8]; strings.Contains(bodies[0], part) {
+						t.Fatalf("part %q of the token went out:\n%s", part, bodies[0])
+					}
+				}
+				if !utf8.ValidString(bodies[0]) {
+					t.Fatalf("the summary was cut inside a character:\n%q", bodies[0])
+				}
+			})
+		}
+	}
+}
+
+// TestNotifyFolds: an agent that asks 400 questions at once does not
+// send 400 pushes; the pushes that go out say how many approvals wait, and
+// together they account for every one.
+func TestNotifyFolds(t *testing.T) {
+	limits := Limits{Window: 400 * time.Millisecond, Every: 300 * time.Millisecond, Burst: 2}
+	cases := []struct {
+		name     string
+		sessions int
+	}{
+		{"one session", 1},
+		{"a session each", 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newReceiver(t)
+			n := New([]Hook{{KindJSON, r.ts.URL}}, NewLinks(nil), "https://gate.example.net", nil)
+			n.SetLimits(limits)
+			start := time.Now()
+			for i := range 400 {
+				n.Notify(Pending{ID: fmt.Sprintf("tc_%d", i), Session: fmt.Sprintf("s%d", i%c.sessions), Tool: "Bash",
+					Summary: "Bash: true", Deadline: time.Now().Add(time.Minute)})
+			}
+			sent := time.Since(start)
+			_, msgs := r.settle(t, time.Second)
+			// The bucket's burst, then at most one a period over the time
+			// the questions took to arrive, and the last fold.
+			limit := limits.Burst + int(sent/limits.Every) + 2
+			if len(msgs) > limit {
+				t.Fatalf("%d pushes for 400 questions in %s, want at most %d", len(msgs), sent, limit)
+			}
+			total := 0
+			for _, m := range msgs {
+				if m.Count < 1 {
+					t.Fatalf("a push counts %d approvals", m.Count)
+				}
+				total += m.Count
+			}
+			if total != 400 {
+				t.Fatalf("the pushes announce %d approvals, want 400", total)
+			}
+			if last := msgs[len(msgs)-1]; last.Pending.ID != "tc_399" {
+				t.Fatalf("the last push is about %s, want the latest question tc_399", last.Pending.ID)
+			}
+		})
+	}
 }

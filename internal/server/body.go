@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/secrets"
 )
@@ -157,10 +158,16 @@ func jsonKind(goKind string) string {
 	return "a " + goKind
 }
 
-// clip shortens s to at most n bytes for an error message.
+// clip shortens s to at most n bytes, on a character boundary, for an
+// error message, with its secrets redacted first: a secret cut in two is
+// no longer recognised.
 func clip(s string, n int) string {
+	s = secrets.Redact(s)
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

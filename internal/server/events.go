@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -122,7 +120,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, p principa
 			return err
 		}
 	}
-	return s.serveEvents(w, r, f)
+	return s.serveEvents(w, r, p, f)
 }
 
 // handleSessionEvents: GET /v1/sessions/{id}/events.
@@ -138,10 +136,10 @@ func (s *Server) handleSessionEvents(w http.ResponseWriter, r *http.Request, p p
 	if err := s.readable(r.Context(), p, session); err != nil {
 		return err
 	}
-	return s.serveEvents(w, r, f)
+	return s.serveEvents(w, r, p, f)
 }
 
-func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, f eventlog.Filter) error {
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p principal, f eventlog.Filter) error {
 	if wantsStream(r) {
 		if id := r.Header.Get("Last-Event-ID"); id != "" {
 			after, err := strconv.ParseInt(strings.TrimSpace(id), 10, 64)
@@ -152,7 +150,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, f eventlog.
 			// the later of the two is where the client is.
 			f.AfterID = max(f.AfterID, after)
 		}
-		return s.stream(w, r, f)
+		return s.stream(w, r, p, f)
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultEventLimit
@@ -175,98 +173,6 @@ func wantsStream(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// stream sends the stored events matching f after f.AfterID, then the
-// new ones as they are appended, as Server-Sent Events.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, f eventlog.Filter) error {
-	rc := http.NewResponseController(w)
-	liftBodyDeadline(w) // a stream outlives the body's deadline
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stop := context.AfterFunc(s.base, cancel)
-	defer stop()
-
-	last := f.AfterID
-	if f.AfterID == 0 {
-		f.AfterID = eventlog.ReplayAll
-	}
-	limit := f.Limit
-	f.Limit = 0
-	type item struct {
-		e   eventlog.Event
-		err error
-	}
-	ch := make(chan item)
-	go func() {
-		defer close(ch)
-		for e, err := range s.store.Subscribe(ctx, f) {
-			select {
-			case ch <- item{e, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	if _, err := fmt.Fprint(w, ": toolgate events\n\n"); err != nil {
-		return nil
-	}
-	if err := rc.Flush(); err != nil {
-		return nil
-	}
-	tick := time.NewTicker(s.opts.KeepAlive)
-	defer tick.Stop()
-	sent := 0
-	for {
-		select {
-		case it, ok := <-ch:
-			if !ok {
-				return nil
-			}
-			if it.err != nil {
-				if !errors.Is(it.err, context.Canceled) && !errors.Is(it.err, eventlog.ErrClosed) {
-					s.log.Error("event stream", "err", it.err)
-				}
-				return nil
-			}
-			if it.e.ID <= last {
-				continue
-			}
-			data, err := json.Marshal(it.e)
-			if err != nil {
-				return nil
-			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", it.e.ID, sseField(string(it.e.Type)), data); err != nil {
-				return nil
-			}
-			if err := rc.Flush(); err != nil {
-				return nil
-			}
-			last = it.e.ID
-			sent++
-			if limit > 0 && sent >= limit {
-				return nil
-			}
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
-				return nil
-			}
-			if err := rc.Flush(); err != nil {
-				return nil
-			}
-		case <-ctx.Done():
-			return nil
-		}
-	}
 }
 
 // sseField keeps a value on one line of an event stream.

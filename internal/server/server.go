@@ -90,6 +90,13 @@ type Options struct {
 	// KeepAlive is how often an idle event stream gets a comment line;
 	// default [DefaultKeepAlive].
 	KeepAlive time.Duration
+	// StreamWriteTimeout is how long one write to an event stream may
+	// block (a client that stopped reading) before the stream is dropped;
+	// default [DefaultStreamWriteTimeout].
+	StreamWriteTimeout time.Duration
+	// MaxStreams is how many event streams one token may hold open at
+	// once; more are refused with 429. Default [DefaultMaxStreams].
+	MaxStreams int
 	// Logger receives the server's own errors; default slog.Default().
 	// Of the lines at Warn and above, one per message and error is written
 	// every 10 s, and the next one carries the count of those suppressed:
@@ -134,6 +141,7 @@ type Server struct {
 	known   map[string]*sessionInfo
 	bindMu  sync.Mutex // one session.bound event written at a time
 
+	hub       *streamHub     // what the event streams follow
 	peers     *peers         // what other servers sharing the log hold
 	followers sync.WaitGroup // the goroutines that follow the log
 	// endedSaved is the gate's count of ended grants last written to
@@ -200,6 +208,12 @@ func New(opts Options) (*Server, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -224,7 +238,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, store: opts.Store, gate: g, broker: opts.Broker,
 		auth: &auth{tokens: opts.Tokens, clock: opts.Clock, codes: map[string]time.Time{}},
 		log:  opts.Logger, clock: opts.Clock, met: newMetrics(), known: map[string]*sessionInfo{},
-		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, heads: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(),
+		sessionN: map[string]int{}, sessionTime: map[string]time.Time{}, heads: map[string]int{}, changeOutcome: map[int64]string{}, peers: newPeers(), hub: newStreamHub(),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.broker.mu.Lock()
@@ -345,11 +359,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
+	// Before anything else: a request refused at once still has its body
+	// read afterwards (to keep the connection), and a body that never
+	// comes must not hold it.
+	s.setBodyDeadline(w)
 	if err := s.checkHost(r); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.setBodyDeadline(w)
 	s.mux.ServeHTTP(w, r)
 }
 

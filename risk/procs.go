@@ -1,0 +1,214 @@
+package risk
+
+import "strings"
+
+// What other processes' command lines and environments show is a
+// credential: programs are started with tokens, passwords and webhook URLs
+// in their arguments (curl -H "Authorization: …", a server's --notify
+// URL, a database URL with its password) and in their environments. The
+// readings below let through only the forms of ps, pgrep and top known to
+// show no more than process names and numbers; every other form — a
+// full-format option, a wide listing, a format naming the arguments, a
+// BSD option (whose formats show the arguments), or one not known — is
+// a credential read.
+
+// cmdlineSecret is the reason given for a command that shows command
+// lines.
+const cmdlineSecret = "prints the command lines of processes, which may hold secrets"
+
+// envSecret is the reason given for a command that shows environments.
+const envSecret = "prints the environment of processes"
+
+// psSafeFields are the ps format fields that show no command line or
+// environment.
+var psSafeFields = map[string]bool{
+	"pid": true, "ppid": true, "pgid": true, "pgrp": true, "sid": true, "sess": true, "tid": true, "lwp": true,
+	"spid": true, "tgid": true, "comm": true, "ucmd": true, "ucomm": true, "fname": true, "user": true,
+	"euser": true, "ruser": true, "suser": true, "fuser": true, "uname": true, "uid": true, "euid": true,
+	"ruid": true, "suid": true, "fuid": true, "group": true, "egroup": true, "rgroup": true, "gid": true,
+	"egid": true, "rgid": true, "%cpu": true, "pcpu": true, "%mem": true, "pmem": true, "rss": true,
+	"rssize": true, "rsz": true, "vsz": true, "vsize": true, "sz": true, "size": true, "stat": true,
+	"state": true, "s": true, "tty": true, "tt": true, "tname": true, "time": true, "cputime": true,
+	"cputimes": true, "etime": true, "etimes": true, "start": true, "start_time": true, "stime": true,
+	"lstart": true, "bsdstart": true, "bsdtime": true, "nice": true, "ni": true, "pri": true,
+	"priority": true, "psr": true, "nlwp": true, "thcount": true, "wchan": true, "flags": true, "f": true,
+	"c": true, "cp": true, "cls": true, "class": true, "policy": true, "sched": true, "rtprio": true,
+	"maj_flt": true, "min_flt": true, "majflt": true, "minflt": true, "pss": true, "uss": true,
+	"drs": true, "trs": true, "label": true,
+}
+
+// psFormatSafe reports whether a ps format list (-o pid,comm=NAME) names
+// only safe fields.
+func psFormatSafe(list string) bool {
+	if strings.TrimSpace(list) == "" {
+		return false
+	}
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' }) {
+		name, _, _ := strings.Cut(f, "=")
+		name, _, _ = strings.Cut(name, ":")
+		if !psSafeFields[strings.ToLower(name)] {
+			return false
+		}
+	}
+	return true
+}
+
+// psSecret returns why ps with args shows secrets, or "" when it shows
+// only what psSafeFields name.
+func psSecret(args []string) string {
+	const (
+		flags  = "eAadNHjlyMZLTVh" // UNIX options that change no column to a command line
+		values = "pqsuUgGCtoO"     // UNIX options that take a value
+	)
+	longFlags := map[string]bool{"--no-headers": true, "--no-heading": true, "--headers": true, "--forest": true,
+		"--deselect": true, "--help": true, "--version": true}
+	longValues := map[string]bool{"--pid": true, "--ppid": true, "--quick-pid": true, "--user": true, "--User": true,
+		"--group": true, "--Group": true, "--sid": true, "--tty": true, "--sort": true, "--format": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			continue
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal := strings.Cut(a, "=")
+			switch {
+			case longFlags[name] && !hasVal:
+			case longValues[name]:
+				if !hasVal {
+					if i+1 >= len(args) {
+						return cmdlineSecret
+					}
+					i++
+					val = args[i]
+				}
+				if name == "--format" && !psFormatSafe(val) {
+					return cmdlineSecret
+				}
+			default:
+				return cmdlineSecret
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if strings.Contains(a, "x") {
+				// procps reads a dashed cluster with x in it as BSD
+				// options (ps -aux, ps -auxe).
+				if strings.Contains(a[1:], "e") {
+					return envSecret
+				}
+				return cmdlineSecret
+			}
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				switch {
+				case strings.IndexByte(values, c) >= 0:
+					val := a[j+1:]
+					if val == "" {
+						if i+1 >= len(args) {
+							return cmdlineSecret
+						}
+						i++
+						val = args[i]
+					}
+					if (c == 'o' || c == 'O') && !psFormatSafe(val) {
+						return cmdlineSecret
+					}
+					j = len(a)
+				case c == 'E':
+					return envSecret
+				case strings.IndexByte(flags, c) < 0:
+					// -f, -F (full format), -w (wide), or unknown.
+					return cmdlineSecret
+				}
+			}
+		default:
+			// A BSD option cluster: e shows the environment; every BSD
+			// format (a, x, u, …) shows the command line.
+			if strings.Contains(a, "e") {
+				return envSecret
+			}
+			return cmdlineSecret
+		}
+	}
+	return ""
+}
+
+// pgrepSecret returns why pgrep with args shows or matches command lines:
+// -a and -l list them (or the names), and -f matches the pattern against
+// them, so its exit status tells a secret a character at a time.
+func pgrepSecret(args []string) string {
+	const values = "dgGPstuUFOr" // options that take a value
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ""
+		case strings.HasPrefix(a, "--"):
+			name, _, hasVal := strings.Cut(a, "=")
+			switch name {
+			case "--list-full", "--list-name", "--full", "--env", "--ns", "--nslist", "--cgroup":
+				return cmdlineSecret
+			case "--delimiter", "--pgroup", "--group", "--parent", "--session", "--terminal", "--euid", "--uid",
+				"--pidfile", "--older", "--signal", "--runstates":
+				if !hasVal {
+					i++
+				}
+			case "--count", "--ignore-case", "--inverse", "--lightweight", "--newest", "--oldest", "--exact",
+				"--logpidfile", "--require-handler", "--ignore-ancestors", "--help", "--version":
+			default:
+				return cmdlineSecret
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				switch {
+				case c == 'a' || c == 'l' || c == 'f':
+					return cmdlineSecret
+				case strings.IndexByte(values, c) >= 0:
+					if j == len(a)-1 {
+						i++
+					}
+					j = len(a)
+				case strings.IndexByte("cinovwxhVAL", c) < 0:
+					return cmdlineSecret
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// topShowsCmdlines reports whether top with args shows command lines:
+// -c (--cmdline-toggle) switches its COMMAND column to them.
+func topShowsCmdlines(args []string) bool {
+	const values = "dEenoOpUuw" // options that take a value
+	for i, a := range args {
+		switch {
+		case a == "--cmdline-toggle":
+			return true
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") && len(a) > 1 && (i == 0 || !topTakesValue(args[i-1], values)):
+			for j := 1; j < len(a); j++ {
+				if a[j] == 'c' {
+					return true
+				}
+				if strings.IndexByte(values, a[j]) >= 0 {
+					break
+				}
+			}
+		}
+	}
+	return false
+}
+
+// topTakesValue reports whether the option word prev takes the next word
+// as its value.
+func topTakesValue(prev, values string) bool {
+	if !strings.HasPrefix(prev, "-") || strings.HasPrefix(prev, "--") {
+		return false
+	}
+	for j := 1; j < len(prev); j++ {
+		if strings.IndexByte(values, prev[j]) >= 0 {
+			return j == len(prev)-1
+		}
+	}
+	return false
+}
