@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -33,15 +35,23 @@ func (e *testEnv) rawStream(t *testing.T, path, token string) *net.TCPConn {
 	return tc
 }
 
-// postBig posts n events of about size bytes each to session as the agent.
+// postBig writes n events of about size bytes each to session. Agents
+// may post at most 64 KiB, but the gate's own events can be as large as a
+// request (a 1 MiB command line), so the log holds them as the gate would.
 func (e *testEnv) postBig(t *testing.T, session string, n, size int) {
 	t.Helper()
+	// The agent's own event makes the session the agent's.
+	if r := e.call("POST", "/v1/sessions/"+session+"/events", e.tokens.Agent, map[string]any{"type": "user.message", "payload": map[string]any{"text": "hi"}}); r.code != 200 {
+		t.Fatalf("post event: %d %s", r.code, r.body)
+	}
 	text := strings.Repeat("lorem ipsum ", size/12)
 	for i := range n {
-		r := e.call("POST", "/v1/sessions/"+session+"/events", e.tokens.Agent,
-			map[string]any{"type": "user.message", "payload": map[string]any{"i": i, "text": text}})
-		if r.code != 200 {
-			t.Fatalf("post event %d: %d %s", i, r.code, r.body)
+		payload, err := json.Marshal(map[string]any{"toolCallId": fmt.Sprintf("tc_big%d", i), "tool": "Bash", "input": map[string]any{"command": text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.Append(context.Background(), session, eventlog.Draft{Type: eventlog.TypeToolCallRequested, Payload: payload}); err != nil {
+			t.Fatalf("append event %d: %v", i, err)
 		}
 	}
 }
