@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -73,21 +72,8 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 			if req.Session == "" {
 				req.Session = session
 			}
-			tokens, err := server.LoadTokens(stateDir)
+			tokens, db, layer, err := openState(c, &pf, stateDir, db)
 			if err != nil {
-				return err
-			}
-			if db == "" {
-				db = filepath.Join(stateDir, "events.db")
-			}
-			layer, err := pf.cliLayer(c)
-			if err != nil {
-				return err
-			}
-			if err := protectStateDir(layer, stateDir); err != nil {
-				return err
-			}
-			if err := protectEventLog(layer, db); err != nil {
 				return err
 			}
 			eng, err := engine.New(engine.Options{Policy: engine.FromFiles(pf.managed, pf.user, layer), Project: pf.project})

@@ -99,21 +99,8 @@ accepts that.`,
 				return usageError("no state directory: give --state-dir or set $XDG_STATE_HOME")
 			}
 			tuneGC()
-			tokens, err := server.LoadTokens(stateDir)
+			tokens, db, layer, err := openState(c, &pf, stateDir, db)
 			if err != nil {
-				return err
-			}
-			if db == "" {
-				db = filepath.Join(stateDir, "events.db")
-			}
-			layer, err := pf.cliLayer(c)
-			if err != nil {
-				return err
-			}
-			if err := protectStateDir(layer, stateDir); err != nil {
-				return err
-			}
-			if err := protectEventLog(layer, db); err != nil {
 				return err
 			}
 			logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
@@ -299,6 +286,31 @@ accepts that.`,
 	fl.StringVar(&workspace, "workspace", "", "bind every session to this workspace, whatever the cwd of its calls (default: each session's first check's project root)")
 	fl.BoolVar(&committed, "save-project-rules-committed", false, `write "always allow in this project" rules to .toolgate/policy.toml instead of the personal policy.local.toml`)
 	return c
+}
+
+// openState loads the server's tokens from stateDir and returns them with
+// the event log to use (db, else events.db in stateDir) and the command
+// line's policy layer, in which the state directory and the log are
+// credential paths.
+func openState(c *cobra.Command, pf *policyFlags, stateDir, db string) (server.Tokens, string, *policy.File, error) {
+	tokens, err := server.LoadTokens(stateDir)
+	if err != nil {
+		return server.Tokens{}, "", nil, err
+	}
+	if db == "" {
+		db = filepath.Join(stateDir, "events.db")
+	}
+	layer, err := pf.cliLayer(c)
+	if err != nil {
+		return server.Tokens{}, "", nil, err
+	}
+	if err := protectStateDir(layer, stateDir); err != nil {
+		return server.Tokens{}, "", nil, err
+	}
+	if err := protectEventLog(layer, db); err != nil {
+		return server.Tokens{}, "", nil, err
+	}
+	return tokens, db, layer, nil
 }
 
 // protectStateDir adds the state directory (tokens and event log) to the
