@@ -210,20 +210,9 @@ func runEdit(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 const maxList = 1000
 
 func runList(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
-	shown := c.str("path")
-	if shown == "" {
-		shown = "."
-	}
-	dir, err := c.resolve("path", shown)
+	shown, dir, fi, err := c.statDir()
 	if err != nil {
 		return gate.Result{}, err
-	}
-	fi, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return gate.Result{}, fmt.Errorf("input.path: %s does not exist", shown)
-	}
-	if err != nil {
-		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}
 	if !fi.IsDir() {
 		return gate.Result{}, fmt.Errorf("input.path: %s is not a directory", shown)
@@ -315,4 +304,25 @@ func runShell(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 		return gate.Result{}, fmt.Errorf("cwd %s is outside the workspace %s", c.Cwd, c.root)
 	}
 	return x.opts.Shell(ctx, c.str("command"), dir, x.opts.Env)
+}
+
+// statDir resolves the optional "path" argument (the workspace's "." when
+// absent) and stats it: the path as the call gave it, its resolved form,
+// and what it is. A path that does not exist is an error naming it.
+func (c *call) statDir() (shown, path string, fi fs.FileInfo, err error) {
+	shown = c.str("path")
+	if shown == "" {
+		shown = "."
+	}
+	if path, err = c.resolve("path", shown); err != nil {
+		return "", "", nil, err
+	}
+	fi, err = os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", nil, fmt.Errorf("input.path: %s does not exist", shown)
+	}
+	if err != nil {
+		return "", "", nil, fmt.Errorf("input.path: %w", err)
+	}
+	return shown, path, fi, nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,20 +36,9 @@ func runSearch(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if glob != "" && !doublestar.ValidatePattern(glob) {
 		return gate.Result{}, fmt.Errorf("input.glob: %q is not a valid glob", glob)
 	}
-	shown := c.str("path")
-	if shown == "" {
-		shown = "."
-	}
-	root, err := c.resolve("path", shown)
+	_, root, fi, err := c.statDir()
 	if err != nil {
 		return gate.Result{}, err
-	}
-	fi, err := os.Stat(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return gate.Result{}, fmt.Errorf("input.path: %s does not exist", shown)
-	}
-	if err != nil {
-		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}
 	s := &searcher{re: re, glob: glob, limit: c.num("limit", 500), br: bufio.NewReaderSize(nil, 64<<10)}
 	if !fi.IsDir() {
