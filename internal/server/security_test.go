@@ -575,3 +575,69 @@ func TestPendingPerTokenServer(t *testing.T) {
 		t.Fatalf("the other token's question: %d %s", r.code, r.body)
 	}
 }
+
+// TestPendingBytesBounded: an agent whose calls carry a megabyte each
+// cannot make the server hold them by the thousand: past its byte budget
+// its questions are denied while another token's are still asked, and
+// the resolved approvals kept are bounded in bytes, the latest always
+// readable.
+func TestPendingBytesBounded(t *testing.T) {
+	const perToken, keep = 8 << 20, 3 << 20
+	e := newEnv(t, func(o *Options, _ *policy.File) {
+		o.Tokens.Agents = []string{"agent-two"}
+		o.Broker = NewBroker(BrokerOptions{Timeout: o.Timeout, MaxPendingBytesPerToken: perToken, KeepBytes: keep})
+	})
+	big := strings.Repeat("x", 900<<10)
+	var asked []string
+	denied := false
+	for i := 0; i < 12 && !denied; i++ {
+		body := e.check(fmt.Sprintf("big%d", i), cmdAsk, false)
+		body["input"].(map[string]any)["description"] = big
+		r := e.call("POST", "/v1/check", e.tokens.Agent, body)
+		m := r.json(t)
+		switch {
+		case m["state"] == "pending":
+			asked = append(asked, m["approval_id"].(string))
+		case m["decision"] == "deny":
+			denied = true
+		default:
+			t.Fatalf("call %d: %d %s", i, r.code, r.body)
+		}
+	}
+	if !denied || len(asked) == 0 || len(asked)*(900<<10) > perToken {
+		t.Fatalf("%d questions of about 1 MiB were asked (budget %d bytes), denied: %v", len(asked), perToken, denied)
+	}
+	e.srv.broker.mu.Lock()
+	got := e.srv.broker.ownBytes[agentID(e.tokens.Agent)]
+	e.srv.broker.mu.Unlock()
+	if got > perToken {
+		t.Fatalf("the token's pending questions hold %d bytes, over %d", got, perToken)
+	}
+	r := e.call("POST", "/v1/check", "agent-two", e.check("other", cmdAsk, false))
+	if m := r.json(t); m["state"] != "pending" {
+		t.Fatalf("the other token's question: %d %s", r.code, r.body)
+	}
+	for _, id := range asked {
+		if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
+			t.Fatalf("deny %s: %d %s", id, r.code, r.body)
+		}
+	}
+	last := asked[len(asked)-1]
+	waitFor(t, "the last denial recorded", func() bool {
+		a, err := e.srv.broker.Get(context.Background(), last)
+		return err == nil && a.State == StateResolved
+	})
+	held := 0
+	for _, a := range e.srv.broker.List(StateResolved, "") {
+		if len(a.Request.Recorded) != 0 {
+			t.Fatalf("resolved approval %s still holds its recorded question", a.ID)
+		}
+		held += RequestSize(a.Request)
+	}
+	if held > keep+(1<<20) {
+		t.Fatalf("the resolved approvals kept hold %d bytes, over %d", held, keep)
+	}
+	if r := e.call("GET", "/v1/approvals/"+last, e.tokens.Agent, nil); r.code != 200 {
+		t.Fatalf("the latest resolved approval: %d", r.code)
+	}
+}
