@@ -616,9 +616,26 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 			w.unseen(fmt.Sprintf("%s:%d: $(eval) may include makefiles that cannot be named before make runs", real, n+1))
 			return
 		}
+		if strings.HasPrefix(line, "\t") {
+			w.recipe(real, n+1, dir, line[1:], depth+1)
+			continue
+		}
+		// $(shell …) runs its command as make reads the line.
+		if _, calls := makeExpand(line); len(calls) > 0 {
+			for _, c := range calls {
+				w.recipe(real, n+1, dir, c, depth+1)
+			}
+			if w.done() {
+				return
+			}
+		}
 		words := strings.Fields(line)
 		if len(words) == 0 {
 			continue
+		}
+		if v := makeShellVar(words); v != "" {
+			w.unseen(fmt.Sprintf("%s:%d: %s changes what runs the recipes", real, n+1, v))
+			return
 		}
 		switch words[0] {
 		case "include", "-include", "sinclude":
@@ -632,6 +649,138 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 			w.include(real, n+1, dir, p, depth+1, searchDirs)
 		}
 	}
+}
+
+// makeShellVar returns the variable of make that the makefile line of
+// words sets to something that changes how recipes are read or run, or
+// "": SHELL other than a system shell by absolute path (SHELL :=
+// /bin/bash is common), .SHELLFLAGS other than options, .RECIPEPREFIX.
+func makeShellVar(words []string) string {
+	for len(words) > 1 && (words[0] == "override" || words[0] == "export" || words[0] == "private") {
+		words = words[1:]
+	}
+	line := strings.Join(words, " ")
+	i := strings.Index(line, "=")
+	if i < 0 {
+		return ""
+	}
+	name := strings.TrimSpace(strings.TrimRight(line[:i], ":+?!"))
+	value := strings.TrimSpace(line[i+1:])
+	switch name {
+	case "SHELL":
+		if filepath.IsAbs(value) && !strings.ContainsAny(value, " \t$") && posixShells[filepath.Base(value)] &&
+			(strings.HasPrefix(value, "/bin/") || strings.HasPrefix(value, "/usr/bin/")) {
+			return ""
+		}
+		return name
+	case ".SHELLFLAGS":
+		if strings.Trim(value, "-+abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ") == "" {
+			return ""
+		}
+		return name
+	case ".RECIPEPREFIX":
+		return name
+	}
+	return ""
+}
+
+// recipe binds what one recipe line of the makefile from (line n) runs
+// code from, as the shell make starts for it in dir runs it: the scripts
+// it runs and sources. A reference to a make variable reads as a
+// substitution, so a command named by one is unseen.
+func (w *depWalk) recipe(from string, n int, dir, line string, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("%s:%d: scripts run or source one another more than %d levels deep", from, n, maxDepDepth))
+		return
+	}
+	line = strings.TrimLeft(line, "@-+ \t")
+	line, calls := makeExpand(line)
+	for _, c := range calls {
+		w.recipe(from, n, dir, c, depth)
+	}
+	if strings.TrimSpace(line) == "" || w.done() {
+		return
+	}
+	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
+	if err != nil {
+		w.unseen(fmt.Sprintf("%s:%d: the recipe cannot be analysed for the scripts it runs: %v", from, n, err))
+		return
+	}
+	for _, c := range res.Commands {
+		if w.done() {
+			return
+		}
+		if v := setsRisky(&c); v != "" {
+			w.unseen(fmt.Sprintf("%s:%d: the recipe sets %s, which changes what code runs", from, n, v))
+			return
+		}
+		switch {
+		case c.NameDynamic:
+			w.unseen(fmt.Sprintf("%s:%d: the recipe runs a command whose name is not known until make runs (%s): it may run any file", from, n, c.Name))
+		case c.Name != "":
+			w.command(c.Name, &c, depth)
+		}
+	}
+}
+
+// makeExpand returns text as the shell reads it after make expanded it:
+// $$ is $, and each reference to a variable or function of make is a
+// variable of the shell's, whose value the analysis does not know. It
+// also returns the commands of the $(shell …) calls in text, which make
+// runs as it expands it.
+func makeExpand(text string) (string, []string) {
+	var b strings.Builder
+	var calls []string
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c != '$' || i+1 == len(text) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch open := text[i]; open {
+		case '$':
+			b.WriteByte('$')
+		case '(', '{':
+			closer := byte(')')
+			if open == '{' {
+				closer = '}'
+			}
+			depth, j := 1, i+1
+			for ; j < len(text) && depth > 0; j++ {
+				switch text[j] {
+				case open:
+					depth++
+				case closer:
+					depth--
+				}
+			}
+			end := j
+			if depth == 0 {
+				end = j - 1
+			}
+			inner := text[i+1 : end]
+			switch f, arg, _ := strings.Cut(inner, " "); f {
+			case "shell":
+				calls = append(calls, arg)
+			case "guile":
+				// Guile code: read as a command not known until make
+				// runs, which makes the dependencies unseen.
+				calls = append(calls, "$(guile)")
+			default:
+				_, nested := makeExpand(inner)
+				calls = append(calls, nested...)
+			}
+			b.WriteString("${__make_ref}")
+			i = j - 1
+		default:
+			b.WriteString("${__make_ref}")
+		}
+	}
+	return b.String(), calls
 }
 
 // include binds the makefiles one word of an include directive names.

@@ -136,6 +136,22 @@ func TestCodeDependencies(t *testing.T) {
 		{"make with MAKEFILES", map[string]string{"Makefile": ""}, "MAKEFILES=x.mk make", nil, "MAKEFILES"},
 		{"make -I and a missing include", map[string]string{"Makefile": "include gone.mk\n"},
 			"make -I inc", nil, "-I directories"},
+		{"make binds the scripts its recipes run", map[string]string{"Makefile": "build:\n\t@./build.sh\n\t-sh other.sh $$HOME\n\tbash -c 'echo $$x'\n", "build.sh": "#!/bin/sh\n. ./lib.sh\n", "lib.sh": "", "other.sh": ""},
+			"make build", []string{"Makefile", "build.sh", "lib.sh", "other.sh"}, ""},
+		{"make recipe in an included makefile", map[string]string{"Makefile": "include a.mk\n", "a.mk": "all:\n\tpython3 gen.py\n", "gen.py": ""},
+			"make", []string{"Makefile", "a.mk", "gen.py"}, ""},
+		{"make recipe run by a variable", map[string]string{"Makefile": "all:\n\t$(TOOL) x\n"},
+			"make", []string{"Makefile"}, "not known until make runs"},
+		{"make recipe runs an automatic variable", map[string]string{"Makefile": "all: run.sh\n\tsh $<\n"},
+			"make", []string{"Makefile"}, "sh is given a script whose name is not known"},
+		{"make runs $(shell) as it reads the makefile", map[string]string{"Makefile": "V := $(shell ./version.sh)\nall:\n\techo $(shell git rev-parse HEAD) $(V)\n", "version.sh": ""},
+			"make", []string{"Makefile", "version.sh"}, ""},
+		{"make $(shell) with a computed command", map[string]string{"Makefile": "V := $(shell $(GEN))\n"},
+			"make", []string{"Makefile"}, "not known until make runs"},
+		{"make with a shell of the workspace", map[string]string{"Makefile": "SHELL := ./mysh\nall:\n\ttrue\n"},
+			"make", []string{"Makefile"}, "SHELL"},
+		{"make with the system bash", map[string]string{"Makefile": "SHELL := /bin/bash\n.SHELLFLAGS := -eu -o pipefail -c\nall:\n\ttrue\n"},
+			"make", []string{"Makefile"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
