@@ -641,3 +641,55 @@ func TestPendingBytesBounded(t *testing.T) {
 		t.Fatalf("the latest resolved approval: %d", r.code)
 	}
 }
+
+// TestEventPagesBounded: a session whose calls carry a megabyte each is
+// read a few megabytes a page, each page saying there is more, and
+// paging on with after= reads every event.
+func TestEventPagesBounded(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("x", 900<<10)
+	const calls = 10
+	for i := range calls {
+		body := e.check("pages", cmdAllow, false)
+		body["input"].(map[string]any)["description"] = fmt.Sprintf("%d %s", i, big)
+		if r := e.call("POST", "/v1/check", e.tokens.Agent, body); r.code != 200 || r.json(t)["decision"] != "allow" {
+			t.Fatalf("call %d: %d %.200s", i, r.code, r.body)
+		}
+	}
+	all := 0
+	for _, err := range e.store.Query(context.Background(), eventlog.Filter{Session: "pages"}) {
+		must(t, err)
+		all++
+	}
+	seen, after, pages := 0, int64(0), 0
+	for {
+		r := e.call("GET", fmt.Sprintf("/v1/sessions/pages/events?limit=10000&after=%d", after), e.tokens.Agent, nil)
+		var page struct {
+			Events []eventlog.Event `json:"events"`
+			More   bool             `json:"more"`
+		}
+		r.decode(t, &page)
+		if r.code != 200 {
+			t.Fatalf("page %d: %d %s", pages, r.code, r.body)
+		}
+		if len(page.Events) == 0 {
+			break
+		}
+		pages++
+		size := 0
+		for _, ev := range page.Events {
+			size += len(ev.Payload)
+		}
+		if len(page.Events) > 1 && size > MaxEventPageBytes {
+			t.Fatalf("page %d holds %d bytes of payloads in %d events", pages, size, len(page.Events))
+		}
+		if !page.More && seen+len(page.Events) < all {
+			t.Fatalf("page %d ends early without saying there is more", pages)
+		}
+		seen += len(page.Events)
+		after = page.Events[len(page.Events)-1].ID
+	}
+	if seen != all || pages < 2 {
+		t.Fatalf("read %d of %d events in %d pages", seen, all, pages)
+	}
+}
