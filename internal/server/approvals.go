@@ -46,6 +46,7 @@ type Approval struct {
 	seq    int64     // and the seq of its permission.requested event
 	holder string    // and the instance that holds it, "" when it names none
 	seen   time.Time // and when this server read it
+	size   int       // and the size of that event's payload
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }
