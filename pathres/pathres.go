@@ -223,8 +223,9 @@ func Within(root, path string) bool {
 	return strings.HasPrefix(path, root) && (len(path) == len(root) || path[len(root)] == filepath.Separator)
 }
 
-// Real returns the real path of dir, an absolute directory, following links;
-// a path that cannot be resolved is returned cleaned.
+// Real returns the real path of dir, an absolute directory, following links
+// as chdir does (a ".." after a link leaves the link's target); a path that
+// cannot be resolved is returned cleaned.
 func Real(dir string) string {
 	r, _, err := realPath(physicalClean(dir))
 	if err != nil {
