@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -152,6 +153,8 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 		}
 	case name == "make" || name == "gmake":
 		w.make(cmd, depth)
+	case packageManagers[name]:
+		w.packageScripts(name, cmd, depth)
 	default:
 		// An interpreter's words up to its script say what code it runs
 		// (all of them, for eval).
@@ -830,5 +833,148 @@ func (w *depWalk) include(from string, line int, dir, p string, depth int, searc
 	}
 	if w.bind(f) {
 		w.makefile(f.Real, dir, depth, searchDirs)
+	}
+}
+
+// packageManagers run the scripts of package.json.
+var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
+
+// packageScripts binds the package.json a package manager reads (the
+// nearest at or above the directory it runs in; each missing one below it
+// is bound as absent, so creating one counts as a change) and what the
+// script it runs, with its pre and post scripts, runs in turn: the script
+// lines are read as the shell lines they are, and a command named without
+// a path is the package's node_modules/.bin one when there is one.
+func (w *depWalk) packageScripts(name string, cmd *shell.Command, depth int) {
+	for i := range cmd.Args {
+		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
+			w.unseen(name + " is given a word that is not known until the line runs: it may name the script it runs")
+			return
+		}
+	}
+	if cmd.Dir == "" {
+		w.unseen("the directory " + name + " runs in is not known")
+		return
+	}
+	var pkg PathFact
+	for dir := cmd.Dir; ; dir = filepath.Dir(dir) {
+		f := w.e.pathFact(dir, "package.json")
+		if f.Unknown || f.Real == "" {
+			w.unseen("package.json in " + dir + " cannot be resolved")
+			return
+		}
+		w.bind(f)
+		if _, err := os.Stat(f.Real); err == nil {
+			pkg = f
+			break
+		}
+		if filepath.Dir(dir) == dir || w.done() {
+			return
+		}
+	}
+	script := scriptName(name, cmd.Args)
+	if script == "" {
+		return
+	}
+	src, ok := w.readFile(pkg.Real)
+	if !ok {
+		return
+	}
+	var manifest struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(src), &manifest); err != nil {
+		w.unseen(fmt.Sprintf("%s cannot be read for its scripts: %v", pkg.Real, err))
+		return
+	}
+	dir := filepath.Dir(pkg.Real)
+	for _, s := range []string{"pre" + script, script, "post" + script} {
+		if line, ok := manifest.Scripts[s]; ok {
+			w.packageScript(pkg.Real, s, dir, line, depth+1)
+		}
+	}
+}
+
+// scriptName returns the script of package.json that the package manager
+// name given args runs ("test" for npm test, "build" for npm run build),
+// or "" for none.
+func scriptName(name string, args []string) string {
+	var words []string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	switch sub := words[0]; sub {
+	case "run", "run-script", "rum", "urn":
+		if len(words) > 1 {
+			return words[1]
+		}
+		return ""
+	case "test", "t", "tst":
+		if name == "bun" {
+			return "" // bun's own test runner
+		}
+		return "test"
+	case "start", "stop", "restart":
+		return sub
+	default:
+		if name == "yarn" || name == "pnpm" {
+			return sub // a script run by its name
+		}
+		return ""
+	}
+}
+
+// packageScript binds what the script named s of the package.json from,
+// run by sh in dir, runs code from.
+func (w *depWalk) packageScript(from, s, dir, line string, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("%s: scripts run one another more than %d levels deep", from, maxDepDepth))
+		return
+	}
+	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
+	if err != nil {
+		w.unseen(fmt.Sprintf("%s: script %q cannot be analysed for what it runs: %v", from, s, err))
+		return
+	}
+	for _, c := range res.Commands {
+		if w.done() {
+			return
+		}
+		if v := setsRisky(&c); v != "" {
+			w.unseen(fmt.Sprintf("%s: script %q sets %s, which changes what code runs", from, s, v))
+			return
+		}
+		switch {
+		case c.NameDynamic:
+			w.unseen(fmt.Sprintf("%s: script %q runs a command whose name is not known until it runs (%s)", from, s, c.Name))
+		case c.Name != "" && !strings.Contains(c.Name, "/"):
+			// The package manager puts node_modules/.bin first in PATH.
+			bin := w.e.pathFact(dir, filepath.Join("node_modules", ".bin", c.Name))
+			if bin.Unknown || bin.Real == "" {
+				w.unseen(fmt.Sprintf("%s: script %q: node_modules/.bin/%s cannot be resolved", from, s, c.Name))
+				return
+			}
+			w.bind(bin)
+			if _, err := os.Stat(bin.Real); err == nil {
+				if posixShells[scriptInterpreter(bin.Real)] {
+					w.script(bin.Real, c.Dir, depth)
+				}
+				continue
+			}
+			w.command(c.Name, &c, depth)
+		case c.Name != "":
+			w.command(c.Name, &c, depth)
+		}
 	}
 }
