@@ -839,6 +839,10 @@ func (w *depWalk) include(from string, line int, dir, p string, depth int, searc
 // packageManagers run the scripts of package.json.
 var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
 
+// packageSettings are the files beside package.json whose settings change
+// what a package manager runs.
+var packageSettings = []string{".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml"}
+
 // packageScripts binds the package.json a package manager reads (the
 // nearest at or above the directory it runs in; each missing one below it
 // is bound as absent, so creating one counts as a change) and what the
@@ -872,6 +876,17 @@ func (w *depWalk) packageScripts(name string, cmd *shell.Command, depth int) {
 			return
 		}
 	}
+	// The package manager's own settings in the package say how scripts
+	// run (npm's script-shell and node-options, pnpm's hooks file, …).
+	dir := filepath.Dir(pkg.Real)
+	for _, n := range packageSettings {
+		f := w.e.pathFact(dir, n)
+		if f.Unknown || f.Real == "" {
+			w.unseen(n + " in " + dir + " cannot be resolved")
+			return
+		}
+		w.bind(f)
+	}
 	script := scriptName(name, cmd.Args)
 	if script == "" {
 		return
@@ -887,7 +902,6 @@ func (w *depWalk) packageScripts(name string, cmd *shell.Command, depth int) {
 		w.unseen(fmt.Sprintf("%s cannot be read for its scripts: %v", pkg.Real, err))
 		return
 	}
-	dir := filepath.Dir(pkg.Real)
 	for _, s := range []string{"pre" + script, script, "post" + script} {
 		if line, ok := manifest.Scripts[s]; ok {
 			w.packageScript(pkg.Real, s, dir, line, depth+1)

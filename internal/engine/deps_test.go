@@ -153,7 +153,7 @@ func TestCodeDependencies(t *testing.T) {
 			"pre.sh":       "", "test.js": "", "run.sh": "#!/bin/sh\n. ./lib.sh\n", "lib.sh": "", "node_modules/.bin/jest": "#!/bin/sh\n"},
 			"npm test", []string{"package.json", "pre.sh", "test.js", "run.sh", "lib.sh", "node_modules/.bin/jest"}, ""},
 		{"npm run a script", map[string]string{"package.json": `{"scripts":{"build":"bash scripts/build.sh"}}`, "scripts/build.sh": ""},
-			"npm run build -- --prod", []string{"package.json", "scripts/build.sh"}, ""},
+			"npm run build -- --prod", []string{"package.json", "scripts/build.sh", ".npmrc", ".pnpmfile.cjs"}, ""},
 		{"yarn runs a script by its name", map[string]string{"package.json": `{"scripts":{"lint":"python3 lint.py"}}`, "lint.py": ""},
 			"yarn lint", []string{"package.json", "lint.py"}, ""},
 		{"npm run a computed script", map[string]string{"package.json": `{"scripts":{}}`},
