@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/risk"
 	"github.com/toolgate/toolgate/shell"
 )
@@ -148,6 +150,8 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 		switch interp := scriptInterpreter(f.Real); {
 		case posixShells[interp]:
 			w.script(f.Real, cmd.Dir, depth)
+		case isPython(interp):
+			w.python(f.Real, depth)
 		case interp == "fish":
 			w.unseen("fish scripts are not read for the files they source")
 		}
@@ -171,9 +175,129 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 			}
 		}
 		for _, p := range codeFiles(name, cmd.Args) {
-			if f, ok := file(p); ok {
-				w.bind(f)
+			if f, ok := file(p); ok && w.bind(f) && isPython(name) {
+				w.python(f.Real, depth)
 			}
+		}
+		if isPython(name) {
+			w.pythonInline(cmd, depth)
+		}
+	}
+}
+
+// isPython reports whether name is a Python interpreter (python,
+// python3, python3.12, …).
+func isPython(name string) bool {
+	return strings.HasPrefix(name, "python") && strings.Trim(name[len("python"):], "0123456789.") == ""
+}
+
+// pythonImport finds the modules a line of Python imports: "import a.b, c
+// as d" and "from a.b import c" (a relative "from ." is reported as ".").
+var pythonImport = regexp.MustCompile(`^\s*(?:import\s+([\w.,\s]+?)(?:\s+as\s+\w+)?\s*$|from\s+(\.*[\w.]*)\s+import\b)`)
+
+// python binds the modules the Python script at real imports from beside
+// it: Python looks there first, so a module file that is there (or is
+// created there, which the binding of its absence catches) is the code
+// that runs, even for a name of the standard library. A package directory
+// there, a relative import or an import by computed name is unseen.
+func (w *depWalk) python(real string, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("modules import one another more than %d levels deep", maxDepDepth))
+		return
+	}
+	src, ok := w.readFile(real)
+	if !ok {
+		return
+	}
+	w.pythonSource(real, src, filepath.Dir(real), depth)
+}
+
+// pythonSource binds the modules the Python code src (of from) imports
+// from dir, the first place Python looks.
+func (w *depWalk) pythonSource(real, src, dir string, depth int) {
+	if strings.Contains(src, "__import__") || strings.Contains(src, "importlib") || strings.Contains(src, "runpy") {
+		w.unseen(real + " imports modules by a name computed when it runs")
+		return
+	}
+	for _, line := range strings.Split(src, "\n") {
+		for _, stmt := range strings.Split(line, ";") {
+			m := pythonImport.FindStringSubmatch(stmt)
+			if m == nil {
+				continue
+			}
+			names := []string{m[2]}
+			if m[1] != "" {
+				names = strings.Split(m[1], ",")
+			}
+			for _, n := range names {
+				n = strings.TrimSpace(n)
+				if i := strings.IndexAny(n, " \t"); i >= 0 {
+					n = n[:i] // "c as d"
+				}
+				top, _, _ := strings.Cut(n, ".")
+				if top == "" {
+					w.unseen(fmt.Sprintf("%s imports relative to its package (%s)", real, strings.TrimSpace(stmt)))
+					return
+				}
+				w.pythonModule(real, dir, top, depth)
+				if w.done() {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pythonInline binds what python -c CODE imports and the module python -m
+// MODULE runs: both are looked up in the directory it runs in first.
+func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
+	for i := 0; i+1 < len(cmd.Args); i++ {
+		a := cmd.Args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			return // the script, whose imports python() read
+		}
+		if a != "-c" && a != "-m" {
+			continue
+		}
+		if cmd.Dir == "" {
+			w.unseen("python " + a + ": the directory it runs in is not known")
+			return
+		}
+		if a == "-m" {
+			top, _, _ := strings.Cut(cmd.Args[i+1], ".")
+			w.pythonModule("python -m", cmd.Dir, top, depth)
+			return
+		}
+		w.pythonSource("python -c", cmd.Args[i+1], cmd.Dir, depth)
+		return
+	}
+}
+
+// pythonModule binds the module top that a script in dir imports: the
+// file top.py there (or its absence), and reports a package directory top
+// there as unseen.
+func (w *depWalk) pythonModule(from, dir, top string, depth int) {
+	pkg := w.e.pathFact(dir, top)
+	if pkg.Unknown || pkg.Real == "" {
+		w.unseen(fmt.Sprintf("%s: module %s cannot be resolved", from, top))
+		return
+	}
+	if fi, err := os.Stat(pkg.Real); err == nil && fi.IsDir() {
+		w.unseen(fmt.Sprintf("%s imports the package %s beside it, whose modules are not read", from, top))
+		return
+	}
+	w.bind(pkg) // its absence: a package created there would be imported
+	f := w.e.pathFact(dir, top+".py")
+	if f.Unknown || f.Real == "" {
+		w.unseen(fmt.Sprintf("%s: module %s cannot be resolved", from, top))
+		return
+	}
+	if w.bind(f) {
+		if _, err := os.Stat(f.Real); err == nil {
+			w.python(f.Real, depth+1)
 		}
 	}
 }
@@ -872,7 +996,9 @@ func (w *depWalk) packageScripts(name string, cmd *shell.Command, depth int) {
 			pkg = f
 			break
 		}
-		if filepath.Dir(dir) == dir || w.done() {
+		// Above the project the files are not the agent's to write
+		// without asking.
+		if filepath.Dir(dir) == dir || dir == w.e.root || w.e.root == "" || !pathres.Within(w.e.root, dir) || w.done() {
 			return
 		}
 	}
@@ -898,7 +1024,7 @@ func (w *depWalk) packageScripts(name string, cmd *shell.Command, depth int) {
 	var manifest struct {
 		Scripts map[string]string `json:"scripts"`
 	}
-	if err := json.Unmarshal([]byte(src), &manifest); err != nil {
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(src, "\ufeff")), &manifest); err != nil {
 		w.unseen(fmt.Sprintf("%s cannot be read for its scripts: %v", pkg.Real, err))
 		return
 	}
