@@ -693,3 +693,32 @@ func TestEventPagesBounded(t *testing.T) {
 		t.Fatalf("read %d of %d events in %d pages", seen, all, pages)
 	}
 }
+
+// TestAgentModeNoLooser: the mode an agent token reports may make its
+// gate stricter than the person's policy, never looser: under a policy of
+// strict mode, "default" does not let an unmatched read through, and
+// under the default mode "plan" still holds.
+func TestAgentModeNoLooser(t *testing.T) {
+	strict := policy.ModeStrict
+	e := newEnv(t, func(_ *Options, f *policy.File) { f.Layer, f.Mode = policy.LayerUser, &strict })
+	read := func(session, mode string) string {
+		body := e.check(session, "cat README.md", false)
+		if mode != "" {
+			body["mode"] = mode
+		}
+		d, reason := e.decision(e.tokens.Agent, body)
+		return d + " " + reason
+	}
+	must(t, os.WriteFile(filepath.Join(e.project, "README.md"), []byte("x"), 0o644))
+	for _, mode := range []string{"", "default", "plan", "dontAsk"} {
+		if got := read("m-"+mode, mode); got != "deny strict_unmatched" {
+			t.Errorf("mode %q under a strict policy: %s", mode, got)
+		}
+	}
+	e2 := newEnv(t)
+	body := e2.check("p", "echo x > out.txt", false)
+	body["mode"] = "plan"
+	if d, reason := e2.decision(e2.tokens.Agent, body); d != "deny" {
+		t.Errorf("plan asked for by the agent under the default mode: %s %s", d, reason)
+	}
+}
