@@ -826,7 +826,7 @@ func (w *depWalk) recipe(from string, n int, dir, line string, depth int) {
 	line = strings.TrimLeft(line, "@-+ \t")
 	line, calls := makeExpand(line)
 	for _, c := range calls {
-		w.recipe(from, n, dir, c, depth)
+		w.recipe(from, n, dir, c, depth+1)
 	}
 	if strings.TrimSpace(line) == "" || w.done() {
 		return
@@ -858,7 +858,17 @@ func (w *depWalk) recipe(from string, n int, dir, line string, depth int) {
 // variable of the shell's, whose value the analysis does not know. It
 // also returns the commands of the $(shell …) calls in text, which make
 // runs as it expands it.
-func makeExpand(text string) (string, []string) {
+func makeExpand(text string) (string, []string) { return makeExpandIn(text, 0) }
+
+// maxMakeNesting bounds how deeply references of make are read inside one
+// another; past it the line reads as a command not known until make runs.
+const maxMakeNesting = 16
+
+// makeExpandIn is makeExpand for text found nesting references deep.
+func makeExpandIn(text string, nesting int) (string, []string) {
+	if nesting > maxMakeNesting {
+		return "${__make_ref}", []string{"$(nested)"}
+	}
 	var b strings.Builder
 	var calls []string
 	for i := 0; i < len(text); i++ {
@@ -898,7 +908,7 @@ func makeExpand(text string) (string, []string) {
 				// runs, which makes the dependencies unseen.
 				calls = append(calls, "$(guile)")
 			default:
-				_, nested := makeExpand(inner)
+				_, nested := makeExpandIn(inner, nesting+1)
 				calls = append(calls, nested...)
 			}
 			b.WriteString("${__make_ref}")
