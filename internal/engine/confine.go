@@ -50,7 +50,7 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 	if err := c.meta.parse(c.input, c); err != nil {
 		return Confinement{}, err
 	}
-	cwd := pathres.Real(filepath.Clean(req.Cwd))
+	cwd := pathres.Real(req.Cwd)
 	root, from, err := e.rootOf(req, cwd)
 	if err != nil {
 		return Confinement{}, err

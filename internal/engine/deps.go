@@ -3,12 +3,15 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/risk"
 	"github.com/toolgate/toolgate/shell"
 )
@@ -147,11 +150,15 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 		switch interp := scriptInterpreter(f.Real); {
 		case posixShells[interp]:
 			w.script(f.Real, cmd.Dir, depth)
+		case isPython(interp):
+			w.python(f.Real, depth)
 		case interp == "fish":
 			w.unseen("fish scripts are not read for the files they source")
 		}
 	case name == "make" || name == "gmake":
 		w.make(cmd, depth)
+	case packageManagers[name]:
+		w.packageScripts(name, cmd, depth)
 	default:
 		// An interpreter's words up to its script say what code it runs
 		// (all of them, for eval).
@@ -168,9 +175,129 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 			}
 		}
 		for _, p := range codeFiles(name, cmd.Args) {
-			if f, ok := file(p); ok {
-				w.bind(f)
+			if f, ok := file(p); ok && w.bind(f) && isPython(name) {
+				w.python(f.Real, depth)
 			}
+		}
+		if isPython(name) {
+			w.pythonInline(cmd, depth)
+		}
+	}
+}
+
+// isPython reports whether name is a Python interpreter (python,
+// python3, python3.12, …).
+func isPython(name string) bool {
+	return strings.HasPrefix(name, "python") && strings.Trim(name[len("python"):], "0123456789.") == ""
+}
+
+// pythonImport finds the modules a line of Python imports: "import a.b, c
+// as d" and "from a.b import c" (a relative "from ." is reported as ".").
+var pythonImport = regexp.MustCompile(`^\s*(?:import\s+([\w.,\s]+?)(?:\s+as\s+\w+)?\s*$|from\s+(\.*[\w.]*)\s+import\b)`)
+
+// python binds the modules the Python script at real imports from beside
+// it: Python looks there first, so a module file that is there (or is
+// created there, which the binding of its absence catches) is the code
+// that runs, even for a name of the standard library. A package directory
+// there, a relative import or an import by computed name is unseen.
+func (w *depWalk) python(real string, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("modules import one another more than %d levels deep", maxDepDepth))
+		return
+	}
+	src, ok := w.readFile(real)
+	if !ok {
+		return
+	}
+	w.pythonSource(real, src, filepath.Dir(real), depth)
+}
+
+// pythonSource binds the modules the Python code src (of from) imports
+// from dir, the first place Python looks.
+func (w *depWalk) pythonSource(real, src, dir string, depth int) {
+	if strings.Contains(src, "__import__") || strings.Contains(src, "importlib") || strings.Contains(src, "runpy") {
+		w.unseen(real + " imports modules by a name computed when it runs")
+		return
+	}
+	for _, line := range strings.Split(src, "\n") {
+		for _, stmt := range strings.Split(line, ";") {
+			m := pythonImport.FindStringSubmatch(stmt)
+			if m == nil {
+				continue
+			}
+			names := []string{m[2]}
+			if m[1] != "" {
+				names = strings.Split(m[1], ",")
+			}
+			for _, n := range names {
+				n = strings.TrimSpace(n)
+				if i := strings.IndexAny(n, " \t"); i >= 0 {
+					n = n[:i] // "c as d"
+				}
+				top, _, _ := strings.Cut(n, ".")
+				if top == "" {
+					w.unseen(fmt.Sprintf("%s imports relative to its package (%s)", real, strings.TrimSpace(stmt)))
+					return
+				}
+				w.pythonModule(real, dir, top, depth)
+				if w.done() {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pythonInline binds what python -c CODE imports and the module python -m
+// MODULE runs: both are looked up in the directory it runs in first.
+func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
+	for i := 0; i+1 < len(cmd.Args); i++ {
+		a := cmd.Args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			return // the script, whose imports python() read
+		}
+		if a != "-c" && a != "-m" {
+			continue
+		}
+		if cmd.Dir == "" {
+			w.unseen("python " + a + ": the directory it runs in is not known")
+			return
+		}
+		if a == "-m" {
+			top, _, _ := strings.Cut(cmd.Args[i+1], ".")
+			w.pythonModule("python -m", cmd.Dir, top, depth)
+			return
+		}
+		w.pythonSource("python -c", cmd.Args[i+1], cmd.Dir, depth)
+		return
+	}
+}
+
+// pythonModule binds the module top that a script in dir imports: the
+// file top.py there (or its absence), and reports a package directory top
+// there as unseen.
+func (w *depWalk) pythonModule(from, dir, top string, depth int) {
+	pkg := w.e.pathFact(dir, top)
+	if pkg.Unknown || pkg.Real == "" {
+		w.unseen(fmt.Sprintf("%s: module %s cannot be resolved", from, top))
+		return
+	}
+	if fi, err := os.Stat(pkg.Real); err == nil && fi.IsDir() {
+		w.unseen(fmt.Sprintf("%s imports the package %s beside it, whose modules are not read", from, top))
+		return
+	}
+	w.bind(pkg) // its absence: a package created there would be imported
+	f := w.e.pathFact(dir, top+".py")
+	if f.Unknown || f.Real == "" {
+		w.unseen(fmt.Sprintf("%s: module %s cannot be resolved", from, top))
+		return
+	}
+	if w.bind(f) {
+		if _, err := os.Stat(f.Real); err == nil {
+			w.python(f.Real, depth+1)
 		}
 	}
 }
@@ -616,9 +743,26 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 			w.unseen(fmt.Sprintf("%s:%d: $(eval) may include makefiles that cannot be named before make runs", real, n+1))
 			return
 		}
+		if strings.HasPrefix(line, "\t") {
+			w.recipe(real, n+1, dir, line[1:], depth+1)
+			continue
+		}
+		// $(shell …) runs its command as make reads the line.
+		if _, calls := makeExpand(line); len(calls) > 0 {
+			for _, c := range calls {
+				w.recipe(real, n+1, dir, c, depth+1)
+			}
+			if w.done() {
+				return
+			}
+		}
 		words := strings.Fields(line)
 		if len(words) == 0 {
 			continue
+		}
+		if v := makeShellVar(words); v != "" {
+			w.unseen(fmt.Sprintf("%s:%d: %s changes what runs the recipes", real, n+1, v))
+			return
 		}
 		switch words[0] {
 		case "include", "-include", "sinclude":
@@ -632,6 +776,148 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 			w.include(real, n+1, dir, p, depth+1, searchDirs)
 		}
 	}
+}
+
+// makeShellVar returns the variable of make that the makefile line of
+// words sets to something that changes how recipes are read or run, or
+// "": SHELL other than a system shell by absolute path (SHELL :=
+// /bin/bash is common), .SHELLFLAGS other than options, .RECIPEPREFIX.
+func makeShellVar(words []string) string {
+	for len(words) > 1 && (words[0] == "override" || words[0] == "export" || words[0] == "private") {
+		words = words[1:]
+	}
+	line := strings.Join(words, " ")
+	i := strings.Index(line, "=")
+	if i < 0 {
+		return ""
+	}
+	name := strings.TrimSpace(strings.TrimRight(line[:i], ":+?!"))
+	value := strings.TrimSpace(line[i+1:])
+	switch name {
+	case "SHELL":
+		if filepath.IsAbs(value) && !strings.ContainsAny(value, " \t$") && posixShells[filepath.Base(value)] &&
+			(strings.HasPrefix(value, "/bin/") || strings.HasPrefix(value, "/usr/bin/")) {
+			return ""
+		}
+		return name
+	case ".SHELLFLAGS":
+		if strings.Trim(value, "-+abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ") == "" {
+			return ""
+		}
+		return name
+	case ".RECIPEPREFIX":
+		return name
+	}
+	return ""
+}
+
+// recipe binds what one recipe line of the makefile from (line n) runs
+// code from, as the shell make starts for it in dir runs it: the scripts
+// it runs and sources. A reference to a make variable reads as a
+// substitution, so a command named by one is unseen.
+func (w *depWalk) recipe(from string, n int, dir, line string, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("%s:%d: scripts run or source one another more than %d levels deep", from, n, maxDepDepth))
+		return
+	}
+	line = strings.TrimLeft(line, "@-+ \t")
+	line, calls := makeExpand(line)
+	for _, c := range calls {
+		w.recipe(from, n, dir, c, depth+1)
+	}
+	if strings.TrimSpace(line) == "" || w.done() {
+		return
+	}
+	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
+	if err != nil {
+		w.unseen(fmt.Sprintf("%s:%d: the recipe cannot be analysed for the scripts it runs: %v", from, n, err))
+		return
+	}
+	for _, c := range res.Commands {
+		if w.done() {
+			return
+		}
+		if v := setsRisky(&c); v != "" {
+			w.unseen(fmt.Sprintf("%s:%d: the recipe sets %s, which changes what code runs", from, n, v))
+			return
+		}
+		switch {
+		case c.NameDynamic:
+			w.unseen(fmt.Sprintf("%s:%d: the recipe runs a command whose name is not known until make runs (%s): it may run any file", from, n, c.Name))
+		case c.Name != "":
+			w.command(c.Name, &c, depth)
+		}
+	}
+}
+
+// makeExpand returns text as the shell reads it after make expanded it:
+// $$ is $, and each reference to a variable or function of make is a
+// variable of the shell's, whose value the analysis does not know. It
+// also returns the commands of the $(shell …) calls in text, which make
+// runs as it expands it.
+func makeExpand(text string) (string, []string) { return makeExpandIn(text, 0) }
+
+// maxMakeNesting bounds how deeply references of make are read inside one
+// another; past it the line reads as a command not known until make runs.
+const maxMakeNesting = 16
+
+// makeExpandIn is makeExpand for text found nesting references deep.
+func makeExpandIn(text string, nesting int) (string, []string) {
+	if nesting > maxMakeNesting {
+		return "${__make_ref}", []string{"$(nested)"}
+	}
+	var b strings.Builder
+	var calls []string
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c != '$' || i+1 == len(text) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch open := text[i]; open {
+		case '$':
+			b.WriteByte('$')
+		case '(', '{':
+			closer := byte(')')
+			if open == '{' {
+				closer = '}'
+			}
+			depth, j := 1, i+1
+			for ; j < len(text) && depth > 0; j++ {
+				switch text[j] {
+				case open:
+					depth++
+				case closer:
+					depth--
+				}
+			}
+			end := j
+			if depth == 0 {
+				end = j - 1
+			}
+			inner := text[i+1 : end]
+			switch f, arg, _ := strings.Cut(inner, " "); f {
+			case "shell":
+				calls = append(calls, arg)
+			case "guile":
+				// Guile code: read as a command not known until make
+				// runs, which makes the dependencies unseen.
+				calls = append(calls, "$(guile)")
+			default:
+				_, nested := makeExpandIn(inner, nesting+1)
+				calls = append(calls, nested...)
+			}
+			b.WriteString("${__make_ref}")
+			i = j - 1
+		default:
+			b.WriteString("${__make_ref}")
+		}
+	}
+	return b.String(), calls
 }
 
 // include binds the makefiles one word of an include directive names.
@@ -681,5 +967,164 @@ func (w *depWalk) include(from string, line int, dir, p string, depth int, searc
 	}
 	if w.bind(f) {
 		w.makefile(f.Real, dir, depth, searchDirs)
+	}
+}
+
+// packageManagers run the scripts of package.json.
+var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
+
+// packageSettings are the files beside package.json whose settings change
+// what a package manager runs.
+var packageSettings = []string{".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml"}
+
+// packageScripts binds the package.json a package manager reads (the
+// nearest at or above the directory it runs in; each missing one below it
+// is bound as absent, so creating one counts as a change) and what the
+// script it runs, with its pre and post scripts, runs in turn: the script
+// lines are read as the shell lines they are, and a command named without
+// a path is the package's node_modules/.bin one when there is one.
+func (w *depWalk) packageScripts(name string, cmd *shell.Command, depth int) {
+	for i := range cmd.Args {
+		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
+			w.unseen(name + " is given a word that is not known until the line runs: it may name the script it runs")
+			return
+		}
+	}
+	if cmd.Dir == "" {
+		w.unseen("the directory " + name + " runs in is not known")
+		return
+	}
+	var pkg PathFact
+	for dir := cmd.Dir; ; dir = filepath.Dir(dir) {
+		f := w.e.pathFact(dir, "package.json")
+		if f.Unknown || f.Real == "" {
+			w.unseen("package.json in " + dir + " cannot be resolved")
+			return
+		}
+		w.bind(f)
+		if _, err := os.Stat(f.Real); err == nil {
+			pkg = f
+			break
+		}
+		// Above the project the files are not the agent's to write
+		// without asking.
+		if filepath.Dir(dir) == dir || dir == w.e.root || w.e.root == "" || !pathres.Within(w.e.root, dir) || w.done() {
+			return
+		}
+	}
+	// The package manager's own settings in the package say how scripts
+	// run (npm's script-shell and node-options, pnpm's hooks file, …).
+	dir := filepath.Dir(pkg.Real)
+	for _, n := range packageSettings {
+		f := w.e.pathFact(dir, n)
+		if f.Unknown || f.Real == "" {
+			w.unseen(n + " in " + dir + " cannot be resolved")
+			return
+		}
+		w.bind(f)
+	}
+	script := scriptName(name, cmd.Args)
+	if script == "" {
+		return
+	}
+	src, ok := w.readFile(pkg.Real)
+	if !ok {
+		return
+	}
+	var manifest struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(src, "\ufeff")), &manifest); err != nil {
+		w.unseen(fmt.Sprintf("%s cannot be read for its scripts: %v", pkg.Real, err))
+		return
+	}
+	for _, s := range []string{"pre" + script, script, "post" + script} {
+		if line, ok := manifest.Scripts[s]; ok {
+			w.packageScript(pkg.Real, s, dir, line, depth+1)
+		}
+	}
+}
+
+// scriptName returns the script of package.json that the package manager
+// name given args runs ("test" for npm test, "build" for npm run build),
+// or "" for none.
+func scriptName(name string, args []string) string {
+	var words []string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	switch sub := words[0]; sub {
+	case "run", "run-script", "rum", "urn":
+		if len(words) > 1 {
+			return words[1]
+		}
+		return ""
+	case "test", "t", "tst":
+		if name == "bun" {
+			return "" // bun's own test runner
+		}
+		return "test"
+	case "start", "stop", "restart":
+		return sub
+	default:
+		if name == "yarn" || name == "pnpm" {
+			return sub // a script run by its name
+		}
+		return ""
+	}
+}
+
+// packageScript binds what the script named s of the package.json from,
+// run by sh in dir, runs code from.
+func (w *depWalk) packageScript(from, s, dir, line string, depth int) {
+	if w.done() {
+		return
+	}
+	if depth > maxDepDepth {
+		w.unseen(fmt.Sprintf("%s: scripts run one another more than %d levels deep", from, maxDepDepth))
+		return
+	}
+	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
+	if err != nil {
+		w.unseen(fmt.Sprintf("%s: script %q cannot be analysed for what it runs: %v", from, s, err))
+		return
+	}
+	for _, c := range res.Commands {
+		if w.done() {
+			return
+		}
+		if v := setsRisky(&c); v != "" {
+			w.unseen(fmt.Sprintf("%s: script %q sets %s, which changes what code runs", from, s, v))
+			return
+		}
+		switch {
+		case c.NameDynamic:
+			w.unseen(fmt.Sprintf("%s: script %q runs a command whose name is not known until it runs (%s)", from, s, c.Name))
+		case c.Name != "" && !strings.Contains(c.Name, "/"):
+			// The package manager puts node_modules/.bin first in PATH.
+			bin := w.e.pathFact(dir, filepath.Join("node_modules", ".bin", c.Name))
+			if bin.Unknown || bin.Real == "" {
+				w.unseen(fmt.Sprintf("%s: script %q: node_modules/.bin/%s cannot be resolved", from, s, c.Name))
+				return
+			}
+			w.bind(bin)
+			if _, err := os.Stat(bin.Real); err == nil {
+				if posixShells[scriptInterpreter(bin.Real)] {
+					w.script(bin.Real, c.Dir, depth)
+				}
+				continue
+			}
+			w.command(c.Name, &c, depth)
+		case c.Name != "":
+			w.command(c.Name, &c, depth)
+		}
 	}
 }

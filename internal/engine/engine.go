@@ -318,7 +318,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if err := validateSchema(tool, c.input); err != nil {
 		return deny(ReasonInvalidArguments, err.Error()), t
 	}
-	cwd := pathres.Real(filepath.Clean(req.Cwd))
+	cwd := pathres.Real(req.Cwd)
 	root, from, err := e.rootOf(req, cwd)
 	if err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t

@@ -88,6 +88,8 @@ func (st *state) settle(req *Request) error {
 			if m != st.mode {
 				st.notes = append(st.notes, fmt.Sprintf("request mode %s ignored: %s", m, why))
 			}
+		} else if req.ModeNoLooser && !atLeastAsStrict(m, st.mode) {
+			st.notes = append(st.notes, fmt.Sprintf("request mode %s ignored: it is not as strict as the mode %s, and the caller may not loosen its own gate", m, st.mode))
 		} else {
 			st.mode = m
 		}
@@ -103,6 +105,26 @@ func (st *state) settle(req *Request) error {
 		st.sandbox = policy.SandboxReadOnly
 	}
 	return nil
+}
+
+// atLeastAsStrict reports whether mode m lets through no more than mode
+// than: bypassPermissions, then acceptEdits, then default each let
+// through more than the next, and plan, dontAsk and strict less than
+// default but each something the others do not, so one of them is as
+// strict only as itself.
+func atLeastAsStrict(m, than policy.Mode) bool {
+	rank := func(m policy.Mode) int {
+		switch m {
+		case policy.ModeBypass:
+			return 0
+		case policy.ModeAcceptEdits:
+			return 1
+		case policy.ModeDefault:
+			return 2
+		}
+		return 3
+	}
+	return m == than || rank(m) > rank(than)
 }
 
 func (st *state) step(u *Unit, stage, result, detail string) {

@@ -131,3 +131,25 @@ func TestRequestWorkspace(t *testing.T) {
 		t.Fatalf("the workspace was read from JSON: %q", req.Workspace)
 	}
 }
+
+// TestAtLeastAsStrict: the order by which a caller that may not loosen
+// its gate has its reported mode taken.
+func TestAtLeastAsStrict(t *testing.T) {
+	const (
+		b, a, d = policy.ModeBypass, policy.ModeAcceptEdits, policy.ModeDefault
+		p, n, s = policy.ModePlan, policy.ModeDontAsk, policy.ModeStrict
+	)
+	tests := []struct {
+		m, than policy.Mode
+		want    bool
+	}{
+		{d, d, true}, {p, d, true}, {n, d, true}, {s, d, true}, {d, a, true}, {a, b, true},
+		{d, s, false}, {p, s, false}, {n, s, false}, {s, p, false}, {d, p, false}, {d, n, false},
+		{a, d, false}, {b, d, false}, {b, a, false}, {s, s, true},
+	}
+	for _, tt := range tests {
+		if got := atLeastAsStrict(tt.m, tt.than); got != tt.want {
+			t.Errorf("atLeastAsStrict(%s, %s) = %v, want %v", tt.m, tt.than, got, tt.want)
+		}
+	}
+}

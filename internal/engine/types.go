@@ -27,6 +27,12 @@ type Request struct {
 	// override a mode set by the managed policy or a CLI flag, and
 	// bypassPermissions is refused when the managed policy forbids it.
 	Mode string `json:"mode,omitempty"`
+	// ModeNoLooser, set by whoever runs the gate for a caller that may
+	// not loosen its own gate (an agent token of `toolgate serve`), makes
+	// Mode count only when it is at least as strict as the mode of the
+	// policy and the session: it may turn the default mode into plan,
+	// dontAsk or strict, but never strict into default.
+	ModeNoLooser bool `json:"-"`
 	// Agent names the (sub)agent making the call; optional.
 	Agent string `json:"agent,omitempty"`
 	// Parent names the agent that started this one, for a subagent's

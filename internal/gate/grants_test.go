@@ -462,7 +462,11 @@ func TestSessionApprovalBindsCode(t *testing.T) {
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			fx := newFixture(t, Options{})
-			fx.write(t, c.file, "print('hello')\n")
+			content := "print('hello')\n"
+			if c.file == "package.json" {
+				content = `{"scripts": {"build": "echo hello"}}` + "\n"
+			}
+			fx.write(t, c.file, content)
 			fx.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.AllowSession} }
 			req := func() *engine.Request { return fx.req("Bash", map[string]any{"command": c.cmd}) }
 			fx.run(t, req())

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -44,6 +46,7 @@ type Approval struct {
 	seq    int64     // and the seq of its permission.requested event
 	holder string    // and the instance that holds it, "" when it names none
 	seen   time.Time // and when this server read it
+	size   int       // and the size of that event's payload
 	// Decision is the outcome, nil while pending.
 	Decision *Outcome `json:"decision"`
 }
@@ -117,6 +120,18 @@ type BrokerOptions struct {
 	// others' questions by spreading its own over many sessions. Default
 	// 1,000.
 	MaxPendingPerToken int
+	// MaxPendingBytes and MaxPendingBytesPerToken bound the size of the
+	// questions waiting at once (their input and recorded question, as
+	// [RequestSize] counts them), in all and in the sessions of one
+	// token, so that an agent cannot fill the server's memory with a few
+	// hundred calls of a megabyte each. A question beyond either is
+	// refused (the gate denies the call). Defaults 256 MiB and 32 MiB.
+	MaxPendingBytes         int
+	MaxPendingBytesPerToken int
+	// KeepBytes bounds the size of the resolved approvals kept, besides
+	// Keep: the oldest are dropped first, never the latest. Default
+	// 64 MiB.
+	KeepBytes int
 	// Clock gives the time; default time.Now.
 	Clock func() time.Time
 }
@@ -134,6 +149,9 @@ type Broker struct {
 	pending  map[string]*entry
 	perSess  map[string]int // pending approvals per session
 	perOwner map[string]int // pending approvals per token that started their session
+	bytes    int            // the size of the pending approvals
+	ownBytes map[string]int // the size of the pending approvals per token
+	kept     int            // the size of the resolved approvals kept
 	resolved map[string]*entry
 	order    []string // resolved ids, oldest first
 	closed   bool
@@ -159,6 +177,7 @@ type entry struct {
 	a      Approval
 	owner  string // the token that started its session, as ownerOf said
 	n      uint64
+	size   int                  // RequestSize of its request
 	answer chan approval.Answer // receives the person's answer, once
 	final  chan struct{}        // closed when the gate's final decision is in
 	done   bool                 // final is closed
@@ -185,6 +204,15 @@ func NewBroker(opts BrokerOptions) *Broker {
 	if opts.MaxPendingPerToken <= 0 {
 		opts.MaxPendingPerToken = 1000
 	}
+	if opts.MaxPendingBytes <= 0 {
+		opts.MaxPendingBytes = 256 << 20
+	}
+	if opts.MaxPendingBytesPerToken <= 0 {
+		opts.MaxPendingBytesPerToken = 32 << 20
+	}
+	if opts.KeepBytes <= 0 {
+		opts.KeepBytes = 64 << 20
+	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
@@ -194,6 +222,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 		pending:  map[string]*entry{},
 		perSess:  map[string]int{},
 		perOwner: map[string]int{},
+		ownBytes: map[string]int{},
 		resolved: map[string]*entry{},
 	}
 }
@@ -238,6 +267,7 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	rq := *req
 	e := &entry{
 		a:      Approval{ID: req.ToolCallID, Session: req.Session, Turn: req.Turn, State: StatePending, Request: &rq},
+		size:   RequestSize(&rq),
 		answer: make(chan approval.Answer, 1),
 		final:  make(chan struct{}),
 	}
@@ -274,6 +304,12 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	case e.owner != "" && b.perOwner[e.owner] >= b.opts.MaxPendingPerToken:
 		b.mu.Unlock()
 		return approval.Answer{}, fmt.Errorf("%w: the sessions of the token that started session %s already have %d questions waiting", ErrTooManyPending, e.a.Session, b.perOwner[e.owner])
+	case b.bytes+e.size > b.opts.MaxPendingBytes:
+		b.mu.Unlock()
+		return approval.Answer{}, fmt.Errorf("%w: the questions waiting hold %d bytes, this one %d more, beyond the %d allowed", ErrTooManyPending, b.bytes, e.size, b.opts.MaxPendingBytes)
+	case b.ownBytes[e.owner]+e.size > b.opts.MaxPendingBytesPerToken:
+		b.mu.Unlock()
+		return approval.Answer{}, fmt.Errorf("%w: the questions waiting in the sessions of the token that started session %s hold %d bytes, this one %d more, beyond the %d allowed", ErrTooManyPending, e.a.Session, b.ownBytes[e.owner], e.size, b.opts.MaxPendingBytesPerToken)
 	}
 	b.n++
 	e.n = b.n
@@ -289,6 +325,8 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	if e.owner != "" {
 		b.perOwner[e.owner]++
 	}
+	b.bytes += e.size
+	b.ownBytes[e.owner] += e.size
 	if f, ok := b.inflight[e.a.ID]; ok {
 		close(f.ch)
 		delete(b.inflight, e.a.ID)
@@ -326,6 +364,17 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 		b.resolveLocked(e, out)
 	}
 	return approval.Answer{}, ctx.Err()
+}
+
+// RequestSize is the number of bytes a question is counted as in the
+// broker's bounds: its request as JSON and its recorded question. A
+// request that cannot be encoded counts as too large to hold.
+func RequestSize(r *approval.Request) int {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return math.MaxInt / 4
+	}
+	return len(b) + len(r.Recorded)
 }
 
 // Alone reports whether approval id, pending here, has been its
@@ -444,10 +493,24 @@ func (b *Broker) resolveLocked(e *entry, out *Outcome) {
 			delete(b.perOwner, e.owner)
 		}
 	}
+	b.bytes -= e.size
+	if b.ownBytes[e.owner] -= e.size; b.ownBytes[e.owner] <= 0 {
+		delete(b.ownBytes, e.owner)
+	}
+	// The recorded question is needed only to take an answer to it.
+	if e.a.Request.Recorded != nil {
+		rq := *e.a.Request
+		rq.Recorded = nil
+		e.a.Request = &rq
+		e.size = RequestSize(&rq)
+	}
 	e.a.State, e.a.Decision = StateResolved, out
 	b.resolved[e.a.ID] = e
 	b.order = append(b.order, e.a.ID)
-	if len(b.order) > b.opts.Keep {
+	b.kept += e.size
+	for len(b.order) > 1 && (len(b.order) > b.opts.Keep || b.kept > b.opts.KeepBytes) {
+		old := b.resolved[b.order[0]]
+		b.kept -= old.size
 		delete(b.resolved, b.order[0])
 		b.order = b.order[1:]
 	}

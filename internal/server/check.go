@@ -84,6 +84,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
 	req := body.Request
+	// An agent's mode may make its gate stricter, never looser than the
+	// policy's and the session's.
+	req.ModeNoLooser = p.role == RoleAgent
 	// The workspace is the person's choice or the session's first, never
 	// this call's: a cwd outside it is outside the workspace.
 	req.Workspace = s.workspaceOf(body.Session, bound)

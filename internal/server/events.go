@@ -20,6 +20,12 @@ const (
 	MaxEventLimit = 10_000
 )
 
+// MaxEventPageBytes bounds the payloads of one page of GET /v1/events as
+// JSON: a page holds at least one event, and past this many bytes of
+// payloads it ends early with "more": true, so that a session whose calls
+// carry a megabyte each cannot make one request hold gigabytes.
+const MaxEventPageBytes = 4 << 20
+
 // MaxAgentEvent is the largest payload an agent may post in one event,
 // in bytes; a larger one is refused with 413.
 const MaxAgentEvent = 64 << 10
@@ -156,13 +162,23 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p principal
 		f.Limit = DefaultEventLimit
 	}
 	events := []eventlog.Event{}
+	size, more := 0, false
 	for e, err := range s.store.Query(r.Context(), f) {
 		if err != nil {
 			return fmt.Errorf("read the event log: %w", err)
 		}
+		if len(events) > 0 && size+len(e.Payload) > MaxEventPageBytes {
+			more = true
+			break
+		}
+		size += len(e.Payload)
 		events = append(events, e)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": events})
+	out := map[string]any{"events": events}
+	if more {
+		out["more"] = true
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -10,13 +10,19 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/notify"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 // The answer links of notifications: GET /a/{token} shows the approval
 // and a button, and only POST /a/{token} answers. Opening a link (or a
 // chat app fetching a preview of it) changes nothing.
 
-var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
+// linkFuncs are the template's functions: visible shows agent text with
+// the characters a browser would act on rather than show (controls,
+// bidirectional-text overrides that make a line read backwards) escaped.
+var linkFuncs = template.FuncMap{"visible": termtext.Escape}
+
+var linkPage = template.Must(template.New("link").Funcs(linkFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>toolgate — {{.Title}}</title>
@@ -34,15 +40,15 @@ input{font-size:1rem;padding:.6rem;width:100%;box-sizing:border-box;margin-top:.
 <h1>{{.Title}}</h1>
 {{if .Note}}<p>{{.Note}}</p>{{end}}
 {{with .Approval}}
-<p><span class="risk {{.Request.Risk}}">{{.Request.Risk}}</span> · session {{.Session}} · {{.Request.Tool}}</p>
-{{if .Request.Units}}{{range .Request.Units}}<code>{{.Label}}</code>
-{{range .Deletes}}<p class="destructive">deletes {{.}}</p>{{end}}{{range .Writes}}<p>writes {{.}}</p>{{end}}{{range .Hosts}}<p>contacts {{.}}</p>{{end}}
-{{end}}{{else}}<code>{{.Request.Summary}}</code>{{end}}
-<p>{{.Request.Message}}</p>
+<p><span class="risk {{.Request.Risk}}">{{visible .Request.Risk}}</span> · session {{visible .Session}} · {{visible .Request.Tool}}</p>
+{{if .Request.Units}}{{range .Request.Units}}<code>{{visible .Label}}</code>
+{{range .Deletes}}<p class="destructive">deletes {{visible .}}</p>{{end}}{{range .Writes}}<p>writes {{visible .}}</p>{{end}}{{range .Hosts}}<p>contacts {{visible .}}</p>{{end}}
+{{end}}{{else}}<code>{{visible .Request.Summary}}</code>{{end}}
+<p>{{visible .Request.Message}}</p>
 {{end}}
 {{if .Form}}
 <form method="post">
-{{if .Confirm}}<label>This cannot be undone. Type <b>{{.Confirm}}</b> to allow it once:
+{{if .Confirm}}<label>This cannot be undone. Type <b>{{visible .Confirm}}</b> to allow it once:
 <input name="confirm" autocomplete="off" autocapitalize="off" spellcheck="false" required></label>{{end}}
 {{if eq .Action "deny"}}<label>Message for the model (optional)<input name="message" maxlength="500"></label>
 <button class="deny" type="submit">Deny</button>{{else}}<button type="submit">Allow once</button>{{end}}

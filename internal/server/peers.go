@@ -55,12 +55,24 @@ var streamTypes = [...][]eventlog.Type{
 // peerKeep bounds the remote questions remembered once resolved.
 const peerKeep = 1000
 
+// peerMaxPendingBytes and peerKeepBytes bound the size of the questions of
+// other servers held here, pending and resolved (each counted as its
+// permission.requested payload): a question that is soon cancelled frees
+// its place on the server that asked it at once, but is held here until
+// its deadline.
+var (
+	peerMaxPendingBytes = 256 << 20
+	peerKeepBytes       = 64 << 20
+)
+
 // peers is what the follower learned from the log.
 type peers struct {
 	mu       sync.Mutex
 	pending  map[string]Approval     // questions other servers hold
 	resolved map[string]Approval     // and those of them since resolved
 	order    []string                // resolved ids, oldest first
+	bytes    int                     // the size of pending
+	kept     int                     // the size of resolved
 	alive    map[string]heard        // instance → the latest server.alive of it
 	followed [len(streamTypes)]int64 // per stream, the highest event id handled
 	advanced chan struct{}           // closed when followed moves on
@@ -213,6 +225,7 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	a := Approval{
 		ID: p.ToolCallID, Session: e.Session, Turn: e.Turn, State: StatePending,
 		Created: e.Time.UTC(), Deadline: p.Deadline.UTC(), Request: req, digest: digest, seq: e.Seq, holder: p.Holder, seen: now,
+		size: len(e.Payload),
 	}
 	if req.Destructive {
 		a.ConfirmWord = req.ConfirmWord()
@@ -222,12 +235,14 @@ func (s *Server) remoteQuestion(e eventlog.Event) {
 	s.prunePeersLocked()
 	_, done := s.peers.resolved[a.ID]
 	_, have := s.peers.pending[a.ID]
-	if done || have || len(s.peers.pending) >= peerMaxPending || s.remoteInSessionLocked(a.Session) >= perSessionPending {
+	if done || have || len(s.peers.pending) >= peerMaxPending || s.peers.bytes+a.size > peerMaxPendingBytes ||
+		s.remoteInSessionLocked(a.Session) >= perSessionPending {
 		// The first question under an id stands: a later one under the
 		// same id, even signed (copied), is no question of the holder's.
 		return
 	}
 	s.peers.pending[a.ID] = a
+	s.peers.bytes += a.size
 }
 
 // perSessionPending bounds the questions of other servers held here for
@@ -271,6 +286,7 @@ func (s *Server) prunePeersLocked() {
 	for id, a := range s.peers.pending {
 		if !a.Deadline.After(now) {
 			delete(s.peers.pending, id)
+			s.peers.bytes -= a.size
 		}
 	}
 }
@@ -315,11 +331,14 @@ func (s *Server) remoteResolved(e eventlog.Event) {
 		return
 	}
 	delete(s.peers.pending, a.ID)
+	s.peers.bytes -= a.size
 	a.State = StateResolved
 	a.Decision = &Outcome{Decision: p.Decision.String(), Reason: string(p.Reason), Actor: string(p.Actor), Answer: p.Answer, Message: p.Message, Rule: p.Rule, answerID: p.AnswerID, Receipt: allowReceipt(p.Decision, p.Receipt)}
 	s.peers.resolved[a.ID] = a
 	s.peers.order = append(s.peers.order, a.ID)
-	if len(s.peers.order) > peerKeep {
+	s.peers.kept += a.size
+	for len(s.peers.order) > 1 && (len(s.peers.order) > peerKeep || s.peers.kept > peerKeepBytes) {
+		s.peers.kept -= s.peers.resolved[s.peers.order[0]].size
 		delete(s.peers.resolved, s.peers.order[0])
 		s.peers.order = s.peers.order[1:]
 	}

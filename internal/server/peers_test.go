@@ -511,3 +511,53 @@ func TestFollowerOnAnIdleLog(t *testing.T) {
 		t.Errorf("%d queries by type and time in 300 ms on an idle log", n)
 	}
 }
+
+// TestPeersHoldBoundedBytes: the questions of another server are held
+// here up to a size, pending and resolved, however many an agent asks
+// there with a megabyte each.
+func TestPeersHoldBoundedBytes(t *testing.T) {
+	pending, kept := peerMaxPendingBytes, peerKeepBytes
+	peerMaxPendingBytes, peerKeepBytes = 3<<20, 2<<20
+	t.Cleanup(func() { peerMaxPendingBytes, peerKeepBytes = pending, kept })
+	a, b := newPair(t, "sqlite")
+	big := strings.Repeat("x", 900<<10)
+	var ids []string
+	for i := range 8 {
+		body := a.check(fmt.Sprintf("big%d", i), cmdAsk, false)
+		body["input"].(map[string]any)["description"] = big
+		r := a.call("POST", "/v1/check", a.tokens.Agent, body)
+		if m := r.json(t); m["state"] != "pending" {
+			t.Fatalf("question %d on A: %d %.200s", i, r.code, r.body)
+		}
+		ids = append(ids, r.json(t)["approval_id"].(string))
+	}
+	asked := a.events("", eventlog.TypePermissionRequested)
+	last := asked[len(asked)-1].ID
+	waitFor(t, "B to read the questions", func() bool {
+		b.srv.peers.mu.Lock()
+		defer b.srv.peers.mu.Unlock()
+		return b.srv.peers.followed[permissionStream] >= last
+	})
+	b.srv.peers.mu.Lock()
+	held, n := b.srv.peers.bytes, len(b.srv.peers.pending)
+	b.srv.peers.mu.Unlock()
+	if held > peerMaxPendingBytes || n == 0 || n == len(ids) {
+		t.Fatalf("B holds %d of %d questions of about 1 MiB, %d bytes (bound %d)", n, len(ids), held, peerMaxPendingBytes)
+	}
+	for _, id := range ids {
+		if r := a.call("POST", "/v1/approvals/"+id, a.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
+			t.Fatalf("deny %s on A: %d", id, r.code)
+		}
+	}
+	waitFor(t, "B to see them resolved", func() bool {
+		b.pending("")
+		b.srv.peers.mu.Lock()
+		defer b.srv.peers.mu.Unlock()
+		return len(b.srv.peers.pending) == 0
+	})
+	b.srv.peers.mu.Lock()
+	defer b.srv.peers.mu.Unlock()
+	if b.srv.peers.kept > peerKeepBytes+(1<<20) || b.srv.peers.bytes != 0 {
+		t.Fatalf("B keeps %d bytes of resolved questions (bound %d), %d pending", b.srv.peers.kept, peerKeepBytes, b.srv.peers.bytes)
+	}
+}

@@ -575,3 +575,150 @@ func TestPendingPerTokenServer(t *testing.T) {
 		t.Fatalf("the other token's question: %d %s", r.code, r.body)
 	}
 }
+
+// TestPendingBytesBounded: an agent whose calls carry a megabyte each
+// cannot make the server hold them by the thousand: past its byte budget
+// its questions are denied while another token's are still asked, and
+// the resolved approvals kept are bounded in bytes, the latest always
+// readable.
+func TestPendingBytesBounded(t *testing.T) {
+	const perToken, keep = 8 << 20, 3 << 20
+	e := newEnv(t, func(o *Options, _ *policy.File) {
+		o.Tokens.Agents = []string{"agent-two"}
+		o.Broker = NewBroker(BrokerOptions{Timeout: o.Timeout, MaxPendingBytesPerToken: perToken, KeepBytes: keep})
+	})
+	big := strings.Repeat("x", 900<<10)
+	var asked []string
+	denied := false
+	for i := 0; i < 12 && !denied; i++ {
+		body := e.check(fmt.Sprintf("big%d", i), cmdAsk, false)
+		body["input"].(map[string]any)["description"] = big
+		r := e.call("POST", "/v1/check", e.tokens.Agent, body)
+		m := r.json(t)
+		switch {
+		case m["state"] == "pending":
+			asked = append(asked, m["approval_id"].(string))
+		case m["decision"] == "deny":
+			denied = true
+		default:
+			t.Fatalf("call %d: %d %s", i, r.code, r.body)
+		}
+	}
+	if !denied || len(asked) == 0 || len(asked)*(900<<10) > perToken {
+		t.Fatalf("%d questions of about 1 MiB were asked (budget %d bytes), denied: %v", len(asked), perToken, denied)
+	}
+	e.srv.broker.mu.Lock()
+	got := e.srv.broker.ownBytes[agentID(e.tokens.Agent)]
+	e.srv.broker.mu.Unlock()
+	if got > perToken {
+		t.Fatalf("the token's pending questions hold %d bytes, over %d", got, perToken)
+	}
+	r := e.call("POST", "/v1/check", "agent-two", e.check("other", cmdAsk, false))
+	if m := r.json(t); m["state"] != "pending" {
+		t.Fatalf("the other token's question: %d %s", r.code, r.body)
+	}
+	for _, id := range asked {
+		if r := e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "deny"}); r.code != 200 {
+			t.Fatalf("deny %s: %d %s", id, r.code, r.body)
+		}
+	}
+	last := asked[len(asked)-1]
+	waitFor(t, "the last denial recorded", func() bool {
+		a, err := e.srv.broker.Get(context.Background(), last)
+		return err == nil && a.State == StateResolved
+	})
+	held := 0
+	for _, a := range e.srv.broker.List(StateResolved, "") {
+		if len(a.Request.Recorded) != 0 {
+			t.Fatalf("resolved approval %s still holds its recorded question", a.ID)
+		}
+		held += RequestSize(a.Request)
+	}
+	if held > keep+(1<<20) {
+		t.Fatalf("the resolved approvals kept hold %d bytes, over %d", held, keep)
+	}
+	if r := e.call("GET", "/v1/approvals/"+last, e.tokens.Agent, nil); r.code != 200 {
+		t.Fatalf("the latest resolved approval: %d", r.code)
+	}
+}
+
+// TestEventPagesBounded: a session whose calls carry a megabyte each is
+// read a few megabytes a page, each page saying there is more, and
+// paging on with after= reads every event.
+func TestEventPagesBounded(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("x", 900<<10)
+	const calls = 10
+	for i := range calls {
+		body := e.check("pages", cmdAllow, false)
+		body["input"].(map[string]any)["description"] = fmt.Sprintf("%d %s", i, big)
+		if r := e.call("POST", "/v1/check", e.tokens.Agent, body); r.code != 200 || r.json(t)["decision"] != "allow" {
+			t.Fatalf("call %d: %d %.200s", i, r.code, r.body)
+		}
+	}
+	all := 0
+	for _, err := range e.store.Query(context.Background(), eventlog.Filter{Session: "pages"}) {
+		must(t, err)
+		all++
+	}
+	seen, after, pages := 0, int64(0), 0
+	for {
+		r := e.call("GET", fmt.Sprintf("/v1/sessions/pages/events?limit=10000&after=%d", after), e.tokens.Agent, nil)
+		var page struct {
+			Events []eventlog.Event `json:"events"`
+			More   bool             `json:"more"`
+		}
+		r.decode(t, &page)
+		if r.code != 200 {
+			t.Fatalf("page %d: %d %s", pages, r.code, r.body)
+		}
+		if len(page.Events) == 0 {
+			break
+		}
+		pages++
+		size := 0
+		for _, ev := range page.Events {
+			size += len(ev.Payload)
+		}
+		if len(page.Events) > 1 && size > MaxEventPageBytes {
+			t.Fatalf("page %d holds %d bytes of payloads in %d events", pages, size, len(page.Events))
+		}
+		if !page.More && seen+len(page.Events) < all {
+			t.Fatalf("page %d ends early without saying there is more", pages)
+		}
+		seen += len(page.Events)
+		after = page.Events[len(page.Events)-1].ID
+	}
+	if seen != all || pages < 2 {
+		t.Fatalf("read %d of %d events in %d pages", seen, all, pages)
+	}
+}
+
+// TestAgentModeNoLooser: the mode an agent token reports may make its
+// gate stricter than the person's policy, never looser: under a policy of
+// strict mode, "default" does not let an unmatched read through, and
+// under the default mode "plan" still holds.
+func TestAgentModeNoLooser(t *testing.T) {
+	strict := policy.ModeStrict
+	e := newEnv(t, func(_ *Options, f *policy.File) { f.Layer, f.Mode = policy.LayerUser, &strict })
+	read := func(session, mode string) string {
+		body := e.check(session, "cat README.md", false)
+		if mode != "" {
+			body["mode"] = mode
+		}
+		d, reason := e.decision(e.tokens.Agent, body)
+		return d + " " + reason
+	}
+	must(t, os.WriteFile(filepath.Join(e.project, "README.md"), []byte("x"), 0o644))
+	for _, mode := range []string{"", "default", "plan", "dontAsk"} {
+		if got := read("m-"+mode, mode); got != "deny strict_unmatched" {
+			t.Errorf("mode %q under a strict policy: %s", mode, got)
+		}
+	}
+	e2 := newEnv(t)
+	body := e2.check("p", "echo x > out.txt", false)
+	body["mode"] = "plan"
+	if d, reason := e2.decision(e2.tokens.Agent, body); d != "deny" {
+		t.Errorf("plan asked for by the agent under the default mode: %s %s", d, reason)
+	}
+}

@@ -83,7 +83,7 @@ func NeverWorkspace(dir, home string) string {
 // (engine.FindRoot), or NoWorkspace when that is a directory that is never
 // a workspace ([NeverWorkspace]).
 func WorkspaceFor(cwd, home string) string {
-	root, _ := engine.FindRoot(pathres.Real(filepath.Clean(cwd)))
+	root, _ := engine.FindRoot(pathres.Real(cwd))
 	if NeverWorkspace(root, home) != "" {
 		return NoWorkspace
 	}
@@ -257,7 +257,7 @@ func checkWorkspace(dir, home string) (string, error) {
 	if dir == "" || !filepath.IsAbs(dir) || strings.ContainsRune(dir, 0) {
 		return "", fmt.Errorf("the workspace must be an absolute directory, got %q", clip(dir, 200))
 	}
-	real := pathres.Real(filepath.Clean(dir))
+	real := pathres.Real(dir)
 	if why := NeverWorkspace(real, home); why != "" {
 		return "", fmt.Errorf("%s cannot be a workspace: %s", dir, why)
 	}

@@ -267,7 +267,8 @@ export async function allEvents(params, max = 20000, pageSize = 1000) {
     const page = await api("/v1/events", { params: { ...params, after, limit: pageSize } });
     const evs = (page && page.events) || [];
     out.push(...evs);
-    if (evs.length < pageSize || out.length >= max) return out;
+    // A page the server cut short by size says "more".
+    if ((evs.length < pageSize && !(page && page.more)) || out.length >= max) return out;
     after = evs[evs.length - 1].id;
   }
 }

@@ -30,8 +30,19 @@ function append(el, children) {
     if (c === null || c === undefined || c === false) continue;
     if (Array.isArray(c)) append(el, c);
     else if (c instanceof Node) el.appendChild(c);
-    else el.appendChild(document.createTextNode(String(c)));
+    else el.appendChild(document.createTextNode(visible(String(c))));
   }
+}
+
+// UNSEEN are the characters a browser does not show as themselves: C0 and
+// C1 controls but tab and newline, DEL, line and paragraph separators, and
+// the bidirectional-text controls, which reorder what follows them (a
+// command could read backwards from what runs).
+const UNSEEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+// visible shows each character of UNSEEN in text as an escape, \u202e.
+export function visible(text) {
+  return text.replace(UNSEEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
 }
 
 // h creates an HTML element: h("div", {class: "x"}, "text", child, ...).

@@ -317,7 +317,8 @@ async function runAudit(more) {
       const evs = (res && res.events) || [];
       if (evs.length > 0) after = evs[evs.length - 1].id;
       got.push(...evs.filter((ev) => !reason || gateFields(ev).reason === reason));
-      if (evs.length < page) { lastPage = true; break; }
+      // A page the server cut short by size says "more".
+      if (evs.length < page && !(res && res.more)) { lastPage = true; break; }
     }
     await findCalls(got, params.session);
     if (gen !== audit.gen) return; // a newer search started meanwhile
