@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/secrets"
 )
 
@@ -169,10 +170,14 @@ func (n *Notifier) Links() *Links { return n.links }
 const MaxSummary = 300
 
 // Message builds the notification of p, with fresh links valid until the
-// approval's deadline. Agent-supplied text has secrets redacted and is
-// then cut, on a character boundary: it is sent to third parties.
+// approval's deadline. Agent-supplied text has secrets redacted, then
+// what a screen would act on rather than show (control characters,
+// bidirectional-text overrides) escaped, and is then cut, on a character
+// boundary: it is sent to third parties, and read on a phone by a person
+// who decides from it.
 func (n *Notifier) Message(p Pending) Message {
-	p.Summary = clip(secrets.Redact(p.Summary), MaxSummary)
+	p.Summary = clip(termtext.Escape(secrets.Redact(p.Summary)), MaxSummary)
+	p.Session = termtext.Escape(p.Session)
 	return Message{
 		Type: "approval.pending", Pending: p, Count: 1, Sessions: 1,
 		Page:       n.base + "/#approval/" + url.PathEscape(p.ID),

@@ -268,6 +268,34 @@ func TestSecretAcrossTheCut(t *testing.T) {
 	}
 }
 
+// TestBidiControlsEscaped: a summary whose right-to-left override makes
+// it read otherwise than it runs reaches no webhook with the override in
+// it; the person sees the escape.
+func TestBidiControlsEscaped(t *testing.T) {
+	for _, kind := range []Kind{KindJSON, KindSlack, KindNtfy} {
+		t.Run(string(kind), func(t *testing.T) {
+			r := newReceiver(t)
+			n := New([]Hook{{kind, r.ts.URL}}, NewLinks(nil), "https://gate.example.net", nil)
+			n.Notify(Pending{ID: "tc_1", Session: "s\u202e1", Tool: "Bash", Summary: "Bash: echo safe \u202e; rm -rf ~ #\u2066x\x1b[2J", Deadline: time.Now().Add(time.Minute)})
+			bodies, _ := r.settle(t, 200*time.Millisecond)
+			if len(bodies) != 1 {
+				t.Fatalf("%d notifications, want 1", len(bodies))
+			}
+			body := bodies[0]
+			// JSON would carry ESC as \u001b; a visible escape is \\x1b.
+			visible := strings.ReplaceAll(body, `\\`, "")
+			for _, bad := range []string{"\u202e", "\u2066", "\x1b", `\u001b`} {
+				if strings.Contains(visible, bad) {
+					t.Fatalf("the webhook got %q unescaped:\n%s", bad, body)
+				}
+			}
+			if !strings.Contains(body, "202e") {
+				t.Fatalf("the override is not shown at all:\n%s", body)
+			}
+		})
+	}
+}
+
 // TestNotifyFolds: an agent that asks 400 questions at once does not
 // send 400 pushes; the pushes that go out say how many approvals wait, and
 // together they account for every one.
