@@ -104,21 +104,14 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 				d   *engine.Decision
 				res gate.Result
 			)
-			if tool == policy.ToolShell {
-				d, res, err = shellrun.Run(ctx, g, eng, req, "", opts)
-			} else {
-				// The built-in tools (read, write, edit, list, search,
-				// patch, fetch) run in this process; their output is
-				// kept as artifacts in the state directory.
-				x, xerr := tools.New(tools.Options{StateDir: stateDir, Workspace: pf.project, Mode: policy.Mode(pf.mode)})
-				if xerr != nil {
-					return xerr
-				}
-				d, res, err = x.Run(ctx, g, req, "")
-				if err == nil && d != nil && d.Decision == policy.Allow {
-					_, _ = c.OutOrStdout().Write(res.Stdout)
-					_, _ = c.ErrOrStderr().Write(res.Stderr)
-				}
+			// The built-in tools (read, write, edit, list, search, patch,
+			// fetch) run in this process; their output is kept as
+			// artifacts in the state directory.
+			d, res, err = tools.RunCall(ctx, g, eng, req, "", opts,
+				tools.Options{StateDir: stateDir, Workspace: pf.project, Mode: policy.Mode(pf.mode)})
+			if tool != policy.ToolShell && err == nil && d != nil && d.Decision == policy.Allow {
+				_, _ = c.OutOrStdout().Write(res.Stdout)
+				_, _ = c.ErrOrStderr().Write(res.Stderr)
 			}
 			switch {
 			case d == nil || d.Decision != policy.Allow:
