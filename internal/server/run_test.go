@@ -210,3 +210,24 @@ func TestRunRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOutputBounded: more than MaxRunOutput bytes of output come back
+// cut to at most MaxRunOutput, never inside a character, and marked
+// truncated; the status is the program's.
+func TestRunOutputBounded(t *testing.T) {
+	needPython(t)
+	e := newEnv(t, withRun(t, "Bash(python3:*)"))
+	r := e.call("POST", "/v1/run", e.tokens.Agent, runBody("s1", `python3 -c "import sys; sys.stdout.write('a' + 'é' * 600000); sys.stderr.write('ok')"`, e.project))
+	var resp RunResponse
+	r.decode(t, &resp)
+	if r.code != 200 || resp.Decision != "allow" || resp.ExitCode != 0 {
+		t.Fatalf("run: %d %.300s", r.code, r.body)
+	}
+	// Cut after MaxRunOutput bytes, the last é would be split: it is left out.
+	if !resp.StdoutTruncated || len(resp.Stdout) != MaxRunOutput-1 || strings.Trim(resp.Stdout[1:], "é") != "" {
+		t.Fatalf("stdout: truncated %t, %d bytes", resp.StdoutTruncated, len(resp.Stdout))
+	}
+	if resp.StderrTruncated || resp.Stderr != "ok" {
+		t.Fatalf("stderr: truncated %t, %q", resp.StderrTruncated, resp.Stderr)
+	}
+}
