@@ -31,6 +31,8 @@ func runCmd() *cobra.Command {
 		pf              policyFlags
 		stateDir, db    string
 		session, tty    string
+		serverURL       string
+		tokenFile       string
 		approvalTimeout time.Duration
 	)
 	c := &cobra.Command{
@@ -52,7 +54,14 @@ in the state directory, or --db), each run event with the sandbox's report.
 
 With "run_in_background": true the command keeps running after run exits,
 its output in the state directory; toolgate ps lists such processes and
-toolgate kill stops one. The built-in tools (Read, Write, Edit, LS, Grep,
+toolgate kill stops one.
+
+With --server (or $TOOLGATE_SERVER) the call goes to that toolgate serve
+with the agent token (POST /v1/run): the server decides it, puts a question
+on its approval page, and runs the call itself, as its own user, in the
+session's workspace; run prints the output it returns and exits as above.
+The flags that set the policy, the log and the terminal are the server's
+then, not run's. The built-in tools (Read, Write, Edit, LS, Grep,
 apply_patch, WebFetch and their aliases) run in toolgate itself, confined to
 the workspace; their full output is kept as an artifact (toolgate artifact).`,
 		Example: `  echo '{"tool":"Bash","input":{"command":"go test ./..."},"cwd":"'$PWD'"}' | toolgate run --allow 'Bash(go test:*)'`,
@@ -66,11 +75,18 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 			if approvalTimeout <= 0 {
 				return usageError("--approval-timeout must be positive, got %s", approvalTimeout)
 			}
-			if stateDir == "" {
-				return usageError("no state directory: give --state-dir or set $XDG_STATE_HOME")
-			}
 			if req.Session == "" {
 				req.Session = session
+			}
+			if serverURL != "" {
+				a, err := agentClient(serverURL, stateDir, tokenFile)
+				if err != nil {
+					return err
+				}
+				return runRemote(c, a, req)
+			}
+			if stateDir == "" {
+				return usageError("no state directory: give --state-dir or set $XDG_STATE_HOME")
 			}
 			tokens, db, layer, err := openState(c, &pf, stateDir, db)
 			if err != nil {
@@ -104,21 +120,14 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 				d   *engine.Decision
 				res gate.Result
 			)
-			if tool == policy.ToolShell {
-				d, res, err = shellrun.Run(ctx, g, eng, req, "", opts)
-			} else {
-				// The built-in tools (read, write, edit, list, search,
-				// patch, fetch) run in this process; their output is
-				// kept as artifacts in the state directory.
-				x, xerr := tools.New(tools.Options{StateDir: stateDir, Workspace: pf.project, Mode: policy.Mode(pf.mode)})
-				if xerr != nil {
-					return xerr
-				}
-				d, res, err = x.Run(ctx, g, req, "")
-				if err == nil && d != nil && d.Decision == policy.Allow {
-					_, _ = c.OutOrStdout().Write(res.Stdout)
-					_, _ = c.ErrOrStderr().Write(res.Stderr)
-				}
+			// The built-in tools (read, write, edit, list, search, patch,
+			// fetch) run in this process; their output is kept as
+			// artifacts in the state directory.
+			d, res, err = tools.RunCall(ctx, g, eng, req, "", opts,
+				tools.Options{StateDir: stateDir, Workspace: pf.project, Mode: policy.Mode(pf.mode)})
+			if tool != policy.ToolShell && err == nil && d != nil && d.Decision == policy.Allow {
+				_, _ = c.OutOrStdout().Write(res.Stdout)
+				_, _ = c.ErrOrStderr().Write(res.Stderr)
 			}
 			switch {
 			case d == nil || d.Decision != policy.Allow:
@@ -149,6 +158,8 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 	fl.StringVar(&session, "session", "cli", "the session the call is recorded in, when the request names none")
 	fl.DurationVar(&approvalTimeout, "approval-timeout", gate.DefaultTimeout, "how long to wait for a person's answer before denying")
 	fl.StringVar(&tty, "tty", "/dev/tty", "the terminal a person answers on")
+	fl.StringVar(&serverURL, "server", os.Getenv("TOOLGATE_SERVER"), "URL of a running toolgate serve to decide and run the call (default $TOOLGATE_SERVER; none: decide and run here)")
+	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default agent.token in the state directory)")
 	return c
 }
 

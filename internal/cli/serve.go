@@ -224,6 +224,7 @@ accepts that.`,
 				Instance:     instance,
 				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
 				Workspace: workspace, Hosts: hosts,
+				StateDir: stateDir, CredentialPaths: []string{stateDir, db},
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {
 					root := project
 					if root == "" {

@@ -113,6 +113,15 @@ type Options struct {
 	// Gate given here must have been made with it as
 	// gate.Options.Instance. "": none of this.
 	Instance string
+	// StateDir, when set, lets POST /v1/run run calls on this machine as
+	// this process's user: the built-in tools keep their artifacts and
+	// snapshots there, background commands their output and registry.
+	// "": /v1/run answers 501.
+	StateDir string
+	// CredentialPaths are masked from the commands /v1/run runs, besides
+	// the home directory's and the workspace's credential files: the
+	// state directory and the event log.
+	CredentialPaths []string
 	// Notifier, when set, is told of every pending approval (webhooks with
 	// answer links); the links are answered at /a/{token}.
 	Notifier *notify.Notifier
@@ -317,6 +326,7 @@ func (s *Server) routes() {
 	m.Handle("GET /v1/whoami", s.authed(RoleAgent, s.handleWhoami, nil))
 	m.Handle("POST /v1/login-link", s.authed(RoleApprover, s.handleLoginLink, nil))
 	m.Handle("POST /v1/check", s.authed(RoleAgent, s.handleCheck, nil))
+	m.Handle("POST /v1/run", s.authed(RoleAgent, s.handleRun, nil))
 	m.Handle("GET /v1/approvals", s.authed(RoleAgent, s.handleListApprovals, nil))
 	m.Handle("GET /v1/approvals/{id}", s.authed(RoleAgent, s.handleGetApproval, nil))
 	m.Handle("POST /v1/approvals/{id}", s.authed(RoleApprover, s.handleAnswer, s.forbiddenAnswer))
