@@ -131,7 +131,7 @@ func psCommand(name string, args []string, dyn []bool, items bool) (Effect, bool
 		// it may do anything.
 		return Effect{Level: Execute, Exec: "a .NET method call may do anything"}, true
 	}
-	c := psCmdlets[name]
+	c := psCmdlets()[name]
 	takes := func(p string) bool {
 		if c != nil {
 			return c.value[p]
@@ -484,7 +484,7 @@ func psSubset(st psStage) bool {
 			return false // a property
 		}
 		p, _, _ := strings.Cut(a[1:], ":")
-		full, _ := psCmdlets["select-object"].param(p)
+		full, _ := psCmdlets()["select-object"].param(p)
 		switch full {
 		case "first", "last", "skip", "skiplast", "unique", "index", "skipindex", "wait", "casesensitive":
 		default:
@@ -496,7 +496,7 @@ func psSubset(st psStage) bool {
 
 // psHas reports whether a stage gives the parameter p.
 func psHas(st psStage, p string) bool {
-	c := psCmdlets[st.name]
+	c := psCmdlets()[st.name]
 	for i, a := range st.args {
 		if st.dyn[i] || !psParamWord(a) {
 			continue

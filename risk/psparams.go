@@ -1,6 +1,9 @@
 package risk
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // psCommon are the common parameters every cmdlet takes, as name=alias
 // lists; a trailing = marks a parameter that takes a value.
@@ -82,7 +85,9 @@ type psCmdlet struct {
 	value map[string]bool   // parameters that take a value
 }
 
-var psCmdlets = func() map[string]*psCmdlet {
+// psCmdlets returns the cmdlets of psParamSpec by name. The table is built
+// at first use, not when the program starts.
+var psCmdlets = sync.OnceValue(func() map[string]*psCmdlet {
 	out := make(map[string]*psCmdlet, len(psParamSpec))
 	for name, spec := range psParamSpec {
 		c := &psCmdlet{canon: map[string]string{}, value: map[string]bool{}}
@@ -98,7 +103,7 @@ var psCmdlets = func() map[string]*psCmdlet {
 		out[name] = c
 	}
 	return out
-}()
+})
 
 // param returns the parameter that name (lower-case, without the dash)
 // stands for: the parameter or alias of that name, or the one parameter
@@ -142,7 +147,7 @@ func psVariableName(v string) bool {
 // them all or is not one whose parameters the gate knows.
 func PowerShellUnknownParameter(name string, args []string) string {
 	own, _, _ := splitPipe(args, make([]bool, len(args)))
-	c := psCmdlets[name]
+	c := psCmdlets()[name]
 	if c == nil {
 		return ""
 	}

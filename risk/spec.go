@@ -207,13 +207,12 @@ func (p *Parsed) Flags() map[string]bool {
 
 // Lookup returns the spec of program name, or nil when toolgate has none.
 func Lookup(name string) *Spec {
-	specsOnce.Do(loadSpecs)
-	return specs[name]
+	return builtinSpecs()[name]
 }
 
 // SpecNames returns the names of every program with a spec, sorted.
 func SpecNames() []string {
-	specsOnce.Do(loadSpecs)
+	specs := builtinSpecs()
 	out := make([]string, 0, len(specs))
 	for n := range specs {
 		out = append(out, n)
@@ -222,35 +221,52 @@ func SpecNames() []string {
 	return out
 }
 
-var (
-	specsOnce sync.Once
-	specs     map[string]*Spec
-)
+// builtinSpecs returns the built-in specs by program name. They are parsed
+// at first use, not when the program starts, so that a command that judges
+// nothing does not pay for them. A table that does not load is a
+// programming error (TestSpecsParse loads them all): every call panics
+// with its error.
+var builtinSpecs = sync.OnceValue(func() map[string]*Spec {
+	specs, err := loadSpecs(builtinTables())
+	if err != nil {
+		panic(err)
+	}
+	return specs
+})
 
-func loadSpecs() {
-	specs = map[string]*Spec{}
-	for _, src := range specSources {
+// builtinTables returns every built-in table: the fixed ones the
+// specs_*.go files register, and those built from shared parts (the
+// tools' table with its type options, git's subcommands).
+func builtinTables() ([]specSource, []subcommandSource) {
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), gitSubcommandSources()
+}
+
+// loadSpecs parses tables and indexes their specs by program name and
+// alias; subs adds subcommands to the program each names.
+func loadSpecs(tables []specSource, subs []subcommandSource) (map[string]*Spec, error) {
+	specs := map[string]*Spec{}
+	for _, src := range tables {
 		list, err := ParseSpecs(src.name, src.text)
 		if err != nil {
-			panic(err) // the table is compiled in; TestSpecsParse checks it
+			return nil, err
 		}
 		for _, sp := range list {
 			for _, n := range append([]string{sp.Program}, sp.Aliases...) {
 				if specs[n] != nil {
-					panic(fmt.Sprintf("%s: program %q has two specs", src.name, n))
+					return nil, fmt.Errorf("%s: program %q has two specs", src.name, n)
 				}
 				specs[n] = sp
 			}
 		}
 	}
-	for _, sub := range subcommandSources {
+	for _, sub := range subs {
 		parent := specs[sub.program]
 		if parent == nil {
-			panic(fmt.Sprintf("%s: no spec for %q", sub.name, sub.program))
+			return nil, fmt.Errorf("%s: no spec for %q", sub.name, sub.program)
 		}
 		list, err := ParseSpecs(sub.name, sub.text)
 		if err != nil {
-			panic(err)
+			return nil, err
 		}
 		if parent.Subcommands == nil {
 			parent.Subcommands = map[string]*Spec{}
@@ -261,15 +277,18 @@ func loadSpecs() {
 			}
 		}
 	}
+	return specs, nil
 }
 
 // specSource is one table of specs in the spec language.
 type specSource struct{ name, text string }
 
+// specSources are the fixed tables, which the specs_*.go files register
+// at init; builtinTables adds the built ones.
 var specSources []specSource
 
-// subcommandSources hold the subcommands of one program.
-var subcommandSources []struct{ name, program, text string }
+// subcommandSource holds the subcommands of one program.
+type subcommandSource struct{ name, program, text string }
 
 // ParseSpecs reads specs in toolgate's spec language. Each entry starts at
 // the beginning of a line with the program's names and a colon, and goes

@@ -3,18 +3,80 @@ package risk
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
+// TestSpecsParse loads every built-in table, the built ones included, as
+// the first Lookup does, so that a table that would panic there fails
+// here.
 func TestSpecsParse(t *testing.T) {
-	for _, src := range specSources {
+	tables, subs := builtinTables()
+	specs, err := loadSpecs(tables, subs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range tables {
 		if _, err := ParseSpecs(src.name, src.text); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(SpecNames()) == 0 {
-		t.Fatal("no specs loaded")
+	for _, name := range []string{"cat", "rg", "ack", "git", "sudo", "tar"} {
+		if specs[name] == nil {
+			t.Errorf("no spec for %s", name)
+		}
 	}
+	if specs["git"].Subcommands["commit"] == nil {
+		t.Error("no spec for git commit")
+	}
+	if len(SpecNames()) != len(specs) {
+		t.Errorf("SpecNames has %d names, the tables %d", len(SpecNames()), len(specs))
+	}
+}
+
+// TestLoadSpecsErrors checks that a table that does not load says which
+// table and why, which is what the first Lookup panics with.
+func TestLoadSpecsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		tables []specSource
+		subs   []subcommandSource
+		want   string
+	}{
+		{[]specSource{{"a", "cat: -n"}, {"b", "cat: -n"}}, nil, `b: program "cat" has two specs`},
+		{[]specSource{{"a", "cat tac: -n\ntac: -s"}}, nil, `a: program "tac" has two specs`},
+		{[]specSource{{"a", "cat: -n -n"}}, nil, "a:1: cat: option -n listed twice"},
+		{[]specSource{{"a", "cat: -n"}}, []subcommandSource{{"git commit", "git", "commit: -m=inert"}}, `git commit: no spec for "git"`},
+		{[]specSource{{"a", "git: -C=inert"}}, []subcommandSource{{"git commit", "git", "commit: x"}}, `bad option spelling "x"`},
+	} {
+		specs, err := loadSpecs(tc.tables, tc.subs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("loadSpecs(%v, %v) = %v, want error containing %q", tc.tables, tc.subs, err, tc.want)
+		}
+		if specs != nil {
+			t.Errorf("loadSpecs(%v, %v) returned specs with its error", tc.tables, tc.subs)
+		}
+	}
+}
+
+// TestSpecsConcurrentFirstUse looks specs up from several goroutines at
+// once; run with -race (and -run to make it the first use), it checks that
+// loading at first use is safe.
+func TestSpecsConcurrentFirstUse(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if Lookup("git") == nil || Lookup("git").Subcommands["push"] == nil {
+				t.Error("no spec for git push")
+			}
+			if len(SpecNames()) == 0 {
+				t.Error("no specs")
+			}
+			if PowerShellUnknownParameter("get-childitem", []string{"-Nope" + string(rune('a'+i))}) == "" {
+				t.Error("Get-ChildItem -Nope is not reported")
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestParseSpecsErrors(t *testing.T) {

@@ -492,9 +492,15 @@ func gitSpec(text string, negate bool, shared ...string) string {
 
 func init() {
 	specSources = append(specSources, specSource{"git", gitGlobal})
+}
+
+// gitSubcommandSources returns the tables of git's subcommands, one per
+// entry of gitSubcommands, built by gitSpec.
+func gitSubcommandSources() []subcommandSource {
+	out := make([]subcommandSource, 0, len(gitSubcommands))
 	for _, s := range gitSubcommands {
 		name, _, _ := strings.Cut(s.text, ":")
-		subcommandSources = append(subcommandSources, struct{ name, program, text string }{
-			"git " + strings.Fields(name)[0], "git", gitSpec(s.text, s.negate, s.shared...)})
+		out = append(out, subcommandSource{"git " + strings.Fields(name)[0], "git", gitSpec(s.text, s.negate, s.shared...)})
 	}
+	return out
 }

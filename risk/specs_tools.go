@@ -33,10 +33,7 @@ import "strings"
 // own language code (awk -f, -e, -i and -E, sed -e and -f, jq -f, yq
 // --from-file, less key bindings, which may set LESSOPEN), so that the
 // command asks; files read or written are typed read or write so that
-// what they name is checked.
-func init() {
-	specSources = append(specSources, specSource{"tools", toolSpecs})
-}
+// what they name is checked. toolSpecs returns the table.
 
 // Type options of ag and ack: --go searches Go files.
 var (
@@ -70,7 +67,11 @@ func typeOptions(types string, negatable bool) string {
 	return b.String()
 }
 
-var toolSpecs = `
+// toolSpecs returns the table of the tools above. builtinTables calls it
+// at first use of the specs, so that the type lists are not joined in
+// when the program starts.
+func toolSpecs() string {
+	return `
 # ripgrep parses its own options: no abbreviations. -z runs the fixed
 # decompression programs (gzip, xz, ...), which is no choice of the caller.
 rg: @noabbrev -A|--after-context=inert --auto-hybrid-regex --no-auto-hybrid-regex -B|--before-context=inert
@@ -367,3 +368,4 @@ cloc: --extract-with=exec --vcs=exec --unicode --autoconf --by-file --by-file-by
   --summary-cutoff=inert --sql=write --sql-append --sql-project=inert --sql-style=inert --sum-one --xml
   --yaml
 `
+}

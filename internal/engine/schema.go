@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolgate/toolgate/policy"
@@ -73,9 +74,11 @@ var toolSchemas = map[policy.Tool]string{
 	policy.ToolMCP: `{"type": "object"}`,
 }
 
-// compiledSchemas holds the compiled schemas; a schema that does not
-// compile is a programming error caught by the tests.
-var compiledSchemas = func() map[policy.Tool]*jsonschema.Schema {
+// compiledSchemas returns the compiled schemas by tool. They are compiled
+// at first use, not when the program starts, so that a command that checks
+// no call does not pay for them. A schema that does not compile is a
+// programming error caught by the tests: every call panics with its error.
+var compiledSchemas = sync.OnceValue(func() map[policy.Tool]*jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	out := map[policy.Tool]*jsonschema.Schema{}
 	for tool, src := range toolSchemas {
@@ -94,12 +97,12 @@ var compiledSchemas = func() map[policy.Tool]*jsonschema.Schema {
 		out[tool] = s
 	}
 	return out
-}()
+})
 
 // validateSchema checks a tool's arguments against its schema. The error
 // names the offending field: "input.command: got number, want string".
 func validateSchema(tool policy.Tool, in map[string]any) error {
-	s, ok := compiledSchemas[tool]
+	s, ok := compiledSchemas()[tool]
 	if !ok {
 		return fmt.Errorf("tool %s has no argument schema", tool)
 	}

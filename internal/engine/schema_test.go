@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/policy"
@@ -9,7 +10,7 @@ import (
 
 func TestToolSchemas(t *testing.T) {
 	for tool := range tools {
-		if _, ok := compiledSchemas[tool]; !ok {
+		if _, ok := compiledSchemas()[tool]; !ok {
 			t.Errorf("tool %s has no argument schema", tool)
 		}
 	}
@@ -37,4 +38,23 @@ func TestToolSchemas(t *testing.T) {
 			t.Errorf("%s %v: got %v, want %q", tc.tool, tc.in, err, tc.want)
 		}
 	}
+}
+
+// TestSchemasConcurrentFirstUse validates from several goroutines at once;
+// run with -race (and -run to make it the first use), it checks that
+// compiling the schemas at first use is safe.
+func TestSchemasConcurrentFirstUse(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := validateSchema(policy.ToolShell, map[string]any{"command": "ls", "timeout": "soon"}); err == nil ||
+				!strings.Contains(err.Error(), "input.timeout: got string, want number") {
+				t.Errorf("timeout soon: %v", err)
+			}
+			if err := validateSchema(policy.ToolRead, map[string]any{"file_path": "a"}); err != nil {
+				t.Errorf("file_path a: %v", err)
+			}
+		})
+	}
+	wg.Wait()
 }

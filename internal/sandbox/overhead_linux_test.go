@@ -17,7 +17,7 @@ import (
 const overheadRuns = 50
 
 // TestOverhead measures what `toolgate sandbox -- true` costs over a plain
-// exec of true: the median of 50 runs each, through the library (the
+// exec of true: the median of 50 runs each, run side by side, through the library (the
 // sandbox's own cost) and through the built toolgate binary (which adds
 // toolgate's start-up, measured by itself as `toolgate help`).
 func TestOverhead(t *testing.T) {
@@ -35,36 +35,44 @@ func TestOverhead(t *testing.T) {
 	must(t, err)
 	bin := buildToolgate(t, goBin)
 	ws := t.TempDir()
-	measure := func(f func() error) time.Duration {
-		var d []time.Duration
-		for range overheadRuns {
+	// The commands run side by side, in turn and in a rotating order, so
+	// that a busy spell on a shared machine falls on all of them alike.
+	runs := []func() error{
+		func() error { return exec.Command(truePath).Run() },
+		func() error {
+			_, code, err := Command(context.Background(), Policy{Workspace: ws}, truePath).Run()
+			if err == nil && code != 0 {
+				err = fmt.Errorf("exit %d", code)
+			}
+			return err
+		},
+		func() error {
+			cmd := exec.Command(bin, "sandbox", "--workspace", ws, "--", truePath)
+			cmd.Dir = ws
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("%w: %s", err, out)
+			}
+			return err
+		},
+		func() error { return exec.Command(bin, "help").Run() },
+	}
+	times := make([][]time.Duration, len(runs))
+	for i := range overheadRuns {
+		for j := range runs {
+			k := (i + j) % len(runs)
 			start := time.Now()
-			if err := f(); err != nil {
+			if err := runs[k](); err != nil {
 				t.Fatal(err)
 			}
-			d = append(d, time.Since(start))
+			times[k] = append(times[k], time.Since(start))
 		}
+	}
+	median := func(d []time.Duration) time.Duration {
 		slices.Sort(d)
 		return d[len(d)/2]
 	}
-	plain := measure(func() error { return exec.Command(truePath).Run() })
-	lib := measure(func() error {
-		_, code, err := Command(context.Background(), Policy{Workspace: ws}, truePath).Run()
-		if err == nil && code != 0 {
-			err = fmt.Errorf("exit %d", code)
-		}
-		return err
-	})
-	cli := measure(func() error {
-		cmd := exec.Command(bin, "sandbox", "--workspace", ws, "--", truePath)
-		cmd.Dir = ws
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("%w: %s", err, out)
-		}
-		return err
-	})
-	bare := measure(func() error { return exec.Command(bin, "help").Run() })
+	plain, lib, cli, bare := median(times[0]), median(times[1]), median(times[2]), median(times[3])
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	t.Logf("median of %d runs: exec of true %v; sandbox.Command(true) %v (overhead %v, %.1fx); "+
 		"toolgate sandbox -- true %v (overhead %v, %.1fx), of which toolgate's own start-up (toolgate help) %v",

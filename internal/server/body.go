@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,19 +18,21 @@ import (
 // MaxBody is the largest request body the server reads, in bytes.
 const MaxBody = 1 << 20
 
-// idPattern is what a session, turn or approval id may look like.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+// idPattern is what a session, turn or approval id may look like. Its
+// repetition makes a large program, compiled at first use rather than when
+// the program starts.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`) })
 
 // validID reports whether s may be used as an id. An id is recorded as it
 // is, so one that holds what looks like a secret is not valid.
-func validID(s string) bool { return idPattern.MatchString(s) && !secrets.Contains(s) }
+func validID(s string) bool { return idPattern().MatchString(s) && !secrets.Contains(s) }
 
 // checkID returns an error naming field when s is not a valid id.
 func checkID(field, s string) error {
 	if s == "" {
 		return fmt.Errorf("%s is required", field)
 	}
-	if idPattern.MatchString(s) && secrets.Contains(s) {
+	if idPattern().MatchString(s) && secrets.Contains(s) {
 		return fmt.Errorf("%s looks like a secret (%s): ids are recorded as they are, so choose one that is not", field, secrets.Scan(s)[0].Rule)
 	}
 	if !validID(s) {

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -22,7 +23,10 @@ import (
 // bidirectional-text overrides that make a line read backwards) escaped.
 var linkFuncs = template.FuncMap{"visible": termtext.Escape}
 
-var linkPage = template.Must(template.New("link").Funcs(linkFuncs).Parse(`<!doctype html>
+// linkPage is the page of an answer link, parsed at first use rather than
+// when the program starts.
+var linkPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("link").Funcs(linkFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>toolgate — {{.Title}}</title>
@@ -57,6 +61,7 @@ input{font-size:1rem;padding:.6rem;width:100%;box-sizing:border-box;margin-top:.
 {{end}}
 </main></body></html>
 `))
+})
 
 type linkView struct {
 	Title, Note, Action, Confirm, Deadline string
@@ -71,7 +76,7 @@ func (s *Server) writeLinkPage(w http.ResponseWriter, code int, v linkView) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	w.WriteHeader(code)
-	_ = linkPage.Execute(w, v)
+	_ = linkPage().Execute(w, v)
 }
 
 // linkClaim checks the token of r and finds its approval; on failure it

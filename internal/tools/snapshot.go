@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -47,10 +48,13 @@ type FileSnap struct {
 	Mode   fs.FileMode `json:"mode"`
 }
 
-var callIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+// callIDPattern is what a tool call id may look like. Its repetition
+// makes a large program, compiled at first use rather than when the
+// program starts.
+var callIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) })
 
 func (s *Snapshots) recordPath(id string) (string, error) {
-	if !callIDPattern.MatchString(id) || strings.Trim(id, ".") == "" {
+	if !callIDPattern().MatchString(id) || strings.Trim(id, ".") == "" {
 		return "", fmt.Errorf("%q is not a tool call id", id)
 	}
 	return filepath.Join(s.dir, "calls", id+".json"), nil
