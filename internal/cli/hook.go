@@ -100,6 +100,30 @@ func hookClientCmd(client hook.Client) *cobra.Command {
 	return c
 }
 
+// engine is [policyFlags.engine] with the hook's state directory and
+// event log as credential paths too, wherever --state-dir and --db put
+// them.
+func (f *hookFlags) engine(c *cobra.Command, pf *policyFlags) (*engine.Engine, error) {
+	layer, err := pf.cliLayer(c)
+	if err != nil {
+		return nil, err
+	}
+	if f.stateDir != "" {
+		if err := protectStateDir(layer, f.stateDir); err != nil {
+			return nil, err
+		}
+	}
+	if f.db != "" {
+		if err := protectEventLog(layer, f.db); err != nil {
+			return nil, err
+		}
+	}
+	return engine.New(engine.Options{
+		Policy:  engine.FromFiles(pf.managed, pf.user, layer),
+		Project: pf.project,
+	})
+}
+
 // runHook answers one hook; whatever happens, including a panic, the
 // reply is an explicit answer.
 func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlags) (reply hook.Reply) {
@@ -128,7 +152,7 @@ func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlag
 
 func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFlags) hook.Reply {
 	client := call.Client
-	eng, err := pf.engine(c)
+	eng, err := hf.engine(c, pf)
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
