@@ -456,3 +456,23 @@ func TestHookLatency(t *testing.T) {
 	t.Logf("median of 50: toolgate hook claude-code %v, toolgate --help %v", h, help)
 	fmt.Printf("hook latency (median of 50): hook claude-code %v; --help %v\n", h, help)
 }
+
+// TestHookProtectsItsStateDir: the state directory and event log a hook
+// is given, wherever they are, are credential paths: the agent's tools
+// may not read the tokens or the log through the hook's own decisions.
+func TestHookProtectsItsStateDir(t *testing.T) {
+	env := newHookEnv(t)
+	other := filepath.Join(t.TempDir(), "elsewhere")
+	db := filepath.Join(t.TempDir(), "log", "events.db")
+	flags := append(append([]string{}, env.flags[:4]...), "--state-dir", other, "--db", db)
+	for _, path := range []string{filepath.Join(other, "agent.token"), db + "-wal"} {
+		payload := payloadFor("claude-code", "Read", env.project, map[string]any{"file_path": path}, nil)
+		code, out, stderr := runHookCLI(t, "claude-code", payload, flags...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s %s", code, out, stderr)
+		}
+		if d, reason := hookDecision(t, "claude-code", out); d != "deny" || !strings.Contains(reason, "credential") {
+			t.Fatalf("read of %s: %q %s", path, d, reason)
+		}
+	}
+}
