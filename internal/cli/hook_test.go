@@ -476,3 +476,33 @@ func TestHookProtectsItsStateDir(t *testing.T) {
 		}
 	}
 }
+
+type panicReader struct{}
+
+func (panicReader) Read([]byte) (int, error) { panic("stdin exploded") }
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, fmt.Errorf("stdin is gone") }
+
+// TestHookPanicDenies: a panic or a read error inside the hook is a deny
+// JSON with exit 2 in every client, not a crash that lets the tool run.
+func TestHookPanicDenies(t *testing.T) {
+	env := newHookEnv(t)
+	for _, in := range []struct {
+		name   string
+		r      interface{ Read([]byte) (int, error) }
+		stderr string
+	}{{"panic", panicReader{}, "internal error: stdin exploded"}, {"read error", errReader{}, "stdin is gone"}} {
+		for _, client := range []string{"claude-code", "gemini", "codex"} {
+			var out, errb bytes.Buffer
+			code := Run(append([]string{"hook", client}, env.flags...), in.r, &out, &errb)
+			if code != 2 || !strings.Contains(errb.String(), in.stderr) {
+				t.Fatalf("%s %s: exit %d: %s %s", in.name, client, code, out.String(), errb.String())
+			}
+			if d, _ := hookDecision(t, client, out.String()); d != "deny" {
+				t.Fatalf("%s %s: %s", in.name, client, out.String())
+			}
+		}
+	}
+}
