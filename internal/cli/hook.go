@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/hook"
+	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// hookFlags locate a running server and the event log of a hook.
+type hookFlags struct {
+	server, stateDir, db string
+}
+
+func (f *hookFlags) register(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&f.server, "server", "", "URL of a running toolgate serve to ask a person through (default $TOOLGATE_SERVER, else "+DefaultServer+" when its agent token is in the state directory)")
+	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where agent.token is (the token may also come from $TOOLGATE_TOKEN)")
+	fl.StringVar(&f.db, "db", "", "event log the after-tool events are recorded in: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
+}
+
+func hookCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hook",
+		Short: "Answer an agent client's tool hook (Claude Code, Gemini CLI, Codex)",
+		Long: `hook reads the JSON a client hands its tool hook on stdin, decides the
+call as toolgate check does, and answers in the client's format.
+
+Before a tool runs (PreToolUse, BeforeTool) the answer is allow, deny or,
+for Claude Code only, ask. When toolgate serve is running (found through
+--server, $TOOLGATE_SERVER or the state directory's agent.token; the token
+may come from $TOOLGATE_TOKEN) a call the local policy does not deny is put
+to it with POST /v1/check and "wait": the server's policy decides, and a
+question is answered by a person on its page while the hook waits. Without
+a server, a question goes to Claude Code as ask (an interactive session
+asks its person; claude -p blocks the call) and is a deny for Gemini CLI
+and Codex, whose ask would hang or run the tool.
+
+After a tool runs (PostToolUse, AfterTool) the output is recorded as
+tool.completed in the event log (--db, else events.db in the state
+directory) with injection.suspected events for output that looks like
+prompt injection; the model is warned of those.
+
+It never fails open: bad or empty input, an unknown tool, a policy that
+does not load, an unreachable server that was asked for, or any error of
+its own prints the client's deny JSON and exits 2 with the reason on
+stderr.`,
+	}
+	for _, cl := range hook.Clients {
+		c.AddCommand(hookClientCmd(cl))
+	}
+	c.AddCommand(hookInstallCmds()...)
+	return c
+}
+
+func hookClientCmd(client hook.Client) *cobra.Command {
+	var pf policyFlags
+	var hf hookFlags
+	c := &cobra.Command{
+		Use:   string(client),
+		Short: "Answer a " + string(client) + " tool hook read as JSON on stdin",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			reply := runHook(c, client, &pf, &hf)
+			c.OutOrStdout().Write(reply.Stdout)
+			if reply.Stderr != "" {
+				io.WriteString(c.ErrOrStderr(), reply.Stderr)
+			}
+			if reply.Code != 0 {
+				return silentExit(reply.Code)
+			}
+			return nil
+		},
+	}
+	pf.register(c)
+	hf.register(c)
+	// A flag error must deny too: cobra reports it before RunE runs.
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		reply := hook.Fail(client, err.Error())
+		c.OutOrStdout().Write(reply.Stdout)
+		io.WriteString(c.ErrOrStderr(), reply.Stderr)
+		return silentExit(reply.Code)
+	})
+	return c
+}
+
+// engine is [policyFlags.engine] with the hook's state directory and
+// event log as credential paths too, wherever --state-dir and --db put
+// them.
+func (f *hookFlags) engine(c *cobra.Command, pf *policyFlags) (*engine.Engine, error) {
+	layer, err := pf.cliLayer(c)
+	if err != nil {
+		return nil, err
+	}
+	if f.stateDir != "" {
+		if err := protectStateDir(layer, f.stateDir); err != nil {
+			return nil, err
+		}
+	}
+	if f.db != "" {
+		if err := protectEventLog(layer, f.db); err != nil {
+			return nil, err
+		}
+	}
+	return engine.New(engine.Options{
+		Policy:  engine.FromFiles(pf.managed, pf.user, layer),
+		Project: pf.project,
+	})
+}
+
+// runHook answers one hook; whatever happens, including a panic, the
+// reply is an explicit answer.
+func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlags) (reply hook.Reply) {
+	defer func() {
+		if r := recover(); r != nil {
+			reply = hook.Fail(client, fmt.Sprintf("internal error: %v", r))
+		}
+	}()
+	data, err := io.ReadAll(io.LimitReader(c.InOrStdin(), hook.MaxPayload+1))
+	if err != nil {
+		return hook.Fail(client, fmt.Sprintf("reading the hook input: %v", err))
+	}
+	call, err := hook.Parse(client, data)
+	if err != nil {
+		return hook.Fail(client, err.Error())
+	}
+	if call.Phase == hook.After {
+		patterns, err := recordAfter(c.Context(), call, hf)
+		if err != nil {
+			return hook.Fail(client, fmt.Sprintf("recording the tool's output: %v", err))
+		}
+		return hook.AfterAnswer(client, patterns)
+	}
+	return decideBefore(c, call, pf, hf)
+}
+
+func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFlags) hook.Reply {
+	client := call.Client
+	eng, err := hf.engine(c, pf)
+	if err != nil {
+		return hook.Fail(client, err.Error())
+	}
+	req := call.Request
+	if m, err := policy.ParseMode(call.PermissionMode); call.PermissionMode != "" && err == nil {
+		// The client's mode may make the gate stricter (plan), never
+		// looser: the agent's side cannot loosen its own gate.
+		req.Mode = string(m)
+		req.ModeNoLooser = true
+	}
+	d := eng.Check(c.Context(), &req)
+	if d.Reason == engine.ReasonPolicyError {
+		return hook.Fail(client, d.Message)
+	}
+	if d.Decision == policy.Deny {
+		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
+	}
+	api, err := hf.agentClient()
+	if err != nil {
+		return hook.Fail(client, err.Error())
+	}
+	if api != nil {
+		return askServer(c.Context(), api, call)
+	}
+	if d.Decision == policy.Ask && !hook.CanAsk(client) {
+		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
+			"; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"})
+	}
+	return hook.Answer(client, hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Request.Input})
+}
+
+// describe is the reason a client shows for a decision.
+func describe(d *engine.Decision) string {
+	s := fmt.Sprintf("toolgate: %s (%s)", d.Decision, d.Reason)
+	if d.Message != "" {
+		s += ": " + d.Message
+	}
+	return s
+}
+
+// askServer puts the call to a running server and waits for its answer.
+func askServer(ctx context.Context, api *apiClient, call *hook.Call) hook.Reply {
+	client := call.Client
+	body := map[string]any{"tool": call.Request.Tool, "input": call.Request.Input, "cwd": call.Request.Cwd, "wait": true}
+	if call.Request.Session != "" {
+		body["session"] = call.Request.Session
+	}
+	var resp server.CheckResponse
+	if err := api.do(ctx, http.MethodPost, "/v1/check", body, &resp); err != nil {
+		return hook.Fail(client, err.Error())
+	}
+	if resp.Decision == nil {
+		return hook.Fail(client, "the server's answer holds no decision")
+	}
+	switch resp.Decision.Decision {
+	case policy.Allow:
+		return hook.Answer(client, hook.Verdict{Decision: policy.Allow, Reason: describe(resp.Decision), Input: call.Request.Input})
+	case policy.Deny:
+		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(resp.Decision)})
+	}
+	return hook.Fail(client, fmt.Sprintf("the server answered %q although it was asked to wait for a person", resp.Decision.Decision))
+}
+
+// agentClient returns a client of the running server with the agent
+// token, or nil when no server is configured or running. A server named
+// by --server or $TOOLGATE_SERVER must be reachable with a token; the
+// default address is used only when the state directory holds an agent
+// token and something listens there.
+func (f *hookFlags) agentClient() (*apiClient, error) {
+	addr, explicit := f.server, f.server != ""
+	if !explicit {
+		addr = os.Getenv("TOOLGATE_SERVER")
+		explicit = addr != ""
+	}
+	if !explicit {
+		addr = DefaultServer
+	}
+	tok := os.Getenv("TOOLGATE_TOKEN")
+	if tok == "" && f.stateDir != "" {
+		path := filepath.Join(f.stateDir, server.AgentTokenFile)
+		t, err := server.ReadTokenFile(path)
+		switch {
+		case err == nil:
+			tok = t
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("agent token %s: %v", path, err)
+		}
+	}
+	if tok == "" {
+		if explicit {
+			return nil, fmt.Errorf("the toolgate server %s was named but there is no agent token: set $TOOLGATE_TOKEN or give --state-dir", addr)
+		}
+		return nil, nil
+	}
+	u, err := url.Parse(addr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server %q is not an http:// or https:// URL", addr)
+	}
+	if !explicit {
+		host := u.Host
+		if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+		}
+		conn, err := net.DialTimeout("tcp", host, 500*time.Millisecond)
+		if err != nil {
+			return nil, nil // no server runs: decide locally
+		}
+		conn.Close()
+	}
+	return &apiClient{base: strings.TrimSuffix(u.String(), "/"), token: tok, http: &http.Client{}}, nil
+}
+
+// recordAfter records a finished call in the event log, with the
+// injection patterns its output shows, and returns those patterns. The
+// server takes no tool.completed from an agent, so the hook appends to
+// the log itself (SQLite allows several writers), chained under the
+// server's key when the state directory holds its approver token.
+func recordAfter(ctx context.Context, call *hook.Call, hf *hookFlags) ([]string, error) {
+	db := hf.db
+	if db == "" {
+		if hf.stateDir == "" {
+			return nil, errors.New("no event log: give --db or --state-dir")
+		}
+		if err := os.MkdirAll(hf.stateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("state directory: %v", err)
+		}
+		db = filepath.Join(hf.stateDir, "events.db")
+	}
+	var key []byte
+	if hf.stateDir != "" {
+		tok, err := server.ReadTokenFile(filepath.Join(hf.stateDir, server.ApproverTokenFile))
+		switch {
+		case err == nil:
+			key = server.ChainKeyFor(tok)
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("approver token: %v", err)
+		}
+	}
+	store, err := openStore(ctx, db, false, key)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	session := call.Request.Session
+	if session == "" {
+		session = "hook-" + string(call.Client)
+	}
+	preview, truncated := gate.Preview(call.Output)
+	completed := map[string]any{
+		"tool":            call.ClientTool,
+		"client":          string(call.Client),
+		"outputBytes":     len(call.Output),
+		"stdoutPreview":   preview,
+		"stdoutTruncated": truncated,
+	}
+	if call.ToolUseID != "" {
+		completed["toolUseId"] = call.ToolUseID
+	}
+	drafts := []eventlog.Draft{{Type: eventlog.TypeToolCompleted, Payload: mustJSON(completed)}}
+	patterns := gate.SuspectedInjection(call.Output)
+	for _, p := range patterns {
+		drafts = append(drafts, eventlog.Draft{Type: eventlog.TypeInjectionSuspected,
+			Payload: mustJSON(map[string]any{"toolUseId": call.ToolUseID, "tool": call.ClientTool, "pattern": p})})
+	}
+	if _, err := store.Append(ctx, session, drafts...); err != nil {
+		return nil, err
+	}
+	return patterns, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // maps of strings and numbers always encode
+	}
+	return data
+}

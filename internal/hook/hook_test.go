@@ -1,0 +1,144 @@
+package hook
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+func TestParseMapsTools(t *testing.T) {
+	tests := []struct {
+		name     string
+		client   Client
+		payload  string
+		tool     string // the name toolgate judges
+		phase    Phase
+		canon    policy.Tool
+		output   string
+		errMatch string
+	}{
+		{"claude bash", ClaudeCode, `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1","permission_mode":"default"}`, "Bash", Before, policy.ToolShell, "", ""},
+		{"claude read", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/a"}}`, "Read", Before, policy.ToolRead, "", ""},
+		{"claude multiedit", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"MultiEdit","tool_input":{"file_path":"/w/a","edits":[]}}`, "MultiEdit", Before, policy.ToolEdit, "", ""},
+		{"claude notebookedit", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"NotebookEdit","tool_input":{"notebook_path":"/w/a.ipynb"}}`, "NotebookEdit", Before, policy.ToolEdit, "", ""},
+		{"claude glob", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Glob","tool_input":{"pattern":"*"}}`, "Glob", Before, policy.ToolList, "", ""},
+		{"claude grep", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Grep","tool_input":{"pattern":"x"}}`, "Grep", Before, policy.ToolSearch, "", ""},
+		{"claude webfetch", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"WebFetch","tool_input":{"url":"https://x"}}`, "WebFetch", Before, policy.ToolFetch, "", ""},
+		{"claude mcp", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"mcp__fs__read_text_file","mcp_server":"fs","tool_input":{"path":"/w/a"}}`, "mcp__fs__read_text_file", Before, policy.ToolMCP, "", ""},
+		{"claude post", ClaudeCode, `{"cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"out","stderr":"err"}}`, "Bash", After, policy.ToolShell, "out\nerr", ""},
+		{"gemini shell", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`, "run_shell_command", Before, policy.ToolShell, "", ""},
+		{"gemini replace", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"/w/a"}}`, "replace", Before, policy.ToolEdit, "", ""},
+		{"gemini search", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"search_file_content","tool_input":{"pattern":"x"}}`, "search_file_content", Before, policy.ToolSearch, "", ""},
+		{"gemini list", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"list_directory","tool_input":{"dir_path":"/w"}}`, "list_directory", Before, policy.ToolList, "", ""},
+		{"gemini mcp", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"mcp_my_fs_read_file","mcp_context":{"server_name":"my_fs"},"tool_input":{}}`, "mcp__my_fs__read_file", Before, policy.ToolMCP, "", ""},
+		{"gemini mcp tool named", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"mcp_a_b","mcp_context":{"server_name":"a","tool_name":"b"},"tool_input":{}}`, "mcp__a__b", Before, policy.ToolMCP, "", ""},
+		{"gemini after", Gemini, `{"cwd":"/w","hook_event_name":"AfterTool","tool_name":"read_file","tool_input":{"absolute_path":"/w/a"},"tool_response":{"llmContent":"text"}}`, "read_file", After, policy.ToolRead, "text", ""},
+		{"codex bash", Codex, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, "Bash", Before, policy.ToolShell, "", ""},
+		{"codex exec_command", Codex, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"exec_command","tool_input":{"cmd":"ls"}}`, "exec_command", Before, policy.ToolShell, "", ""},
+		{"codex patch", Codex, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"input":"*** Begin Patch"}}`, "apply_patch", Before, policy.ToolPatch, "", ""},
+		{"codex mcp", Codex, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"mcp__fs__write_file","tool_input":{}}`, "mcp__fs__write_file", Before, policy.ToolMCP, "", ""},
+		{"codex post string", Codex, `{"cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"plain"}`, "Bash", After, policy.ToolShell, "plain", ""},
+
+		{"empty", ClaudeCode, ``, "", 0, "", "", "empty hook input"},
+		{"garbage", Gemini, `not json`, "", 0, "", "", "not a JSON object"},
+		{"two values", Codex, `{} {}`, "", 0, "", "", "more than one"},
+		{"unknown tool", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Frobnicate","tool_input":{}}`, "", 0, "", "", "unknown tool"},
+		{"no tool", Codex, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_input":{}}`, "", 0, "", "", "tool_name"},
+		{"relative cwd", ClaudeCode, `{"cwd":"w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, "", 0, "", "", "absolute"},
+		{"wrong event for client", Gemini, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`, "", 0, "", "", "BeforeTool"},
+		{"other event", ClaudeCode, `{"cwd":"/w","hook_event_name":"Stop","tool_name":"Bash"}`, "", 0, "", "", "not a tool event"},
+		{"gemini mcp no context", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"mcp_a_b_c","tool_input":{}}`, "", 0, "", "", "server_name"},
+		{"gemini mcp context mismatch", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"mcp_a_b","mcp_context":{"server_name":"z"},"tool_input":{}}`, "", 0, "", "", "does not start"},
+		{"tool input not object", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"ls"}`, "", 0, "", "", "tool_input"},
+		{"claude single-underscore mcp", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"mcp_fs_read","tool_input":{}}`, "", 0, "", "", "unknown tool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call, err := Parse(tt.client, []byte(tt.payload))
+			if tt.errMatch != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.errMatch)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if call.Request.Tool != tt.tool || call.Phase != tt.phase {
+				t.Fatalf("tool %q phase %v, want %q %v", call.Request.Tool, call.Phase, tt.tool, tt.phase)
+			}
+			if c, _ := policy.Canonical(call.Request.Tool); c != tt.canon {
+				t.Errorf("canonical %q, want %q", c, tt.canon)
+			}
+			if string(call.Output) != tt.output {
+				t.Errorf("output %q, want %q", call.Output, tt.output)
+			}
+			if call.Request.Cwd != "/w" || call.Request.Input == nil {
+				t.Errorf("request %+v", call.Request)
+			}
+		})
+	}
+}
+
+func TestAnswerFormats(t *testing.T) {
+	in := map[string]any{"command": "ls"}
+	tests := []struct {
+		name   string
+		client Client
+		v      Verdict
+		want   string
+	}{
+		{"claude allow", ClaudeCode, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok","updatedInput":{"command":"ls"}}}`},
+		{"claude ask", ClaudeCode, Verdict{policy.Ask, "why", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"why"}}`},
+		{"claude deny", ClaudeCode, Verdict{policy.Deny, "no", nil}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
+		{"codex allow", Codex, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}`},
+		{"codex ask is deny", Codex, Verdict{policy.Ask, "why", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"why"}}`},
+		{"gemini allow", Gemini, Verdict{policy.Allow, "ok", in}, `{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"ls"}},"reason":"ok"}`},
+		{"gemini ask is deny", Gemini, Verdict{policy.Ask, "why", in}, `{"decision":"deny","reason":"why"}`},
+		{"gemini deny", Gemini, Verdict{policy.Deny, "no", nil}, `{"decision":"deny","reason":"no"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Answer(tt.client, tt.v)
+			if r.Code != 0 || strings.TrimSpace(string(r.Stdout)) != tt.want {
+				t.Fatalf("got %d %s\nwant %s", r.Code, r.Stdout, tt.want)
+			}
+		})
+	}
+	// An invalid decision is a failure, never an allow.
+	if r := Answer(ClaudeCode, Verdict{Decision: policy.Decision(9)}); r.Code != 2 || !strings.Contains(string(r.Stdout), `"deny"`) {
+		t.Fatalf("invalid decision: %+v", r)
+	}
+}
+
+func TestFailDeniesInEveryClient(t *testing.T) {
+	for _, c := range Clients {
+		r := Fail(c, "boom")
+		if r.Code != 2 || r.Stderr != "toolgate: boom\n" {
+			t.Fatalf("%s: %+v", c, r)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(r.Stdout, &m); err != nil {
+			t.Fatal(err)
+		}
+		got := m["decision"]
+		if hs, ok := m["hookSpecificOutput"].(map[string]any); ok {
+			got = hs["permissionDecision"]
+		}
+		if got != "deny" {
+			t.Fatalf("%s: %s", c, r.Stdout)
+		}
+	}
+}
+
+func TestAfterAnswerWarnsOfInjection(t *testing.T) {
+	if r := AfterAnswer(ClaudeCode, nil); string(r.Stdout) != "{}\n" || r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	r := AfterAnswer(Gemini, []string{"ignore previous instructions"})
+	if !strings.Contains(string(r.Stdout), "additionalContext") || !strings.Contains(string(r.Stdout), "ignore previous instructions") {
+		t.Fatalf("%s", r.Stdout)
+	}
+}
