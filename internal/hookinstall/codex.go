@@ -42,8 +42,7 @@ func codexHooksSetting(path string, src []byte) (any, bool, error) {
 	if !ok {
 		return nil, true, fmt.Errorf("%s: features is not a table", path)
 	}
-	v, ok := ft["hooks"]
-	return v, true, nil
+	return ft["hooks"], true, nil
 }
 
 // planCodexHooks returns config.toml's text with hooks enabled (nil when

@@ -86,7 +86,6 @@ type clientSpec struct {
 	matcher  string
 	events   []hookEvent
 	strict   bool // strict JSON (no comments)
-	extra    map[string]any
 }
 
 var specs = map[Client]clientSpec{

@@ -325,8 +325,7 @@ func TestUninstallKeepsSharedEntry(t *testing.T) {
 		t.Errorf("shared entry touched or not reported: %q %v", read(t, p), res.Notes)
 	}
 	// An entry of another toolgate binary counts as installed.
-	res, err = Install(o)
-	if err != nil {
+	if _, err := Install(o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(read(t, p), `"PostToolUse"`) || strings.Count(read(t, p), "hook claude-code") != 2 {
