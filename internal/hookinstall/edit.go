@@ -83,6 +83,15 @@ func insertChild(src []byte, n *node, text, ind string) []byte {
 		lastEnd = n.elems[len(n.elems)-1].end
 	}
 	if lastEnd >= 0 {
+		// A comment after the last child's trailing comma (JSONC) stays
+		// with it.
+		if j := skipBlanks(src, lastEnd); j < len(src) && src[j] == ',' {
+			j = skipBlanks(src, j+1)
+			if bytes.HasPrefix(src[j:], []byte("//")) {
+				nl := j + lineEnd(src[j:])
+				return splice(src, nl, nl, "\n"+ind+text)
+			}
+		}
 		return splice(src, lastEnd, lastEnd, ",\n"+ind+text)
 	}
 	if isSpace(src[n.start+1 : n.end-1]) {
@@ -90,6 +99,53 @@ func insertChild(src []byte, n *node, text, ind string) []byte {
 	}
 	// Only comments inside: put the child first and keep them.
 	return splice(src, n.start+1, n.start+1, "\n"+ind+text)
+}
+
+func skipBlanks(src []byte, i int) int {
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// lineEnd returns the offset of the end of b's first line, before any \r\n
+// or \n.
+func lineEnd(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return len(b)
+	}
+	if i > 0 && b[i-1] == '\r' {
+		i--
+	}
+	return i
+}
+
+// removeCandidates returns the texts removing the i-th child of n may
+// give back: the one for a child insertChild placed after a line comment
+// first, then removeChild's.
+func removeCandidates(src []byte, n *node, i int) [][]byte {
+	var kids []int // start offsets
+	var ends []int
+	for _, m := range n.members {
+		kids, ends = append(kids, m.keyStart), append(ends, m.val.end)
+	}
+	for _, e := range n.elems {
+		kids, ends = append(kids, e.start), append(ends, e.end)
+	}
+	var c [][]byte
+	if i > 0 {
+		prev := ends[i-1]
+		if j := skipBlanks(src, prev); j < len(src) && src[j] == ',' {
+			j = skipBlanks(src, j+1)
+			if bytes.HasPrefix(src[j:], []byte("//")) {
+				if nl := j + lineEnd(src[j:]); nl < kids[i] && isSpace(src[nl:kids[i]]) {
+					c = append(c, splice(src, nl, ends[i], ""))
+				}
+			}
+		}
+	}
+	return append(c, removeChild(src, n, i))
 }
 
 // removeChild cuts the i-th member or element of n: exactly the text
@@ -253,19 +309,29 @@ func uninstallEvent(path string, src []byte, strict bool, event string, o Option
 		if found < 0 {
 			return src, notes, nil
 		}
-		if len(d.arr.elems) > 1 {
-			src = removeChild(src, d.arr, found)
-			continue
-		}
-		// The only entry: install may have created the event's array, or
-		// the whole hooks object, or filled an empty array. Take the
-		// largest removal that install would turn back into this text.
+		// Take the removal that install would turn back into this text:
+		// for the only entry, install may have created the event's array
+		// or the whole hooks object, or filled an empty array; the largest
+		// comes first.
 		var cands [][]byte
-		if len(d.hooks.members) == 1 {
-			cands = append(cands, removeChild(src, d.root, d.hooksIdx))
+		if len(d.arr.elems) == 1 {
+			if len(d.hooks.members) == 1 {
+				cands = append(cands, removeCandidates(src, d.root, d.hooksIdx)...)
+			}
+			cands = append(cands, removeCandidates(src, d.hooks, d.arrIdx)...)
 		}
-		cands = append(cands, removeChild(src, d.hooks, d.arrIdx), removeChild(src, d.arr, found))
-		pick := cands[0]
+		cands = append(cands, removeCandidates(src, d.arr, found)...)
+		// Without a match (the file was edited since), the plain removal
+		// at the largest level.
+		var pick []byte
+		switch {
+		case len(d.arr.elems) > 1:
+			pick = removeChild(src, d.arr, found)
+		case len(d.hooks.members) == 1:
+			pick = removeChild(src, d.root, d.hooksIdx)
+		default:
+			pick = removeChild(src, d.hooks, d.arrIdx)
+		}
 		for _, c := range cands {
 			if again, err := installEvent(path, c, strict, event, entryFor(o, eventSpec(o.Client, event)), o); err == nil && bytes.Equal(again, src) {
 				pick = c

@@ -428,3 +428,21 @@ func TestProjectScope(t *testing.T) {
 		t.Error("codex hooks.json")
 	}
 }
+
+func TestCommentStaysOnItsLine(t *testing.T) {
+	o, p := opts(t, Gemini)
+	src := "{\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\"matcher\": \"x\", \"hooks\": []}, // audit\n    ]\n  }\n}\n"
+	write(t, p, src, 0o644)
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p); !strings.Contains(got, "{\"matcher\": \"x\", \"hooks\": []}, // audit\n      {\n        \"matcher\": \".*\"") {
+		t.Errorf("comment moved:\n%s", got)
+	}
+	if _, err := Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p); got != src {
+		t.Errorf("uninstall:\n%s", got)
+	}
+}
