@@ -76,6 +76,12 @@ func splice(src []byte, from, to int, text string) []byte {
 // insertChild adds text (a member "k": v, or an element) as the last child
 // of the object or array n. text is already indented for its position.
 func insertChild(src []byte, n *node, text, ind string) []byte {
+	// Lines end as the file's do.
+	eol := "\n"
+	if bytes.Contains(src, []byte("\r\n")) {
+		eol = "\r\n"
+		text = strings.ReplaceAll(text, "\n", eol)
+	}
 	var lastEnd = -1
 	if len(n.members) > 0 {
 		lastEnd = n.members[len(n.members)-1].val.end
@@ -89,16 +95,16 @@ func insertChild(src []byte, n *node, text, ind string) []byte {
 			j = skipBlanks(src, j+1)
 			if bytes.HasPrefix(src[j:], []byte("//")) {
 				nl := j + lineEnd(src[j:])
-				return splice(src, nl, nl, "\n"+ind+text)
+				return splice(src, nl, nl, eol+ind+text)
 			}
 		}
-		return splice(src, lastEnd, lastEnd, ",\n"+ind+text)
+		return splice(src, lastEnd, lastEnd, ","+eol+ind+text)
 	}
 	if isSpace(src[n.start+1 : n.end-1]) {
-		return splice(src, n.start+1, n.end-1, "\n"+ind+text+"\n"+lineIndent(src, n.start))
+		return splice(src, n.start+1, n.end-1, eol+ind+text+eol+lineIndent(src, n.start))
 	}
 	// Only comments inside: put the child first and keep them.
-	return splice(src, n.start+1, n.start+1, "\n"+ind+text)
+	return splice(src, n.start+1, n.start+1, eol+ind+text)
 }
 
 func skipBlanks(src []byte, i int) int {

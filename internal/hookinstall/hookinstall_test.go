@@ -98,6 +98,7 @@ var settingsCases = []struct {
 }
 `},
 	{"codex no file", Codex, ""},
+	{"gemini crlf", Gemini, "{\r\n  \"a\": 1, // one\r\n  \"hooks\": {\r\n    \"AfterTool\": []\r\n  }\r\n}\r\n"},
 }
 
 func TestInstallUninstallRoundTrip(t *testing.T) {
@@ -203,6 +204,9 @@ func checkInstalled(t *testing.T, o Options, p, got, orig string) {
 		if k, want := keys(hooks, drop...), keys(h0); k != want {
 			t.Errorf("hooks keys %s, want %s", k, want)
 		}
+	}
+	if strings.Contains(orig, "\r\n") && strings.Count(got, "\n") != strings.Count(got, "\r\n") {
+		t.Errorf("line endings mixed:\n%q", got)
 	}
 	for _, c := range comments.FindAllString(orig, -1) {
 		if !strings.Contains(got, c) {
