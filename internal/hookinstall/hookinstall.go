@@ -220,8 +220,35 @@ func Install(o Options) (*Result, error) {
 		}
 		res.Changes = append(res.Changes, ch)
 	}
-	res.Notes = installNotes(o, path)
+	res.Notes = append(otherCommands(path, out, s.strict, o), installNotes(o, path)...)
 	return res, nil
+}
+
+// otherCommands reports toolgate hooks that were already there and run a
+// different command from the one asked for.
+func otherCommands(path string, src []byte, strict bool, o Options) []string {
+	var notes []string
+	seen := map[string]bool{}
+	for _, ev := range specs[o.Client].events {
+		d, err := locate(path, src, strict, ev.name)
+		if err != nil || d.arr == nil {
+			continue
+		}
+		for _, e := range d.arr.elems {
+			hs, _, _ := e.get("hooks")
+			if hs == nil {
+				continue
+			}
+			for _, h := range hs.elems {
+				c, _, _ := h.get("command")
+				if c != nil && c.kind == '"' && c.str != HookCommand(o) && isToolgateCommand(c.str, o) && !seen[c.str] {
+					seen[c.str] = true
+					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c.str, HookCommand(o)))
+				}
+			}
+		}
+	}
+	return notes
 }
 
 func installNotes(o Options, path string) []string {

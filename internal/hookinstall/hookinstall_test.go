@@ -329,8 +329,12 @@ func TestUninstallKeepsSharedEntry(t *testing.T) {
 		t.Errorf("shared entry touched or not reported: %q %v", read(t, p), res.Notes)
 	}
 	// An entry of another toolgate binary counts as installed.
-	if _, err := Install(o); err != nil {
+	res, err = Install(o)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], `already runs "toolgate hook claude-code"`) {
+		t.Errorf("notes %v", res.Notes)
 	}
 	if !strings.Contains(read(t, p), `"PostToolUse"`) || strings.Count(read(t, p), "hook claude-code") != 2 {
 		t.Errorf("install:\n%s", read(t, p))
