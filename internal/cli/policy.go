@@ -15,6 +15,7 @@ import (
 func policyCmd() *cobra.Command {
 	c := &cobra.Command{Use: "policy", Short: "Work with policy files"}
 	c.AddCommand(lintCmd(), testCmd())
+	c.AddCommand(policyImportCmd())
 	return c
 }
 
