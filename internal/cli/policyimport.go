@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/claudeimport"
@@ -29,7 +30,9 @@ func importClaudeCmd() *cobra.Command {
 rules, additionalDirectories and defaultMode, and writes the toolgate policy
 file they translate to on stdout (or to --output), each entry commented with
 where it came from. What it cannot translate is listed on stderr with the
-reason, and so is every rule toolgate reads differently from Claude Code.`,
+reason, and so is every rule toolgate reads differently from Claude Code.
+When a deny or ask rule cannot be translated the policy is still written,
+and the command exits 1: that policy is looser than the settings.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			file, source, err := claudeSettingsFile(args)
@@ -56,9 +59,26 @@ reason, and so is every rule toolgate reads differently from Claude Code.`,
 			for _, s := range res.Notes {
 				fmt.Fprintf(stderr, "note: %s\n", termtext.Escape(s.String()))
 			}
+			// A deny or ask rule left out makes the written policy looser
+			// than the settings it came from: the policy is still written,
+			// and the command fails so that a script notices.
+			looser := 0
+			for _, s := range res.Skipped {
+				if strings.HasPrefix(s.Where, "permissions.deny") || strings.HasPrefix(s.Where, "permissions.ask") {
+					looser++
+				}
+			}
+			done := func() error {
+				if looser > 0 {
+					return &exitError{1, fmt.Errorf("%d deny or ask rule(s) could not be translated: the policy is looser than %s", looser, source)}
+				}
+				return nil
+			}
 			if output == "" {
-				_, err := c.OutOrStdout().Write(res.Policy)
-				return err
+				if _, err := c.OutOrStdout().Write(res.Policy); err != nil {
+					return err
+				}
+				return done()
 			}
 			flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 			if force {
@@ -79,7 +99,7 @@ reason, and so is every rule toolgate reads differently from Claude Code.`,
 				return err
 			}
 			fmt.Fprintf(stderr, "wrote %s\n", termtext.Escape(output))
-			return nil
+			return done()
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write the policy to this file instead of stdout")

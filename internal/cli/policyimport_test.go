@@ -59,6 +59,14 @@ func TestPolicyImportClaude(t *testing.T) {
 		t.Errorf("--output wrote\n%s", b)
 	}
 
+	// A deny rule left out makes the policy looser: it is still written,
+	// and the command fails.
+	os.WriteFile(settings, []byte(`{"permissions": {"allow": ["Bash(npm test)"], "deny": ["Task"]}}`), 0o644)
+	out, stderr, err = run("import", "claude-code")
+	if err == nil || !strings.Contains(err.Error(), "1 deny or ask rule(s) could not be translated") || !strings.Contains(out, "npm test") || !strings.Contains(stderr, `permissions.deny[0] "Task"`) {
+		t.Errorf("an untranslated deny rule: err %v\nout %s\nstderr %s", err, out, stderr)
+	}
+
 	os.WriteFile(settings, []byte("{\n  \"permissions\": {\n"), 0o644)
 	if _, _, err := run("import", "claude-code"); err == nil || !strings.Contains(err.Error(), ".claude/settings.json:") {
 		t.Errorf("malformed: %v", err)
