@@ -24,6 +24,9 @@ func TestOverhead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no overhead measurement")
 	}
+	if raceEnabled {
+		t.Skip("the race detector slows the process that starts the sandbox: measured without it")
+	}
 	if os.Getenv(unprivilegedEnv) != "" {
 		t.Skip("measured by the privileged run")
 	}

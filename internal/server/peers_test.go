@@ -25,7 +25,7 @@ import (
 // newPair starts two servers on one project and one event log, as two
 // instances behind a load balancer share one database: a SQLite file, or
 // with $TOOLGATE_TEST_POSTGRES set, also a PostgreSQL schema.
-func newPair(t *testing.T, backend string) (a, b *testEnv) {
+func newPair(t *testing.T, backend string, opts ...envOption) (a, b *testEnv) {
 	t.Helper()
 	project := realDir(t)
 	must(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
@@ -38,7 +38,7 @@ func newPair(t *testing.T, backend string) (a, b *testEnv) {
 			return store
 		}
 	}
-	return newEnvAt(t, project, open()), newEnvAt(t, project, open())
+	return newEnvAt(t, project, open(), opts...), newEnvAt(t, project, open(), opts...)
 }
 
 // onBothLogs runs f with a pair on SQLite, then on PostgreSQL.
@@ -519,7 +519,9 @@ func TestPeersHoldBoundedBytes(t *testing.T) {
 	pending, kept := peerMaxPendingBytes, peerKeepBytes
 	peerMaxPendingBytes, peerKeepBytes = 3<<20, 2<<20
 	t.Cleanup(func() { peerMaxPendingBytes, peerKeepBytes = pending, kept })
-	a, b := newPair(t, "sqlite")
+	// The questions must outlive a slow run (the race detector, a loaded
+	// machine): one that times out is resolved, and the deny below is 409.
+	a, b := newPair(t, "sqlite", withTimeout(5*time.Minute))
 	big := strings.Repeat("x", 900<<10)
 	var ids []string
 	for i := range 8 {

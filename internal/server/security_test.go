@@ -585,6 +585,9 @@ func TestPendingBytesBounded(t *testing.T) {
 	const perToken, keep = 8 << 20, 3 << 20
 	e := newEnv(t, func(o *Options, _ *policy.File) {
 		o.Tokens.Agents = []string{"agent-two"}
+		// A question that timed out during a slow run would free its
+		// bytes and let more in than the budget holds.
+		o.Timeout = 5 * time.Minute
 		o.Broker = NewBroker(BrokerOptions{Timeout: o.Timeout, MaxPendingBytesPerToken: perToken, KeepBytes: keep})
 	})
 	big := strings.Repeat("x", 900<<10)

@@ -1,0 +1,7 @@
+//go:build race
+
+package sandbox
+
+// raceEnabled: the race detector slows every goroutine; timings mean
+// nothing under it.
+const raceEnabled = true
