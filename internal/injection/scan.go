@@ -1,0 +1,342 @@
+// Package injection finds text in tool output that tries to steer the
+// model reading it: instructions to ignore earlier instructions, forged
+// role headers and closing tags, requests to reveal or send secrets,
+// hidden (invisible or reordered) text, and markdown images or links whose
+// addresses carry data out.
+//
+// [Scan] is pure, bounded and linear: it reads at most [MaxScan] bytes of
+// any input and never fails. A finding is a reason to distrust the output,
+// not proof of an attack; callers record it and may [Wrap] the output so
+// the model treats it as data.
+package injection
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Class names a kind of injection. The values are stable: they are
+// recorded in events.
+type Class string
+
+// The classes [Scan] reports.
+const (
+	// IgnoreInstructions: text telling the reader to ignore, disregard or
+	// forget its previous instructions, or to take new ones.
+	IgnoreInstructions Class = "ignore-instructions"
+	// RoleHeader: a forged chat role header (system:, <|im_start|>system,
+	// ### System, [INST], <system>, Assistant:) or a closing tag that
+	// tries to end the tool output early.
+	RoleHeader Class = "role-header"
+	// SecretExfiltration: a request to print or send keys, tokens,
+	// passwords, .env files or SSH keys, or a command that does so.
+	SecretExfiltration Class = "secret-exfiltration"
+	// HiddenText: Unicode tag characters, or zero-width characters inside
+	// words beyond [ZeroWidthThreshold].
+	HiddenText Class = "hidden-text"
+	// DataURL: a markdown image or link whose address carries data: a
+	// long base64 or hex value, or a template such as {secret}.
+	DataURL Class = "data-url"
+	// BidiOverride: bidirectional-text controls that reorder what is
+	// shown.
+	BidiOverride Class = "bidi-override"
+)
+
+// Classes lists every class in the order findings are reported.
+var Classes = []Class{IgnoreInstructions, RoleHeader, SecretExfiltration, HiddenText, DataURL, BidiOverride}
+
+const (
+	// MaxScan is the most bytes of one input Scan reads: the first
+	// MaxScan-TailScan bytes and the last TailScan bytes.
+	MaxScan = 1 << 20
+	// TailScan is how much of the end of a longer input is scanned, so
+	// that padding cannot push an instruction out of reach at the end.
+	TailScan = 64 << 10
+	// MaxPerClass bounds the findings of one class in one input.
+	MaxPerClass = 16
+	// ExcerptBytes bounds the text of an excerpt before escaping.
+	ExcerptBytes = 120
+	// ZeroWidthThreshold is how many words may hold zero-width
+	// characters before the text counts as hidden.
+	ZeroWidthThreshold = 2
+)
+
+// Span is a byte range [Start, End) of the scanned input.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Finding is one match: its class, where it is in the input, and an
+// excerpt of the input around it of at most about [ExcerptBytes] bytes
+// with control, format and invisible characters escaped (\u200b), so it
+// is safe to show and to log.
+type Finding struct {
+	Class   Class  `json:"class"`
+	Span    Span   `json:"span"`
+	Excerpt string `json:"excerpt"`
+}
+
+type rule struct {
+	class Class
+	re    *regexp.Regexp
+	// check, when set, must accept the submatches for a match to count.
+	check func(text []byte, m []int) bool
+}
+
+// Patterns run on normalized text: lower case, accents dropped, white
+// space collapsed (a run holding a line break becomes "\n").
+const (
+	sp = `[ \n]`
+	// instruction-like start of a sentence after a role prefix.
+	imperative  = `(?:you\b|ignore\b|disregard\b|forget\b|from now on|new (?:instructions|rules|task)|do not\b|don'?t\b|always\b|never\b|must\b|please\b|your\b|reveal\b|print\b|send\b|run\b|execute\b|override\b|the user\b|important\b|act as\b|pretend\b|output\b)`
+	verbsIgnore = `(?:ignore|ignoring|disregard|disregarding|forget|forgetting|skip|override|overriding|bypass|neglect|abandon|discard|drop)`
+	earlier     = `(?:previous|previously given|prior|above|earlier|preceding|foregoing|former|original|initial|old|existing|system|developer|all)`
+	orders      = `(?:instructions?|directions?|prompts?|rules|guidelines|directives?|commands?|context|messages?|guidance|orders|constraints|restrictions|programming|safeguards)`
+	secretNoun  = `(?:api[ _-]?keys?|access[ _-]?tokens?|auth(?:entication)?[ _-]?tokens?|bearer tokens?|secret[ _-]?keys?|tokens|passwords?|passwd|\.env(?: file)?|env(?:ironment)? (?:variables|vars)|ssh[ _-](?:private[ _-])?keys?|private[ _-]keys?|id_rsa|id_ed25519|id_ecdsa|credentials|secrets|\.aws/credentials|aws_secret_access_key|github_token|openai_api_key|anthropic_api_key)`
+)
+
+var rules = []rule{
+	// (1) ignore previous instructions, and paraphrases.
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\b` + verbsIgnore + sp + `(?:(?:all|any|each|every|of|the|your|my|these|those|that|its|everything|what|you|were|was|have|been|told|given|said|to|about|in)` + sp + `){0,4}` + earlier + sp + `(?:(?:given|stated|received|above|provided|set|and|or|previous|prior|earlier|system|developer|user)` + sp + `){0,3}` + orders + `\b`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){0,4}(?:above|before|earlier|previously|so far|until now)\b`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `(?:above|before)\b`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:do not|don'?t|stop)` + sp + `(?:follow|obey|following|obeying)(?:ing)?` + sp + `(?:your|the|any|all)` + sp + `(?:(?:previous|prior|original|earlier|system|developer|above)` + sp + `){1,2}` + orders + `\b`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`(?m)(?:^|[.!:] )(?:new|updated|revised|real|actual|true) (?:system )?instructions ?:`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\byou are now (?:in )?(?:dan\b|developer mode|an? (?:unrestricted|unfiltered|jailbroken|different)|jailbroken|free of)`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignora|ignore|olvida|olvide|descarta|ignorez|oubliez|oublie|ignoriere|ignorieren sie|vergiss|vergessen sie|ignore as|esqueca|ignori|dimentica)` + sp + `(?:(?:todas|todos|las|los|toutes|tous|les|alle|die|as|os|tutte|le)` + sp + `){0,2}(?:instrucciones|instructions|anweisungen|instruktionen|instrucoes|istruzioni|regles|regeln|reglas)` + sp + `(?:anteriores|precedentes|previas|vorherigen|bisherigen|obigen|precedenti)\b`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignoriere|vergiss|ignora|olvida|ignorez|oubliez)` + sp + `(?:alle|todas|toutes)` + sp + `(?:(?:vorherigen|bisherigen|obigen|las|les)` + sp + `)?(?:anweisungen|instrucciones|instructions)\b`)},
+	{class: IgnoreInstructions, re: regexp.MustCompile(`(?:忽略|无视|忘记|忽视|忘掉)(?:掉)?(?:你)?(?:之前|以上|上面|先前|前面|此前|所有|全部|一切)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|规则|提示|命令)|(?:以前|前)の(?:指示|命令)を(?:すべて)?無視`)},
+
+	// (2) forged role headers and closing tags.
+	{class: RoleHeader, re: regexp.MustCompile(`<\|(?:im_start|im_end|im_sep|endoftext|eot_id|start_header_id|end_header_id|system|assistant|user)\|>`)},
+	{class: RoleHeader, re: regexp.MustCompile(`\[/?inst\]|<<(?:/)?sys>>`)},
+	{class: RoleHeader, re: regexp.MustCompile(`</?(?:system|system[-_]?prompt|system[-_]?message|system-reminder|assistant|developer|instructions?|admin)>`)},
+	{class: RoleHeader, re: regexp.MustCompile(`</(?:tool[_-]?(?:result|output|response|call|use)s?|function[_-]?(?:results?|calls?|response)|untrusted[-_]tool[-_]output|observation|context|document|search[_-]results?|antml:[a-z_]+)>`)},
+	{class: RoleHeader, re: regexp.MustCompile(`(?m)^[ >*_\-]*(?:\*\*)?(?:system|assistant|developer|admin)(?: (?:message|prompt|note|override|instruction|instructions))?(?:\*\*)? ?(?:\*\*)?:(?:\*\*)? ?` + imperative)},
+	{class: RoleHeader, re: regexp.MustCompile(`(?m)^#{1,6} ?(?:\*\*)?(?:system|assistant|developer)(?: (?:prompt|message|instructions?|override))?(?:\*\*)? ?:?(?:\*\*)? ?\n[ >*\-]*` + imperative)},
+	{class: RoleHeader, re: regexp.MustCompile(`(?m)^(?:assistant|ai|human|user) ?: ?(?:sure|ok|okay|of course|certainly|i will|i'll|understood|yes|no problem|here)\b`)},
+
+	// (3) requests to reveal or send secrets.
+	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:send|post|upload|exfiltrate|leak|transmit|forward|e-?mail|submit|beacon|pipe)\b[^.\n]{0,60}?\b` + secretNoun + `\b[^.\n]{0,60}?\b(?:to|at|into|via)\b ?(?:https?://|[\w.+-]+@|[\w-]+\.[a-z]{2,}|the (?:url|server|endpoint|webhook|address))`)},
+	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|list|share|paste|include|echo|write out|repeat|disclose|expose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`)},
+	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|fetch|invoke-webrequest|http)\b[^\n]{0,200}?(?:\$\(|` + "`" + `)(?:cat|base64|env|printenv|head|tail|xxd|gzip -c|tar)\b[^\n]{0,80}?(?:\.ssh|id_rsa|id_ed25519|\.env\b|\.aws|credentials|token|secret|passwd|shadow|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\bkey)`)},
+	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)[ =]?['"]?@?[^\s'"]*(?:\.ssh/|id_rsa|id_ed25519|\.env\b|\.aws/|\.netrc|\.git-credentials|/etc/shadow)`)},
+	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:cat|base64|tar|gzip)\b[^\n|]{0,120}?(?:\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|\.env\b|\.netrc|\.git-credentials|/etc/shadow)[^\n]{0,60}?\| ?(?:curl|wget|nc|ncat|netcat|openssl s_client|ssh)\b`)},
+
+	// (5) markdown images and links whose address carries data.
+	{class: DataURL, re: regexp.MustCompile(`(!?)\[[^\]\n]{0,200}\]\( ?<?((?:https?:)?//[^\s)]+)`), check: carriesData},
+	{class: DataURL, re: regexp.MustCompile(`<img\b[^>]{0,200}?\bsrc ?= ?["']?()((?:https?:)?//[^\s"'>]+)`), check: carriesData},
+}
+
+var (
+	// template placeholders in an address: {secret}, {{token}}, ${KEY},
+	// $API_KEY, <secret>, [data].
+	templateRe = regexp.MustCompile(`\{\{?[^}/]{1,40}\}\}?|\$\{?[a-z_][a-z0-9_]{2,}|%7b%7b|%7b[a-z_]{2,40}%7d|<[a-z_ ]{2,40}>|\[(?:secret|data|token|key|password|conversation|chat|history|env)[a-z_ ]{0,30}\]`)
+	// a long run of base64 or hex.
+	blobRe = regexp.MustCompile(`[a-z0-9+/=_%-]{40,}`)
+)
+
+// carriesData reports whether the address of a markdown image (m[2:4]
+// non-empty "!") or link carries data: a template placeholder anywhere
+// after the host, or, in an image's path or query or a link's query, a
+// run of 40 or more base64 or hex characters that mixes letters and
+// digits.
+func carriesData(text []byte, m []int) bool {
+	image := m[2] >= 0 && m[3] > m[2]
+	u := text[m[4]:m[5]]
+	// Strip the scheme and host.
+	rest := u
+	if i := strings.Index(string(rest), "//"); i >= 0 {
+		rest = rest[i+2:]
+	}
+	slash := strings.IndexAny(string(rest), "/?#")
+	if slash < 0 {
+		return false
+	}
+	rest = rest[slash:]
+	if templateRe.Match(rest) {
+		return true
+	}
+	where := rest
+	if !image {
+		q := strings.IndexByte(string(rest), '?')
+		if q < 0 {
+			return false
+		}
+		where = rest[q:]
+	}
+	for _, loc := range blobRe.FindAllIndex(where, -1) {
+		b := where[loc[0]:loc[1]]
+		var letters, digits int
+		for _, c := range b {
+			switch {
+			case 'a' <= c && c <= 'z':
+				letters++
+			case '0' <= c && c <= '9':
+				digits++
+			}
+		}
+		if letters >= 8 && digits >= 4 && strings.Count(string(b), "-") <= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// Scan returns what in text looks like prompt injection, ordered by class
+// (in the order of [Classes]) and then by position; nil when nothing does.
+// It reads at most [MaxScan] bytes and its work is linear in them.
+func Scan(text []byte) []Finding {
+	if len(text) <= MaxScan {
+		return scanWindow(text, text, 0)
+	}
+	head := cutRune(text, MaxScan-TailScan)
+	tail := len(text) - TailScan
+	for tail < len(text) && !utf8.RuneStart(text[tail]) {
+		tail++
+	}
+	fs := append(scanWindow(text, text[:head], 0), scanWindow(text, text[tail:], tail)...)
+	sortFindings(fs)
+	return fs
+}
+
+// cutRune returns the largest n' <= n that does not split a rune of b.
+func cutRune(b []byte, n int) int {
+	if n >= len(b) {
+		return len(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return n
+}
+
+func scanWindow(orig, src []byte, base int) []Finding {
+	n := normalize(src, base)
+	var fs []Finding
+	count := map[Class]int{}
+	add := func(c Class, s Span) {
+		if count[c] >= MaxPerClass {
+			return
+		}
+		// Overlapping matches of one class are one finding.
+		for i := range fs {
+			if fs[i].Class == c && s.Start < fs[i].Span.End && fs[i].Span.Start < s.End {
+				if s.End > fs[i].Span.End {
+					fs[i].Span.End = s.End
+				}
+				fs[i].Excerpt = excerpt(orig, fs[i].Span)
+				return
+			}
+		}
+		count[c]++
+		fs = append(fs, Finding{Class: c, Span: s, Excerpt: excerpt(orig, s)})
+	}
+	for _, r := range rules {
+		if count[r.class] >= MaxPerClass {
+			continue
+		}
+		for _, m := range r.re.FindAllSubmatchIndex(n.text, MaxPerClass*4) {
+			if r.check != nil && !r.check(n.text, m) {
+				continue
+			}
+			add(r.class, n.span(m[0], m[1]))
+		}
+	}
+	if len(n.tags) > 0 {
+		for _, s := range n.tags {
+			add(HiddenText, s)
+		}
+	}
+	if len(n.hidden) > ZeroWidthThreshold {
+		for _, s := range n.hidden {
+			add(HiddenText, s)
+		}
+	}
+	for _, s := range n.bidi {
+		add(BidiOverride, s)
+	}
+	sortFindings(fs)
+	return fs
+}
+
+func sortFindings(fs []Finding) {
+	rank := func(c Class) int {
+		for i, k := range Classes {
+			if k == c {
+				return i
+			}
+		}
+		return len(Classes)
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		if a, b := rank(fs[i].Class), rank(fs[j].Class); a != b {
+			return a < b
+		}
+		return fs[i].Span.Start < fs[j].Span.Start
+	})
+}
+
+// excerpt returns about ExcerptBytes of orig around s, escaped.
+func excerpt(orig []byte, s Span) string {
+	start, end := s.Start, s.End
+	if end-start > ExcerptBytes {
+		end = start + ExcerptBytes
+	} else {
+		pad := (ExcerptBytes - (end - start)) / 4
+		start -= pad
+		end += pad
+	}
+	start = max(start, 0)
+	end = min(end, len(orig))
+	for start > 0 && !utf8.RuneStart(orig[start]) {
+		start--
+	}
+	end = cutRune(orig, end)
+	return Escape(orig[start:end])
+}
+
+// Escape returns b as text safe to show: printable characters as they
+// are, everything else (control, format, zero-width, bidirectional and tag
+// characters, invalid UTF-8) as a \uXXXX, \UXXXXXXXX or \xXX escape, and
+// line breaks and tabs as \n, \r and \t.
+func Escape(b []byte) string {
+	var sb strings.Builder
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			sb.WriteString(`\x`)
+			sb.WriteByte("0123456789abcdef"[b[i]>>4])
+			sb.WriteByte("0123456789abcdef"[b[i]&15])
+		case r == '\n':
+			sb.WriteString(`\n`)
+		case r == '\r':
+			sb.WriteString(`\r`)
+		case r == '\t':
+			sb.WriteString(`\t`)
+		case r == '\\':
+			sb.WriteString(`\\`)
+		case r == ' ' || (unicode.IsPrint(r) && !unicode.Is(unicode.Cf, r)):
+			sb.WriteRune(r)
+		case r > 0xFFFF:
+			sb.WriteString(`\U`)
+			writeHex(&sb, uint32(r), 8)
+		default:
+			sb.WriteString(`\u`)
+			writeHex(&sb, uint32(r), 4)
+		}
+		i += size
+	}
+	return sb.String()
+}
+
+func writeHex(sb *strings.Builder, v uint32, digits int) {
+	for d := digits - 1; d >= 0; d-- {
+		sb.WriteByte("0123456789abcdef"[(v>>(4*d))&15])
+	}
+}
