@@ -212,6 +212,66 @@ func carriesData(text []byte, m []int) bool {
 	return false
 }
 
+// keyHit is an occurrence of a rule's key: at offset at, n bytes long.
+type keyHit struct{ at, n int }
+
+// keyTable finds the keys of every rule in one pass: by the key's first
+// two bytes (or one, for one-byte keys).
+var keyTable = func() (t struct {
+	two    map[uint16][]keyRef
+	hasTwo [1 << 16]bool
+	one    [256][]int
+}) {
+	t.two = map[uint16][]keyRef{}
+	for ri, r := range rules {
+		for _, k := range r.keys {
+			if len(k) == 1 {
+				t.one[k[0]] = append(t.one[k[0]], ri)
+				continue
+			}
+			p := uint16(k[0])<<8 | uint16(k[1])
+			t.two[p] = append(t.two[p], keyRef{key: k, rule: ri})
+			t.hasTwo[p] = true
+		}
+	}
+	return t
+}()
+
+type keyRef struct {
+	key  string
+	rule int
+}
+
+// findKeys returns, for each rule, the occurrences of its keys in text in
+// order, at most one per offset.
+func findKeys(text []byte) [][]keyHit {
+	hits := make([][]keyHit, len(rules))
+	last := make([]int, len(rules))
+	for i := range last {
+		last[i] = -1
+	}
+	for i, c := range text {
+		for _, ri := range keyTable.one[c] {
+			hits[ri] = append(hits[ri], keyHit{i, 1})
+			last[ri] = i
+		}
+		if i+1 >= len(text) {
+			break
+		}
+		p := uint16(c)<<8 | uint16(text[i+1])
+		if !keyTable.hasTwo[p] {
+			continue
+		}
+		for _, k := range keyTable.two[p] {
+			if last[k.rule] != i && bytes.HasPrefix(text[i:], []byte(k.key)) {
+				hits[k.rule] = append(hits[k.rule], keyHit{i, len(k.key)})
+				last[k.rule] = i
+			}
+		}
+	}
+	return hits
+}
+
 // nearLineStart reports whether only a few markup characters (quote,
 // list, emphasis and heading marks, white space) stand between the start
 // of the line and i.
@@ -293,44 +353,42 @@ func scanWindow(orig, src []byte, base int) []Finding {
 		fs = append(fs, Finding{Class: c, Span: s, Excerpt: excerpt(orig, s)})
 	}
 	text := n.text
-	for _, r := range rules {
-		for _, key := range r.keys {
-			for from := 0; from < len(text) && count[r.class] < MaxPerClass; {
-				i := bytes.Index(text[from:], []byte(key))
-				if i < 0 {
-					break
+	hits := findKeys(text)
+	for ri := range rules {
+		r := &rules[ri]
+		for _, h := range hits[ri] {
+			if count[r.class] >= MaxPerClass {
+				break
+			}
+			hit, from := h.at, h.at+h.n
+			if r.lineStart && !nearLineStart(text, hit) {
+				continue
+			}
+			ws := max(hit-r.back, 0)
+			we := min(from+r.fwd, len(text))
+			for stop := min(we+64, len(text)); we < stop && isWordByte(text[we]); we++ {
+			}
+			if r.stop != "" {
+				if k := bytes.IndexAny(text[from:we], r.stop); k >= 0 {
+					we = from + k + 1
 				}
-				hit := from + i
-				from = hit + len(key)
-				if r.lineStart && !nearLineStart(text, hit) {
+			}
+			if !containsAny(text[ws:we], r.also) {
+				continue
+			}
+			for _, m := range r.re.FindAllSubmatchIndex(text[ws:we], -1) {
+				if m[0] == 0 && ws > 0 && (isWordByte(text[ws-1]) && isWordByte(text[ws]) || r.lineStart && text[ws-1] != '\n') {
+					continue // the window, not the text, starts here
+				}
+				for j := range m {
+					if m[j] >= 0 {
+						m[j] += ws
+					}
+				}
+				if r.check != nil && !r.check(text, m) {
 					continue
 				}
-				ws := max(hit-r.back, 0)
-				we := min(from+r.fwd, len(text))
-				for stop := min(we+64, len(text)); we < stop && isWordByte(text[we]); we++ {
-				}
-				if r.stop != "" {
-					if k := bytes.IndexAny(text[from:we], r.stop); k >= 0 {
-						we = from + k + 1
-					}
-				}
-				if !containsAny(text[ws:we], r.also) {
-					continue
-				}
-				for _, m := range r.re.FindAllSubmatchIndex(text[ws:we], -1) {
-					if m[0] == 0 && ws > 0 && (isWordByte(text[ws-1]) && isWordByte(text[ws]) || r.lineStart && text[ws-1] != '\n') {
-						continue // the window, not the text, starts here
-					}
-					for j := range m {
-						if m[j] >= 0 {
-							m[j] += ws
-						}
-					}
-					if r.check != nil && !r.check(text, m) {
-						continue
-					}
-					add(r.class, n.span(m[0], m[1]))
-				}
+				add(r.class, n.span(m[0], m[1]))
 			}
 		}
 	}
