@@ -127,8 +127,8 @@ var (
 var rules = []rule{
 	// (1) ignore previous instructions, and paraphrases.
 	{class: IgnoreInstructions, keys: []string{"ignor", "disregard", "forget", "skip", "overrid", "bypass", "neglect", "abandon", "discard", "drop"}, back: 1, fwd: 220, also: ordersKeys, re: regexp.MustCompile(`\b` + verbsIgnore + sp + `(?:(?:all|any|each|every|of|the|your|my|these|those|that|its|everything|what|you|were|was|have|been|told|given|said|to|about|in)` + sp + `){0,4}` + earlier + sp + `(?:(?:given|stated|received|above|provided|set|and|or|previous|prior|earlier|system|developer|user)` + sp + `){0,3}` + orders + `\b`)},
-	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 140, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){0,4}(?:above|before|earlier|previously|so far|until now)\b`)},
-	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 40, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `(?:above|before)\b`)},
+	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 140, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){1,4}(?:above|before|earlier|previously|so far|until now)\b`)},
+	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 40, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `above\b`)},
 	{class: IgnoreInstructions, keys: []string{"follow", "obey"}, back: 20, fwd: 160, also: ordersKeys, re: regexp.MustCompile(`\b(?:do not|don'?t|stop)` + sp + `(?:follow|obey|following|obeying)(?:ing)?` + sp + `(?:your|the|any|all)` + sp + `(?:(?:previous|prior|original|earlier|system|developer|above)` + sp + `){1,2}` + orders + `\b`)},
 	{class: IgnoreInstructions, keys: []string{"instructions"}, back: 40, fwd: 4, re: regexp.MustCompile(`(?m)(?:^|[.!:] )(?:new|updated|revised|real|actual|true) (?:system )?instructions ?:`)},
 	{class: IgnoreInstructions, keys: []string{"you are now"}, back: 1, fwd: 60, re: regexp.MustCompile(`\byou are now (?:in )?(?:dan\b|developer mode|an? (?:unrestricted|unfiltered|jailbroken|different)|jailbroken|free of|root\b|admin|administrator|god mode|in charge)`)},
@@ -147,7 +147,7 @@ var rules = []rule{
 
 	// (3) requests to reveal or send secrets.
 	{class: SecretExfiltration, keys: secretKeys, back: 100, fwd: 110, also: sendKeys, re: regexp.MustCompile(`\b(?:send|post|upload|exfiltrate|leak|transmit|forward|e-?mail|submit|beacon|pipe)\b[^.\n]{0,60}?\b(?:` + secretNoun + `|token)\b[^.\n]{0,60}?\b(?:to|at|into|via)\b ?(?:https?://|[\w.+-]+@|[\w-]+\.[a-z]{2,}|the (?:url|server|endpoint|webhook|address))`)},
-	{class: SecretExfiltration, keys: secretKeys, back: 110, fwd: 10, also: showKeys, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|list|share|paste|include|echo|write out|repeat|disclose|expose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`)},
+	{class: SecretExfiltration, keys: secretKeys, back: 110, fwd: 10, also: showKeys, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|share|paste|include|echo|write out|repeat|disclose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`), check: notNarrative},
 	{class: SecretExfiltration, keys: netKeys, back: 0, fwd: 320, also: []string{"$(", "`"}, re: regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|fetch|invoke-webrequest|http)\b[^\n]{0,200}?(?:\$\(|` + "`" + `)(?:cat|base64|env|printenv|head|tail|xxd|gzip -c|tar)\b[^\n]{0,80}?(?:\.ssh|id_rsa|id_ed25519|\.env\b|\.aws|credentials|token|secret|passwd|shadow|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\bkey)`)},
 	{class: SecretExfiltration, keys: []string{"curl", "wget"}, back: 0, fwd: 300, also: fileKeys, re: regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)[ =]?['"]?@?[^\s'"]*(?:\.ssh/|id_rsa|id_ed25519|\.env\b|\.aws/|\.netrc|\.git-credentials|/etc/shadow)`)},
 	{class: SecretExfiltration, keys: []string{"|"}, back: 200, fwd: 30, also: []string{"curl", "wget", "nc", "ssh"}, re: regexp.MustCompile(`\b(?:cat|base64|tar|gzip)\b[^\n|]{0,120}?(?:\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|\.env\b|\.netrc|\.git-credentials|/etc/shadow)[^\n]{0,60}?\| ?(?:curl|wget|nc|ncat|netcat|openssl s_client|ssh)\b`)},
@@ -162,8 +162,36 @@ var (
 	// $API_KEY, <secret>, [data].
 	templateRe = regexp.MustCompile(`\{\{?[^}/]{1,40}\}\}?|\$\{?[a-z_][a-z0-9_]{2,}|%7b%7b|%7b[a-z_]{2,40}%7d|<[a-z_ ]{2,40}>|\[(?:secret|data|token|key|password|conversation|chat|history|env)[a-z_ ]{0,30}\]`)
 	// a long run of base64 or hex.
-	blobRe = regexp.MustCompile(`[a-z0-9+/=_%-]{40,}`)
+	blobRe = regexp.MustCompile(`[a-z0-9+/=_-]{40,}`)
 )
+
+// isBlob reports whether b looks like encoded data rather than words: it
+// mixes many letters and digits, with few hyphens and slashes.
+func isBlob(b string) bool {
+	var letters, digits int
+	for _, c := range []byte(b) {
+		switch {
+		case 'a' <= c && c <= 'z':
+			letters++
+		case '0' <= c && c <= '9':
+			digits++
+		}
+	}
+	return letters >= 8 && digits >= 6 && strings.Count(b, "-") <= 2 && strings.Count(b, "/") <= 1
+}
+
+// notNarrative rejects a match that follows "to", "not", "never" or
+// "can": a sentence about printing secrets ("how to print env vars",
+// "never print the password") rather than a request to.
+func notNarrative(text []byte, m []int) bool {
+	before := string(text[max(m[0]-8, 0):m[0]])
+	for _, w := range []string{" to ", " not ", "never ", " can ", "n't "} {
+		if strings.HasSuffix(before, w) || before == strings.TrimPrefix(w, " ") {
+			return false
+		}
+	}
+	return true
+}
 
 // carriesData reports whether the address of a markdown image (m[2:4]
 // non-empty "!") or link carries data: a template placeholder anywhere
@@ -195,18 +223,14 @@ func carriesData(text []byte, m []int) bool {
 		where = rest[q:]
 	}
 	for _, loc := range blobRe.FindAllIndex(where, -1) {
-		b := where[loc[0]:loc[1]]
-		var letters, digits int
-		for _, c := range b {
-			switch {
-			case 'a' <= c && c <= 'z':
-				letters++
-			case '0' <= c && c <= '9':
-				digits++
-			}
-		}
-		if letters >= 8 && digits >= 4 && strings.Count(string(b), "-") <= 2 {
+		b := string(where[loc[0]:loc[1]])
+		if isBlob(b) {
 			return true
+		}
+		for seg := range strings.SplitSeq(b, "/") {
+			if len(seg) >= 32 && isBlob(seg) {
+				return true
+			}
 		}
 	}
 	return false

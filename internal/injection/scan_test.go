@@ -163,6 +163,12 @@ func TestNearMisses(t *testing.T) {
 		"family: 👨\u200d👩\u200d👧\u200d👦",
 		"\ufeffpackage main\n",
 		"user: alice\nassistant: bob\n",
+		"// The list of tokens.\n",
+		"\t// To print env vars. Only a builtin on Windows.\n",
+		"malformed inputs can still expose password text in an error",
+		"name = name[i:] // ignore everything before first _\n",
+		"[![draft/2019-09](https://img.shields.io/endpoint?url=https://bowtie.report/badges/go-jsonschema/compliance/draft2019-09.json)](https://bowtie.report)",
+		"[issues](https://github.com/golang/go/issues?q=is%3Aissue+is%3Aopen+encoding%2Fjson+in%3Atitle)",
 	} {
 		if fs := Scan([]byte(s)); len(fs) > 0 {
 			t.Errorf("%q flagged: %+v", s, fs)
