@@ -75,6 +75,11 @@ type Options struct {
 	// the server can settle its unanswered questions when it starts again
 	// and the others can tell when it is gone. "" records none.
 	Instance string
+	// WrapUntrusted makes [Gate.Run] wrap a tool's stdout or stderr that
+	// looks like prompt injection between untrusted-output markers with a
+	// note for the model ([injection.Wrap]); the log records the output as
+	// the tool wrote it. False returns the output unchanged.
+	WrapUntrusted bool
 }
 
 // RuleWriter saves a rule a person chose to always allow.

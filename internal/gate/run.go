@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/injection"
 	"github.com/toolgate/toolgate/internal/sandbox"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/secrets"
@@ -71,18 +72,6 @@ func (g *Gate) Refuse(ctx context.Context, req *engine.Request, turn string, rea
 // Exec runs an allowed tool call. It should stop when ctx is done.
 type Exec func(ctx context.Context) (Result, error)
 
-// injectionPatterns are lower-case phrases that mark output as a likely
-// prompt injection. "system:" counts only at the start of a line, where a
-// forged role prefix would be.
-var injectionPatterns = []string{
-	"ignore previous instructions",
-	"ignore all previous",
-	"new instructions:",
-	"system:",
-	"you are now",
-	"disregard the above",
-}
-
 // Run decides req as [Gate.Check] does and, only when the call is allowed
 // and its receipt still holds (see [Gate.Verify]; a call that changed after
 // it was allowed is denied with reason receipt_invalid), runs exec: it records tool.started, calls exec, and records
@@ -90,8 +79,11 @@ var injectionPatterns = []string{
 // preview of at most [PreviewBytes]) or, when exec returns an error,
 // tool.failed; with [WithSandbox], each of these events carries the
 // sandbox report under "sandbox". Output that looks like prompt
-// injection is recorded as injection.suspected, one event per pattern
-// found. Output is only ever
+// injection (see package injection) is recorded as injection.suspected,
+// one event per class found, carrying the class, the spans of stdout and
+// stderr where it was found and an escaped excerpt; with
+// Options.WrapUntrusted the returned Result's flagged streams are then
+// wrapped as untrusted data ([injection.Wrap]). Output is only ever
 // recorded: nothing in it makes the gate request or run another call.
 //
 // When the call is not allowed exec is not called and the zero Result is
@@ -158,12 +150,8 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCompleted, completed); err != nil {
 		return d, res, err
 	}
-	for _, p := range SuspectedInjection(res.Stdout, res.Stderr) {
-		if err := g.record(ctx, req.Session, turn, eventlog.TypeInjectionSuspected, map[string]any{
-			"toolCallId": id, "pattern": p,
-		}); err != nil {
-			return d, res, err
-		}
+	if err := g.recordInjection(ctx, req.Session, turn, id, &res); err != nil {
+		return d, res, err
 	}
 	return d, res, nil
 }
@@ -196,33 +184,84 @@ func Preview(out []byte) (string, bool) {
 	return s, truncated
 }
 
-// SuspectedInjection returns the injection patterns found in the outputs,
-// case-insensitively, each once, in a fixed order.
-func SuspectedInjection(outs ...[]byte) []string {
-	lower := make([]string, len(outs))
-	for i, out := range outs {
-		lower[i] = strings.ToLower(string(out))
-	}
-	var found []string
-	for _, p := range injectionPatterns {
-		for _, out := range lower {
-			if containsPattern(out, p) {
-				found = append(found, p)
-				break
-			}
-		}
-	}
-	return found
+// InjectionSpan is where in a tool's output an injection.suspected
+// finding is: a byte range of stdout or stderr.
+type InjectionSpan struct {
+	Stream string `json:"stream"`
+	Start  int    `json:"start"`
+	End    int    `json:"end"`
 }
 
-func containsPattern(text, p string) bool {
-	if p != "system:" {
-		return strings.Contains(text, p)
-	}
-	for line := range strings.Lines(text) {
-		if strings.HasPrefix(strings.TrimLeft(line, " \t>*#-"), p) {
-			return true
+// InjectionSuspected is the payload of an injection.suspected event: one
+// class of prompt injection found in a tool call's output, every place
+// it was found (at most [injection.MaxPerClass] per stream), and an
+// escaped excerpt of the first.
+type InjectionSuspected struct {
+	ToolCallID string          `json:"toolCallId"`
+	Class      injection.Class `json:"class"`
+	Spans      []InjectionSpan `json:"spans"`
+	Excerpt    string          `json:"excerpt"`
+}
+
+// recordInjection scans res's stdout and stderr, records one
+// injection.suspected event per class found, and, with
+// Options.WrapUntrusted, wraps each flagged stream of res.
+func (g *Gate) recordInjection(ctx context.Context, session, turn, id string, res *Result) error {
+	out, errOut := injection.Scan(res.Stdout), injection.Scan(res.Stderr)
+	for _, ev := range injectionEvents(id, out, errOut) {
+		if err := g.record(ctx, session, turn, eventlog.TypeInjectionSuspected, ev); err != nil {
+			return err
 		}
 	}
-	return false
+	if g.opts.WrapUntrusted {
+		res.Stdout = injection.Wrap(res.Stdout, out)
+		res.Stderr = injection.Wrap(res.Stderr, errOut)
+	}
+	return nil
+}
+
+// injectionEvents groups the findings of stdout and stderr by class, in
+// the order of [injection.Classes].
+func injectionEvents(id string, stdout, stderr []injection.Finding) []InjectionSuspected {
+	var evs []InjectionSuspected
+	for _, c := range injection.Classes {
+		ev := InjectionSuspected{ToolCallID: id, Class: c}
+		for _, s := range []struct {
+			name string
+			fs   []injection.Finding
+		}{{"stdout", stdout}, {"stderr", stderr}} {
+			for _, f := range s.fs {
+				if f.Class != c {
+					continue
+				}
+				if ev.Excerpt == "" {
+					ev.Excerpt = f.Excerpt
+				}
+				ev.Spans = append(ev.Spans, InjectionSpan{Stream: s.name, Start: f.Span.Start, End: f.Span.End})
+			}
+		}
+		if len(ev.Spans) > 0 {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// SuspectedInjection returns the classes of prompt injection
+// ([injection.Scan]) found in any of the outputs, each once, in the order
+// of [injection.Classes].
+func SuspectedInjection(outs ...[]byte) []string {
+	found := map[injection.Class]bool{}
+	for _, out := range outs {
+		for _, f := range injection.Scan(out) {
+			found[f.Class] = true
+		}
+	}
+	var classes []string
+	for _, c := range injection.Classes {
+		if found[c] {
+			classes = append(classes, string(c))
+		}
+	}
+	return classes
 }

@@ -78,7 +78,8 @@ function describe(ev) {
     case "approval.forbidden":
       return "refused: the agent token tried to " + (p.action || "act as the approver") + (p.toolCallId ? " " + p.toolCallId : "");
     case "injection.suspected":
-      return "output that looks like prompt injection" + (what ? ": " + what : "");
+      return "output that looks like prompt injection" + (p.class ? " (" + (INJECTION_CLASSES[p.class] || p.class) + ")" : "") +
+        (what ? ": " + what : "") + (typeof p.excerpt === "string" && p.excerpt ? " · “" + oneLine(p.excerpt) + "”" : "");
     case "user.message": {
       const c = agentContent(ev);
       return typeof (c.text || c.message) === "string" ? c.text || c.message : compact(c);
@@ -120,6 +121,24 @@ const TYPE_LABELS = {
   "user.message": "message", "turn.started": "turn", "turn.completed": "turn end",
   "session.started": "session", "injection.suspected": "injection?", "approval.forbidden": "forbidden",
 };
+
+// INJECTION_CLASSES says in words what each class of injection.suspected
+// event found.
+const INJECTION_CLASSES = {
+  "ignore-instructions": "tells the model to ignore its instructions",
+  "role-header": "forged role header or closing tag",
+  "secret-exfiltration": "asks to reveal or send secrets",
+  "hidden-text": "hidden characters",
+  "data-url": "image or link that carries data out",
+  "bidi-override": "text reordered by bidirectional controls",
+};
+
+// injectionChip flags a call whose output looks like prompt injection;
+// classes are the injection.suspected events' classes.
+function injectionChip(classes) {
+  const words = [...new Set(classes)].map((c) => INJECTION_CLASSES[c] || c).join("; ");
+  return h("span", { class: ["chip", "injection-chip"], title: words || "injection.suspected" }, "possible prompt injection");
+}
 
 function typeChip(type) {
   return h("span", { class: ["chip", "type-chip", "type-" + (type || "").replace(/\W/g, "-")], title: type }, TYPE_LABELS[type] || type);
@@ -209,6 +228,7 @@ function liveRow(ev) {
     typeChip(ev.type),
     h("span", { class: "stream-text" },
       p.decision ? [h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision), " "] : null,
+      ev.type === "injection.suspected" ? [injectionChip([p.class]), " "] : null,
       link ? h("a", { href: link }, describe(ev)) : describe(ev)));
   live.rows.prepend(row);
   while (live.rows.children.length > 500) live.rows.lastElementChild.remove();
@@ -362,7 +382,7 @@ function auditRow(ev) {
   return h("tr", { class: p.decision ? decisionClass(p.decision) : null },
     h("td", { class: "mono nowrap" }, h("time", { datetime: ev.time }, fmtTime(ev.time))),
     h("td", { class: "mono wrap-any" }, h("a", { href: "#/live?session=" + encodeURIComponent(ev.session), class: "plain" }, ev.session)),
-    h("td", null, typeChip(ev.type)),
+    h("td", null, typeChip(ev.type), ev.type === "injection.suspected" ? [" ", injectionChip([p.class])] : null),
     h("td", { class: "subject wrap-any" }, link ? h("a", { href: link, class: "mono" }, what || p.toolCallId) : h("span", { class: "mono" }, what)),
     h("td", null, p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null),
     h("td", { class: "nowrap", title: p.reason || "" }, reasonText(p.reason)),
@@ -399,8 +419,10 @@ export async function showCall(session, id) {
     ]);
     const mine = evs.filter((ev) => gateFields(ev).toolCallId === id);
     for (const ev of mine) noteCall(ev);
+    const injected = mine.filter((ev) => ev.type === "injection.suspected").map((ev) => gateFields(ev).class);
     replace(tl.body,
-      h("p", { class: "muted" }, "Session ", h("span", { class: "mono" }, session), " · ", mine.length, " events"),
+      h("p", { class: "muted" }, "Session ", h("span", { class: "mono" }, session), " · ", mine.length, " events",
+        injected.length ? [" ", injectionChip(injected)] : null),
       appr && appr.request ? approvalSummary(appr) : null,
       mine.length === 0 ? h("p", { class: "empty" }, "No events carry this tool call id.") : null,
       h("ol", { class: "timeline" }, mine.map((ev, i) => timelineItem(ev, mine[0], i))));
