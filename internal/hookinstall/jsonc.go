@@ -2,7 +2,6 @@ package hookinstall
 
 import (
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -238,15 +237,12 @@ func (p *parser) value(depth int) *node {
 				continue
 			case '"':
 				p.pos++
-				s, err := strconv.Unquote(string(p.src[start:p.pos]))
-				if err != nil {
-					// JSON escapes \/ and \uXXXX pairs that strconv rejects.
-					var js string
-					if e := jsonUnquote(p.src[start:p.pos], &js); e != nil {
-						p.fail(p.errorf(start, "invalid string: %v", e))
-						return nil
-					}
-					s = js
+				// JSON's escapes, not Go's: strconv would take \a, \x41
+				// and a raw tab, which a client reading the file refuses.
+				var s string
+				if e := jsonUnquote(p.src[start:p.pos], &s); e != nil {
+					p.fail(p.errorf(start, "invalid string: %v", e))
+					return nil
 				}
 				return &node{kind: '"', start: start, end: p.pos, str: s}
 			case '\n':

@@ -1,0 +1,28 @@
+package hookinstall
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzParseJSON: the settings reader never panics, accepts as strict JSON
+// only what encoding/json accepts, and reads JSON with comments whenever
+// it reads it without.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": []}]}}`,
+		"{\n  // comment\n  \"a\": [1, 2,],\n}\n", `{"a": "\u00e9\n"}`, `[`, `{"a":1}{}`, `/* x */ {}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		_, strictErr := parseJSON("settings.json", []byte(src), false)
+		_, looseErr := parseJSON("settings.json", []byte(src), true)
+		if strictErr == nil && !json.Valid([]byte(src)) {
+			t.Fatalf("strict parse accepted %q, which is not JSON", src)
+		}
+		if strictErr == nil && looseErr != nil {
+			t.Fatalf("%q parses as JSON but not as JSON with comments: %v", src, looseErr)
+		}
+	})
+}

@@ -1,0 +1,45 @@
+package tools
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/engine"
+)
+
+// FuzzPatchPaths: a patch parses or is refused, never panics, and every
+// path the applier would touch is one the engine decided.
+func FuzzPatchPaths(f *testing.F) {
+	for _, s := range []string{
+		"*** Begin Patch\n*** Add File: a.txt\n+hi\n*** Update File: b.txt\n*** Move to: c.txt\n@@\n-x\n+y\n*** Delete File: d.txt\n*** End Patch\n",
+		"--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
+		"--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n\\ No newline at end of file\n",
+		"*** Begin Patch\n*** Update File: ../../etc/passwd\n@@\n-root\n+x\n*** End Patch",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fps, err := parsePatch(text)
+		if err != nil {
+			return
+		}
+		paths, err := patchPaths(text)
+		if err != nil {
+			return
+		}
+		judged := engine.PatchPaths(text)
+		for _, fp := range fps {
+			for _, p := range []string{fp.path, fp.moveTo} {
+				if p != "" && !slices.Contains(paths, p) {
+					t.Fatalf("the patch touches %q, which patchPaths does not list: %v", p, paths)
+				}
+			}
+		}
+		for _, p := range paths {
+			if !slices.Contains(judged, p) {
+				t.Fatalf("%q is applied but not decided by the engine (decided: %v)", p, judged)
+			}
+		}
+	})
+}
