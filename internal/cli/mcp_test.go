@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolgate/toolgate/internal/eventlog"
@@ -189,4 +190,53 @@ func TestMCPProxyFilesystem(t *testing.T) {
 			t.Fatalf("decisions %v", got)
 		}
 	})
+}
+
+// TestMCPProxyAsksTheServer: with --server, a call that needs a person waits
+// for the answer given to the running toolgate serve, and runs only when it
+// is allowed.
+func TestMCPProxyAsksTheServer(t *testing.T) {
+	bin := filesystemServer(t)
+	rs := startServe(t, "--timeout", "1m")
+	w := &mcpWorld{project: rs.project, stateDir: rs.stateDir, none: filepath.Join(rs.project, "none.toml"), bin: bin}
+	cs := w.proxy(t, "--server", rs.url)
+	for _, tc := range []struct {
+		answer  string
+		written bool
+	}{{"deny", false}, {"allow_once", true}} {
+		target := filepath.Join(rs.project, tc.answer+".txt")
+		type result struct {
+			out   string
+			isErr bool
+		}
+		got := make(chan result, 1)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": target, "content": "x"}})
+			if err != nil {
+				got <- result{err.Error(), true}
+				return
+			}
+			got <- result{res.Content[0].(*mcp.TextContent).Text, res.IsError}
+		}()
+		var id string
+		deadline := time.Now().Add(20 * time.Second)
+		for id == "" {
+			_, list := rs.do(t, "GET", "/v1/approvals?state=pending", rs.approver, nil)
+			if l, _ := list["approvals"].([]any); len(l) == 1 {
+				id, _ = l[0].(map[string]any)["id"].(string)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the question never reached the server: %v", list)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if code, m := rs.post(t, "/v1/approvals/"+id, rs.approver, map[string]any{"answer": tc.answer}); code != 200 {
+			t.Fatalf("answer: %d %v", code, m)
+		}
+		r := <-got
+		_, err := os.Stat(target)
+		if r.isErr == tc.written || (err == nil) != tc.written {
+			t.Fatalf("%s: result %q (isError %t), file exists %t", tc.answer, r.out, r.isErr, err == nil)
+		}
+	}
 }
