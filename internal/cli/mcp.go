@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,14 +22,16 @@ func mcpCmd() *cobra.Command {
 		name, stateDir, db   string
 		session, cwd         string
 		serverURL, tokenFile string
+		upstreamURL          string
 		trusted              bool
 	)
 	c := &cobra.Command{
-		Use:   "mcp --name SERVER [flags] -- COMMAND [ARGS...]",
+		Use:   "mcp --name SERVER [flags] {--url URL | -- COMMAND [ARGS...]}",
 		Short: "Serve MCP on stdio in front of an MCP server, gating every tool call",
 		Long: `mcp takes an MCP server's place in an agent's configuration: it serves MCP on
 its standard input and output, starts the real server (COMMAND ARGS) as a child
-over stdio, and forwards to it. Every tools/call is decided as the tool
+over stdio (or, with --url, speaks streamable HTTP to a server at URL), and
+forwards to it. Every tools/call is decided as the tool
 mcp__SERVER__TOOL with the call's arguments as input, so rules such as
 mcp__github__create_issue(repo:myorg/*) apply; arguments that name paths
 (path, paths, source, destination, file, directory, a file:// uri) are judged
@@ -43,10 +46,23 @@ a person goes to a running toolgate serve when --server or $TOOLGATE_SERVER
 is set (then the server decides and records every call); otherwise it is
 denied. Every decision is recorded in the event log.`,
 		Example: `  toolgate mcp --name fs --trusted -- npx -y @modelcontextprotocol/server-filesystem .`,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if name == "" {
 				return usageError("--name is required: the server's name in rules (mcp__NAME__TOOL)")
+			}
+			var upstream mcp.Transport
+			switch {
+			case upstreamURL != "" && len(args) > 0:
+				return usageError("give either --url or a command after --, not both")
+			case upstreamURL != "":
+				u, err := url.Parse(upstreamURL)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageError("--url %q is not an http:// or https:// URL", upstreamURL)
+				}
+				upstream = &mcp.StreamableClientTransport{Endpoint: upstreamURL}
+			case len(args) == 0:
+				return usageError("no server: give the command that starts it after --, or --url")
 			}
 			if stateDir == "" {
 				return usageError("no state directory: give --state-dir or set $XDG_STATE_HOME")
@@ -93,9 +109,12 @@ denied. Every decision is recorded in the event log.`,
 				}
 				opts.Remote = &mcpproxy.Remote{URL: serverURL, Token: tok}
 			}
-			child := exec.CommandContext(ctx, args[0], args[1:]...)
-			child.Stderr = c.ErrOrStderr()
-			p, err := mcpproxy.New(ctx, &mcp.CommandTransport{Command: child}, opts)
+			if upstream == nil {
+				child := exec.CommandContext(ctx, args[0], args[1:]...)
+				child.Stderr = c.ErrOrStderr()
+				upstream = &mcp.CommandTransport{Command: child}
+			}
+			p, err := mcpproxy.New(ctx, upstream, opts)
 			if err != nil {
 				return err
 			}
@@ -111,6 +130,7 @@ denied. Every decision is recorded in the event log.`,
 	fl := c.Flags()
 	fl.SetInterspersed(false)
 	fl.StringVar(&name, "name", "", "the server's name in rules: its tools are mcp__NAME__TOOL (required)")
+	fl.StringVar(&upstreamURL, "url", "", "the server's streamable HTTP endpoint, instead of a command")
 	fl.BoolVar(&trusted, "trusted", false, "trust the server's annotations, as trusted_mcp_servers does")
 	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "directory of the tokens and, by default, the event log")
 	fl.StringVar(&db, "db", "", "event log: a SQLite file (default events.db in the state directory) or a postgres:// connection string")

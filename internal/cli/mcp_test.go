@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,12 +65,17 @@ func newMCPWorld(t *testing.T) *mcpWorld {
 // returns a client connected to it over its stdio.
 func (w *mcpWorld) proxy(t *testing.T, flags ...string) *mcp.ClientSession {
 	t.Helper()
+	return w.proxyArgs(t, append(flags, "--", w.bin, w.project)...)
+}
+
+// proxyArgs runs `toolgate mcp` with args after the common flags.
+func (w *mcpWorld) proxyArgs(t *testing.T, flags ...string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	args := append([]string{"mcp", "--name", "fs", "--state-dir", w.stateDir, "--cwd", w.project,
 		"--managed-policy", w.none, "--user-policy", w.none, "--session", "s1"}, flags...)
-	args = append(args, "--", w.bin, w.project)
 	var stderr strings.Builder
 	done := make(chan int, 1)
 	go func() {
@@ -237,6 +244,72 @@ func TestMCPProxyAsksTheServer(t *testing.T) {
 		_, err := os.Stat(target)
 		if r.isErr == tc.written || (err == nil) != tc.written {
 			t.Fatalf("%s: result %q (isError %t), file exists %t", tc.answer, r.out, r.isErr, err == nil)
+		}
+	}
+}
+
+// TestMCPProxyURL: --url puts the proxy in front of a streamable HTTP server.
+func TestMCPProxyURL(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &mcpWorld{project: filepath.Join(dir, "project"), stateDir: filepath.Join(dir, "state"), none: filepath.Join(dir, "none.toml")}
+	for f, body := range map[string]string{".git/config": "", ".env": "API_KEY=sk-secret-value-42"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(w.project, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.project, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	type in struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	yes := true
+	mcp.AddTool(srv, &mcp.Tool{Name: "write_file", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, os.WriteFile(a.Path, []byte(a.Content), 0o644)
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_file", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			b, err := os.ReadFile(a.Path)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, err
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close) // after the proxy, whose client holds a stream open
+	w.bin = "" // no command: --url
+	cs := w.proxyArgs(t, "--trusted", "--allow", "mcp__fs__write_file", "--url", hs.URL)
+	target := filepath.Join(w.project, "new.txt")
+	if out, isErr := mcpCall(t, cs, "write_file", map[string]any{"path": target, "content": "via http"}); isErr {
+		t.Fatalf("write: %q", out)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "via http" {
+		t.Fatalf("file %q: %v", b, err)
+	}
+	out, isErr := mcpCall(t, cs, "read_file", map[string]any{"path": filepath.Join(w.project, ".env")})
+	if !isErr || strings.Contains(out, "sk-secret-value-42") {
+		t.Fatalf("read .env: %q (isError %t)", out, isErr)
+	}
+}
+
+func TestMCPUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "--", "true"}, "--name is required"},
+		{[]string{"mcp", "--name", "fs"}, "no server"},
+		{[]string{"mcp", "--name", "fs", "--url", "http://127.0.0.1:1/", "--", "true"}, "not both"},
+		{[]string{"mcp", "--name", "fs", "--url", "file:///x"}, "not an http"},
+		{[]string{"mcp", "--name", "a__b", "--state-dir", t.TempDir(), "--", "true"}, `contain no "__"`},
+	} {
+		var stdout, stderr strings.Builder
+		code := Run(tc.args, strings.NewReader(""), &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}
 }
