@@ -280,7 +280,7 @@ func TestMCPProxyURL(t *testing.T) {
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close) // after the proxy, whose client holds a stream open
-	w.bin = "" // no command: --url
+	w.bin = ""          // no command: --url
 	cs := w.proxyArgs(t, "--trusted", "--allow", "mcp__fs__write_file", "--url", hs.URL)
 	target := filepath.Join(w.project, "new.txt")
 	if out, isErr := mcpCall(t, cs, "write_file", map[string]any{"path": target, "content": "via http"}); isErr {
