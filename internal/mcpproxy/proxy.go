@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -53,7 +55,10 @@ type Proxy struct {
 	opts     Options
 	upstream *mcp.ClientSession
 	server   *mcp.Server
-	hidden   []string
+
+	mu     sync.Mutex // guards offered, hidden and the server's tools
+	shown  []string   // the tools the server offers now
+	hidden []string
 }
 
 // New connects to the upstream server over t, lists its tools and builds
@@ -69,38 +74,75 @@ func New(ctx context.Context, t mcp.Transport, opts Options) (*Proxy, error) {
 	if opts.Session == "" {
 		opts.Session = "mcp"
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: "1"}, nil)
+	p := &Proxy{opts: opts}
+	ready := make(chan struct{})
+	defer close(ready)
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: "1"}, &mcp.ClientOptions{
+		// The server's tools changed: offer what it has now, judged by
+		// what it says now. The list is read apart from the connection's
+		// reader, once the proxy is built.
+		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
+			ctx = context.WithoutCancel(ctx)
+			go func() {
+				<-ready
+				if p.server != nil && p.upstream != nil {
+					_ = p.sync(ctx)
+				}
+			}()
+		},
+	})
 	up, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcp proxy: connecting to server %s: %w", opts.Name, err)
 	}
-	p := &Proxy{opts: opts, upstream: up}
+	p.upstream = up
 	impl := &mcp.Implementation{Name: "toolgate-" + opts.Name, Version: "1"}
 	if init := up.InitializeResult(); init != nil && init.ServerInfo != nil {
 		impl = &mcp.Implementation{Name: init.ServerInfo.Name, Title: init.ServerInfo.Title, Version: init.ServerInfo.Version}
 	}
-	p.server = mcp.NewServer(impl, nil)
-	for tool, err := range up.Tools(ctx, nil) {
-		if err != nil {
-			_ = up.Close()
-			return nil, fmt.Errorf("mcp proxy: listing the tools of server %s: %w", opts.Name, err)
-		}
-		if !p.offered(ctx, tool) {
-			p.hidden = append(p.hidden, tool.Name)
-			continue
-		}
-		if !schemaIsObject(tool.InputSchema) {
-			p.hidden = append(p.hidden, tool.Name)
-			continue
-		}
-		p.server.AddTool(tool, p.handler(tool))
+	server := mcp.NewServer(impl, nil)
+	p.server = server
+	if err := p.sync(ctx); err != nil {
+		_ = up.Close()
+		p.server = nil
+		return nil, err
 	}
 	return p, nil
 }
 
+// sync lists the upstream tools and offers those the mode offers, each
+// judged by the annotations it has now; on an error the offered tools stay
+// as they were.
+func (p *Proxy) sync(ctx context.Context) error {
+	var tools []*mcp.Tool
+	for tool, err := range p.upstream.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("mcp proxy: listing the tools of server %s: %w", p.opts.Name, err)
+		}
+		tools = append(tools, tool)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.server.RemoveTools(p.shown...)
+	p.shown, p.hidden = nil, nil
+	for _, tool := range tools {
+		if !schemaIsObject(tool.InputSchema) || !p.offered(ctx, tool) {
+			p.hidden = append(p.hidden, tool.Name)
+			continue
+		}
+		p.server.AddTool(tool, p.handler(tool))
+		p.shown = append(p.shown, tool.Name)
+	}
+	return nil
+}
+
 // Hidden returns the upstream tools the proxy does not offer: those the
 // mode hides, and those whose input schema is not an object.
-func (p *Proxy) Hidden() []string { return p.hidden }
+func (p *Proxy) Hidden() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.hidden)
+}
 
 // Serve serves the client over t until it disconnects or ctx ends.
 func (p *Proxy) Serve(ctx context.Context, t mcp.Transport) error {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -305,4 +306,36 @@ func TestCallsThroughTheGate(t *testing.T) {
 			t.Fatal("no injection.suspected event")
 		}
 	})
+}
+
+// TestToolListChanges: a server that changes its tools after the list was
+// read is judged by what it says now: a read-only tool that turns
+// destructive leaves plan mode's list, and a new tool appears.
+func TestToolListChanges(t *testing.T) {
+	w := newWorld(t, "plan")
+	up := fileServer()
+	cs, _ := w.connect(t, up, true)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"echo", "read_file"}) {
+		t.Fatalf("tools %v", got)
+	}
+	yes := false
+	mcp.AddTool(up, &mcp.Tool{Name: "echo", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	mcp.AddTool(up, &mcp.Tool{Name: "stat", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &yes}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	want := []string{"read_file", "stat"}
+	deadline := time.Now().Add(10 * time.Second)
+	for got := toolNames(t, cs); !slices.Equal(got, want); got = toolNames(t, cs) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools %v, want %v", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err == nil {
+		t.Fatalf("the hidden tool ran: %v", res)
+	}
 }
