@@ -172,7 +172,7 @@ func TestMCPProxyFilesystem(t *testing.T) {
 		cs := w.proxy(t)
 		target := filepath.Join(w.project, "new.txt")
 		out, isErr := mcpCall(t, cs, "write_file", map[string]any{"path": target, "content": "x"})
-		if !isErr || !strings.Contains(out, "untrusted") && !strings.Contains(out, "headless") {
+		if !isErr || !strings.Contains(out, "untrusted_mcp_server") || !strings.Contains(out, "--allow 'mcp__fs__write_file'") {
 			t.Fatalf("write: %q (isError %t)", out, isErr)
 		}
 		if _, err := os.Stat(target); !os.IsNotExist(err) {

@@ -238,7 +238,15 @@ func (p *Proxy) handler(tool *mcp.Tool) mcp.ToolHandler {
 		case d == nil:
 			return refused(fmt.Sprintf("toolgate denied %s: %v", full, err)), nil
 		case d.Decision != policy.Allow:
-			return refused(denial(full, d, true)), nil
+			msg := denial(full, d, true)
+			if unanswered(d) {
+				// The gate's deny says no one answered; the engine says
+				// why it asked.
+				if a := p.opts.Engine.Check(ctx, req); a.Decision == policy.Ask {
+					msg = fmt.Sprintf("toolgate denied %s: it asks (%s: %s), and no one can answer here%s", full, a.Reason, a.Message, howToApprove(full))
+				}
+			}
+			return refused(msg), nil
 		case res == nil:
 			// Allowed, but the log could not be written or the server failed.
 			return refused(fmt.Sprintf("%s failed: %v", full, err)), nil
@@ -250,10 +258,20 @@ func (p *Proxy) handler(tool *mcp.Tool) mcp.ToolHandler {
 // denial is the text a refused call returns to the model.
 func denial(full string, d *engine.Decision, local bool) string {
 	msg := fmt.Sprintf("toolgate denied %s (%s): %s", full, d.Reason, d.Message)
-	if local && (d.Reason == engine.ReasonNoApprover || d.Reason == engine.ReasonHeadless || d.Reason == engine.ReasonApprovalTimeout) {
-		msg += fmt.Sprintf(". It needs a person's approval: run `toolgate serve` and start the proxy with --server URL (or $TOOLGATE_SERVER) and an agent token, or allow it with a rule such as --allow '%s'", full)
+	if local && unanswered(d) {
+		msg += howToApprove(full)
 	}
 	return msg
+}
+
+// unanswered reports whether d denies a call only because no person could
+// be asked.
+func unanswered(d *engine.Decision) bool {
+	return d.Reason == engine.ReasonNoApprover || d.Reason == engine.ReasonHeadless
+}
+
+func howToApprove(full string) string {
+	return fmt.Sprintf(". It needs a person's approval: run `toolgate serve` and start the proxy with --server URL (or $TOOLGATE_SERVER) and an agent token, or allow it with a rule such as --allow '%s'", full)
 }
 
 // refused is the tool result of a call that did not run.

@@ -259,7 +259,7 @@ func TestCallsThroughTheGate(t *testing.T) {
 		cs, _ := w.connect(t, fileServer(), false)
 		target := filepath.Join(w.project, "out.txt")
 		out, isErr := call(t, cs, "write_file", map[string]any{"path": target, "content": "x"})
-		if !isErr || !strings.Contains(out, "--server") || !strings.Contains(out, "--allow 'mcp__files__write_file'") {
+		if !isErr || !strings.Contains(out, "untrusted_mcp_server") || !strings.Contains(out, "--server") || !strings.Contains(out, "--allow 'mcp__files__write_file'") {
 			t.Fatalf("got %q (isError %t)", out, isErr)
 		}
 		if _, err := os.Stat(target); !os.IsNotExist(err) {
@@ -288,8 +288,8 @@ func TestCallsThroughTheGate(t *testing.T) {
 		w := newWorld(t, "")
 		cs, _ := w.connect(t, fileServer(), true)
 		target := filepath.Join(w.project, "out.txt")
-		if _, isErr := call(t, cs, "write_file", map[string]any{"path": target, "content": "x"}); !isErr {
-			t.Fatal("not refused")
+		if out, isErr := call(t, cs, "write_file", map[string]any{"path": target, "content": "x"}); !isErr || !strings.Contains(out, "destructive_effect") {
+			t.Fatalf("got %q (isError %t)", out, isErr)
 		}
 		if _, err := os.Stat(target); !os.IsNotExist(err) {
 			t.Fatalf("the file was written: %v", err)
