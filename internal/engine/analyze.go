@@ -1664,7 +1664,32 @@ func (e *env) toolUnit(c *call) *Unit {
 	}
 	if c.tool == policy.ToolMCP {
 		u.Label = c.mcpName
+		for _, p := range c.paths {
+			u.Label += " " + p.raw
+		}
 		u.known = false
+		if m := c.req.MCP; m != nil && c.mcpTrusted {
+			// A trusted server's annotations are the tool's effect.
+			u.known = true
+			switch {
+			case m.ReadOnly:
+				u.Risk, u.base = risk.Read, risk.Read
+				u.RiskWhy = append(u.RiskWhy, "the trusted server annotates the tool read-only")
+			case m.Destructive:
+				u.Risk, u.base = risk.Destructive, risk.Destructive
+				u.destructive = c.mcpName + " is annotated destructive by its server"
+			default:
+				u.Risk, u.base = risk.Write, risk.Write
+				u.RiskWhy = append(u.RiskWhy, "the trusted server annotates the tool as changing things")
+			}
+			u.network = m.OpenWorld
+		}
+		if m := c.req.MCP; m == nil || !c.mcpTrusted || !m.ReadOnly {
+			// A tool that may change things may write every path it names.
+			for _, p := range c.paths {
+				u.Writes = append(u.Writes, e.pathFact(e.cwd, p.raw))
+			}
+		}
 		if b, err := json.Marshal(c.input); err == nil {
 			u.Secrets = secretKinds(string(b))
 		}

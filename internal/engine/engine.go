@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -340,6 +341,10 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 			d.PolicyVersion = set.Version
 		}
 	}()
+	if tool == policy.ToolMCP {
+		server, _ := policy.SplitMCPName(c.mcpName)
+		c.mcpTrusted = slices.Contains(set.TrustedMCPServers, server) || (req.MCP != nil && req.MCP.Trusted)
+	}
 	st := &state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
 	if err := st.settle(req); err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t

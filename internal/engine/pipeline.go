@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/pathres"
@@ -229,7 +228,7 @@ func (st *state) judge(u *Unit) {
 		floor = u.opaque
 	case c.tool == policy.ToolMCP:
 		server, _ := policy.SplitMCPName(c.mcpName)
-		if !slices.Contains(st.set.TrustedMCPServers, server) {
+		if !c.mcpTrusted {
 			floor, floorReason = "MCP server "+server+" is not trusted: its tools may do anything", ReasonUntrustedMCP
 		}
 	}
@@ -365,6 +364,15 @@ func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
 	c := st.call
 	if st.mode == policy.ModePlan {
 		offered := c.meta.readOnly
+		switch {
+		case c.tool == policy.ToolMCP && c.mcpTrusted:
+			offered = c.req.MCP != nil && c.req.MCP.ReadOnly
+		case c.tool == policy.ToolMCP:
+			// An untrusted server's word is worth nothing: only a tool an
+			// allow rule names is offered.
+			r, _ := st.allowRule(u)
+			offered = r != nil
+		}
 		if c.tool == policy.ToolShell {
 			offered = u.known && u.Risk <= risk.Write && len(u.Writes) == 0 && !u.network && u.destructive == "" && u.unknown == "" && u.base == risk.Read
 		}

@@ -25,17 +25,18 @@ type toolMeta struct {
 // call is a request after routing: the canonical tool and the arguments
 // that matter for judging it.
 type call struct {
-	req       *Request
-	tool      policy.Tool
-	meta      toolMeta
-	mcpName   string
-	command   string    // shell: the command line
-	dir       string    // shell: a working directory given in the input
-	paths     []pathArg // file tools: the paths touched
-	url       *url.URL  // fetch
-	recursive bool      // search: whole trees below the paths are read
-	nameGlob  string    // search: only the files whose name matches
-	input     map[string]any
+	req        *Request
+	tool       policy.Tool
+	meta       toolMeta
+	mcpName    string
+	mcpTrusted bool      // the MCP server is trusted: its annotations count
+	command    string    // shell: the command line
+	dir        string    // shell: a working directory given in the input
+	paths      []pathArg // file tools: the paths touched
+	url        *url.URL  // fetch
+	recursive  bool      // search: whole trees below the paths are read
+	nameGlob   string    // search: only the files whose name matches
+	input      map[string]any
 }
 
 // pathArg is a path argument and the capability it is used with.
@@ -54,7 +55,7 @@ var tools = map[policy.Tool]toolMeta{
 	policy.ToolPatch:     {base: risk.Write, parse: parsePatch},
 	policy.ToolFetch:     {readOnly: true, base: risk.Network, parse: parseFetch},
 	policy.ToolWebSearch: {readOnly: true, base: risk.Network, parse: parseWebSearch},
-	policy.ToolMCP:       {base: risk.Execute, parse: func(map[string]any, *call) error { return nil }},
+	policy.ToolMCP:       {base: risk.Execute, parse: parseMCP},
 }
 
 // fieldError is an argument problem, naming the field.
@@ -405,4 +406,55 @@ func parseFetch(in map[string]any, c *call) error {
 func parseWebSearch(in map[string]any, c *call) error {
 	_, _, err := stringField(in, true, "query")
 	return err
+}
+
+// mcpPathKeys are the argument names an MCP tool's paths are given in.
+var mcpPathKeys = []string{"path", "paths", "file_path", "source", "destination", "file", "directory", "uri"}
+
+// parseMCP collects the paths an MCP call's arguments name, so that they are
+// judged as the built-in file tools' paths are: a string, or an array of
+// strings, under one of mcpPathKeys; a uri only with the file scheme. A
+// value of another type under such a key is an error.
+func parseMCP(in map[string]any, c *call) error {
+	for _, k := range mcpPathKeys {
+		v, ok := in[k]
+		if !ok {
+			continue
+		}
+		var vals []string
+		switch x := v.(type) {
+		case string:
+			vals = []string{x}
+		case []any:
+			for i, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return &fieldError{fmt.Sprintf("%s[%d]", k, i), "expected a string, got " + typeName(e)}
+				}
+				vals = append(vals, s)
+			}
+		default:
+			return &fieldError{k, "expected a string or an array of strings, got " + typeName(v)}
+		}
+		for _, s := range vals {
+			if strings.ContainsRune(s, 0) {
+				return &fieldError{k, "must not contain a NUL byte"}
+			}
+			if k == "uri" {
+				u, err := url.Parse(s)
+				if err != nil || !strings.EqualFold(u.Scheme, "file") {
+					continue // not a file: the call's effect is the tool's
+				}
+				if u.Host != "" && u.Host != "localhost" {
+					return &fieldError{k, "a file URI on another host cannot be judged: " + s}
+				}
+				s = u.Path
+			}
+			if strings.TrimSpace(s) == "" {
+				return &fieldError{k, "must not be empty"}
+			}
+			c.paths = append(c.paths, pathArg{s, "read"})
+		}
+	}
+	return nil
 }

@@ -58,6 +58,28 @@ type Request struct {
 	// judged by the analysis alone, as for a hook whose client runs the
 	// tool itself.
 	Containment *Containment `json:"-"`
+	// MCP, when set, is what whoever speaks to the MCP server of an
+	// mcp__<server>__<tool> call (the MCP proxy) knows of the tool; never
+	// the agent. Nil: nothing is known beyond the name.
+	MCP *MCPTool `json:"-"`
+}
+
+// MCPTool describes the MCP tool a call names, as the server declared it.
+// Its annotations set the call's effect only for a trusted server (named in
+// the policy's trusted_mcp_servers, or Trusted here); an untrusted server's
+// annotations are ignored and its calls ask unless an allow rule names the
+// tool.
+type MCPTool struct {
+	// Trusted trusts the server for this call, as trusted_mcp_servers does.
+	Trusted bool
+	// ReadOnly is the tool's readOnlyHint: it changes nothing.
+	ReadOnly bool
+	// Destructive is the tool's destructiveHint (true when absent on a
+	// tool that is not read-only): what it changes may not come back.
+	Destructive bool
+	// OpenWorld is an explicit openWorldHint: the tool reaches beyond the
+	// machine.
+	OpenWorld bool
 }
 
 // DecodeRequest decodes one JSON request. Unknown fields and trailing data

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/mcpproxy"
+	"github.com/toolgate/toolgate/internal/server"
+)
+
+func mcpCmd() *cobra.Command {
+	var (
+		pf                   policyFlags
+		name, stateDir, db   string
+		session, cwd         string
+		serverURL, tokenFile string
+		upstreamURL          string
+		trusted              bool
+	)
+	c := &cobra.Command{
+		Use:   "mcp --name SERVER [flags] {--url URL | -- COMMAND [ARGS...]}",
+		Short: "Serve MCP on stdio in front of an MCP server, gating every tool call",
+		Long: `mcp takes an MCP server's place in an agent's configuration: it serves MCP on
+its standard input and output, starts the real server (COMMAND ARGS) as a child
+over stdio (or, with --url, speaks streamable HTTP to a server at URL), and
+forwards to it. Every tools/call is decided as the tool
+mcp__SERVER__TOOL with the call's arguments as input, so rules such as
+mcp__github__create_issue(repo:myorg/*) apply; arguments that name paths
+(path, paths, source, destination, file, directory, a file:// uri) are judged
+as file paths, so reading .env through the server is a credential read.
+tools/list hides what the mode does not offer (plan mode: read-only tools).
+
+The server's annotations (readOnlyHint, destructiveHint, openWorldHint) count
+only for a trusted server: one named in trusted_mcp_servers or given
+--trusted. An untrusted server's calls ask unless an allow rule names the
+tool. A refused call returns a tool error with the reason. A call that needs
+a person goes to a running toolgate serve when --server or $TOOLGATE_SERVER
+is set (then the server decides and records every call); otherwise it is
+denied. Every decision is recorded in the event log.`,
+		Example: `  toolgate mcp --name fs --trusted -- npx -y @modelcontextprotocol/server-filesystem .`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if name == "" {
+				return usageError("--name is required: the server's name in rules (mcp__NAME__TOOL)")
+			}
+			var upstream mcp.Transport
+			switch {
+			case upstreamURL != "" && len(args) > 0:
+				return usageError("give either --url or a command after --, not both")
+			case upstreamURL != "":
+				u, err := url.Parse(upstreamURL)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageError("--url %q is not an http:// or https:// URL", upstreamURL)
+				}
+				upstream = &mcp.StreamableClientTransport{Endpoint: upstreamURL}
+			case len(args) == 0:
+				return usageError("no server: give the command that starts it after --, or --url")
+			}
+			if stateDir == "" {
+				return usageError("no state directory: give --state-dir or set $XDG_STATE_HOME")
+			}
+			if cwd == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				cwd = wd
+			}
+			abs, err := filepath.Abs(cwd)
+			if err != nil {
+				return usageError("--cwd: %v", err)
+			}
+			tokens, db, layer, err := openState(c, &pf, stateDir, db)
+			if err != nil {
+				return err
+			}
+			eng, err := engine.New(engine.Options{Policy: engine.FromFiles(pf.managed, pf.user, layer), Project: pf.project})
+			if err != nil {
+				return err
+			}
+			ctx := c.Context()
+			store, err := openStore(ctx, db, false, tokens.ChainKey())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			g, err := gate.New(eng, store, nil, gate.Options{Headless: true, LogKey: tokens.LogKey()})
+			if err != nil {
+				return err
+			}
+			opts := mcpproxy.Options{Name: name, Trusted: trusted, Gate: g, Engine: eng, Cwd: abs, Session: session}
+			if serverURL != "" {
+				tok := tokens.Agent
+				if tokenFile != "" {
+					if tok, err = server.ReadTokenFile(tokenFile); err != nil {
+						return err
+					}
+				}
+				if tok == "" {
+					return usageError("no agent token for --server: give --token-file")
+				}
+				opts.Remote = &mcpproxy.Remote{URL: serverURL, Token: tok}
+			}
+			if upstream == nil {
+				child := exec.CommandContext(ctx, args[0], args[1:]...)
+				child.Stderr = c.ErrOrStderr()
+				upstream = &mcp.CommandTransport{Command: child}
+			}
+			p, err := mcpproxy.New(ctx, upstream, opts)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			err = p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(c.InOrStdin()), Writer: nopWriteCloser{c.OutOrStdout()}})
+			if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				return err
+			}
+			return nil
+		},
+	}
+	pf.register(c)
+	fl := c.Flags()
+	fl.SetInterspersed(false)
+	fl.StringVar(&name, "name", "", "the server's name in rules: its tools are mcp__NAME__TOOL (required)")
+	fl.StringVar(&upstreamURL, "url", "", "the server's streamable HTTP endpoint, instead of a command")
+	fl.BoolVar(&trusted, "trusted", false, "trust the server's annotations, as trusted_mcp_servers does")
+	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "directory of the tokens and, by default, the event log")
+	fl.StringVar(&db, "db", "", "event log: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
+	fl.StringVar(&session, "session", "mcp", "the session the calls are recorded in")
+	fl.StringVar(&cwd, "cwd", "", "the directory the calls are judged from (default the current directory)")
+	fl.StringVar(&serverURL, "server", os.Getenv("TOOLGATE_SERVER"), "a running toolgate serve that decides the calls and asks a person (default $TOOLGATE_SERVER)")
+	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default agent.token in the state directory)")
+	return c
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
