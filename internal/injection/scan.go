@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -124,46 +125,50 @@ var (
 	fileKeys   = []string{".ssh", "id_rsa", "id_ed25519", ".env", ".aws", "credentials", "token", "secret", "passwd", "shadow", ".netrc", ".npmrc", ".pypirc", ".git-credentials", "key"}
 )
 
-var rules = []rule{
-	// (1) ignore previous instructions, and paraphrases.
-	{class: IgnoreInstructions, keys: []string{"ignor", "disregard", "forget", "skip", "overrid", "bypass", "neglect", "abandon", "discard", "drop"}, back: 1, fwd: 220, also: ordersKeys, re: regexp.MustCompile(`\b` + verbsIgnore + sp + `(?:(?:all|any|each|every|of|the|your|my|these|those|that|its|everything|what|you|were|was|have|been|told|given|said|to|about|in)` + sp + `){0,4}` + earlier + sp + `(?:(?:given|stated|received|above|provided|set|and|or|previous|prior|earlier|system|developer|user)` + sp + `){0,3}` + orders + `\b`)},
-	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 140, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){1,4}(?:above|before|earlier|previously|so far|until now)\b`)},
-	{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 40, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `above\b`)},
-	{class: IgnoreInstructions, keys: []string{"follow", "obey"}, back: 20, fwd: 160, also: ordersKeys, re: regexp.MustCompile(`\b(?:do not|don'?t|stop)` + sp + `(?:follow|obey|following|obeying)(?:ing)?` + sp + `(?:your|the|any|all)` + sp + `(?:(?:previous|prior|original|earlier|system|developer|above)` + sp + `){1,2}` + orders + `\b`)},
-	{class: IgnoreInstructions, keys: []string{"pay no attention", "set aside", "no longer apply", "no longer valid", "void", "obsolete", "outdated", "cancel", "superseded", "revoked"}, back: 80, fwd: 100, also: ordersKeys, re: regexp.MustCompile(`\b(?:pay no attention to|set aside)` + sp + `(?:(?:all|any|the|your|my|these|those)` + sp + `){0,2}` + earlier + sp + `(?:(?:system|developer|user)` + sp + `)?` + orders + `\b|\b` + earlier + sp + `(?:(?:system|developer)` + sp + `)?` + orders + sp + `(?:are|is|were|have been|has been)` + sp + `(?:now` + sp + `)?(?:void|null and void|obsolete|outdated|cancell?ed|superseded|revoked|no longer (?:valid|apply|applicable|in effect))\b`)},
-	{class: IgnoreInstructions, keys: []string{"instructions"}, back: 40, fwd: 4, re: regexp.MustCompile(`(?m)(?:^|[.!:] )(?:new|updated|revised|real|actual|true) (?:system )?instructions ?:`)},
-	{class: IgnoreInstructions, keys: []string{"you are now"}, back: 1, fwd: 60, re: regexp.MustCompile(`\byou are now (?:in )?(?:dan\b|developer mode|an? (?:unrestricted|unfiltered|jailbroken|different)|jailbroken|free of|root\b|admin|administrator|god mode|in charge)`)},
-	{class: IgnoreInstructions, keys: []string{"ignor", "olvid", "descarta", "oubli", "vergiss", "vergessen", "esquec", "dimentica"}, back: 1, fwd: 160, re: regexp.MustCompile(`\b(?:ignora|ignore|olvida|olvide|descarta|ignorez|oubliez|oublie|ignoriere|ignorieren sie|vergiss|vergessen sie|ignore as|esqueca|ignori|dimentica)` + sp + `(?:(?:todas|todos|las|los|toutes|tous|les|alle|die|as|os|tutte|le)` + sp + `){0,2}(?:instrucciones|instructions|anweisungen|instruktionen|instrucoes|istruzioni|regles|regeln|reglas)` + sp + `(?:anteriores|precedentes|previas|vorherigen|bisherigen|obigen|precedenti)\b`)},
-	{class: IgnoreInstructions, keys: []string{"ignor", "olvid", "oubli", "vergiss"}, back: 1, fwd: 100, re: regexp.MustCompile(`\b(?:ignoriere|vergiss|ignora|olvida|ignorez|oubliez)` + sp + `(?:alle|todas|toutes)` + sp + `(?:(?:vorherigen|bisherigen|obigen|las|les)` + sp + `)?(?:anweisungen|instrucciones|instructions)\b`)},
-	{class: IgnoreInstructions, keys: []string{"忽略", "无视", "忘记", "忽视", "忘掉", "無視"}, back: 40, fwd: 80, re: regexp.MustCompile(`(?:忽略|无视|忘记|忽视|忘掉)(?:掉)?(?:你)?(?:之前|以上|上面|先前|前面|此前|所有|全部|一切)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|规则|提示|命令)|(?:以前|前)の(?:指示|命令)を(?:すべて)?無視`)},
+// rules are the patterns, compiled at first use, not when the program
+// starts.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// (1) ignore previous instructions, and paraphrases.
+		{class: IgnoreInstructions, keys: []string{"ignor", "disregard", "forget", "skip", "overrid", "bypass", "neglect", "abandon", "discard", "drop"}, back: 1, fwd: 220, also: ordersKeys, re: regexp.MustCompile(`\b` + verbsIgnore + sp + `(?:(?:all|any|each|every|of|the|your|my|these|those|that|its|everything|what|you|were|was|have|been|told|given|said|to|about|in)` + sp + `){0,4}` + earlier + sp + `(?:(?:given|stated|received|above|provided|set|and|or|previous|prior|earlier|system|developer|user)` + sp + `){0,3}` + orders + `\b`)},
+		{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 140, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:all|everything)` + sp + `(?:(?:that|you|were|was|i|have|told|said|written|stated)` + sp + `){1,4}(?:above|before|earlier|previously|so far|until now)\b`)},
+		{class: IgnoreInstructions, keys: []string{"ignore", "disregard", "forget"}, back: 1, fwd: 40, re: regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sp + `(?:the|everything|all)` + sp + `above\b`)},
+		{class: IgnoreInstructions, keys: []string{"follow", "obey"}, back: 20, fwd: 160, also: ordersKeys, re: regexp.MustCompile(`\b(?:do not|don'?t|stop)` + sp + `(?:follow|obey|following|obeying)(?:ing)?` + sp + `(?:your|the|any|all)` + sp + `(?:(?:previous|prior|original|earlier|system|developer|above)` + sp + `){1,2}` + orders + `\b`)},
+		{class: IgnoreInstructions, keys: []string{"pay no attention", "set aside", "no longer apply", "no longer valid", "void", "obsolete", "outdated", "cancel", "superseded", "revoked"}, back: 80, fwd: 100, also: ordersKeys, re: regexp.MustCompile(`\b(?:pay no attention to|set aside)` + sp + `(?:(?:all|any|the|your|my|these|those)` + sp + `){0,2}` + earlier + sp + `(?:(?:system|developer|user)` + sp + `)?` + orders + `\b|\b` + earlier + sp + `(?:(?:system|developer)` + sp + `)?` + orders + sp + `(?:are|is|were|have been|has been)` + sp + `(?:now` + sp + `)?(?:void|null and void|obsolete|outdated|cancell?ed|superseded|revoked|no longer (?:valid|apply|applicable|in effect))\b`)},
+		{class: IgnoreInstructions, keys: []string{"instructions"}, back: 40, fwd: 4, re: regexp.MustCompile(`(?m)(?:^|[.!:] )(?:new|updated|revised|real|actual|true) (?:system )?instructions ?:`)},
+		{class: IgnoreInstructions, keys: []string{"you are now"}, back: 1, fwd: 60, re: regexp.MustCompile(`\byou are now (?:in )?(?:dan\b|developer mode|an? (?:unrestricted|unfiltered|jailbroken|different)|jailbroken|free of|root\b|admin|administrator|god mode|in charge)`)},
+		{class: IgnoreInstructions, keys: []string{"ignor", "olvid", "descarta", "oubli", "vergiss", "vergessen", "esquec", "dimentica"}, back: 1, fwd: 160, re: regexp.MustCompile(`\b(?:ignora|ignore|olvida|olvide|descarta|ignorez|oubliez|oublie|ignoriere|ignorieren sie|vergiss|vergessen sie|ignore as|esqueca|ignori|dimentica)` + sp + `(?:(?:todas|todos|las|los|toutes|tous|les|alle|die|as|os|tutte|le)` + sp + `){0,2}(?:instrucciones|instructions|anweisungen|instruktionen|instrucoes|istruzioni|regles|regeln|reglas)` + sp + `(?:anteriores|precedentes|previas|vorherigen|bisherigen|obigen|precedenti)\b`)},
+		{class: IgnoreInstructions, keys: []string{"ignor", "olvid", "oubli", "vergiss"}, back: 1, fwd: 100, re: regexp.MustCompile(`\b(?:ignoriere|vergiss|ignora|olvida|ignorez|oubliez)` + sp + `(?:alle|todas|toutes)` + sp + `(?:(?:vorherigen|bisherigen|obigen|las|les)` + sp + `)?(?:anweisungen|instrucciones|instructions)\b`)},
+		{class: IgnoreInstructions, keys: []string{"忽略", "无视", "忘记", "忽视", "忘掉", "無視"}, back: 40, fwd: 80, re: regexp.MustCompile(`(?:忽略|无视|忘记|忽视|忘掉)(?:掉)?(?:你)?(?:之前|以上|上面|先前|前面|此前|所有|全部|一切)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|规则|提示|命令)|(?:以前|前)の(?:指示|命令)を(?:すべて)?無視`)},
 
-	// (2) forged role headers and closing tags.
-	{class: RoleHeader, keys: []string{"<|"}, back: 0, fwd: 40, re: regexp.MustCompile(`<\|(?:im_start|im_end|im_sep|endoftext|eot_id|start_header_id|end_header_id|system|assistant|user)\|>`)},
-	{class: RoleHeader, keys: []string{"inst]", "sys>>"}, back: 4, fwd: 1, re: regexp.MustCompile(`\[/?inst\]|<<(?:/)?sys>>`)},
-	{class: RoleHeader, keys: []string{"<system", "</system", "<assistant", "</assistant", "<developer", "</developer", "<instruction", "</instruction", "<admin", "</admin"}, back: 0, fwd: 30, re: regexp.MustCompile(`</?(?:system|system[-_]?prompt|system[-_]?message|system-reminder|assistant|developer|instructions?|admin)>`)},
-	{class: RoleHeader, keys: []string{"</"}, back: 0, fwd: 60, re: regexp.MustCompile(`</(?:tool[_-]?(?:result|output|response|call|use)s?|function[_-]?(?:results?|calls?|response)|untrusted[-_]tool[-_]output|observation|context|document|search[_-]results?|antml:[a-z_]+)>`)},
-	{class: RoleHeader, keys: []string{"system", "assistant", "developer", "admin"}, back: 20, fwd: 100, lineStart: true, also: []string{":"}, re: regexp.MustCompile(`(?m)^[ >*_\-]*(?:\*\*)?(?:system|assistant|developer|admin)(?: (?:message|prompt|note|override|instruction|instructions))?(?:\*\*)? ?(?:\*\*)?:(?:\*\*)? ?` + imperative)},
-	{class: RoleHeader, keys: []string{"system", "assistant", "developer"}, back: 20, fwd: 140, lineStart: true, also: []string{"#"}, re: regexp.MustCompile(`(?m)^#{1,6} ?(?:\*\*)?(?:system|assistant|developer)(?: (?:prompt|message|instructions?|override))?(?:\*\*)? ?:?(?:\*\*)? ?\n[ >*\-]*` + imperative)},
-	{class: RoleHeader, keys: []string{"assistant", "human", "user", "ai:", "ai :"}, back: 0, fwd: 40, lineStart: true, also: []string{":"}, re: regexp.MustCompile(`(?m)^(?:assistant|ai|human|user) ?: ?(?:sure|ok|okay|of course|certainly|i will|i'll|understood|yes|no problem|here)\b`)},
+		// (2) forged role headers and closing tags.
+		{class: RoleHeader, keys: []string{"<|"}, back: 0, fwd: 40, re: regexp.MustCompile(`<\|(?:im_start|im_end|im_sep|endoftext|eot_id|start_header_id|end_header_id|system|assistant|user)\|>`)},
+		{class: RoleHeader, keys: []string{"inst]", "sys>>"}, back: 4, fwd: 1, re: regexp.MustCompile(`\[/?inst\]|<<(?:/)?sys>>`)},
+		{class: RoleHeader, keys: []string{"<system", "</system", "<assistant", "</assistant", "<developer", "</developer", "<instruction", "</instruction", "<admin", "</admin"}, back: 0, fwd: 30, re: regexp.MustCompile(`</?(?:system|system[-_]?prompt|system[-_]?message|system-reminder|assistant|developer|instructions?|admin)>`)},
+		{class: RoleHeader, keys: []string{"</"}, back: 0, fwd: 60, re: regexp.MustCompile(`</(?:tool[_-]?(?:result|output|response|call|use)s?|function[_-]?(?:results?|calls?|response)|untrusted[-_]tool[-_]output|observation|context|document|search[_-]results?|antml:[a-z_]+)>`)},
+		{class: RoleHeader, keys: []string{"system", "assistant", "developer", "admin"}, back: 20, fwd: 100, lineStart: true, also: []string{":"}, re: regexp.MustCompile(`(?m)^[ >*_\-]*(?:\*\*)?(?:system|assistant|developer|admin)(?: (?:message|prompt|note|override|instruction|instructions))?(?:\*\*)? ?(?:\*\*)?:(?:\*\*)? ?` + imperative)},
+		{class: RoleHeader, keys: []string{"system", "assistant", "developer"}, back: 20, fwd: 140, lineStart: true, also: []string{"#"}, re: regexp.MustCompile(`(?m)^#{1,6} ?(?:\*\*)?(?:system|assistant|developer)(?: (?:prompt|message|instructions?|override))?(?:\*\*)? ?:?(?:\*\*)? ?\n[ >*\-]*` + imperative)},
+		{class: RoleHeader, keys: []string{"assistant", "human", "user", "ai:", "ai :"}, back: 0, fwd: 40, lineStart: true, also: []string{":"}, re: regexp.MustCompile(`(?m)^(?:assistant|ai|human|user) ?: ?(?:sure|ok|okay|of course|certainly|i will|i'll|understood|yes|no problem|here)\b`)},
 
-	// (3) requests to reveal or send secrets.
-	{class: SecretExfiltration, keys: secretKeys, back: 100, fwd: 110, also: sendKeys, re: regexp.MustCompile(`\b(?:send|post|upload|exfiltrate|leak|transmit|forward|e-?mail|submit|beacon|pipe)\b[^.\n]{0,60}?\b(?:` + secretNoun + `|token)\b[^.\n]{0,60}?\b(?:to|at|into|via)\b ?(?:https?://|[\w.+-]+@|[\w-]+\.[a-z]{2,}|the (?:url|server|endpoint|webhook|address))`)},
-	{class: SecretExfiltration, keys: secretKeys, back: 110, fwd: 10, also: showKeys, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|share|paste|include|echo|write out|repeat|disclose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`), check: notNarrative},
-	{class: SecretExfiltration, keys: netKeys, back: 0, fwd: 320, also: []string{"$(", "`"}, re: regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|fetch|invoke-webrequest|http)\b[^\n]{0,200}?(?:\$\(|` + "`" + `)(?:cat|base64|env|printenv|head|tail|xxd|gzip -c|tar)\b[^\n]{0,80}?(?:\.ssh|id_rsa|id_ed25519|\.env\b|\.aws|credentials|token|secret|passwd|shadow|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\bkey)`)},
-	{class: SecretExfiltration, keys: []string{"curl", "wget"}, back: 0, fwd: 300, also: fileKeys, re: regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)[ =]?['"]?@?[^\s'"]*(?:\.ssh/|id_rsa|id_ed25519|\.env\b|\.aws/|\.netrc|\.git-credentials|/etc/shadow)`)},
-	{class: SecretExfiltration, keys: []string{"|"}, back: 200, fwd: 30, also: []string{"curl", "wget", "nc", "ssh"}, re: regexp.MustCompile(`\b(?:cat|base64|tar|gzip)\b[^\n|]{0,120}?(?:\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|\.env\b|\.netrc|\.git-credentials|/etc/shadow)[^\n]{0,60}?\| ?(?:curl|wget|nc|ncat|netcat|openssl s_client|ssh)\b`)},
+		// (3) requests to reveal or send secrets.
+		{class: SecretExfiltration, keys: secretKeys, back: 100, fwd: 110, also: sendKeys, re: regexp.MustCompile(`\b(?:send|post|upload|exfiltrate|leak|transmit|forward|e-?mail|submit|beacon|pipe)\b[^.\n]{0,60}?\b(?:` + secretNoun + `|token)\b[^.\n]{0,60}?\b(?:to|at|into|via)\b ?(?:https?://|[\w.+-]+@|[\w-]+\.[a-z]{2,}|the (?:url|server|endpoint|webhook|address))`)},
+		{class: SecretExfiltration, keys: secretKeys, back: 110, fwd: 10, also: showKeys, re: regexp.MustCompile(`\b(?:print|reveal|show|display|output|dump|tell me|give me|share|paste|include|echo|write out|repeat|disclose|read out)` + sp + `(?:(?:me|us|all|the|your|any|of|every|full|complete|contents|content|user's|users'|stored|saved|current|raw|values?|available)` + sp + `){0,4}` + secretNoun + `\b`), check: notNarrative},
+		{class: SecretExfiltration, keys: netKeys, back: 0, fwd: 320, also: []string{"$(", "`"}, re: regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|fetch|invoke-webrequest|http)\b[^\n]{0,200}?(?:\$\(|` + "`" + `)(?:cat|base64|env|printenv|head|tail|xxd|gzip -c|tar)\b[^\n]{0,80}?(?:\.ssh|id_rsa|id_ed25519|\.env\b|\.aws|credentials|token|secret|passwd|shadow|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\bkey)`)},
+		{class: SecretExfiltration, keys: []string{"curl", "wget"}, back: 0, fwd: 300, also: fileKeys, re: regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)[ =]?['"]?@?[^\s'"]*(?:\.ssh/|id_rsa|id_ed25519|\.env\b|\.aws/|\.netrc|\.git-credentials|/etc/shadow)`)},
+		{class: SecretExfiltration, keys: []string{"|"}, back: 200, fwd: 30, also: []string{"curl", "wget", "nc", "ssh"}, re: regexp.MustCompile(`\b(?:cat|base64|tar|gzip)\b[^\n|]{0,120}?(?:\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|\.env\b|\.netrc|\.git-credentials|/etc/shadow)[^\n]{0,60}?\| ?(?:curl|wget|nc|ncat|netcat|openssl s_client|ssh)\b`)},
 
-	// (5) markdown images and links whose address carries data.
-	{class: DataURL, keys: []string{"]("}, back: 205, fwd: 2100, stop: " \n)", re: regexp.MustCompile(`(!?)\[[^\]\n]{0,200}\]\( ?<?((?:https?:)?//[^\s)]+)`), check: carriesData},
-	{class: DataURL, keys: []string{"<img"}, back: 0, fwd: 2300, stop: ">", re: regexp.MustCompile(`<img\b[^>]{0,200}?\bsrc ?= ?["']?()((?:https?:)?//[^\s"'>]+)`), check: carriesData},
-}
+		// (5) markdown images and links whose address carries data.
+		{class: DataURL, keys: []string{"]("}, back: 205, fwd: 2100, stop: " \n)", re: regexp.MustCompile(`(!?)\[[^\]\n]{0,200}\]\( ?<?((?:https?:)?//[^\s)]+)`), check: carriesData},
+		{class: DataURL, keys: []string{"<img"}, back: 0, fwd: 2300, stop: ">", re: regexp.MustCompile(`<img\b[^>]{0,200}?\bsrc ?= ?["']?()((?:https?:)?//[^\s"'>]+)`), check: carriesData},
+	}
+})
 
 var (
 	// template placeholders in an address: {secret}, {{token}}, ${KEY},
 	// $API_KEY, <secret>, [data].
-	templateRe = regexp.MustCompile(`\{\{?[^}/]{1,40}\}\}?|\$\{?[a-z_][a-z0-9_]{2,}|%7b%7b|%7b[a-z_]{2,40}%7d|<[a-z_ ]{2,40}>|\[(?:secret|data|token|key|password|conversation|chat|history|env)[a-z_ ]{0,30}\]`)
+	templateRe = lazyRegexp(`\{\{?[^}/]{1,40}\}\}?|\$\{?[a-z_][a-z0-9_]{2,}|%7b%7b|%7b[a-z_]{2,40}%7d|<[a-z_ ]{2,40}>|\[(?:secret|data|token|key|password|conversation|chat|history|env)[a-z_ ]{0,30}\]`)
 	// a long run of base64 or hex.
-	blobRe = regexp.MustCompile(`[a-z0-9+/=_-]{40,}`)
+	blobRe = lazyRegexp(`[a-z0-9+/=_-]{40,}`)
 )
 
 // isBlob reports whether b looks like encoded data rather than words: it
@@ -212,7 +217,7 @@ func carriesData(text []byte, m []int) bool {
 		return false
 	}
 	rest = rest[slash:]
-	if templateRe.Match(rest) {
+	if templateRe().Match(rest) {
 		return true
 	}
 	where := rest
@@ -223,7 +228,7 @@ func carriesData(text []byte, m []int) bool {
 		}
 		where = rest[q:]
 	}
-	for _, loc := range blobRe.FindAllIndex(where, -1) {
+	for _, loc := range blobRe().FindAllIndex(where, -1) {
 		b := string(where[loc[0]:loc[1]])
 		if isBlob(b) {
 			return true
@@ -242,13 +247,15 @@ type keyHit struct{ at, n int }
 
 // keyTable finds the keys of every rule in one pass: by the key's first
 // two bytes (or one, for one-byte keys).
-var keyTable = func() (t struct {
+type keyIndex struct {
 	two    map[uint16][]keyRef
 	hasTwo [1 << 16]bool
 	one    [256][]int
-}) {
-	t.two = map[uint16][]keyRef{}
-	for ri, r := range rules {
+}
+
+var keyTable = sync.OnceValue(func() *keyIndex {
+	t := &keyIndex{two: map[uint16][]keyRef{}}
+	for ri, r := range rules() {
 		for _, k := range r.keys {
 			if len(k) == 1 {
 				t.one[k[0]] = append(t.one[k[0]], ri)
@@ -260,7 +267,7 @@ var keyTable = func() (t struct {
 		}
 	}
 	return t
-}()
+})
 
 type keyRef struct {
 	key  string
@@ -270,13 +277,14 @@ type keyRef struct {
 // findKeys returns, for each rule, the occurrences of its keys in text in
 // order, at most one per offset.
 func findKeys(text []byte) [][]keyHit {
-	hits := make([][]keyHit, len(rules))
-	last := make([]int, len(rules))
+	kt := keyTable()
+	hits := make([][]keyHit, len(rules()))
+	last := make([]int, len(hits))
 	for i := range last {
 		last[i] = -1
 	}
 	for i, c := range text {
-		for _, ri := range keyTable.one[c] {
+		for _, ri := range kt.one[c] {
 			hits[ri] = append(hits[ri], keyHit{i, 1})
 			last[ri] = i
 		}
@@ -284,10 +292,10 @@ func findKeys(text []byte) [][]keyHit {
 			break
 		}
 		p := uint16(c)<<8 | uint16(text[i+1])
-		if !keyTable.hasTwo[p] {
+		if !kt.hasTwo[p] {
 			continue
 		}
-		for _, k := range keyTable.two[p] {
+		for _, k := range kt.two[p] {
 			if last[k.rule] != i && bytes.HasPrefix(text[i:], []byte(k.key)) {
 				hits[k.rule] = append(hits[k.rule], keyHit{i, len(k.key)})
 				last[k.rule] = i
@@ -379,8 +387,9 @@ func scanWindow(orig, src []byte, base int) []Finding {
 	}
 	text := n.text
 	hits := findKeys(text)
-	for ri := range rules {
-		r := &rules[ri]
+	rs := rules()
+	for ri := range rs {
+		r := &rs[ri]
 		for _, h := range hits[ri] {
 			if count[r.class] >= MaxPerClass {
 				break
@@ -509,4 +518,9 @@ func writeHex(sb *strings.Builder, v uint32, digits int) {
 	for d := digits - 1; d >= 0; d-- {
 		sb.WriteByte("0123456789abcdef"[(v>>(4*d))&15])
 	}
+}
+
+// lazyRegexp compiles expr at its first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
