@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -495,7 +496,14 @@ func TestSeccomp(t *testing.T) {
 		{"ptrace", []string{"strace", "-o", "/dev/null", "true"}},
 		{"new user namespace", []string{"unshare", "-U", "true"}},
 		{"keyctl", []string{"python3", "-c", "import ctypes, sys; r = ctypes.CDLL(None, use_errno=True).syscall(250, 0, -3, 0); sys.exit(1 if r < 0 else 0)"}},
+		{"i386 AF_UNIX socket", []string{"python3", "-c", i386Socket}},
 	} {
+		if tc.name == "i386 AF_UNIX socket" {
+			// Only where the kernel runs 32-bit calls at all.
+			if runtime.GOARCH != "amd64" || exec.Command("python3", "-c", i386Socket).Run() != nil {
+				continue
+			}
+		}
 		for _, on := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/seccomp=%v", tc.name, on), func(t *testing.T) {
 				if !on {
@@ -509,6 +517,21 @@ func TestSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// i386Socket makes socket(AF_UNIX, SOCK_STREAM, 0) through the i386
+// system call interface (int 0x80, socket is 359 there) and exits 0 when it
+// got a socket.
+const i386Socket = `import ctypes, sys
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+low = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)
+# push rbx; mov eax,edi; mov ebx,esi; mov r8d,ecx; mov ecx,edx; mov edx,r8d; int 0x80; pop rbx; ret
+code = bytes([0x53, 0x89,0xf8, 0x89,0xf3, 0x41,0x89,0xc8, 0x89,0xd1, 0x44,0x89,0xc2, 0xcd,0x80, 0x5b, 0xc3])
+ctypes.memmove(low, code, len(code))
+call = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_long)(low)
+sys.exit(0 if call(359, 1, 1, 0) >= 0 else 1)
+`
 
 // TestTerminalInjection pushes a character into the controlling terminal
 // with TIOCSTI, which the caller's shell would read after the program
