@@ -165,7 +165,11 @@ func (x *Executor) apply(c *call, changes []change) error {
 		return fmt.Errorf("snapshot of call %s failed, so nothing is written: %w", c.ID, err)
 	}
 	for i, ch := range changes {
-		if err := applyOne(ch.path, ch.write, ch.after, priors[i].mode); err != nil {
+		err := noLinkOnPath(ch.path)
+		if err == nil {
+			err = applyOne(ch.path, ch.write, ch.after, priors[i].mode)
+		}
+		if err != nil {
 			werr := fmt.Errorf("%s: %w", ch.shown, err)
 			for j := i - 1; j >= 0; j-- {
 				if rerr := applyOne(changes[j].path, priors[j].exists, priors[j].data, priors[j].mode); rerr != nil {
@@ -177,6 +181,20 @@ func (x *Executor) apply(c *call, changes []change) error {
 			}
 			return fmt.Errorf("%w: every file was put back as it was", werr)
 		}
+	}
+	return nil
+}
+
+// noLinkOnPath returns an error when p, a path that was resolved without
+// links, now leads through a symbolic link: a directory of the workspace
+// swapped for a link to one elsewhere since p was resolved.
+func noLinkOnPath(p string) error {
+	real, err := realPath(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if real != p {
+		return fmt.Errorf("%s now leads through a symbolic link to %s", p, real)
 	}
 	return nil
 }
@@ -223,6 +241,9 @@ func (s *Snapshots) Rollback(id string) ([]string, error) {
 	}
 	var diff strings.Builder
 	for _, f := range snap.Files {
+		if err := noLinkOnPath(f.Path); err != nil {
+			return nil, fmt.Errorf("call %s is not rolled back (nothing was changed): %w", id, err)
+		}
 		cur, err := readPrior(f.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
