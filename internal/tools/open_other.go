@@ -3,7 +3,9 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -20,4 +22,17 @@ func openWithin(root, p string) (*os.File, error) {
 		return nil, fmt.Errorf("%s now leads outside the workspace %s (to %s): not read", p, root, real)
 	}
 	return os.Open(real)
+}
+
+// replaceFile writes data to p atomically or, with write false, removes
+// it. Without /proc a link swapped in on the way is not caught.
+func replaceFile(p string, write bool, data []byte, perm os.FileMode) error {
+	if !write {
+		err := os.Remove(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return writeAtomic(p, data, perm)
 }

@@ -202,17 +202,12 @@ func noLinkOnPath(p string) error {
 // applyOne writes data to p (creating its directory) or, with write
 // false, removes p.
 func applyOne(p string, write bool, data []byte, mode fs.FileMode) error {
-	if !write {
-		err := os.Remove(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+	if write {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
 		}
-		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return writeAtomic(p, data, mode)
+	return replaceFile(p, write, data, mode)
 }
 
 // ConflictError is returned by [Snapshots.Rollback] when a file no longer
