@@ -58,8 +58,7 @@ func runRead(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if err != nil {
 		return gate.Result{}, err
 	}
-	fi, err := statRegular("path", shown, p)
-	if err != nil {
+	if _, err := statRegular("path", shown, p); err != nil {
 		return gate.Result{}, err
 	}
 	f, err := openWithin(c.root, p)
@@ -67,7 +66,8 @@ func runRead(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return gate.Result{}, fmt.Errorf("input.path: %s is not a regular file", shown)
 	}
 	out, detail, err := readLines(f, shown, c.num("offset", 1), c.num("limit", 0), MaxOutput, fi.Size())
