@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -576,5 +577,29 @@ except OSError as e:
 				}
 			})
 		}
+	}
+}
+
+// TestEscapeesKilledWithoutSubreaper: a program that leaves its process
+// group (setsid, a double fork) is killed when the run ends, also where the
+// caller is no subreaper (a server running many calls at once): it cannot
+// leave the run's mount namespace.
+func TestEscapeesKilledWithoutSubreaper(t *testing.T) {
+	needProgram(t, "setsid", "sh")
+	e := newEnv(t)
+	r := run(t, context.Background(), e.policy(), "sh", "-c", `setsid sh -c 'sleep 60 & echo $! > pid; wait' >/dev/null 2>&1 & sleep 0.3`)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(e.ws, "pid"))
+	must(t, err)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid == 0 {
+		t.Fatalf("pid file %q", b)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	time.Sleep(100 * time.Millisecond)
+	if alive(pid) {
+		t.Errorf("the escaped process %d is left running", pid)
 	}
 }
