@@ -340,3 +340,31 @@ func TestRunOutputEscapedOnTerminal(t *testing.T) {
 		t.Errorf("terminal got %q, want the escapes shown as text and the tab kept", got)
 	}
 }
+
+// TestRollbackDiffEscapedOnTerminal: the difference rollback shows holds
+// what the agent put in the file; on a terminal its escapes show as text.
+func TestRollbackDiffEscapedOnTerminal(t *testing.T) {
+	_, state, ws := toolsDirs(t)
+	f := filepath.Join(ws, "a.txt")
+	toolsAt(t, state, ws, "tc_8", "Write", map[string]any{"file_path": "a.txt", "content": "after\n"})
+	if err := os.WriteFile(f, []byte("after\n\x1b]52;c;ZXZpbA==\x07\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptm, ptsPath := openPTY(t)
+	pts, err := os.OpenFile(ptsPath, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Close()
+	var errb bytes.Buffer
+	if code := RunContext(context.Background(), []string{"rollback", "--state-dir", state, "tc_8"}, strings.NewReader(""), pts, &errb); code != 1 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	_ = ptm.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 8192)
+	n, _ := ptm.Read(buf)
+	got := string(buf[:n])
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `\x1b]52`) {
+		t.Errorf("terminal got %q, want the escapes shown as text", got)
+	}
+}
