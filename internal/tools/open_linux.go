@@ -110,3 +110,26 @@ func replaceFile(p string, write bool, data []byte, perm os.FileMode) error {
 	ok = true
 	return nil
 }
+
+// openExact opens p, a path resolved without links, for reading, and
+// returns it only when the file opened is still at p: a link in its place
+// (ELOOP, reported as not a regular file) or a directory on the way
+// swapped for a link is refused. It does not wait on a named pipe.
+func openExact(p string) (*os.File, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || real != p {
+		unix.Close(fd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot tell where it was opened, so it is not read: %w", p, err)
+		}
+		return nil, fmt.Errorf("%s now leads through a symbolic link to %s", p, real)
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}

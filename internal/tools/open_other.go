@@ -36,3 +36,16 @@ func replaceFile(p string, write bool, data []byte, perm os.FileMode) error {
 	}
 	return writeAtomic(p, data, perm)
 }
+
+// openExact opens p for reading, refusing a link in its place. Without
+// /proc a directory on the way swapped for a link is not caught.
+func openExact(p string) (*os.File, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return os.Open(p)
+}

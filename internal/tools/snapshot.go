@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,17 +112,22 @@ type prior struct {
 }
 
 func readPrior(p string) (prior, error) {
-	fi, err := os.Lstat(p)
+	f, err := openExact(p)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return prior{mode: 0o644}, nil
 	}
 	if err != nil {
 		return prior{}, err
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return prior{}, err
+	}
 	if !fi.Mode().IsRegular() {
 		return prior{}, fmt.Errorf("%s is not a regular file", p)
 	}
-	data, err := os.ReadFile(p)
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return prior{}, err
 	}

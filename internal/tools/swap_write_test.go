@@ -3,6 +3,7 @@ package tools
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,21 @@ func TestWriteSwappedForLink(t *testing.T) {
 		if ents, _ := os.ReadDir(outside); len(ents) != 1 {
 			t.Errorf("write=%v: outside holds %d entries, want 1", write, len(ents))
 		}
+	}
+}
+
+// TestReadPriorSwappedForLink: what a write, patch or rollback reads
+// before it changes a file comes from the path resolved, not from where a
+// directory swapped for a link since then leads.
+func TestReadPriorSwappedForLink(t *testing.T) {
+	e := newEnv(t)
+	outside := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(outside, "f.txt"), []byte("OUTSIDE-SECRET\n"), 0o644))
+	p := e.file(t, "d/f.txt", "mine\n")
+	must(t, os.RemoveAll(filepath.Join(e.ws, "d")))
+	must(t, os.Symlink(outside, filepath.Join(e.ws, "d")))
+	pr, err := readPrior(p)
+	if err == nil || strings.Contains(string(pr.data), "SECRET") {
+		t.Errorf("readPrior through a link: %q, %v; want an error", pr.data, err)
 	}
 }
