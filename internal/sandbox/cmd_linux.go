@@ -274,9 +274,9 @@ func (pl *plan) withoutNamespaces(why string) {
 		if len(all) > 5 {
 			list = fmt.Sprintf("%s and %d more", strings.Join(all[:5], ", "), len(all)-5)
 		}
-		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so %d credential path(s) stay readable: %s", why, len(all), list))
+		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so %d credential path(s) stay readable: %s; System V IPC is shared with processes outside too", why, len(all), list))
 	} else {
-		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so credential files created later stay readable", why))
+		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so credential files created later stay readable; System V IPC is shared with processes outside too", why))
 	}
 	pl.netReport()
 }
@@ -410,7 +410,10 @@ func (c *Cmd) start(pl *plan) error {
 		c.fg = int(f.Fd())
 	}
 	if pl.ns {
-		attr.Cloneflags = unix.CLONE_NEWNS
+		// System V IPC and POSIX message queues are no files, so
+		// Landlock does not govern them: a namespace of its own keeps the
+		// program off those of processes outside.
+		attr.Cloneflags = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 		if pl.cfg.NetNS {
 			attr.Cloneflags |= unix.CLONE_NEWNET
 		}

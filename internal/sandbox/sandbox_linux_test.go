@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // result is what one confined run did.
@@ -601,5 +603,22 @@ func TestEscapeesKilledWithoutSubreaper(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if alive(pid) {
 		t.Errorf("the escaped process %d is left running", pid)
+	}
+}
+
+// TestSysVIPCPrivate: System V shared memory is no file, so Landlock does
+// not govern it; a program must not reach a segment of a process outside.
+func TestSysVIPCPrivate(t *testing.T) {
+	needProgram(t, "python3")
+	e := newEnv(t)
+	const key = 0x7a1233
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	if err != nil {
+		t.Skipf("System V shared memory: %v", err)
+	}
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	script := fmt.Sprintf("import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).shmget(%d, 0, 0) >= 0 else 1)", key)
+	if r := run(t, context.Background(), e.policy(), "python3", "-c", script); r.code == 0 {
+		t.Errorf("the program reached the segment of a process outside (%s)", r.stderr)
 	}
 }
