@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/internal/tools"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -74,14 +75,14 @@ each file differs from what the call left, changes nothing, and exits 1.`,
 			done, err := x.Snapshots().Rollback(args[0])
 			var ce *tools.ConflictError
 			if errors.As(err, &ce) {
-				fmt.Fprint(c.OutOrStdout(), ce.Diff)
+				printOutput(c.OutOrStdout(), ce.Diff)
 				return &exitError{1, err}
 			}
 			if err != nil {
 				return err
 			}
 			for _, p := range done {
-				fmt.Fprintln(c.OutOrStdout(), "restored", p)
+				fmt.Fprintln(c.OutOrStdout(), "restored", termtext.Escape(p))
 			}
 			return nil
 		},

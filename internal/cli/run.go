@@ -3,8 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -126,8 +128,8 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 			d, res, err = tools.RunCall(ctx, g, eng, req, "", opts,
 				tools.Options{StateDir: stateDir, Workspace: pf.project, Mode: policy.Mode(pf.mode)})
 			if tool != policy.ToolShell && err == nil && d != nil && d.Decision == policy.Allow {
-				_, _ = c.OutOrStdout().Write(res.Stdout)
-				_, _ = c.ErrOrStderr().Write(res.Stderr)
+				printOutput(c.OutOrStdout(), string(res.Stdout))
+				printOutput(c.ErrOrStderr(), string(res.Stderr))
 			}
 			switch {
 			case d == nil || d.Decision != policy.Allow:
@@ -161,6 +163,27 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 	fl.StringVar(&serverURL, "server", os.Getenv("TOOLGATE_SERVER"), "URL of a running toolgate serve to decide and run the call (default $TOOLGATE_SERVER; none: decide and run here)")
 	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default agent.token in the state directory)")
 	return c
+}
+
+// printOutput writes a call's output that toolgate holds (a built-in
+// tool's, or what a server returned) to w. When w is a terminal, control
+// characters but newline and tab are escaped: the output comes from a
+// file, a web page or a program the terminal's person never gave the
+// terminal to, and must not move the cursor, set the clipboard or answer
+// the terminal's queries.
+func printOutput(w io.Writer, out string) {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		lines := strings.Split(out, "\n")
+		for i, l := range lines {
+			cells := strings.Split(l, "\t")
+			for j, c := range cells {
+				cells[j] = termtext.Escape(c)
+			}
+			lines[i] = strings.Join(cells, "\t")
+		}
+		out = strings.Join(lines, "\n")
+	}
+	_, _ = io.WriteString(w, out)
 }
 
 // openTerminal returns an approver on the terminal at path and what

@@ -311,3 +311,60 @@ func TestRunBuiltinTools(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOutputEscapedOnTerminal: a file the agent wrote holds terminal
+// escapes (set the clipboard, rewrite the title); a built-in tool's output
+// printed to a terminal shows them escaped, newlines and tabs kept.
+func TestRunOutputEscapedOnTerminal(t *testing.T) {
+	ws, _, _ := runWorld(t)
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("one\ttwo\n\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07end\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptm, ptsPath := openPTY(t)
+	pts, err := os.OpenFile(ptsPath, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Close()
+	req, _ := json.Marshal(map[string]any{"tool": "Read", "input": map[string]any{"file_path": filepath.Join(ws, "notes.txt")}, "cwd": ws, "session": "esc"})
+	var errb bytes.Buffer
+	code := RunContext(context.Background(), []string{"run", "--tty", "/nonexistent-tty"}, bytes.NewReader(req), pts, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	_ = ptm.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 4096)
+	n, _ := ptm.Read(buf)
+	got := string(buf[:n])
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `\x1b]52;c;ZXZpbA==\x07`) || !strings.Contains(got, "one\ttwo") {
+		t.Errorf("terminal got %q, want the escapes shown as text and the tab kept", got)
+	}
+}
+
+// TestRollbackDiffEscapedOnTerminal: the difference rollback shows holds
+// what the agent put in the file; on a terminal its escapes show as text.
+func TestRollbackDiffEscapedOnTerminal(t *testing.T) {
+	_, state, ws := toolsDirs(t)
+	f := filepath.Join(ws, "a.txt")
+	toolsAt(t, state, ws, "tc_8", "Write", map[string]any{"file_path": "a.txt", "content": "after\n"})
+	if err := os.WriteFile(f, []byte("after\n\x1b]52;c;ZXZpbA==\x07\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptm, ptsPath := openPTY(t)
+	pts, err := os.OpenFile(ptsPath, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Close()
+	var errb bytes.Buffer
+	if code := RunContext(context.Background(), []string{"rollback", "--state-dir", state, "tc_8"}, strings.NewReader(""), pts, &errb); code != 1 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	_ = ptm.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 8192)
+	n, _ := ptm.Read(buf)
+	got := string(buf[:n])
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `\x1b]52`) {
+		t.Errorf("terminal got %q, want the escapes shown as text", got)
+	}
+}

@@ -51,8 +51,8 @@ func runRemote(c *cobra.Command, a *apiClient, req *engine.Request) error {
 	if resp.Decision != "allow" {
 		return &exitError{deniedExit, fmt.Errorf("denied (%s): %s", resp.Reason, resp.Message)}
 	}
-	_, _ = fmt.Fprint(c.OutOrStdout(), resp.Stdout)
-	_, _ = fmt.Fprint(c.ErrOrStderr(), resp.Stderr)
+	printOutput(c.OutOrStdout(), resp.Stdout)
+	printOutput(c.ErrOrStderr(), resp.Stderr)
 	for _, cut := range []struct {
 		name string
 		cut  bool

@@ -69,3 +69,20 @@ func TestRunServer(t *testing.T) {
 		})
 	}
 }
+
+// TestRunServerHidesNotifyEnv: the webhooks in $TOOLGATE_NOTIFY are
+// secrets; a command the server runs does not inherit them.
+func TestRunServerHidesNotifyEnv(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	t.Setenv(NotifyEnv, "http://127.0.0.1:9/hook-SECRET-5d1e")
+	rs := startServe(t, "--allow", "Bash(python3:*)")
+	req, _ := json.Marshal(map[string]any{"tool": "Bash", "cwd": rs.project, "session": "notify-env",
+		"input": map[string]any{"command": `python3 -c "import os; print(os.environ.get('TOOLGATE_NOTIFY', 'unset'))"`}})
+	var out, errb bytes.Buffer
+	code := RunContext(context.Background(), []string{"run", "--tty", "/nonexistent-tty", "--server", rs.url, "--state-dir", rs.stateDir}, bytes.NewReader(req), &out, &errb)
+	if code != 0 || out.String() != "unset\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want the variable unset", code, out.String(), errb.String())
+	}
+}

@@ -191,6 +191,11 @@ accepts that.`,
 				}
 				hooks = append(hooks, hook)
 			}
+			// The commands this server runs (POST /v1/run) inherit its
+			// environment: the webhooks, secrets, leave it once read.
+			if err := os.Unsetenv(NotifyEnv); err != nil {
+				return err
+			}
 			for _, h := range append(fileHooks, notifyHooks...) {
 				hook, err := notify.ParseHook(h)
 				if err != nil {

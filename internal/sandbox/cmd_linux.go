@@ -57,6 +57,8 @@ type Cmd struct {
 
 	mu     sync.Mutex
 	exited bool // the program has exited; its process group may be gone
+
+	mntNS string // the program's own mount namespace ("mnt:[N]"), or ""
 }
 
 // StartError is a failure to start the program inside the sandbox: Code is
@@ -272,9 +274,9 @@ func (pl *plan) withoutNamespaces(why string) {
 		if len(all) > 5 {
 			list = fmt.Sprintf("%s and %d more", strings.Join(all[:5], ", "), len(all)-5)
 		}
-		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so %d credential path(s) stay readable: %s", why, len(all), list))
+		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so %d credential path(s) stay readable: %s; System V IPC is shared with processes outside too", why, len(all), list))
 	} else {
-		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so credential files created later stay readable", why))
+		pl.rep.Missing = append(pl.rep.Missing, fmt.Sprintf("credential masking: %s, so credential files created later stay readable; System V IPC is shared with processes outside too", why))
 	}
 	pl.netReport()
 }
@@ -408,7 +410,10 @@ func (c *Cmd) start(pl *plan) error {
 		c.fg = int(f.Fd())
 	}
 	if pl.ns {
-		attr.Cloneflags = unix.CLONE_NEWNS
+		// System V IPC and POSIX message queues are no files, so
+		// Landlock does not govern them: a namespace of its own keeps the
+		// program off those of processes outside.
+		attr.Cloneflags = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 		if pl.cfg.NetNS {
 			attr.Cloneflags |= unix.CLONE_NEWNET
 		}
@@ -446,6 +451,14 @@ func (c *Cmd) start(pl *plan) error {
 		}
 	}
 	c.report = pl.rep
+	if pl.cfg.MountNS {
+		// Every process of the program stays in this namespace: seccomp
+		// refuses setns and new namespaces.
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+		if self, serr := os.Readlink("/proc/self/ns/mnt"); err == nil && serr == nil && ns != self {
+			c.mntNS = ns
+		}
+	}
 	if len(st.Missing) > 0 {
 		c.report.Missing = append(append([]string(nil), c.report.Missing...), st.Missing...)
 		for _, m := range st.Missing {
@@ -511,6 +524,7 @@ func (c *Cmd) Wait() (int, error) {
 	c.exited = true
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	c.mu.Unlock()
+	c.killNamespace(pid)
 	c.killEscapees(pid)
 	err := c.cmd.Wait()
 	c.finished = true
@@ -564,6 +578,44 @@ func (c *Cmd) killEscapees(pid int) {
 			var ws unix.WaitStatus
 			_, _ = unix.Wait4(k, &ws, 0, nil)
 		}
+	}
+}
+
+// killNamespace kills every process but pid (which Wait reaps) in the
+// program's mount namespace, as often as new ones appear: those that left
+// its process group too, wherever they were re-parented.
+func (c *Cmd) killNamespace(pid int) {
+	if c.mntNS == "" {
+		return
+	}
+	for round := 0; round < 100; round++ {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return
+		}
+		found := false
+		for _, e := range ents {
+			n, err := strconv.Atoi(e.Name())
+			if err != nil || n == pid {
+				continue
+			}
+			// The pidfd holds the process, so a number reused after the
+			// check never receives the signal.
+			fd, err := unix.PidfdOpen(n, 0)
+			if err != nil {
+				continue
+			}
+			if ns, err := os.Readlink("/proc/" + e.Name() + "/ns/mnt"); err == nil && ns == c.mntNS {
+				if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+					found = true
+				}
+			}
+			unix.Close(fd)
+		}
+		if !found {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

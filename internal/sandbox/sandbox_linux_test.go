@@ -9,10 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // result is what one confined run did.
@@ -495,7 +499,14 @@ func TestSeccomp(t *testing.T) {
 		{"ptrace", []string{"strace", "-o", "/dev/null", "true"}},
 		{"new user namespace", []string{"unshare", "-U", "true"}},
 		{"keyctl", []string{"python3", "-c", "import ctypes, sys; r = ctypes.CDLL(None, use_errno=True).syscall(250, 0, -3, 0); sys.exit(1 if r < 0 else 0)"}},
+		{"i386 AF_UNIX socket", []string{"python3", "-c", i386Socket}},
 	} {
+		if tc.name == "i386 AF_UNIX socket" {
+			// Only where the kernel runs 32-bit calls at all.
+			if runtime.GOARCH != "amd64" || exec.Command("python3", "-c", i386Socket).Run() != nil {
+				continue
+			}
+		}
 		for _, on := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/seccomp=%v", tc.name, on), func(t *testing.T) {
 				if !on {
@@ -509,6 +520,21 @@ func TestSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// i386Socket makes socket(AF_UNIX, SOCK_STREAM, 0) through the i386
+// system call interface (int 0x80, socket is 359 there) and exits 0 when it
+// got a socket.
+const i386Socket = `import ctypes, sys
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+low = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)
+# push rbx; mov eax,edi; mov ebx,esi; mov r8d,ecx; mov ecx,edx; mov edx,r8d; int 0x80; pop rbx; ret
+code = bytes([0x53, 0x89,0xf8, 0x89,0xf3, 0x41,0x89,0xc8, 0x89,0xd1, 0x44,0x89,0xc2, 0xcd,0x80, 0x5b, 0xc3])
+ctypes.memmove(low, code, len(code))
+call = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_long)(low)
+sys.exit(0 if call(359, 1, 1, 0) >= 0 else 1)
+`
 
 // TestTerminalInjection pushes a character into the controlling terminal
 // with TIOCSTI, which the caller's shell would read after the program
@@ -553,5 +579,46 @@ except OSError as e:
 				}
 			})
 		}
+	}
+}
+
+// TestEscapeesKilledWithoutSubreaper: a program that leaves its process
+// group (setsid, a double fork) is killed when the run ends, also where the
+// caller is no subreaper (a server running many calls at once): it cannot
+// leave the run's mount namespace.
+func TestEscapeesKilledWithoutSubreaper(t *testing.T) {
+	needProgram(t, "setsid", "sh")
+	e := newEnv(t)
+	r := run(t, context.Background(), e.policy(), "sh", "-c", `setsid sh -c 'sleep 60 & echo $! > pid; wait' >/dev/null 2>&1 & sleep 0.3`)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(e.ws, "pid"))
+	must(t, err)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid == 0 {
+		t.Fatalf("pid file %q", b)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	time.Sleep(100 * time.Millisecond)
+	if alive(pid) {
+		t.Errorf("the escaped process %d is left running", pid)
+	}
+}
+
+// TestSysVIPCPrivate: System V shared memory is no file, so Landlock does
+// not govern it; a program must not reach a segment of a process outside.
+func TestSysVIPCPrivate(t *testing.T) {
+	needProgram(t, "python3")
+	e := newEnv(t)
+	const key = 0x7a1233
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	if err != nil {
+		t.Skipf("System V shared memory: %v", err)
+	}
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	script := fmt.Sprintf("import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).shmget(%d, 0, 0) >= 0 else 1)", key)
+	if r := run(t, context.Background(), e.policy(), "python3", "-c", script); r.code == 0 {
+		t.Errorf("the program reached the segment of a process outside (%s)", r.stderr)
 	}
 }

@@ -38,10 +38,14 @@ type Process struct {
 	// StartTicks is the process's start time in clock ticks after boot
 	// (/proc/PID/stat): with PID it names the process, so that a PID
 	// reused by another process is never signalled.
-	StartTicks uint64         `json:"startTicks"`
-	Started    time.Time      `json:"started"`
-	Log        string         `json:"log"`
-	Sandbox    sandbox.Report `json:"sandbox"`
+	StartTicks uint64 `json:"startTicks"`
+	// MountNS is the process's own mount namespace ("mnt:[N]"), when the
+	// sandbox gave it one: every process it starts, those that left its
+	// process group too, stays in it.
+	MountNS string         `json:"mountNS,omitempty"`
+	Started time.Time      `json:"started"`
+	Log     string         `json:"log"`
+	Sandbox sandbox.Report `json:"sandbox"`
 	// Running is filled by List: the process is still there.
 	Running bool `json:"running"`
 }
@@ -84,6 +88,11 @@ func startBackground(p sandbox.Policy, shell, command, dir, session string, o Op
 	ticks, _ := startTicks(pid)
 	proc := Process{ID: id, Session: session, Command: command, Dir: dir, PID: pid, StartTicks: ticks,
 		Started: time.Now().UTC(), Log: logPath, Sandbox: rep}
+	if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
+		if self, err := os.Readlink("/proc/self/ns/mnt"); err == nil && ns != self {
+			proc.MountNS = ns
+		}
+	}
 	raw, _ := json.MarshalIndent(proc, "", "  ")
 	if err := writeFileAtomic(filepath.Join(bdir, id+".json"), raw); err != nil {
 		// A process nobody can list or stop is not left running.
@@ -180,7 +189,8 @@ func load(path string) (Process, error) {
 var ErrNoProcess = errors.New("no such background process")
 
 // Kill stops the background process id of stateDir: SIGTERM to its
-// process group, SIGKILL after grace, and removes it from the registry
+// process group and to the processes that left it but not its mount
+// namespace, SIGKILL after grace, and removes it from the registry
 // (its output file stays). A process that has already ended is only
 // removed. Only processes of the group that started no earlier than the
 // recorded one are signalled, so a reused number is never reached.
@@ -215,8 +225,8 @@ func Kill(stateDir, id string, grace time.Duration) (Process, error) {
 	return p, os.Remove(path)
 }
 
-// group returns the live processes of p's process group that started no
-// earlier than p itself.
+// group returns the live processes of p's process group, or of its own
+// mount namespace, that started no earlier than p itself.
 func group(p Process) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -237,8 +247,14 @@ func group(p Process) []int {
 			continue
 		}
 		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 20 || f[0] == "Z" || f[0] == "X" || f[2] != strconv.Itoa(p.PID) {
+		if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
 			continue
+		}
+		if f[2] != strconv.Itoa(p.PID) {
+			ns, err := os.Readlink("/proc/" + e.Name() + "/ns/mnt")
+			if p.MountNS == "" || err != nil || ns != p.MountNS {
+				continue
+			}
 		}
 		if t, err := strconv.ParseUint(f[19], 10, 64); err == nil && t >= p.StartTicks {
 			out = append(out, pid)

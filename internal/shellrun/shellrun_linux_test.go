@@ -386,6 +386,55 @@ func TestBackground(t *testing.T) {
 	}
 }
 
+// backgroundStarterEnv names the state directory a re-run of this test
+// binary starts a background command in before it exits.
+const backgroundStarterEnv = "TOOLGATE_SHELLRUN_TEST_BACKGROUND_STATE"
+
+// TestBackgroundStarter is the re-run's part of TestBackgroundKillsEscapees.
+func TestBackgroundStarter(t *testing.T) {
+	state := os.Getenv(backgroundStarterEnv)
+	if state == "" {
+		t.Skip("run by TestBackgroundKillsEscapees")
+	}
+	w := newWorld(t, false)
+	req := w.request("s1", `sh -c "setsid sleep 975 >/dev/null 2>&1 & sleep 976"`, map[string]any{"run_in_background": true})
+	req.Mode = "bypassPermissions"
+	d, res, err := Run(context.Background(), w.g, w.eng, req, "", Options{StateDir: state})
+	if err != nil || d.Decision != policy.Allow {
+		t.Fatalf("decision %s %s, err %v", d.Decision, d.Reason, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(procsWith("sleep\x00975")) < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the background process did not start")
+		}
+	}
+	fmt.Printf("BACKGROUND-ID %s\n", res.Detail["background"])
+}
+
+// TestBackgroundKillsEscapees: toolgate kill, in another process than the
+// one that started the command (which has exited, as toolgate run does),
+// also stops what left the command's process group with setsid.
+func TestBackgroundKillsEscapees(t *testing.T) {
+	if os.Getenv(backgroundStarterEnv) != "" {
+		t.Skip("the starter")
+	}
+	state := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestBackgroundStarter$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), backgroundStarterEnv+"="+state)
+	out, err := cmd.Output()
+	t.Cleanup(func() { killAll(procsWith("sleep\x00975")); killAll(procsWith("sleep\x00976")) })
+	m := regexp.MustCompile(`BACKGROUND-ID (bg_\w+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("starter: %v\n%s", err, out)
+	}
+	if _, err := Kill(state, string(m[1]), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if left := procsWith("sleep\x00975"); len(left) > 0 {
+		t.Errorf("the process that left the group is left running after kill: %v", left)
+	}
+}
+
 // TestGoldenChains records the event chain of a sandboxed run that
 // completes, one that fails at the operating system, one that times out
 // and one that is denied, against testdata/chains.golden.

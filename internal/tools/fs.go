@@ -58,15 +58,18 @@ func runRead(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if err != nil {
 		return gate.Result{}, err
 	}
-	fi, err := statRegular("path", shown, p)
-	if err != nil {
+	if _, err := statRegular("path", shown, p); err != nil {
 		return gate.Result{}, err
 	}
-	f, err := os.Open(p)
+	f, err := openWithin(c.root, p)
 	if err != nil {
 		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return gate.Result{}, fmt.Errorf("input.path: %s is not a regular file", shown)
+	}
 	out, detail, err := readLines(f, shown, c.num("offset", 1), c.num("limit", 0), MaxOutput, fi.Size())
 	if err != nil {
 		return gate.Result{}, err
@@ -128,6 +131,19 @@ func readLines(r io.Reader, shown string, offset, limit, maxOut int, size int64)
 	return out.Bytes(), detail, nil
 }
 
+// readWithin reads the regular file p through [openWithin].
+func readWithin(root, p string) ([]byte, error) {
+	f, err := openWithin(root, p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return io.ReadAll(f)
+}
+
 func runWrite(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	shown := c.str("path")
 	p, err := c.resolve("path", shown)
@@ -153,7 +169,7 @@ func runEdit(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if _, err := statRegular("path", shown, p); err != nil {
 		return gate.Result{}, err
 	}
-	data, err := os.ReadFile(p)
+	data, err := readWithin(c.root, p)
 	if err != nil {
 		return gate.Result{}, fmt.Errorf("input.path: %w", err)
 	}

@@ -40,7 +40,7 @@ func runSearch(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 	if err != nil {
 		return gate.Result{}, err
 	}
-	s := &searcher{re: re, glob: glob, limit: c.num("limit", 500), br: bufio.NewReaderSize(nil, 64<<10)}
+	s := &searcher{root: c.root, re: re, glob: glob, limit: c.num("limit", 500), br: bufio.NewReaderSize(nil, 64<<10)}
 	if !fi.IsDir() {
 		err = s.file(ctx, root, filepath.Base(root))
 	} else {
@@ -70,6 +70,7 @@ func boolInt(b bool) int {
 var errStop = errors.New("enough matches")
 
 type searcher struct {
+	root    string // every file searched lies in it
 	re      *regexp.Regexp
 	glob    string
 	limit   int
@@ -133,7 +134,7 @@ func (s *searcher) walk(ctx context.Context, root string) error {
 
 // file searches one file, printing rel:line:text for each matching line.
 func (s *searcher) file(ctx context.Context, p, rel string) error {
-	f, err := os.Open(p)
+	f, err := openWithin(s.root, p)
 	if err != nil {
 		return nil
 	}

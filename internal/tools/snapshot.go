@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,17 +112,22 @@ type prior struct {
 }
 
 func readPrior(p string) (prior, error) {
-	fi, err := os.Lstat(p)
+	f, err := openExact(p)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return prior{mode: 0o644}, nil
 	}
 	if err != nil {
 		return prior{}, err
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return prior{}, err
+	}
 	if !fi.Mode().IsRegular() {
 		return prior{}, fmt.Errorf("%s is not a regular file", p)
 	}
-	data, err := os.ReadFile(p)
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return prior{}, err
 	}
@@ -165,7 +171,11 @@ func (x *Executor) apply(c *call, changes []change) error {
 		return fmt.Errorf("snapshot of call %s failed, so nothing is written: %w", c.ID, err)
 	}
 	for i, ch := range changes {
-		if err := applyOne(ch.path, ch.write, ch.after, priors[i].mode); err != nil {
+		err := noLinkOnPath(ch.path)
+		if err == nil {
+			err = applyOne(ch.path, ch.write, ch.after, priors[i].mode)
+		}
+		if err != nil {
 			werr := fmt.Errorf("%s: %w", ch.shown, err)
 			for j := i - 1; j >= 0; j-- {
 				if rerr := applyOne(changes[j].path, priors[j].exists, priors[j].data, priors[j].mode); rerr != nil {
@@ -181,20 +191,29 @@ func (x *Executor) apply(c *call, changes []change) error {
 	return nil
 }
 
+// noLinkOnPath returns an error when p, a path that was resolved without
+// links, now leads through a symbolic link: a directory of the workspace
+// swapped for a link to one elsewhere since p was resolved.
+func noLinkOnPath(p string) error {
+	real, err := realPath(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if real != p {
+		return fmt.Errorf("%s now leads through a symbolic link to %s", p, real)
+	}
+	return nil
+}
+
 // applyOne writes data to p (creating its directory) or, with write
 // false, removes p.
 func applyOne(p string, write bool, data []byte, mode fs.FileMode) error {
-	if !write {
-		err := os.Remove(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+	if write {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
 		}
-		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return writeAtomic(p, data, mode)
+	return replaceFile(p, write, data, mode)
 }
 
 // ConflictError is returned by [Snapshots.Rollback] when a file no longer
@@ -223,6 +242,9 @@ func (s *Snapshots) Rollback(id string) ([]string, error) {
 	}
 	var diff strings.Builder
 	for _, f := range snap.Files {
+		if err := noLinkOnPath(f.Path); err != nil {
+			return nil, fmt.Errorf("call %s is not rolled back (nothing was changed): %w", id, err)
+		}
 		cur, err := readPrior(f.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)

@@ -94,3 +94,35 @@ func TestSnapshotFailureBlocksWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestRollbackThroughSwappedDirectory: after the call, the agent replaces
+// a directory of the workspace with a link to one outside that holds a
+// file with what the call wrote. Rollback must not write through the link.
+func TestRollbackThroughSwappedDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		name, before string // before: what the file held before the call ("" = absent)
+	}{
+		{"restore overwrites", "evil\n"},
+		{"restore removes", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			outside := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(outside, "x.txt"), []byte("precious\n"), 0o644))
+			must(t, os.MkdirAll(filepath.Join(e.ws, "sub"), 0o755))
+			if tc.before != "" {
+				e.file(t, "sub/x.txt", tc.before)
+			}
+			_, id, err := e.run("Write", map[string]any{"file_path": "sub/x.txt", "content": "precious\n"})
+			must(t, err)
+			must(t, os.RemoveAll(filepath.Join(e.ws, "sub")))
+			must(t, os.Symlink(outside, filepath.Join(e.ws, "sub")))
+			if _, err := e.x.Snapshots().Rollback(id); err == nil {
+				t.Error("rollback through a directory swapped for a link succeeded")
+			}
+			if b, err := os.ReadFile(filepath.Join(outside, "x.txt")); err != nil || string(b) != "precious\n" {
+				t.Errorf("file outside the workspace = %q, %v: rollback wrote through the link", b, err)
+			}
+		})
+	}
+}

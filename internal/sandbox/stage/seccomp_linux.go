@@ -1,7 +1,11 @@
 package stage
 
 import (
+	"fmt"
+	"unsafe"
+
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +92,37 @@ func ioctlRequest(arg uint32, req uint32) seccomp.ArgumentConditions {
 	return c
 }
 
-// loadSeccomp installs the filter on the calling thread, which then execs.
+// loadSeccomp installs the filters on the calling thread, which then execs.
 func loadSeccomp(network bool) error {
+	if err := loadNativeOnly(); err != nil {
+		return err
+	}
 	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: seccompPolicy(network)})
+}
+
+// loadNativeOnly installs a filter that refuses, with ENOSYS, every system
+// call made through another architecture's interface than this one's (on
+// x86-64, int 0x80 enters the i386 table). The policy filter lets such
+// calls through unexamined, and with them the 32-bit socket, io_uring,
+// unshare and ptrace the policy refuses.
+func loadNativeOnly() error {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return err
+	}
+	const archOffset = 4 // struct seccomp_data: int nr; __u32 arch; …
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: archOffset},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: uint32(info.ID)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("architecture filter: %w", errno)
+	}
+	return nil
 }
