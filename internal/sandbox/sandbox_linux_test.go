@@ -432,13 +432,28 @@ if subprocess.run(["unshare", "-U", "true"], stderr=subprocess.DEVNULL).returnco
 // when the caller is not root.
 func TestIdentity(t *testing.T) {
 	e := newEnv(t)
-	r := run(t, context.Background(), e.policy(), "sh", "-c", `id -u; grep CapEff /proc/self/status`)
+	r := run(t, context.Background(), e.policy(), "sh", "-c", `id -u; grep CapEff /proc/self/status; grep CapBnd /proc/self/status`)
 	f := strings.Fields(r.stdout)
-	if len(f) != 3 || f[0] != strconv.Itoa(os.Geteuid()) {
+	if len(f) != 5 || f[0] != strconv.Itoa(os.Geteuid()) {
 		t.Fatalf("output %q, want uid %d", r.stdout, os.Geteuid())
 	}
 	if os.Geteuid() != 0 && f[2] != "0000000000000000" {
 		t.Errorf("capabilities %s left to an unprivileged program", f[2])
+	}
+	if os.Geteuid() != 0 {
+		return // no_new_privs: nothing in the bounding set can be gained
+	}
+	// A root program keeps what a build needs in its own files, and none
+	// of what reaches past the sandbox.
+	bnd, err := strconv.ParseUint(f[4], 16, 64)
+	must(t, err)
+	for _, c := range []struct {
+		name string
+		bit  uint
+	}{{"CAP_SETFCAP", 31}, {"CAP_DAC_READ_SEARCH", 2}, {"CAP_KILL", 5}, {"CAP_SYS_ADMIN", 21}, {"CAP_SYS_PTRACE", 19}, {"CAP_SYS_CHROOT", 18}} {
+		if bnd&(1<<c.bit) != 0 {
+			t.Errorf("%s is left in the bounding set (%s)", c.name, f[4])
+		}
 	}
 }
 

@@ -177,12 +177,20 @@ func loopbackUp() error {
 }
 
 // droppedCaps are taken from a root program: with them, root could read
-// raw devices and kernel memory, or rearrange mounts and namespaces.
+// raw devices and kernel memory, rearrange mounts and namespaces, give a
+// workspace binary file capabilities that a later run outside the sandbox
+// would get (CAP_SETFCAP), open files by handle past the masks, or signal
+// other users' processes. What a root build needs in its own files (owner,
+// mode, DAC override within what Landlock allows) is kept.
 var droppedCaps = []uintptr{
 	unix.CAP_SYS_ADMIN, unix.CAP_SYS_RAWIO, unix.CAP_SYS_MODULE, unix.CAP_SYS_PTRACE, unix.CAP_SYS_BOOT,
 	unix.CAP_SYS_TIME, unix.CAP_MKNOD, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW, unix.CAP_MAC_ADMIN,
 	unix.CAP_MAC_OVERRIDE, unix.CAP_BPF, unix.CAP_PERFMON, unix.CAP_AUDIT_CONTROL, unix.CAP_SYSLOG,
-	unix.CAP_LINUX_IMMUTABLE, unix.CAP_SETPCAP,
+	unix.CAP_LINUX_IMMUTABLE, unix.CAP_SETPCAP, unix.CAP_SETFCAP, unix.CAP_DAC_READ_SEARCH,
+	unix.CAP_KILL, unix.CAP_SYS_CHROOT, unix.CAP_SYS_RESOURCE, unix.CAP_SYS_PACCT,
+	unix.CAP_SYS_TTY_CONFIG, unix.CAP_WAKE_ALARM, unix.CAP_BLOCK_SUSPEND, unix.CAP_AUDIT_READ,
+	unix.CAP_AUDIT_WRITE, unix.CAP_LEASE, unix.CAP_IPC_OWNER, unix.CAP_NET_BROADCAST,
+	unix.CAP_CHECKPOINT_RESTORE,
 }
 
 // dropPrivileges clears the ambient capabilities the parent gave the stage
