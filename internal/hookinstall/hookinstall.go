@@ -18,20 +18,22 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/hook"
 )
 
 // Client names an agent client whose settings can carry toolgate's hooks.
-type Client string
+type Client = hook.Client
 
-// The supported clients.
+// The supported clients: those whose hooks toolgate answers.
 const (
-	ClaudeCode Client = "claude-code"
-	Gemini     Client = "gemini"
-	Codex      Client = "codex"
+	ClaudeCode = hook.ClaudeCode
+	Gemini     = hook.Gemini
+	Codex      = hook.Codex
 )
 
 // Clients lists the supported clients in the order the CLI shows them.
-var Clients = []Client{ClaudeCode, Gemini, Codex}
+var Clients = hook.Clients
 
 // Scope says whose settings file is edited.
 type Scope int
