@@ -64,24 +64,23 @@ func (c *checkRequest) validate() error {
 	return nil
 }
 
-// handleCheck decides one call: POST /v1/check.
-func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal) error {
+// readCall reads the body of POST /v1/check or /v1/run: the call as the
+// gate is to judge it, in the session p may use, with the session's
+// workspace.
+func (s *Server) readCall(w http.ResponseWriter, r *http.Request, p principal) (checkRequest, engine.Request, error) {
 	var body checkRequest
 	if err := decodeBody(w, r, &body); err != nil {
-		return err
+		return body, engine.Request{}, err
 	}
 	if err := body.validate(); err != nil {
-		return err
+		return body, engine.Request{}, err
 	}
 	if p.role == RoleAgent && loosens(body.Mode) {
-		return errorf(http.StatusForbidden, "field \"mode\" %q is not taken from an agent token: it would let the agent loosen its own gate; a person switches a session's mode with PUT /v1/sessions/{id}/policy", body.Mode)
+		return body, engine.Request{}, errorf(http.StatusForbidden, "field \"mode\" %q is not taken from an agent token: it would let the agent loosen its own gate; a person switches a session's mode with PUT /v1/sessions/{id}/policy", body.Mode)
 	}
 	bound, err := s.claim(r.Context(), body.Session, p, body.Cwd)
 	if err != nil {
-		return err
-	}
-	if !s.track() {
-		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
+		return body, engine.Request{}, err
 	}
 	req := body.Request
 	// An agent's mode may make its gate stricter, never looser than the
@@ -90,6 +89,18 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 	// The workspace is the person's choice or the session's first, never
 	// this call's: a cwd outside it is outside the workspace.
 	req.Workspace = s.workspaceOf(body.Session, bound)
+	return body, req, nil
+}
+
+// handleCheck decides one call: POST /v1/check.
+func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal) error {
+	body, req, err := s.readCall(w, r, p)
+	if err != nil {
+		return err
+	}
+	if !s.track() {
+		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
+	}
 	if body.Wait {
 		defer s.running.Done()
 		ctx, cancel := context.WithCancel(r.Context())

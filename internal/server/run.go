@@ -51,22 +51,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, p principal) 
 	if s.opts.StateDir == "" {
 		return errorf(http.StatusNotImplemented, "this server runs no calls: it was started without a state directory for them")
 	}
-	var body checkRequest
-	if err := decodeBody(w, r, &body); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
-		return err
-	}
-	if p.role == RoleAgent && loosens(body.Mode) {
-		return errorf(http.StatusForbidden, "field \"mode\" %q is not taken from an agent token: it would let the agent loosen its own gate; a person switches a session's mode with PUT /v1/sessions/{id}/policy", body.Mode)
-	}
-	bound, err := s.claim(r.Context(), body.Session, p, body.Cwd)
+	body, req, err := s.readCall(w, r, p)
 	if err != nil {
 		return err
 	}
-	req := body.Request
-	req.Workspace = s.workspaceOf(body.Session, bound)
 	// The server runs the call as its own user: only in the session's
 	// workspace, never where no workspace was bound.
 	if req.Workspace == NoWorkspace || !pathres.Within(pathres.Real(req.Workspace), pathres.Real(req.Cwd)) {

@@ -231,3 +231,26 @@ func TestRunOutputBounded(t *testing.T) {
 		t.Fatalf("stderr: truncated %t, %q", resp.StderrTruncated, resp.Stderr)
 	}
 }
+
+// TestRunAgentModeNoLooser: /v1/run reads its call as /v1/check does, so
+// an agent's mode cannot loosen the person's strict policy there either:
+// the read does not run.
+func TestRunAgentModeNoLooser(t *testing.T) {
+	strict := policy.ModeStrict
+	e := newEnv(t, func(o *Options, f *policy.File) {
+		o.StateDir = t.TempDir()
+		f.Layer, f.Mode = policy.LayerUser, &strict
+	})
+	must(t, os.WriteFile(filepath.Join(e.project, "README.md"), []byte("secret-ish"), 0o644))
+	for _, mode := range []string{"", "default", "dontAsk"} {
+		body := runBody("m-"+mode, "cat README.md", e.project)
+		if mode != "" {
+			body["mode"] = mode
+		}
+		r := e.call("POST", "/v1/run", e.tokens.Agent, body)
+		m := r.json(t)
+		if m["decision"] != "deny" || strings.Contains(string(r.body), "secret-ish") {
+			t.Errorf("mode %q under a strict policy: %d %s", mode, r.code, r.body)
+		}
+	}
+}
