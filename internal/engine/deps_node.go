@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/toolgate/toolgate/shell"
@@ -301,6 +302,14 @@ type jsToken struct {
 	punct byte
 }
 
+// jsLiteralLoad matches, in any text, a require, import or export of a
+// literal specifier: require('x'), import('x'), import 'x', from 'x'.
+var jsLiteralLoad = regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:'([^'\n]*)'|"([^"\n]*)"|` + "`([^`$]*)`" + `)|\b(?:from|import)\s*(?:'([^'\n]*)'|"([^"\n]*)")`)
+
+// jsComputedLoad matches, in any text, a call of require or import() on
+// something other than a literal, or on a template with a substitution.
+var jsComputedLoad = regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:[^'"` + "`" + `\s)]|` + "`[^`]*\\$\\{)")
+
 // jsTokens splits src into tokens, skipping comments and reading strings,
 // templates and regular expressions as single tokens.
 func jsTokens(src string) []jsToken {
@@ -398,7 +407,8 @@ func jsTokens(src string) []jsToken {
 			}
 			toks = append(toks, jsToken{regex: true})
 			i = j + 1
-		case c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+		case c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80:
+			// A word, or a number, which a division may follow.
 			j := i
 			for j < len(src) && (src[j] == '_' || src[j] == '$' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9' || src[j] >= 0x80) {
 				j++
@@ -418,10 +428,26 @@ func jsTokens(src string) []jsToken {
 // nodeSpecifiers returns the specifiers of the modules the JavaScript src
 // requires or imports (require('x'), import … from 'x', import 'x',
 // import('x'), export … from 'x'), or why they cannot all be named: a
-// require or import of a computed name, require used other than called.
+// require or import of a computed name, require used other than called. What reads as a require or import
+// in a comment or a string counts too: binding a file the code does not
+// load only makes more calls ask, and a token misread must not hide one.
 func nodeSpecifiers(src string) ([]string, string) {
-	toks := jsTokens(src)
+	// The whole text, read without regard to comments and strings, names
+	// the literal specifiers a misread token may hide; a call of require
+	// or import() on something other than a literal there is taken as
+	// computed.
+	if jsComputedLoad.MatchString(src) {
+		return nil, "requires or imports a module by a name computed when it runs"
+	}
 	var specs []string
+	for _, m := range jsLiteralLoad.FindAllStringSubmatch(src, -1) {
+		for _, g := range m[1:] {
+			if g != "" {
+				specs = append(specs, g)
+			}
+		}
+	}
+	toks := jsTokens(src)
 	// literal returns the specifier of a call's argument at toks[i], if it
 	// is one literal string.
 	literal := func(i int) (string, bool) {
