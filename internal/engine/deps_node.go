@@ -428,9 +428,10 @@ func jsTokens(src string) []jsToken {
 // nodeSpecifiers returns the specifiers of the modules the JavaScript src
 // requires or imports (require('x'), import … from 'x', import 'x',
 // import('x'), export … from 'x'), or why they cannot all be named: a
-// require or import of a computed name, require used other than called. What reads as a require or import
-// in a comment or a string counts too: binding a file the code does not
-// load only makes more calls ask, and a token misread must not hide one.
+// require or import of a computed name, require used other than called.
+// What reads as a require or import in a comment or a string counts too:
+// binding a file the code does not load only makes more calls ask, and a
+// token misread must not hide one.
 func nodeSpecifiers(src string) ([]string, string) {
 	// The whole text, read without regard to comments and strings, names
 	// the literal specifiers a misread token may hide; a call of require
