@@ -152,6 +152,8 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 			w.script(f.Real, cmd.Dir, depth)
 		case isPython(interp):
 			w.python(f.Real, depth)
+		case isNode(interp):
+			w.nodeFile(f.Real, depth)
 		case interp == "fish":
 			w.unseen("fish scripts are not read for the files they source")
 		}
@@ -173,6 +175,10 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 			if name != "eval" && (a == "--" || !strings.HasPrefix(a, "-")) {
 				break
 			}
+		}
+		if isNode(name) {
+			w.nodeCommand(name, cmd, depth)
+			return
 		}
 		for _, p := range codeFiles(name, cmd.Args) {
 			if f, ok := file(p); ok && w.bind(f) && isPython(name) {
