@@ -44,7 +44,8 @@ func ConfineFor(self string, c engine.Confinement, creds []string) Confine {
 }
 
 // Quote returns s as one word of a POSIX shell: in single quotes, each
-// single quote of s written as '\''. The shell reads it back as s exactly.
+// single quote of s written as a closing quote, a backslashed quote and
+// an opening quote. The shell reads it back as s exactly.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
