@@ -134,3 +134,28 @@ func TestHookWrapNeedsSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestHookWrapFullAccess: in danger-full-access the command is still
+// wrapped, with the whole file system writable and credentials masked.
+func TestHookWrapFullAccess(t *testing.T) {
+	env := newHookEnv(t)
+	wrapSandboxHere(t, env.project)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(t.TempDir(), "user.toml")
+	if err := os.WriteFile(user, []byte("sandbox = \"danger-full-access\"\nnetwork = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input := map[string]any{"command": "ls"}
+	code, out, errOut := runHookCLI(t, "claude-code", payloadFor("claude-code", "Bash", env.project, input, nil), append(env.flags, "--user-policy", user)...)
+	if d, reason := hookDecision(t, "claude-code", out); code != 0 || d != "allow" {
+		t.Fatalf("code %d, decision %q (%s), stderr %s", code, d, reason, errOut)
+	}
+	want, _ := hook.Wrap(hook.Confine{Self: self, Mode: "workspace-write", Network: true, Workspace: env.project,
+		WritableRoots: []string{"/"}, CredentialPaths: []string{env.state}}, "ls")
+	if got := hookInput(t, "claude-code", out)["command"]; got != want {
+		t.Fatalf("command = %q\nwant      %q", got, want)
+	}
+}

@@ -277,3 +277,25 @@ func TestWrapConfines(t *testing.T) {
 		})
 	}
 }
+
+// TestWrapFullAccessRuns: the line of a danger-full-access call ("/"
+// writable) runs under the sandbox and may write outside the workspace.
+func TestWrapFullAccessRuns(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, outside := t.TempDir(), t.TempDir()
+	needSandbox(t, ws)
+	c := hook.ConfineFor(self, engine.Confinement{Sandbox: policy.SandboxFullAccess, Workspace: ws, Dir: ws}, nil)
+	line, err := hook.Wrap(c, "echo full > "+hook.Quote(filepath.Join(outside, "f.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runLine(t, ws, line); code != 0 {
+		t.Fatalf("status %d: %s", code, out)
+	}
+	if data, err := os.ReadFile(filepath.Join(outside, "f.txt")); err != nil || string(data) != "full\n" {
+		t.Fatalf("f.txt = %q, %v", data, err)
+	}
+}
