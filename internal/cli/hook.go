@@ -71,7 +71,8 @@ with the mode, network, workspace and writable roots the policy gives it
 (danger-full-access: the whole file system writable, credentials still
 masked), when this machine has Landlock and mount namespaces; otherwise
 it goes unwrapped and the reason says why. --no-sandbox-wrap turns this
-off. Codex's answer carries no input, so its commands are not wrapped.`,
+off, as does wrap_hooks = false in a policy file (a project the user
+does not trust cannot set it). Codex's answer carries no input, so its commands are not wrapped.`,
 	}
 	for _, cl := range hook.Clients {
 		c.AddCommand(hookClientCmd(cl))
@@ -201,7 +202,8 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 
 // allow answers an allowed call; a shell command goes back wrapped in
 // `toolgate sandbox` (see [hook.Wrap]) unless --no-sandbox-wrap is given,
-// or the sandbox is missing here, which the reason then says.
+// the policy sets wrap_hooks = false, or the sandbox is missing here,
+// which the reason then says.
 func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Call, v hook.Verdict) hook.Reply {
 	client := call.Client
 	if f.noWrap {
@@ -213,6 +215,9 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	conf, err := eng.Confinement(&call.Request)
 	if err != nil {
 		return hook.Fail(client, fmt.Sprintf("confining the shell call: %v", err))
+	}
+	if !conf.WrapHooks {
+		return hook.Answer(client, v)
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -159,3 +159,37 @@ func TestHookWrapFullAccess(t *testing.T) {
 		t.Fatalf("command = %q\nwant      %q", got, want)
 	}
 }
+
+// TestHookWrapPolicyOff: wrap_hooks = false in the user policy hands the
+// command back as it is; policy lint accepts the setting and reports a
+// value that is not a bool with its file and line.
+func TestHookWrapPolicyOff(t *testing.T) {
+	env := newHookEnv(t)
+	wrapSandboxHere(t, env.project)
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.toml")
+	if err := os.WriteFile(user, []byte("wrap_hooks = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, client := range []string{"claude-code", "gemini"} {
+		tool := map[string]string{"claude-code": "Bash", "gemini": "run_shell_command"}[client]
+		input := map[string]any{"command": "ls", "description": "list"}
+		code, out, errOut := runHookCLI(t, client, payloadFor(client, tool, env.project, input, nil), append(env.flags, "--user-policy", user)...)
+		if d, reason := hookDecision(t, client, out); code != 0 || d != "allow" {
+			t.Fatalf("%s: code %d, decision %q (%s), stderr %s", client, code, d, reason, errOut)
+		}
+		if got := hookInput(t, client, out); !reflect.DeepEqual(got, input) {
+			t.Fatalf("%s: input handed back = %v, want %v", client, got, input)
+		}
+	}
+	if out, stderr, code := run(t, dir, "", "policy", "lint", user); code != 0 || !strings.HasPrefix(out, "ok:") {
+		t.Fatalf("lint wrap_hooks = false: exit %d: %s %s", code, out, stderr)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("\nwrap_hooks = \"no\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, dir, "", "policy", "lint", bad); code != 1 || !strings.Contains(stderr, "bad.toml:2") {
+		t.Fatalf("lint wrap_hooks = \"no\": exit %d: %s", code, stderr)
+	}
+}
