@@ -31,6 +31,10 @@ type File struct {
 	// WritableRootsSet reports whether the layer set writable_roots, even
 	// to an empty list.
 	WritableRootsSet bool
+	// WrapHooks, when set, says whether `toolgate hook` hands an allowed
+	// shell command back wrapped in `toolgate sandbox` (the default) or
+	// as it is.
+	WrapHooks *bool
 	// TrustedMCPServers names MCP servers whose tools are not flagged as
 	// untrusted.
 	TrustedMCPServers []string
@@ -69,6 +73,7 @@ type fileDoc struct {
 	Sandbox           *string  `toml:"sandbox"`
 	Network           *bool    `toml:"network"`
 	WritableRoots     []string `toml:"writable_roots"`
+	WrapHooks         *bool    `toml:"wrap_hooks"`
 	TrustedMCPServers []string `toml:"trusted_mcp_servers"`
 	TrustedProjects   []string `toml:"trusted_projects"`
 	CredentialPaths   []string `toml:"credential_paths"`
@@ -139,6 +144,7 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 		f.Sandbox = &s
 	}
 	f.Network = doc.Network
+	f.WrapHooks = doc.WrapHooks
 	if doc.WritableRoots != nil {
 		f.WritableRootsSet = true
 		for i, r := range doc.WritableRoots {
@@ -331,7 +337,7 @@ func tomlError(filename string, err error) error {
 	if errors.As(err, &sm) && len(sm.Errors) > 0 {
 		e := sm.Errors[0]
 		row, col := e.Position()
-		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, trusted_mcp_servers, trusted_projects (user file), credential_paths, protected_paths, [permissions] allow/ask/deny, [[test]], or [managed] (managed file only)", strings.Join(e.Key(), "."))}
+		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, wrap_hooks, trusted_mcp_servers, trusted_projects (user file), credential_paths, protected_paths, [permissions] allow/ask/deny, [[test]], or [managed] (managed file only)", strings.Join(e.Key(), "."))}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {

@@ -33,6 +33,10 @@ type Set struct {
 	Sandbox       Sandbox
 	Network       bool
 	WritableRoots []string
+	// NoHookWrap is set when the highest layer that sets wrap_hooks turns
+	// it off: `toolgate hook` then hands shell commands back unwrapped.
+	// An untrusted project cannot turn it off.
+	NoHookWrap bool
 	// TrustedMCPServers is the union of every layer's trusted servers,
 	// unless the managed layer sets the list, which then stands alone.
 	TrustedMCPServers []string
@@ -180,6 +184,14 @@ func Merge(files ...*File) (*Set, error) {
 			} else {
 				s.Network, s.From["network"] = *f.Network, f.origin("network")
 				s.Layers["network"] = f.Layer
+			}
+		}
+		if f.WrapHooks != nil {
+			if untrusted && !*f.WrapHooks && !s.NoHookWrap {
+				looser(f, "wrap_hooks", "= false", "wrap_hooks on")
+			} else {
+				s.NoHookWrap, s.From["wrap_hooks"] = !*f.WrapHooks, f.origin("wrap_hooks")
+				s.Layers["wrap_hooks"] = f.Layer
 			}
 		}
 		if f.WritableRootsSet {

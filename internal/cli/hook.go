@@ -20,18 +20,21 @@ import (
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/hook"
 	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/internal/shellrun"
 	"github.com/toolgate/toolgate/policy"
 )
 
 // hookFlags locate a running server and the event log of a hook.
 type hookFlags struct {
 	server, stateDir, db string
+	noWrap               bool
 }
 
 func (f *hookFlags) register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVar(&f.server, "server", "", "URL of a running toolgate serve to ask a person through (default $TOOLGATE_SERVER, else "+DefaultServer+" when its agent token is in the state directory)")
 	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where agent.token is (the token may also come from $TOOLGATE_TOKEN)")
+	fl.BoolVar(&f.noWrap, "no-sandbox-wrap", false, "hand an allowed shell command back as it is instead of wrapped in `toolgate sandbox`")
 	fl.StringVar(&f.db, "db", "", "event log the after-tool events are recorded in: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
 }
 
@@ -60,7 +63,16 @@ prompt injection; the model is warned of those.
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
-stderr.`,
+stderr.
+
+An allowed shell command (Bash, run_shell_command) is handed back to
+Claude Code and Gemini CLI wrapped so that it runs under toolgate sandbox
+with the mode, network, workspace and writable roots the policy gives it
+(danger-full-access: the whole file system writable, credentials still
+masked), when this machine has Landlock and mount namespaces; otherwise
+it goes unwrapped and the reason says why. --no-sandbox-wrap turns this
+off, as does wrap_hooks = false in a policy file (a project the user
+does not trust cannot set it). Codex's answer carries no input, so its commands are not wrapped.`,
 	}
 	for _, cl := range hook.Clients {
 		c.AddCommand(hookClientCmd(cl))
@@ -175,13 +187,65 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		return hook.Fail(client, err.Error())
 	}
 	if api != nil {
-		return askServer(c.Context(), api, call)
+		return askServer(c.Context(), api, call, func(v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
 	}
 	if d.Decision == policy.Ask && !hook.CanAsk(client) {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 			"; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"})
 	}
-	return hook.Answer(client, hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Request.Input})
+	v := hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Request.Input}
+	if d.Decision == policy.Allow {
+		return hf.allow(c.Context(), eng, call, v)
+	}
+	return hook.Answer(client, v)
+}
+
+// allow answers an allowed call; a shell command goes back wrapped in
+// `toolgate sandbox` (see [hook.Wrap]) unless --no-sandbox-wrap is given,
+// the policy sets wrap_hooks = false, or the sandbox is missing here,
+// which the reason then says.
+func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Call, v hook.Verdict) hook.Reply {
+	client := call.Client
+	if f.noWrap {
+		return hook.Answer(client, v)
+	}
+	if !hook.Wrappable(client, call.Request.Tool, call.Request.Input) {
+		return hook.Answer(client, v)
+	}
+	conf, err := eng.Confinement(&call.Request)
+	if err != nil {
+		return hook.Fail(client, fmt.Sprintf("confining the shell call: %v", err))
+	}
+	if !conf.WrapHooks {
+		return hook.Answer(client, v)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return hook.Fail(client, fmt.Sprintf("finding the toolgate binary for the sandbox: %v", err))
+	}
+	var creds []string
+	if f.stateDir != "" {
+		creds = append(creds, f.stateDir)
+	}
+	if f.db != "" && !strings.Contains(f.db, "://") {
+		creds = append(creds, f.db)
+	}
+	rep, err := shellrun.Probe(ctx, shellrun.PolicyFor(conf, shellrun.Options{CredentialPaths: creds}))
+	switch {
+	case err != nil:
+		v.Reason += "; not run in the sandbox: " + err.Error()
+		return hook.Answer(client, v)
+	case rep.FS != "landlock" || rep.Mask != "mountns":
+		v.Reason += "; not run in the sandbox: it lacks Landlock or a mount namespace here (" + strings.Join(rep.Missing, "; ") + ")"
+		return hook.Answer(client, v)
+	}
+	wrapped, _, err := hook.WrapInput(client, call.Request.Tool, call.Request.Input, hook.ConfineFor(self, conf, creds))
+	if err != nil {
+		return hook.Fail(client, fmt.Sprintf("wrapping the shell command in the sandbox: %v", err))
+	}
+	v.Input = wrapped
+	v.Reason += "; runs in toolgate sandbox (" + string(conf.Sandbox) + ")"
+	return hook.Answer(client, v)
 }
 
 // describe is the reason a client shows for a decision.
@@ -194,7 +258,7 @@ func describe(d *engine.Decision) string {
 }
 
 // askServer puts the call to a running server and waits for its answer.
-func askServer(ctx context.Context, api *apiClient, call *hook.Call) hook.Reply {
+func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(hook.Verdict) hook.Reply) hook.Reply {
 	client := call.Client
 	body := map[string]any{"tool": call.Request.Tool, "input": call.Request.Input, "cwd": call.Request.Cwd, "wait": true}
 	if call.Request.Session != "" {
@@ -209,7 +273,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call) hook.Reply 
 	}
 	switch resp.Decision.Decision {
 	case policy.Allow:
-		return hook.Answer(client, hook.Verdict{Decision: policy.Allow, Reason: describe(resp.Decision), Input: call.Request.Input})
+		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(resp.Decision), Input: call.Request.Input})
 	case policy.Deny:
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(resp.Decision)})
 	}

@@ -26,6 +26,9 @@ type Confinement struct {
 	// WritableRoots are the policy's further writable directories,
 	// absolute.
 	WritableRoots []string
+	// WrapHooks reports whether the policy lets `toolgate hook` hand the
+	// call back wrapped in `toolgate sandbox` (wrap_hooks, on by default).
+	WrapHooks bool
 	// Command is the command line exactly as the engine judges it (an
 	// argv vector quoted word by word) and Dir the real directory it runs
 	// in: the request's cwd, or its directory field resolved against it.
@@ -63,7 +66,7 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 	if err := st.settle(req); err != nil {
 		return Confinement{}, err
 	}
-	out := Confinement{Sandbox: st.sandbox, Network: st.network, Command: c.command, Dir: cwd}
+	out := Confinement{Sandbox: st.sandbox, Network: st.network, Command: c.command, Dir: cwd, WrapHooks: !set.NoHookWrap}
 	if !e.noWorkspace(root, from) {
 		out.Workspace = pathres.Real(root)
 	}

@@ -1,0 +1,108 @@
+package hook
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// Confine is how a shell command the hook allows runs under `toolgate
+// sandbox` when the client executes it.
+type Confine struct {
+	// Self is the absolute path of the toolgate binary.
+	Self string
+	// Mode is "read-only" or "workspace-write".
+	Mode          string
+	Network       bool
+	Workspace     string
+	WritableRoots []string
+	// CredentialPaths are masked in the sandbox besides its defaults.
+	CredentialPaths []string
+}
+
+// ConfineFor returns the Confine of a call the engine confines as c, as
+// toolgate run confines it: read-only keeps the network off; a call with
+// no workspace runs read-only in its directory; danger-full-access runs
+// workspace-write with "/" writable, so that credentials stay masked.
+func ConfineFor(self string, c engine.Confinement, creds []string) Confine {
+	out := Confine{Self: self, Mode: "workspace-write", Network: c.Network, Workspace: c.Workspace,
+		WritableRoots: c.WritableRoots, CredentialPaths: creds}
+	switch {
+	case c.Sandbox == policy.SandboxFullAccess:
+		out.WritableRoots = []string{"/"}
+	case c.Sandbox == policy.SandboxReadOnly:
+		out.Mode, out.Network, out.WritableRoots = "read-only", false, nil
+	case c.Workspace == "":
+		out.Mode, out.WritableRoots = "read-only", nil
+	}
+	if out.Workspace == "" {
+		out.Workspace = c.Dir
+	}
+	return out
+}
+
+// Quote returns s as one word of a POSIX shell: in single quotes, each
+// single quote of s written as a closing quote, a backslashed quote and
+// an opening quote. The shell reads it back as s exactly.
+func Quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Wrap returns the command line that runs command with bash under
+// `toolgate sandbox` as c says. It fails for a command or path holding a
+// NUL byte, which no command line can carry, and for a Confine without an
+// absolute Self or a workspace.
+func Wrap(c Confine, command string) (string, error) {
+	if !strings.HasPrefix(c.Self, "/") || c.Workspace == "" {
+		return "", errors.New("no toolgate binary or workspace to run the command in the sandbox with")
+	}
+	words := []string{Quote(c.Self), "sandbox", "--sandbox", Quote(c.Mode)}
+	if c.Network {
+		words = append(words, "--network")
+	}
+	words = append(words, "--workspace", Quote(c.Workspace))
+	for _, r := range c.WritableRoots {
+		words = append(words, "--writable-root", Quote(r))
+	}
+	for _, p := range c.CredentialPaths {
+		words = append(words, "--credential-path", Quote(p))
+	}
+	words = append(words, "--", "bash", "-c", Quote(command))
+	line := strings.Join(words, " ")
+	if strings.ContainsRune(line, 0) {
+		return "", errors.New("the command holds a NUL byte")
+	}
+	return line, nil
+}
+
+// Wrappable reports whether [WrapInput] wraps a call's command.
+func Wrappable(client Client, tool string, input map[string]any) bool {
+	if t, known := policy.Canonical(tool); !known || t != policy.ToolShell || client == Codex {
+		return false
+	}
+	cmd, ok := input["command"].(string)
+	return ok && cmd != ""
+}
+
+// WrapInput returns a copy of a shell call's input with its command
+// wrapped by [Wrap], every other field kept. ok is false when the call is
+// not one whose command the client's answer carries back (a tool other
+// than the shell, an input without a "command" string, or Codex, whose
+// answer holds no input).
+func WrapInput(client Client, tool string, input map[string]any, c Confine) (wrapped map[string]any, ok bool, err error) {
+	if !Wrappable(client, tool, input) {
+		return nil, false, nil
+	}
+	line, err := Wrap(c, input["command"].(string))
+	if err != nil {
+		return nil, false, err
+	}
+	wrapped = make(map[string]any, len(input))
+	for k, v := range input {
+		wrapped[k] = v
+	}
+	wrapped["command"] = line
+	return wrapped, true, nil
+}
