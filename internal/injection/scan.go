@@ -358,7 +358,9 @@ func cutRune(b []byte, n int) int {
 	if n >= len(b) {
 		return len(b)
 	}
-	for n > 0 && !utf8.RuneStart(b[n]) {
+	// No further back than a character reaches: stray continuation
+	// bytes are characters of their own.
+	for back := 0; back < utf8.UTFMax-1 && n > 0 && !utf8.RuneStart(b[n]); back++ {
 		n--
 	}
 	return n
@@ -472,7 +474,9 @@ func excerpt(orig []byte, s Span) string {
 	}
 	start = max(start, 0)
 	end = min(end, len(orig))
-	for start > 0 && !utf8.RuneStart(orig[start]) {
+	// Back to the start of a character, but no further than one can
+	// reach: a run of stray continuation bytes is not one character.
+	for back := 0; back < utf8.UTFMax-1 && start > 0 && !utf8.RuneStart(orig[start]); back++ {
 		start--
 	}
 	end = cutRune(orig, end)
