@@ -98,16 +98,11 @@ denied. Every decision is recorded in the event log.`,
 			}
 			opts := mcpproxy.Options{Name: name, Trusted: trusted, Gate: g, Engine: eng, Cwd: abs, Session: session}
 			if serverURL != "" {
-				tok := tokens.Agent
-				if tokenFile != "" {
-					if tok, err = server.ReadTokenFile(tokenFile); err != nil {
-						return err
-					}
+				api, err := agentServer(serverURL, stateDir, tokenFile, false)
+				if err != nil {
+					return err
 				}
-				if tok == "" {
-					return usageError("no agent token for --server: give --token-file")
-				}
-				opts.Remote = &mcpproxy.Remote{URL: serverURL, Token: tok}
+				opts.Remote = apiDecider{api}
 			}
 			if upstream == nil {
 				child := exec.CommandContext(ctx, args[0], args[1:]...)
@@ -137,7 +132,7 @@ denied. Every decision is recorded in the event log.`,
 	fl.StringVar(&session, "session", "mcp", "the session the calls are recorded in")
 	fl.StringVar(&cwd, "cwd", "", "the directory the calls are judged from (default the current directory)")
 	fl.StringVar(&serverURL, "server", os.Getenv("TOOLGATE_SERVER"), "a running toolgate serve that decides the calls and asks a person (default $TOOLGATE_SERVER)")
-	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default agent.token in the state directory)")
+	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default $TOOLGATE_TOKEN, else agent.token in the state directory)")
 	return c
 }
 
