@@ -34,8 +34,10 @@ over stdio (or, with --url, speaks streamable HTTP to a server at URL), and
 forwards to it. Every tools/call is decided as the tool
 mcp__SERVER__TOOL with the call's arguments as input, so rules such as
 mcp__github__create_issue(repo:myorg/*) apply; arguments that name paths
-(path, paths, source, destination, file, directory, a file:// uri) are judged
-as file paths, so reading .env through the server is a credential read.
+(path, paths, file_path, source, destination, file, directory, a file:// uri)
+are judged as file paths, so reading .env through the server is a credential
+read, and a string under any other name that looks like a path (absolute, or
+starting with ~, ./ or ../) is judged as a read.
 tools/list hides what the mode does not offer (plan mode: read-only tools).
 
 The server's annotations (readOnlyHint, destructiveHint, openWorldHint) count
