@@ -6,13 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -182,7 +178,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if d.Decision == policy.Deny {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 	}
-	api, err := hf.agentClient()
+	api, err := agentServer(hf.server, hf.stateDir, "", true)
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
@@ -259,74 +255,15 @@ func describe(d *engine.Decision) string {
 
 // askServer puts the call to a running server and waits for its answer.
 func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(hook.Verdict) hook.Reply) hook.Reply {
-	client := call.Client
-	body := map[string]any{"tool": call.Request.Tool, "input": call.Request.Input, "cwd": call.Request.Cwd, "wait": true}
-	if call.Request.Session != "" {
-		body["session"] = call.Request.Session
+	r := call.Request
+	d, err := api.checkWait(ctx, &engine.Request{Tool: r.Tool, Input: r.Input, Cwd: r.Cwd, Session: r.Session})
+	if err != nil {
+		return hook.Fail(call.Client, err.Error())
 	}
-	var resp server.CheckResponse
-	if err := api.do(ctx, http.MethodPost, "/v1/check", body, &resp); err != nil {
-		return hook.Fail(client, err.Error())
+	if d.Decision == policy.Allow {
+		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
 	}
-	if resp.Decision == nil {
-		return hook.Fail(client, "the server's answer holds no decision")
-	}
-	switch resp.Decision.Decision {
-	case policy.Allow:
-		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(resp.Decision), Input: call.Request.Input})
-	case policy.Deny:
-		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(resp.Decision)})
-	}
-	return hook.Fail(client, fmt.Sprintf("the server answered %q although it was asked to wait for a person", resp.Decision.Decision))
-}
-
-// agentClient returns a client of the running server with the agent
-// token, or nil when no server is configured or running. A server named
-// by --server or $TOOLGATE_SERVER must be reachable with a token; the
-// default address is used only when the state directory holds an agent
-// token and something listens there.
-func (f *hookFlags) agentClient() (*apiClient, error) {
-	addr, explicit := f.server, f.server != ""
-	if !explicit {
-		addr = os.Getenv("TOOLGATE_SERVER")
-		explicit = addr != ""
-	}
-	if !explicit {
-		addr = DefaultServer
-	}
-	tok := os.Getenv("TOOLGATE_TOKEN")
-	if tok == "" && f.stateDir != "" {
-		path := filepath.Join(f.stateDir, server.AgentTokenFile)
-		t, err := server.ReadTokenFile(path)
-		switch {
-		case err == nil:
-			tok = t
-		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("agent token %s: %v", path, err)
-		}
-	}
-	if tok == "" {
-		if explicit {
-			return nil, fmt.Errorf("the toolgate server %s was named but there is no agent token: set $TOOLGATE_TOKEN or give --state-dir", addr)
-		}
-		return nil, nil
-	}
-	u, err := url.Parse(addr)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("server %q is not an http:// or https:// URL", addr)
-	}
-	if !explicit {
-		host := u.Host
-		if u.Port() == "" {
-			host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
-		}
-		conn, err := net.DialTimeout("tcp", host, 500*time.Millisecond)
-		if err != nil {
-			return nil, nil // no server runs: decide locally
-		}
-		conn.Close()
-	}
-	return &apiClient{base: strings.TrimSuffix(u.String(), "/"), token: tok, http: &http.Client{}}, nil
+	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }
 
 // recordAfter records a finished call in the event log, with the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,7 +56,7 @@ hooks is reported and left in place.`
 		ValidArgs: []string{"claude-code", "gemini", "codex"},
 		RunE: func(c *cobra.Command, args []string) error {
 			client := hookinstall.Client(args[0])
-			if !slicesContains(hookinstall.Clients, client) {
+			if !slices.Contains(hookinstall.Clients, client) {
 				return fmt.Errorf("unknown client %q: expected claude-code, gemini or codex", args[0])
 			}
 			if project && user {
@@ -72,17 +73,15 @@ hooks is reported and left in place.`
 					return err
 				}
 			}
-			{
-				if command == "" {
-					exe, err := os.Executable()
-					if err != nil {
-						return fmt.Errorf("cannot tell where the toolgate binary is (%v): give --command", err)
-					}
-					command = exe
+			if command == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("cannot tell where the toolgate binary is (%v): give --command", err)
 				}
-				if strings.ContainsAny(command, "\n\r") {
-					return errors.New("--command must be one line")
-				}
+				command = exe
+			}
+			if strings.ContainsAny(command, "\n\r") {
+				return errors.New("--command must be one line")
 			}
 			o.Command = command
 			var res *hookinstall.Result
@@ -112,15 +111,6 @@ hooks is reported and left in place.`
 	c.Flags().StringVar(&dir, "dir", "", "the project directory for --project (default: the git work tree or the current directory)")
 	c.Flags().StringVar(&command, "command", "", "the toolgate program the hook runs (default: this binary's absolute path)")
 	return c
-}
-
-func slicesContains(cs []hookinstall.Client, c hookinstall.Client) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // projectDir returns dir made absolute, or the top of the git work tree

@@ -34,8 +34,10 @@ over stdio (or, with --url, speaks streamable HTTP to a server at URL), and
 forwards to it. Every tools/call is decided as the tool
 mcp__SERVER__TOOL with the call's arguments as input, so rules such as
 mcp__github__create_issue(repo:myorg/*) apply; arguments that name paths
-(path, paths, source, destination, file, directory, a file:// uri) are judged
-as file paths, so reading .env through the server is a credential read.
+(path, paths, file_path, source, destination, file, directory, a file:// uri)
+are judged as file paths, so reading .env through the server is a credential
+read, and a string under any other name that looks like a path (absolute, or
+starting with ~, ./ or ../) is judged as a read.
 tools/list hides what the mode does not offer (plan mode: read-only tools).
 
 The server's annotations (readOnlyHint, destructiveHint, openWorldHint) count
@@ -98,16 +100,11 @@ denied. Every decision is recorded in the event log.`,
 			}
 			opts := mcpproxy.Options{Name: name, Trusted: trusted, Gate: g, Engine: eng, Cwd: abs, Session: session}
 			if serverURL != "" {
-				tok := tokens.Agent
-				if tokenFile != "" {
-					if tok, err = server.ReadTokenFile(tokenFile); err != nil {
-						return err
-					}
+				api, err := agentServer(serverURL, stateDir, tokenFile, false)
+				if err != nil {
+					return err
 				}
-				if tok == "" {
-					return usageError("no agent token for --server: give --token-file")
-				}
-				opts.Remote = &mcpproxy.Remote{URL: serverURL, Token: tok}
+				opts.Remote = apiDecider{api}
 			}
 			if upstream == nil {
 				child := exec.CommandContext(ctx, args[0], args[1:]...)
@@ -137,7 +134,7 @@ denied. Every decision is recorded in the event log.`,
 	fl.StringVar(&session, "session", "mcp", "the session the calls are recorded in")
 	fl.StringVar(&cwd, "cwd", "", "the directory the calls are judged from (default the current directory)")
 	fl.StringVar(&serverURL, "server", os.Getenv("TOOLGATE_SERVER"), "a running toolgate serve that decides the calls and asks a person (default $TOOLGATE_SERVER)")
-	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default agent.token in the state directory)")
+	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default $TOOLGATE_TOKEN, else agent.token in the state directory)")
 	return c
 }
 

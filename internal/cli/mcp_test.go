@@ -305,6 +305,7 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"mcp", "--name", "fs", "--url", "http://127.0.0.1:1/", "--", "true"}, "not both"},
 		{[]string{"mcp", "--name", "fs", "--url", "file:///x"}, "not an http"},
 		{[]string{"mcp", "--name", "a__b", "--state-dir", t.TempDir(), "--", "true"}, `contain no "__"`},
+		{[]string{"mcp", "--name", "fs", "--state-dir", t.TempDir(), "--server", "127.0.0.1:8765", "--", "true"}, "--server \"127.0.0.1:8765\" is not an http"},
 	} {
 		var stdout, stderr strings.Builder
 		code := Run(tc.args, strings.NewReader(""), &stdout, &stderr)

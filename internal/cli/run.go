@@ -81,7 +81,7 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 				req.Session = session
 			}
 			if serverURL != "" {
-				a, err := agentClient(serverURL, stateDir, tokenFile)
+				a, err := agentServer(serverURL, stateDir, tokenFile, false)
 				if err != nil {
 					return err
 				}
@@ -161,7 +161,7 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 	fl.DurationVar(&approvalTimeout, "approval-timeout", gate.DefaultTimeout, "how long to wait for a person's answer before denying")
 	fl.StringVar(&tty, "tty", "/dev/tty", "the terminal a person answers on")
 	fl.StringVar(&serverURL, "server", os.Getenv("TOOLGATE_SERVER"), "URL of a running toolgate serve to decide and run the call (default $TOOLGATE_SERVER; none: decide and run here)")
-	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default agent.token in the state directory)")
+	fl.StringVar(&tokenFile, "token-file", "", "agent token file for --server (default $TOOLGATE_TOKEN, else agent.token in the state directory)")
 	return c
 }
 

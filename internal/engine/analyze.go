@@ -1687,7 +1687,9 @@ func (e *env) toolUnit(c *call) *Unit {
 		if m := c.req.MCP; m == nil || !c.mcpTrusted || !m.ReadOnly {
 			// A tool that may change things may write every path it names.
 			for _, p := range c.paths {
-				u.Writes = append(u.Writes, e.pathFact(e.cwd, p.raw))
+				if !p.guessed {
+					u.Writes = append(u.Writes, e.pathFact(e.cwd, p.raw))
+				}
 			}
 		}
 		if b, err := json.Marshal(c.input); err == nil {

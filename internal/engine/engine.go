@@ -350,14 +350,11 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
 	env := &env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx}
-	switch strings.ToLower(req.Shell) {
-	case "", "bash", "sh", "zsh":
-		if lt := strings.ToLower(req.Tool); lt == "powershell" || lt == "pwsh" {
-			env.dialect = powerShell
-		}
-	case "powershell", "pwsh":
+	switch ShellOf(req) {
+	case "bash":
+	case "powershell":
 		env.dialect = powerShell
-	case "cmd", "cmd.exe":
+	case "cmd":
 		env.dialect = cmdExe
 	default:
 		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "shell" must be bash, powershell or cmd, got %q`, req.Shell)), t
@@ -465,4 +462,23 @@ func anyHard(units []*Unit) bool {
 		}
 	}
 	return false
+}
+
+// ShellOf returns the shell a shell call's command is judged in: "bash",
+// "powershell" (asked for, or implied by a tool named PowerShell or pwsh)
+// or "cmd"; "" for a "shell" field naming none of them, which the engine
+// denies. A caller that runs the command itself must run it in this shell.
+func ShellOf(req *Request) string {
+	switch strings.ToLower(req.Shell) {
+	case "", "bash", "sh", "zsh":
+		if lt := strings.ToLower(req.Tool); lt == "powershell" || lt == "pwsh" {
+			return "powershell"
+		}
+		return "bash"
+	case "powershell", "pwsh":
+		return "powershell"
+	case "cmd", "cmd.exe":
+		return "cmd"
+	}
+	return ""
 }

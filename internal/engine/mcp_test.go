@@ -41,6 +41,10 @@ func TestMCPCalls(t *testing.T) {
 		{name: "plan mode refuses an untrusted read", cli: cli(t, "plan", nil, nil, nil), tool: "mcp__fs__read_text_file", input: map[string]any{"path": "$P/README.md"}, mcp: ro, want: policy.Deny, reason: ReasonModePlan},
 		{name: "plan mode offers an untrusted tool an allow rule names", cli: cli(t, "plan", []string{"mcp__gh__search"}, nil, nil), tool: "mcp__gh__search", input: map[string]any{"q": "x"}, mcp: ro, want: policy.Allow, reason: ReasonRuleAllow},
 		{name: "plan mode: an untrusted tool may write the paths it names", cli: cli(t, "plan", []string{"mcp__fs__read_text_file"}, nil, nil), tool: "mcp__fs__read_text_file", input: map[string]any{"path": "$P/README.md"}, mcp: ro, want: policy.Deny, reason: ReasonSandbox},
+		{name: "an unlisted argument naming a credential is a credential read", tool: "mcp__fs__read_text_file", input: map[string]any{"target": "$H/.ssh/id_rsa"}, mcp: roTrusted, want: policy.Deny, reason: ReasonCredential},
+		{name: "a relative path under an unlisted argument is judged", tool: "mcp__fs__read_text_file", input: map[string]any{"filename": "./.env"}, mcp: roTrusted, want: policy.Deny, reason: ReasonCredential},
+		{name: "a path nested in an unlisted argument is judged", tool: "mcp__fs__read_text_file", input: map[string]any{"options": map[string]any{"roots": []any{"$P/README.md", "$P/.env"}}}, mcp: roTrusted, want: policy.Deny, reason: ReasonCredential},
+		{name: "text in an unlisted argument is no path", tool: "mcp__fs__search", input: map[string]any{"query": "read /etc/passwd\nplease", "q": "http://x/y"}, mcp: roTrusted, want: policy.Allow, reason: ReasonReadOnly},
 		{name: "a path of the wrong type is invalid", tool: "mcp__fs__read_text_file", input: map[string]any{"path": 3}, mcp: roTrusted, want: policy.Deny, reason: ReasonInvalidArguments},
 	}
 	for _, tc := range cases {
@@ -58,7 +62,7 @@ func TestMCPCalls(t *testing.T) {
 					}
 					in[k] = out
 				default:
-					in[k] = v
+					in[k] = w.expandAny(v)
 				}
 			}
 			d := e.Check(context.Background(), &Request{Tool: tc.tool, Input: in, Cwd: w.project, MCP: tc.mcp})
@@ -67,4 +71,25 @@ func TestMCPCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expandAny expands the strings anywhere in v.
+func (w *world) expandAny(v any) any {
+	switch x := v.(type) {
+	case string:
+		return w.expand(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = w.expandAny(e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = w.expandAny(e)
+		}
+		return out
+	}
+	return v
 }

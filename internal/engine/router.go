@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/policy"
@@ -43,6 +44,10 @@ type call struct {
 type pathArg struct {
 	raw    string
 	family string // "read" or "write"
+	// guessed: an MCP argument that only looks like a path; it is judged
+	// as a read (a credential stays a credential) but not as a write, for
+	// it may be a name such as "/org/repo".
+	guessed bool
 }
 
 var tools = map[policy.Tool]toolMeta{
@@ -204,7 +209,7 @@ func parsePathTool(family string, required bool, names ...string) func(map[strin
 			if err != nil {
 				return err
 			}
-			c.paths = append(c.paths, pathArg{p, family})
+			c.paths = append(c.paths, pathArg{raw: p, family: family})
 			found = true
 		}
 		if !found && required {
@@ -224,7 +229,7 @@ func parseList(in map[string]any, c *call) error {
 	if dir == "" {
 		dir = "."
 	}
-	c.paths = append(c.paths, pathArg{dir, "read"})
+	c.paths = append(c.paths, pathArg{raw: dir, family: "read"})
 	pat, _, err := stringField(in, false, "pattern", "glob")
 	if err != nil {
 		return err
@@ -234,7 +239,7 @@ func parseList(in map[string]any, c *call) error {
 			if !filepath.IsAbs(base) && !strings.HasPrefix(base, "~") {
 				base = filepath.Join(dir, base)
 			}
-			c.paths = append(c.paths, pathArg{base, "read"})
+			c.paths = append(c.paths, pathArg{raw: base, family: "read"})
 		}
 	}
 	return nil
@@ -320,7 +325,7 @@ func parseSearch(in map[string]any, c *call) error {
 	if p == "" {
 		p = "."
 	}
-	c.paths = append(c.paths, pathArg{p, "read"})
+	c.paths = append(c.paths, pathArg{raw: p, family: "read"})
 	c.recursive = true
 	// A file-name filter such as glob=".env" says which files are read.
 	g, _, err := stringField(in, false, "glob", "include")
@@ -331,9 +336,9 @@ func parseSearch(in map[string]any, c *call) error {
 		if risk.SimpleNameGlob(g) {
 			c.nameGlob = g
 		}
-		c.paths = append(c.paths, pathArg{filepath.Join(p, g), "read"})
+		c.paths = append(c.paths, pathArg{raw: filepath.Join(p, g), family: "read"})
 		if base := globBase(g); base != "" && base != g {
-			c.paths = append(c.paths, pathArg{filepath.Join(p, base), "read"})
+			c.paths = append(c.paths, pathArg{raw: filepath.Join(p, base), family: "read"})
 		}
 	}
 	return nil
@@ -376,7 +381,7 @@ func parsePatch(in map[string]any, c *call) error {
 		return err
 	}
 	for _, name := range PatchPaths(p) {
-		c.paths = append(c.paths, pathArg{name, "write"})
+		c.paths = append(c.paths, pathArg{raw: name, family: "write"})
 	}
 	if len(c.paths) == 0 {
 		return &fieldError{field, "names no file: expected '*** Update File: path' or '+++ path' headers"}
@@ -453,8 +458,59 @@ func parseMCP(in map[string]any, c *call) error {
 			if strings.TrimSpace(s) == "" {
 				return &fieldError{k, "must not be empty"}
 			}
-			c.paths = append(c.paths, pathArg{s, "read"})
+			c.paths = append(c.paths, pathArg{raw: s, family: "read"})
+		}
+	}
+	for _, k := range sortedKeys(in) {
+		if !slices.Contains(mcpPathKeys, k) {
+			mcpPathLike(in[k], 0, c)
 		}
 	}
 	return nil
+}
+
+// mcpPathLike adds as paths the strings anywhere in v, an argument under a
+// name mcpPathKeys does not list, that look like paths: absolute, or
+// starting with ~, ./ or ../. A server may call its path argument anything
+// ("target", "dir", "options.root"); a name the list misses must not let a
+// credential pass unjudged.
+func mcpPathLike(v any, depth int, c *call) {
+	if depth > 32 {
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		if looksLikePath(x) && !strings.ContainsRune(x, 0) {
+			c.paths = append(c.paths, pathArg{raw: x, family: "read", guessed: true})
+		}
+	case []any:
+		for _, e := range x {
+			mcpPathLike(e, depth+1, c)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			mcpPathLike(x[k], depth+1, c)
+		}
+	}
+}
+
+// looksLikePath reports whether s reads as a file path rather than as text:
+// a single line that is absolute or starts with ~, ./ or ../.
+func looksLikePath(s string) bool {
+	if strings.ContainsAny(s, "\n\r") {
+		return false
+	}
+	return filepath.IsAbs(s) || s == "~" || strings.HasPrefix(s, "~/") ||
+		s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../")
+}
+
+// sortedKeys returns m's keys in order, so that what is judged is judged
+// the same way every time.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

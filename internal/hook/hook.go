@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/engine"
@@ -90,7 +91,7 @@ type payload struct {
 // tool name toolgate does not know, or a Gemini MCP tool whose server
 // cannot be told apart from its tool.
 func Parse(client Client, data []byte) (*Call, error) {
-	if !known(client) {
+	if !slices.Contains(Clients, client) {
 		return nil, fmt.Errorf("unknown client %q: use claude-code, gemini or codex", client)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -143,15 +144,6 @@ func Parse(client Client, data []byte) (*Call, error) {
 	return call, nil
 }
 
-func known(c Client) bool {
-	for _, k := range Clients {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
-
 func events(c Client) string {
 	if c == Gemini {
 		return "BeforeTool and AfterTool"
@@ -177,11 +169,8 @@ func toolName(c Client, p payload) (string, error) {
 		// toolgate takes as it is; every other name is an alias.
 		return name, nil
 	}
-	if _, ok := policy.Canonical(name); ok && !strings.HasPrefix(name, "mcp_") {
-		return name, nil
-	}
 	if !strings.HasPrefix(name, "mcp_") {
-		return name, nil // unknown; Parse refuses it
+		return name, nil // Parse refuses a name policy.Canonical does not know
 	}
 	// Gemini CLI names an MCP tool mcp_<server>_<tool>; server names may
 	// hold "_", so the server comes from mcp_context.

@@ -77,9 +77,13 @@ func Wrap(c Confine, command string) (string, error) {
 	return line, nil
 }
 
-// Wrappable reports whether [WrapInput] wraps a call's command.
+// Wrappable reports whether [WrapInput] wraps a call's command: only a
+// command judged as bash, for the sandbox runs it with bash.
 func Wrappable(client Client, tool string, input map[string]any) bool {
 	if t, known := policy.Canonical(tool); !known || t != policy.ToolShell || client == Codex {
+		return false
+	}
+	if engine.ShellOf(&engine.Request{Tool: tool}) != "bash" {
 		return false
 	}
 	cmd, ok := input["command"].(string)
@@ -89,7 +93,7 @@ func Wrappable(client Client, tool string, input map[string]any) bool {
 // WrapInput returns a copy of a shell call's input with its command
 // wrapped by [Wrap], every other field kept. ok is false when the call is
 // not one whose command the client's answer carries back (a tool other
-// than the shell, an input without a "command" string, or Codex, whose
+// than a bash shell, an input without a "command" string, or Codex, whose
 // answer holds no input).
 func WrapInput(client Client, tool string, input map[string]any, c Confine) (wrapped map[string]any, ok bool, err error) {
 	if !Wrappable(client, tool, input) {

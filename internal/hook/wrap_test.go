@@ -107,6 +107,8 @@ func TestWrapInput(t *testing.T) {
 		{"write is not a shell", hook.Gemini, "write_file", map[string]any{"file_path": "/w/a", "command": "x"}, false},
 		{"no command string", hook.ClaudeCode, "Bash", map[string]any{"command": []any{"ls"}}, false},
 		{"empty command", hook.ClaudeCode, "Bash", map[string]any{"command": ""}, false},
+		{"powershell is judged as PowerShell, not run by bash", hook.ClaudeCode, "PowerShell", map[string]any{"command": "Write-Output \"`rm -rf ~`\""}, false},
+		{"pwsh", hook.Gemini, "pwsh", map[string]any{"command": "Get-ChildItem"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

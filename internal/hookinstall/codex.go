@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 
 	"github.com/pelletier/go-toml/v2"
@@ -137,7 +138,7 @@ func disableCodexHooks(path string) (Change, error) {
 }
 
 func writeAtomicNew(path string, data []byte) error {
-	if err := os.MkdirAll(dirOf(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return writeAtomic(path, data, 0o600)

@@ -434,6 +434,4 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(tmp, path)
 }
 
-func dirOf(p string) string { return filepath.Dir(p) }
-
 func isSpace(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }

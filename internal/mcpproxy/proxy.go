@@ -21,8 +21,10 @@ import (
 )
 
 // Decider decides a call somewhere else than the local gate: a running
-// `toolgate serve` (see [Remote]), which records its decisions in its own
-// log and may ask a person.
+// `toolgate serve`, which records its decisions in its own log, judges the
+// call by its own policy (so only its trusted_mcp_servers trust a server)
+// and may ask a person. It returns allow or deny once the call is settled;
+// an error is a deny.
 type Decider interface {
 	Decide(ctx context.Context, req *engine.Request) (*engine.Decision, error)
 }

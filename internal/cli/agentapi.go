@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// agentServer returns a client of the toolgate serve an agent-side command
+// (hook, mcp, run) puts its calls to, with the agent token; nil when there
+// is none to use.
+//
+// The server is addr (--server), else $TOOLGATE_SERVER. When neither names
+// one and discover is set, it is [DefaultServer] if an agent token is found
+// and something listens there; otherwise there is none. The token comes from
+// tokenFile when given, else $TOOLGATE_TOKEN, else agent.token in stateDir. A
+// server that was named must have an http:// or https:// URL and a token, or
+// the error says what is missing.
+func agentServer(addr, stateDir, tokenFile string, discover bool) (*apiClient, error) {
+	if addr == "" {
+		addr = os.Getenv("TOOLGATE_SERVER")
+	}
+	named := addr != ""
+	if !named {
+		if !discover {
+			return nil, nil
+		}
+		addr = DefaultServer
+	}
+	u, err := url.Parse(addr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageError("--server %q is not an http:// or https:// URL", addr)
+	}
+	tok, path := "", tokenFile
+	if path == "" {
+		tok = os.Getenv("TOOLGATE_TOKEN")
+		if tok == "" && stateDir != "" {
+			path = filepath.Join(stateDir, server.AgentTokenFile)
+		}
+	}
+	if path != "" {
+		t, err := server.ReadTokenFile(path)
+		switch {
+		case err == nil:
+			tok = t
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("agent token %s: %v", path, err)
+		case tokenFile != "" || named:
+			return nil, usageError("no agent token at %s: start toolgate serve first, or give --token-file or $TOOLGATE_TOKEN", path)
+		}
+	}
+	if tok == "" {
+		if named {
+			return nil, usageError("the toolgate server %s was named but there is no agent token: set $TOOLGATE_TOKEN or give --state-dir or --token-file", addr)
+		}
+		return nil, nil
+	}
+	if !named {
+		host := u.Host
+		if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+		}
+		conn, err := net.DialTimeout("tcp", host, 500*time.Millisecond)
+		if err != nil {
+			return nil, nil // no server runs: decide locally
+		}
+		conn.Close()
+	}
+	return &apiClient{base: strings.TrimSuffix(u.String(), "/"), token: tok, http: &http.Client{}}, nil
+}
+
+// checkWait puts req to the server (POST /v1/check with "wait") and returns
+// its decision once it is settled: allow or deny. Anything else — no
+// answer, an answer without a decision, a question still open — is an
+// error, which every caller turns into a deny.
+func (a *apiClient) checkWait(ctx context.Context, req *engine.Request) (*engine.Decision, error) {
+	body := struct {
+		*engine.Request
+		Wait bool `json:"wait"`
+	}{req, true}
+	var resp server.CheckResponse
+	if err := a.do(ctx, http.MethodPost, "/v1/check", body, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Decision == nil {
+		return nil, errors.New("the server's answer holds no decision")
+	}
+	switch resp.Decision.Decision {
+	case policy.Allow, policy.Deny:
+		return resp.Decision, nil
+	}
+	return nil, fmt.Errorf("the server answered %q although it was asked to wait for a person", resp.Decision.Decision)
+}
+
+// apiDecider decides an MCP proxy's calls through a running server.
+type apiDecider struct{ api *apiClient }
+
+// Decide implements [mcpproxy.Decider].
+func (d apiDecider) Decide(ctx context.Context, req *engine.Request) (*engine.Decision, error) {
+	return d.api.checkWait(ctx, req)
+}
