@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/sandbox"
 )
@@ -52,8 +53,9 @@ type Process struct {
 
 // startBackground starts command in the background under p, its output
 // going to a file in o.StateDir, and returns at once with a Result that
-// names it.
-func startBackground(p sandbox.Policy, shell, command, dir, session string, o Options) (gate.Result, error) {
+// names it. A program whose sandbox came up weaker than judged is killed
+// and not registered.
+func startBackground(p sandbox.Policy, shell, command, dir, session string, o Options, judged *engine.Containment) (gate.Result, error) {
 	if o.StateDir == "" {
 		return gate.Result{}, errors.New("run_in_background is not available: no state directory keeps background processes")
 	}
@@ -79,10 +81,10 @@ func startBackground(p sandbox.Policy, shell, command, dir, session string, o Op
 	// The process outlives the call: only Kill or its own end stops it.
 	c := sandbox.Command(context.Background(), p, prog, "-c", command)
 	c.Dir, c.Env, c.Stdout, c.Stderr = dir, o.Env, logf, logf
-	rep, err := c.Start()
+	rep, res, err := start(c, judged)
 	if err != nil {
 		os.Remove(logPath)
-		return gate.Result{ExitCode: 126}, fmt.Errorf("the command could not be started: %w", err)
+		return res, err
 	}
 	pid := c.PID()
 	ticks, _ := startTicks(pid)

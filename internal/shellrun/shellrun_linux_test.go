@@ -543,6 +543,34 @@ func TestWeakerThanJudged(t *testing.T) {
 	}
 }
 
+// TestBackgroundWeakerThanJudged: a background command whose sandbox
+// comes up weaker than the probe the call was judged with is killed, not
+// registered, and the call fails.
+func TestBackgroundWeakerThanJudged(t *testing.T) {
+	w := newWorld(t, false)
+	t.Setenv(sandbox.DisableEnv, "landlock")
+	// The probe found every mechanism; the run then comes up without one.
+	key := fmt.Sprintf("%s|%t|%s", sandbox.WorkspaceWrite, false, "landlock")
+	probes.Store(key, sandbox.Report{FS: "landlock", Net: "landlock", Mask: "mountns", Seccomp: "on", LandlockABI: 4})
+	t.Cleanup(func() { probes.Delete(key) })
+	req := w.request("s1", "sleep 977", map[string]any{"run_in_background": true})
+	req.Mode = "bypassPermissions"
+	_, res, err := Run(context.Background(), w.g, w.eng, req, "", Options{StateDir: w.state})
+	t.Cleanup(func() { killAll(procsWith("sleep\x00977")) })
+	if err == nil || !strings.Contains(err.Error(), "was killed") {
+		t.Fatalf("err %v, want the program killed", err)
+	}
+	if res.Sandbox == nil || res.Sandbox.FS != "none" {
+		t.Errorf("sandbox %+v", res.Sandbox)
+	}
+	if procs, err := List(w.state, ""); err != nil || len(procs) != 0 {
+		t.Errorf("registered: %+v, %v", procs, err)
+	}
+	if left := procsWith("sleep\x00977"); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
+
 // TestPolicyFor maps the sandbox axis, the network and the workspace of
 // a call to the sandbox's policy.
 func TestPolicyFor(t *testing.T) {
