@@ -101,6 +101,11 @@ func (c *Cmd) PID() int {
 	return c.cmd.Process.Pid
 }
 
+// MountNS returns the program's own mount namespace ("mnt:[N]") once Start
+// has returned without error, or "" when it has none: every process the
+// program starts stays in it, those that leave its process group too.
+func (c *Cmd) MountNS() string { return c.mntNS }
+
 // Signal sends sig to the program's whole process group. It may be called
 // while Wait waits; once the program has exited it does nothing and
 // returns an error, so that it never reaches a process group whose number

@@ -89,12 +89,7 @@ func startBackground(p sandbox.Policy, shell, command, dir, session string, o Op
 	pid := c.PID()
 	ticks, _ := startTicks(pid)
 	proc := Process{ID: id, Session: session, Command: command, Dir: dir, PID: pid, StartTicks: ticks,
-		Started: time.Now().UTC(), Log: logPath, Sandbox: rep}
-	if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
-		if self, err := os.Readlink("/proc/self/ns/mnt"); err == nil && ns != self {
-			proc.MountNS = ns
-		}
-	}
+		Started: time.Now().UTC(), Log: logPath, Sandbox: rep, MountNS: c.MountNS()}
 	raw, _ := json.MarshalIndent(proc, "", "  ")
 	if err := writeFileAtomic(filepath.Join(bdir, id+".json"), raw); err != nil {
 		// A process nobody can list or stop is not left running.
@@ -120,21 +115,32 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// startTicks returns the start time of pid in clock ticks after boot.
-func startTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// stat returns the fields of /proc/PID/stat after the command name of a
+// live process (f[0] the state, f[2] the process group, f[19] the start
+// time in clock ticks after boot), or an error for a process that is gone
+// or a zombie.
+func stat(pid string) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	// pid (comm) state ppid pgrp ... starttime is field 22; comm may hold
-	// spaces and parentheses.
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, errors.New("malformed stat")
+		return nil, errors.New("malformed stat")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0, errors.New("not running")
+		return nil, errors.New("not running")
+	}
+	return f, nil
+}
+
+// startTicks returns the start time of pid in clock ticks after boot.
+func startTicks(pid int) (uint64, error) {
+	f, err := stat(strconv.Itoa(pid))
+	if err != nil {
+		return 0, err
 	}
 	return strconv.ParseUint(f[19], 10, 64)
 }
@@ -240,16 +246,8 @@ func group(p Process) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		f, err := stat(e.Name())
 		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
 			continue
 		}
 		if f[2] != strconv.Itoa(p.PID) {
