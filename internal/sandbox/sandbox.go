@@ -26,8 +26,8 @@
 //     classes them ([risk.HomeCredentialPaths]), files in the workspace
 //     whose name marks a credential (.env, .env.local, id_rsa, *.pem, …;
 //     [risk.IsCredentialName]) and the caller's extra paths.
-//   - seccomp for what Landlock does not cover: ptrace and process memory
-//     access, mount and the new mount API, new user namespaces and setns,
+//   - seccomp for what Landlock does not cover: ptrace, process memory
+//     access and taking other processes' file descriptors, mount and the new mount API, new user namespaces and setns,
 //     kernel modules, kexec, bpf, perf events, the kernel keyring,
 //     io_uring (whose socket operations would pass the socket filter),
 //     reboot, swap and clock setting, and typing into the terminal

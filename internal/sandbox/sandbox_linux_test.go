@@ -515,6 +515,7 @@ func TestSeccomp(t *testing.T) {
 		{"new user namespace", []string{"unshare", "-U", "true"}},
 		{"keyctl", []string{"python3", "-c", "import ctypes, sys; r = ctypes.CDLL(None, use_errno=True).syscall(250, 0, -3, 0); sys.exit(1 if r < 0 else 0)"}},
 		{"i386 AF_UNIX socket", []string{"python3", "-c", i386Socket}},
+		{"another process's file descriptor", []string{"python3", "-c", pidfdGetfd}},
 	} {
 		if tc.name == "i386 AF_UNIX socket" {
 			// Only where the kernel runs 32-bit calls at all.
@@ -535,6 +536,18 @@ func TestSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// pidfdGetfd takes a copy of another process's standard output with
+// pidfd_getfd (438) and exits 0 when it got one.
+const pidfdGetfd = `import ctypes, os, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(10)
+    os._exit(0)
+fd = ctypes.CDLL(None).syscall(438, os.pidfd_open(pid), 1, 0)
+os.kill(pid, 9)
+sys.exit(0 if fd >= 0 else 1)
+`
 
 // i386Socket makes socket(AF_UNIX, SOCK_STREAM, 0) through the i386
 // system call interface (int 0x80, socket is 359 there) and exits 0 when it
