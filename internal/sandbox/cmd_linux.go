@@ -442,19 +442,8 @@ func (c *Cmd) start(pl *plan) error {
 	}
 	c.cmd = cmd
 	// The stage reports, then execs (closing the pipe) or exits.
-	var st stage.Status
-	data, _ := io.ReadAll(r)
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	for dec.More() {
-		var m stage.Status
-		if dec.Decode(&m) != nil {
-			break
-		}
-		st.Missing = append(st.Missing, m.Missing...)
-		if m.Error != "" {
-			st.Error, st.Code = m.Error, m.Code
-		}
-	}
+	data, err := io.ReadAll(r)
+	st := readStatus(data, err)
 	c.report = pl.rep
 	if pl.cfg.MountNS {
 		// Every process of the program stays in this namespace: seccomp
@@ -472,14 +461,42 @@ func (c *Cmd) start(pl *plan) error {
 			}
 		}
 	}
-	if st.Error != "" || len(data) == 0 {
+	if st.Error != "" {
 		code, _ := c.Wait()
-		if st.Error == "" {
-			st.Error, st.Code = fmt.Sprintf("sandbox: the set-up stage ended without a report (status %d)", code), 126
+		if st.Code == 0 {
+			st.Error, st.Code = fmt.Sprintf("%s (status %d)", st.Error, code), 126
 		}
 		return &StartError{Code: st.Code, Msg: st.Error}
 	}
 	return nil
+}
+
+// readStatus returns what the stage reported on the status pipe: the
+// stage's error, or one of its own (Code 0) for a report that is missing,
+// cut or unreadable, so that a stage that did not say it confined the
+// program never counts as having done so.
+func readStatus(data []byte, err error) stage.Status {
+	var st stage.Status
+	if err != nil {
+		st.Error = fmt.Sprintf("sandbox: reading the set-up stage's report: %v", err)
+		return st
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		st.Error = "sandbox: the set-up stage ended without a report"
+		return st
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var m stage.Status
+		if err := dec.Decode(&m); err != nil {
+			return stage.Status{Error: fmt.Sprintf("sandbox: the set-up stage's report is unreadable: %v", err)}
+		}
+		st.Missing = append(st.Missing, m.Missing...)
+		if m.Error != "" {
+			st.Error, st.Code = m.Error, m.Code
+		}
+	}
+	return st
 }
 
 // withoutVars returns env without the variables named.

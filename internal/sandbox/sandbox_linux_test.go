@@ -650,3 +650,31 @@ func TestSysVIPCPrivate(t *testing.T) {
 		t.Errorf("the program reached the segment of a process outside (%s)", r.stderr)
 	}
 }
+
+// TestReadStatus: only a complete report from the set-up stage lets the
+// program count as started; a missing, cut or unreadable one is an error.
+func TestReadStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		data    string
+		err     error
+		wantErr bool
+		code    int
+		missing int
+	}{
+		{"confined", `{}` + "\n", nil, false, 0, 0},
+		{"confined, a mechanism missing", `{"missing":["seccomp: refused"]}` + "\n", nil, false, 0, 1},
+		{"program not found", `{"error":"sandbox: not found","code":127}` + "\n", nil, true, 127, 0},
+		{"no report", "", nil, true, 0, 0},
+		{"cut report", `{"missing":["seccomp: ref`, nil, true, 0, 0},
+		{"report then garbage", `{}` + "\n" + `garbage`, nil, true, 0, 0},
+		{"pipe error", `{}` + "\n", errors.New("EIO"), true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := readStatus([]byte(tc.data), tc.err)
+			if (st.Error != "") != tc.wantErr || st.Code != tc.code || len(st.Missing) != tc.missing {
+				t.Errorf("readStatus(%q) = %+v", tc.data, st)
+			}
+		})
+	}
+}
