@@ -200,8 +200,9 @@ var ErrNoProcess = errors.New("no such background process")
 // process group and to the processes that left it but not its mount
 // namespace, SIGKILL after grace, and removes it from the registry
 // (its output file stays). A process that has already ended is only
-// removed. Only processes of the group that started no earlier than the
-// recorded one are signalled, so a reused number is never reached.
+// removed. Only processes that started no earlier than the recorded one
+// are signalled, and none by its process group once its number belongs
+// to another process, so a reused number is never reached.
 func Kill(stateDir, id string, grace time.Duration) (Process, error) {
 	if strings.ContainsAny(id, "/\\") || !strings.HasPrefix(id, "bg_") {
 		return Process{}, fmt.Errorf("%w: %q is not a background process id (bg_…)", ErrNoProcess, id)
@@ -234,12 +235,17 @@ func Kill(stateDir, id string, grace time.Duration) (Process, error) {
 }
 
 // group returns the live processes of p's process group, or of its own
-// mount namespace, that started no earlier than p itself.
+// mount namespace, that started no earlier than p itself. The kernel
+// gives p's number to another process only once no process is left in
+// p's group; a live process with that number that is not p is such a
+// reuse, and its group is none of p's.
 func group(p Process) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
+	t, err := startTicks(p.PID)
+	reused := err == nil && t != p.StartTicks
 	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -250,7 +256,7 @@ func group(p Process) []int {
 		if err != nil {
 			continue
 		}
-		if f[2] != strconv.Itoa(p.PID) {
+		if reused || f[2] != strconv.Itoa(p.PID) {
 			ns, err := os.Readlink("/proc/" + e.Name() + "/ns/mnt")
 			if p.MountNS == "" || err != nil || ns != p.MountNS {
 				continue

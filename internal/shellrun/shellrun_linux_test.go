@@ -635,3 +635,31 @@ func TestSessionSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestKillReusedNumber: once a background process has ended and its
+// number belongs to another process that leads a group of its own, kill
+// signals nobody and only removes the entry.
+func TestKillReusedNumber(t *testing.T) {
+	state := t.TempDir()
+	other := exec.Command("sleep", "978")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(t, other.Start())
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	ticks, err := startTicks(other.Process.Pid)
+	must(t, err)
+	// The recorded process had that number before, and started earlier.
+	p := Process{ID: "bg_reused", Command: "sleep 1", PID: other.Process.Pid, StartTicks: ticks - 1}
+	raw, _ := json.Marshal(p)
+	must(t, os.MkdirAll(filepath.Join(state, BackgroundDir), 0o700))
+	must(t, os.WriteFile(filepath.Join(state, BackgroundDir, p.ID+".json"), raw, 0o600))
+	got, err := Kill(state, p.ID, 100*time.Millisecond)
+	if err != nil || got.Running {
+		t.Fatalf("kill: %+v, %v; want the entry removed as ended", got, err)
+	}
+	if t2, err := startTicks(other.Process.Pid); err != nil || t2 != ticks {
+		t.Errorf("the process that reused the number was signalled: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(state, BackgroundDir, p.ID+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("entry still there: %v", err)
+	}
+}
