@@ -59,6 +59,10 @@ type Cmd struct {
 	exited bool // the program has exited; its process group may be gone
 
 	mntNS string // the program's own mount namespace ("mnt:[N]"), or ""
+	// mntFile holds mntNS open until Wait has killed what is in it: a
+	// namespace's number goes to the next namespace made once it is
+	// freed, and that may be another program's.
+	mntFile *os.File
 }
 
 // StartError is a failure to start the program inside the sandbox: Code is
@@ -448,9 +452,13 @@ func (c *Cmd) start(pl *plan) error {
 	if pl.cfg.MountNS {
 		// Every process of the program stays in this namespace: seccomp
 		// refuses setns and new namespaces.
-		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
-		if self, serr := os.Readlink("/proc/self/ns/mnt"); err == nil && serr == nil && ns != self {
-			c.mntNS = ns
+		if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid)); err == nil {
+			ns, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+			if self, serr := os.Readlink("/proc/self/ns/mnt"); err == nil && serr == nil && ns != self {
+				c.mntNS, c.mntFile = ns, f
+			} else {
+				f.Close()
+			}
 		}
 	}
 	if len(st.Missing) > 0 {
@@ -547,6 +555,10 @@ func (c *Cmd) Wait() (int, error) {
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	c.mu.Unlock()
 	c.killNamespace(pid)
+	if c.mntFile != nil {
+		c.mntFile.Close()
+		c.mntFile = nil
+	}
 	c.killEscapees(pid)
 	err := c.cmd.Wait()
 	c.finished = true

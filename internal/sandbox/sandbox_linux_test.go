@@ -678,3 +678,44 @@ func TestReadStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestNamespaceNumberReused: once a program's processes are gone, its
+// mount namespace's number may go to the next sandbox; Wait of the first
+// must not kill the second.
+func TestNamespaceNumberReused(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := Command(ctx, e.policy(), "sleep", "979")
+	if _, err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if a.MountNS() == "" {
+		t.Skip("no mount namespace here")
+	}
+	// The program dies and is not reaped: its namespace is gone.
+	must(t, unix.Kill(-a.PID(), unix.SIGKILL))
+	for deadline := time.Now().Add(5 * time.Second); !zombie(a.PID()); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the program did not die")
+		}
+	}
+	b := Command(ctx, e.policy(), "sleep", "980")
+	if _, err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Signal(unix.SIGKILL); _, _ = b.Wait() })
+	_, _ = a.Wait()
+	if zombie(b.PID()) {
+		t.Errorf("the first sandbox's Wait killed the second (namespaces %s, %s)", a.MountNS(), b.MountNS())
+	}
+}
+
+// zombie reports whether pid has exited (and is not reaped).
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) == 0 || f[0] == "Z" || f[0] == "X"
+}
