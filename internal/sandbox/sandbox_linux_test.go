@@ -455,6 +455,12 @@ func TestIdentity(t *testing.T) {
 			t.Errorf("%s is left in the bounding set (%s)", c.name, f[4])
 		}
 	}
+	// Only CHOWN, DAC_OVERRIDE, FOWNER, FSETID, SETGID, SETUID,
+	// NET_BIND_SERVICE, IPC_LOCK and SYS_NICE are kept.
+	const kept = 1<<0 | 1<<1 | 1<<3 | 1<<4 | 1<<6 | 1<<7 | 1<<10 | 1<<14 | 1<<23
+	if extra := bnd &^ kept; extra != 0 {
+		t.Errorf("capabilities %#x are left in the bounding set (%s)", extra, f[4])
+	}
 }
 
 // unprivilegedEnv marks the re-run of this test binary as an unprivileged
