@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/shellrun"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -22,25 +23,13 @@ type Confine struct {
 	CredentialPaths []string
 }
 
-// ConfineFor returns the Confine of a call the engine confines as c, as
-// toolgate run confines it: read-only keeps the network off; a call with
-// no workspace runs read-only in its directory; danger-full-access runs
-// workspace-write with "/" writable, so that credentials stay masked.
+// ConfineFor returns the Confine of a call the engine confines as c: the
+// sandbox [shellrun.PolicyFor] gives it, as toolgate run confines it, with
+// creds masked besides the sandbox's defaults.
 func ConfineFor(self string, c engine.Confinement, creds []string) Confine {
-	out := Confine{Self: self, Mode: "workspace-write", Network: c.Network, Workspace: c.Workspace,
-		WritableRoots: c.WritableRoots, CredentialPaths: creds}
-	switch {
-	case c.Sandbox == policy.SandboxFullAccess:
-		out.WritableRoots = []string{"/"}
-	case c.Sandbox == policy.SandboxReadOnly:
-		out.Mode, out.Network, out.WritableRoots = "read-only", false, nil
-	case c.Workspace == "":
-		out.Mode, out.WritableRoots = "read-only", nil
-	}
-	if out.Workspace == "" {
-		out.Workspace = c.Dir
-	}
-	return out
+	p := shellrun.PolicyFor(c, shellrun.Options{CredentialPaths: creds})
+	return Confine{Self: self, Mode: string(p.Mode), Network: p.Network, Workspace: p.Workspace,
+		WritableRoots: p.WritableRoots, CredentialPaths: p.CredentialPaths}
 }
 
 // Quote returns s as one word of a POSIX shell: in single quotes, each

@@ -59,6 +59,10 @@ type Cmd struct {
 	exited bool // the program has exited; its process group may be gone
 
 	mntNS string // the program's own mount namespace ("mnt:[N]"), or ""
+	// mntFile holds mntNS open until Wait has killed what is in it: a
+	// namespace's number goes to the next namespace made once it is
+	// freed, and that may be another program's.
+	mntFile *os.File
 }
 
 // StartError is a failure to start the program inside the sandbox: Code is
@@ -100,6 +104,11 @@ func (c *Cmd) PID() int {
 	}
 	return c.cmd.Process.Pid
 }
+
+// MountNS returns the program's own mount namespace ("mnt:[N]") once Start
+// has returned without error, or "" when it has none: every process the
+// program starts stays in it, those that leave its process group too.
+func (c *Cmd) MountNS() string { return c.mntNS }
 
 // Signal sends sig to the program's whole process group. It may be called
 // while Wait waits; once the program has exited it does nothing and
@@ -437,26 +446,19 @@ func (c *Cmd) start(pl *plan) error {
 	}
 	c.cmd = cmd
 	// The stage reports, then execs (closing the pipe) or exits.
-	var st stage.Status
-	data, _ := io.ReadAll(r)
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	for dec.More() {
-		var m stage.Status
-		if dec.Decode(&m) != nil {
-			break
-		}
-		st.Missing = append(st.Missing, m.Missing...)
-		if m.Error != "" {
-			st.Error, st.Code = m.Error, m.Code
-		}
-	}
+	data, err := io.ReadAll(r)
+	st := readStatus(data, err)
 	c.report = pl.rep
 	if pl.cfg.MountNS {
 		// Every process of the program stays in this namespace: seccomp
 		// refuses setns and new namespaces.
-		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
-		if self, serr := os.Readlink("/proc/self/ns/mnt"); err == nil && serr == nil && ns != self {
-			c.mntNS = ns
+		if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid)); err == nil {
+			ns, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+			if self, serr := os.Readlink("/proc/self/ns/mnt"); err == nil && serr == nil && ns != self {
+				c.mntNS, c.mntFile = ns, f
+			} else {
+				f.Close()
+			}
 		}
 	}
 	if len(st.Missing) > 0 {
@@ -467,14 +469,42 @@ func (c *Cmd) start(pl *plan) error {
 			}
 		}
 	}
-	if st.Error != "" || len(data) == 0 {
+	if st.Error != "" {
 		code, _ := c.Wait()
-		if st.Error == "" {
-			st.Error, st.Code = fmt.Sprintf("sandbox: the set-up stage ended without a report (status %d)", code), 126
+		if st.Code == 0 {
+			st.Error, st.Code = fmt.Sprintf("%s (status %d)", st.Error, code), 126
 		}
 		return &StartError{Code: st.Code, Msg: st.Error}
 	}
 	return nil
+}
+
+// readStatus returns what the stage reported on the status pipe: the
+// stage's error, or one of its own (Code 0) for a report that is missing,
+// cut or unreadable, so that a stage that did not say it confined the
+// program never counts as having done so.
+func readStatus(data []byte, err error) stage.Status {
+	var st stage.Status
+	if err != nil {
+		st.Error = fmt.Sprintf("sandbox: reading the set-up stage's report: %v", err)
+		return st
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		st.Error = "sandbox: the set-up stage ended without a report"
+		return st
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var m stage.Status
+		if err := dec.Decode(&m); err != nil {
+			return stage.Status{Error: fmt.Sprintf("sandbox: the set-up stage's report is unreadable: %v", err)}
+		}
+		st.Missing = append(st.Missing, m.Missing...)
+		if m.Error != "" {
+			st.Error, st.Code = m.Error, m.Code
+		}
+	}
+	return st
 }
 
 // withoutVars returns env without the variables named.
@@ -525,6 +555,10 @@ func (c *Cmd) Wait() (int, error) {
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	c.mu.Unlock()
 	c.killNamespace(pid)
+	if c.mntFile != nil {
+		c.mntFile.Close()
+		c.mntFile = nil
+	}
 	c.killEscapees(pid)
 	err := c.cmd.Wait()
 	c.finished = true

@@ -10,9 +10,11 @@
 //     a root program cannot read a raw disk); writes only under the
 //     workspace, the writable roots and a private temporary directory
 //     (TMPDIR, removed afterwards; in read-only mode the only writable
-//     directory), plus /dev/null and the terminal. A root program also
-//     loses the capabilities that reach around these rules (CAP_SYS_ADMIN,
-//     CAP_SYS_RAWIO, CAP_SYS_PTRACE, …); a program that is not root keeps
+//     directory), plus /dev/null and the terminal. A root program keeps
+//     only the capabilities a build needs in its own files (CAP_CHOWN,
+//     CAP_DAC_OVERRIDE, CAP_FOWNER, …) and loses every other, those that
+//     reach around these rules (CAP_SYS_ADMIN, CAP_SYS_RAWIO,
+//     CAP_SYS_PTRACE, …) among them; a program that is not root keeps
 //     none.
 //   - The network when it is off: Landlock TCP rules (ABI 4 and later: no
 //     bind, no connect), or where the kernel has none, a new network
@@ -26,8 +28,8 @@
 //     classes them ([risk.HomeCredentialPaths]), files in the workspace
 //     whose name marks a credential (.env, .env.local, id_rsa, *.pem, …;
 //     [risk.IsCredentialName]) and the caller's extra paths.
-//   - seccomp for what Landlock does not cover: ptrace and process memory
-//     access, mount and the new mount API, new user namespaces and setns,
+//   - seccomp for what Landlock does not cover: ptrace, process memory
+//     access and taking other processes' file descriptors, mount and the new mount API, new user namespaces and setns,
 //     kernel modules, kexec, bpf, perf events, the kernel keyring,
 //     io_uring (whose socket operations would pass the socket filter),
 //     reboot, swap and clock setting, and typing into the terminal

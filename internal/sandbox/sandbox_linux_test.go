@@ -455,6 +455,12 @@ func TestIdentity(t *testing.T) {
 			t.Errorf("%s is left in the bounding set (%s)", c.name, f[4])
 		}
 	}
+	// Only CHOWN, DAC_OVERRIDE, FOWNER, FSETID, SETGID, SETUID,
+	// NET_BIND_SERVICE, IPC_LOCK and SYS_NICE are kept.
+	const kept = 1<<0 | 1<<1 | 1<<3 | 1<<4 | 1<<6 | 1<<7 | 1<<10 | 1<<14 | 1<<23
+	if extra := bnd &^ kept; extra != 0 {
+		t.Errorf("capabilities %#x are left in the bounding set (%s)", extra, f[4])
+	}
 }
 
 // unprivilegedEnv marks the re-run of this test binary as an unprivileged
@@ -515,6 +521,7 @@ func TestSeccomp(t *testing.T) {
 		{"new user namespace", []string{"unshare", "-U", "true"}},
 		{"keyctl", []string{"python3", "-c", "import ctypes, sys; r = ctypes.CDLL(None, use_errno=True).syscall(250, 0, -3, 0); sys.exit(1 if r < 0 else 0)"}},
 		{"i386 AF_UNIX socket", []string{"python3", "-c", i386Socket}},
+		{"another process's file descriptor", []string{"python3", "-c", pidfdGetfd}},
 	} {
 		if tc.name == "i386 AF_UNIX socket" {
 			// Only where the kernel runs 32-bit calls at all.
@@ -535,6 +542,18 @@ func TestSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// pidfdGetfd takes a copy of another process's standard output with
+// pidfd_getfd (438) and exits 0 when it got one.
+const pidfdGetfd = `import ctypes, os, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(10)
+    os._exit(0)
+fd = ctypes.CDLL(None).syscall(438, os.pidfd_open(pid), 1, 0)
+os.kill(pid, 9)
+sys.exit(0 if fd >= 0 else 1)
+`
 
 // i386Socket makes socket(AF_UNIX, SOCK_STREAM, 0) through the i386
 // system call interface (int 0x80, socket is 359 there) and exits 0 when it
@@ -636,4 +655,73 @@ func TestSysVIPCPrivate(t *testing.T) {
 	if r := run(t, context.Background(), e.policy(), "python3", "-c", script); r.code == 0 {
 		t.Errorf("the program reached the segment of a process outside (%s)", r.stderr)
 	}
+}
+
+// TestReadStatus: only a complete report from the set-up stage lets the
+// program count as started; a missing, cut or unreadable one is an error.
+func TestReadStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		data    string
+		err     error
+		wantErr bool
+		code    int
+		missing int
+	}{
+		{"confined", `{}` + "\n", nil, false, 0, 0},
+		{"confined, a mechanism missing", `{"missing":["seccomp: refused"]}` + "\n", nil, false, 0, 1},
+		{"program not found", `{"error":"sandbox: not found","code":127}` + "\n", nil, true, 127, 0},
+		{"no report", "", nil, true, 0, 0},
+		{"cut report", `{"missing":["seccomp: ref`, nil, true, 0, 0},
+		{"report then garbage", `{}` + "\n" + `garbage`, nil, true, 0, 0},
+		{"pipe error", `{}` + "\n", errors.New("EIO"), true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := readStatus([]byte(tc.data), tc.err)
+			if (st.Error != "") != tc.wantErr || st.Code != tc.code || len(st.Missing) != tc.missing {
+				t.Errorf("readStatus(%q) = %+v", tc.data, st)
+			}
+		})
+	}
+}
+
+// TestNamespaceNumberReused: once a program's processes are gone, its
+// mount namespace's number may go to the next sandbox; Wait of the first
+// must not kill the second.
+func TestNamespaceNumberReused(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := Command(ctx, e.policy(), "sleep", "979")
+	if _, err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if a.MountNS() == "" {
+		t.Skip("no mount namespace here")
+	}
+	// The program dies and is not reaped: its namespace is gone.
+	must(t, unix.Kill(-a.PID(), unix.SIGKILL))
+	for deadline := time.Now().Add(5 * time.Second); !zombie(a.PID()); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the program did not die")
+		}
+	}
+	b := Command(ctx, e.policy(), "sleep", "980")
+	if _, err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Signal(unix.SIGKILL); _, _ = b.Wait() })
+	_, _ = a.Wait()
+	if zombie(b.PID()) {
+		t.Errorf("the first sandbox's Wait killed the second (namespaces %s, %s)", a.MountNS(), b.MountNS())
+	}
+}
+
+// zombie reports whether pid has exited (and is not reaped).
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) == 0 || f[0] == "Z" || f[0] == "X"
 }

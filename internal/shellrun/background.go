@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/sandbox"
 )
@@ -52,8 +53,9 @@ type Process struct {
 
 // startBackground starts command in the background under p, its output
 // going to a file in o.StateDir, and returns at once with a Result that
-// names it.
-func startBackground(p sandbox.Policy, shell, command, dir, session string, o Options) (gate.Result, error) {
+// names it. A program whose sandbox came up weaker than judged is killed
+// and not registered.
+func startBackground(p sandbox.Policy, shell, command, dir, session string, o Options, judged *engine.Containment) (gate.Result, error) {
 	if o.StateDir == "" {
 		return gate.Result{}, errors.New("run_in_background is not available: no state directory keeps background processes")
 	}
@@ -79,20 +81,15 @@ func startBackground(p sandbox.Policy, shell, command, dir, session string, o Op
 	// The process outlives the call: only Kill or its own end stops it.
 	c := sandbox.Command(context.Background(), p, prog, "-c", command)
 	c.Dir, c.Env, c.Stdout, c.Stderr = dir, o.Env, logf, logf
-	rep, err := c.Start()
+	rep, res, err := start(c, judged)
 	if err != nil {
 		os.Remove(logPath)
-		return gate.Result{ExitCode: 126}, fmt.Errorf("the command could not be started: %w", err)
+		return res, err
 	}
 	pid := c.PID()
 	ticks, _ := startTicks(pid)
 	proc := Process{ID: id, Session: session, Command: command, Dir: dir, PID: pid, StartTicks: ticks,
-		Started: time.Now().UTC(), Log: logPath, Sandbox: rep}
-	if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
-		if self, err := os.Readlink("/proc/self/ns/mnt"); err == nil && ns != self {
-			proc.MountNS = ns
-		}
-	}
+		Started: time.Now().UTC(), Log: logPath, Sandbox: rep, MountNS: c.MountNS()}
 	raw, _ := json.MarshalIndent(proc, "", "  ")
 	if err := writeFileAtomic(filepath.Join(bdir, id+".json"), raw); err != nil {
 		// A process nobody can list or stop is not left running.
@@ -118,21 +115,32 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// startTicks returns the start time of pid in clock ticks after boot.
-func startTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// stat returns the fields of /proc/PID/stat after the command name of a
+// live process (f[0] the state, f[2] the process group, f[19] the start
+// time in clock ticks after boot), or an error for a process that is gone
+// or a zombie.
+func stat(pid string) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	// pid (comm) state ppid pgrp ... starttime is field 22; comm may hold
-	// spaces and parentheses.
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, errors.New("malformed stat")
+		return nil, errors.New("malformed stat")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0, errors.New("not running")
+		return nil, errors.New("not running")
+	}
+	return f, nil
+}
+
+// startTicks returns the start time of pid in clock ticks after boot.
+func startTicks(pid int) (uint64, error) {
+	f, err := stat(strconv.Itoa(pid))
+	if err != nil {
+		return 0, err
 	}
 	return strconv.ParseUint(f[19], 10, 64)
 }
@@ -192,8 +200,9 @@ var ErrNoProcess = errors.New("no such background process")
 // process group and to the processes that left it but not its mount
 // namespace, SIGKILL after grace, and removes it from the registry
 // (its output file stays). A process that has already ended is only
-// removed. Only processes of the group that started no earlier than the
-// recorded one are signalled, so a reused number is never reached.
+// removed. Only processes that started no earlier than the recorded one
+// are signalled, and none by its process group once its number belongs
+// to another process, so a reused number is never reached.
 func Kill(stateDir, id string, grace time.Duration) (Process, error) {
 	if strings.ContainsAny(id, "/\\") || !strings.HasPrefix(id, "bg_") {
 		return Process{}, fmt.Errorf("%w: %q is not a background process id (bg_…)", ErrNoProcess, id)
@@ -226,31 +235,28 @@ func Kill(stateDir, id string, grace time.Duration) (Process, error) {
 }
 
 // group returns the live processes of p's process group, or of its own
-// mount namespace, that started no earlier than p itself.
+// mount namespace, that started no earlier than p itself. The kernel
+// gives p's number to another process only once no process is left in
+// p's group; a live process with that number that is not p is such a
+// reuse, and its group is none of p's.
 func group(p Process) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
+	t, err := startTicks(p.PID)
+	reused := err == nil && t != p.StartTicks
 	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		f, err := stat(e.Name())
 		if err != nil {
 			continue
 		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if f[2] != strconv.Itoa(p.PID) {
+		if reused || f[2] != strconv.Itoa(p.PID) {
 			ns, err := os.Readlink("/proc/" + e.Name() + "/ns/mnt")
 			if p.MountNS == "" || err != nil || ns != p.MountNS {
 				continue

@@ -191,19 +191,9 @@ func run(ctx context.Context, p sandbox.Policy, shell, command, cwd string, env 
 	c := sandbox.Command(tctx, p, prog, "-c", command)
 	c.Dir, c.Env, c.Stdin, c.KillEscapees = cwd, env, o.Stdin, o.KillEscapees
 	c.Stdout, c.Stderr = tee(stdout, o.Stdout), tee(stderr, o.Stderr)
-	rep, err := c.Start()
+	rep, failed, err := start(c, judged)
 	if err != nil {
-		var se *sandbox.StartError
-		res := gate.Result{ExitCode: 126}
-		if errors.As(err, &se) {
-			res.ExitCode = se.Code
-		}
-		return res, fmt.Errorf("the command could not be started: %w", err)
-	}
-	if weaker(Containment(rep), judged) {
-		_ = c.Signal(syscall.SIGKILL)
-		code, _ := c.Wait()
-		return gate.Result{ExitCode: code, Sandbox: &rep}, fmt.Errorf("the sandbox came up without a mechanism the call was judged with (%s), so the program was killed", strings.Join(rep.Missing, "; "))
+		return failed, err
 	}
 	code, err := c.Wait()
 	res := gate.Result{ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Sandbox: &rep}
@@ -216,6 +206,28 @@ func run(ctx context.Context, p sandbox.Policy, shell, command, cwd string, env 
 		return res, err
 	}
 	return res, nil
+}
+
+// start starts c. A program that could not be started is an error with
+// the exit status a shell would give; with judged set, one whose sandbox
+// came up weaker than the call was judged for is killed at once, waited
+// for, and an error.
+func start(c *sandbox.Cmd, judged *engine.Containment) (sandbox.Report, gate.Result, error) {
+	rep, err := c.Start()
+	if err != nil {
+		var se *sandbox.StartError
+		res := gate.Result{ExitCode: 126}
+		if errors.As(err, &se) {
+			res.ExitCode = se.Code
+		}
+		return rep, res, fmt.Errorf("the command could not be started: %w", err)
+	}
+	if weaker(Containment(rep), judged) {
+		_ = c.Signal(syscall.SIGKILL)
+		code, _ := c.Wait()
+		return rep, gate.Result{ExitCode: code, Sandbox: &rep}, fmt.Errorf("the sandbox came up without a mechanism the call was judged with (%s), so the program was killed", strings.Join(rep.Missing, "; "))
+	}
+	return rep, gate.Result{}, nil
 }
 
 // weaker reports whether got lacks a layer that judged has.
@@ -268,7 +280,7 @@ func Run(ctx context.Context, g *gate.Gate, eng *engine.Engine, req *engine.Requ
 	bg, _ := r.Input["run_in_background"].(bool)
 	return g.Run(ctx, &r, turn, func(ctx context.Context) (gate.Result, error) {
 		if bg {
-			return startBackground(p, r.Shell, conf.Command, conf.Dir, r.Session, o)
+			return startBackground(p, r.Shell, conf.Command, conf.Dir, r.Session, o, r.Containment)
 		}
 		return run(ctx, p, r.Shell, conf.Command, conf.Dir, o.Env, o, o.timeout(asked), r.Containment)
 	})

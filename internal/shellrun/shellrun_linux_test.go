@@ -543,6 +543,34 @@ func TestWeakerThanJudged(t *testing.T) {
 	}
 }
 
+// TestBackgroundWeakerThanJudged: a background command whose sandbox
+// comes up weaker than the probe the call was judged with is killed, not
+// registered, and the call fails.
+func TestBackgroundWeakerThanJudged(t *testing.T) {
+	w := newWorld(t, false)
+	t.Setenv(sandbox.DisableEnv, "landlock")
+	// The probe found every mechanism; the run then comes up without one.
+	key := fmt.Sprintf("%s|%t|%s", sandbox.WorkspaceWrite, false, "landlock")
+	probes.Store(key, sandbox.Report{FS: "landlock", Net: "landlock", Mask: "mountns", Seccomp: "on", LandlockABI: 4})
+	t.Cleanup(func() { probes.Delete(key) })
+	req := w.request("s1", "sleep 977", map[string]any{"run_in_background": true})
+	req.Mode = "bypassPermissions"
+	_, res, err := Run(context.Background(), w.g, w.eng, req, "", Options{StateDir: w.state})
+	t.Cleanup(func() { killAll(procsWith("sleep\x00977")) })
+	if err == nil || !strings.Contains(err.Error(), "was killed") {
+		t.Fatalf("err %v, want the program killed", err)
+	}
+	if res.Sandbox == nil || res.Sandbox.FS != "none" {
+		t.Errorf("sandbox %+v", res.Sandbox)
+	}
+	if procs, err := List(w.state, ""); err != nil || len(procs) != 0 {
+		t.Errorf("registered: %+v, %v", procs, err)
+	}
+	if left := procsWith("sleep\x00977"); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
+
 // TestPolicyFor maps the sandbox axis, the network and the workspace of
 // a call to the sandbox's policy.
 func TestPolicyFor(t *testing.T) {
@@ -605,5 +633,33 @@ func TestSessionSettings(t *testing.T) {
 		if res.Sandbox == nil || !strings.HasPrefix(res.Sandbox.Net, tc.net) && !(tc.net == "landlock" && res.Sandbox.Net == "netns") {
 			t.Errorf("session %s: sandbox %+v, want net %s", tc.session, res.Sandbox, tc.net)
 		}
+	}
+}
+
+// TestKillReusedNumber: once a background process has ended and its
+// number belongs to another process that leads a group of its own, kill
+// signals nobody and only removes the entry.
+func TestKillReusedNumber(t *testing.T) {
+	state := t.TempDir()
+	other := exec.Command("sleep", "978")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(t, other.Start())
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	ticks, err := startTicks(other.Process.Pid)
+	must(t, err)
+	// The recorded process had that number before, and started earlier.
+	p := Process{ID: "bg_reused", Command: "sleep 1", PID: other.Process.Pid, StartTicks: ticks - 1}
+	raw, _ := json.Marshal(p)
+	must(t, os.MkdirAll(filepath.Join(state, BackgroundDir), 0o700))
+	must(t, os.WriteFile(filepath.Join(state, BackgroundDir, p.ID+".json"), raw, 0o600))
+	got, err := Kill(state, p.ID, 100*time.Millisecond)
+	if err != nil || got.Running {
+		t.Fatalf("kill: %+v, %v; want the entry removed as ended", got, err)
+	}
+	if t2, err := startTicks(other.Process.Pid); err != nil || t2 != ticks {
+		t.Errorf("the process that reused the number was signalled: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(state, BackgroundDir, p.ID+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("entry still there: %v", err)
 	}
 }

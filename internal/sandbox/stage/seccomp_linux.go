@@ -12,8 +12,8 @@ import (
 // deniedSyscalls fail with EPERM in every sandbox: what Landlock does not
 // govern and a confined program has no business doing.
 var deniedSyscalls = []string{
-	// other processes' memory
-	"ptrace", "process_vm_readv", "process_vm_writev",
+	// other processes' memory and open files
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 	// the mount table, old and new API, and namespaces
 	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
 	"fspick", "mount_setattr", "setns", "open_by_handle_at",

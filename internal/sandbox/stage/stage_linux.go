@@ -176,26 +176,25 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// droppedCaps are taken from a root program: with them, root could read
-// raw devices and kernel memory, rearrange mounts and namespaces, give a
-// workspace binary file capabilities that a later run outside the sandbox
-// would get (CAP_SETFCAP), open files by handle past the masks, or signal
-// other users' processes. What a root build needs in its own files (owner,
-// mode, DAC override within what Landlock allows) is kept.
-var droppedCaps = []uintptr{
-	unix.CAP_SYS_ADMIN, unix.CAP_SYS_RAWIO, unix.CAP_SYS_MODULE, unix.CAP_SYS_PTRACE, unix.CAP_SYS_BOOT,
-	unix.CAP_SYS_TIME, unix.CAP_MKNOD, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW, unix.CAP_MAC_ADMIN,
-	unix.CAP_MAC_OVERRIDE, unix.CAP_BPF, unix.CAP_PERFMON, unix.CAP_AUDIT_CONTROL, unix.CAP_SYSLOG,
-	unix.CAP_LINUX_IMMUTABLE, unix.CAP_SETPCAP, unix.CAP_SETFCAP, unix.CAP_DAC_READ_SEARCH,
-	unix.CAP_KILL, unix.CAP_SYS_CHROOT, unix.CAP_SYS_RESOURCE, unix.CAP_SYS_PACCT,
-	unix.CAP_SYS_TTY_CONFIG, unix.CAP_WAKE_ALARM, unix.CAP_BLOCK_SUSPEND, unix.CAP_AUDIT_READ,
-	unix.CAP_AUDIT_WRITE, unix.CAP_LEASE, unix.CAP_IPC_OWNER, unix.CAP_NET_BROADCAST,
-	unix.CAP_CHECKPOINT_RESTORE,
+// keptCaps are what a root program keeps of its bounding set: what a root
+// build needs in its own files (owner, mode, DAC override within what
+// Landlock allows, set-id programs of its own), low ports, locked memory
+// and nice. Every other capability is dropped, those the kernel adds
+// later too: with them, root could read raw devices and kernel memory,
+// rearrange mounts and namespaces, give a workspace binary file
+// capabilities that a later run outside the sandbox would get
+// (CAP_SETFCAP), open files by handle past the masks, or signal other
+// users' processes.
+var keptCaps = map[uintptr]bool{
+	unix.CAP_CHOWN: true, unix.CAP_DAC_OVERRIDE: true, unix.CAP_FOWNER: true, unix.CAP_FSETID: true,
+	unix.CAP_SETGID: true, unix.CAP_SETUID: true, unix.CAP_NET_BIND_SERVICE: true, unix.CAP_IPC_LOCK: true,
+	unix.CAP_SYS_NICE: true,
 }
 
 // dropPrivileges clears the ambient capabilities the parent gave the stage
-// for its mounts; a root program also loses droppedCaps from its bounding
-// set. A program that is not root keeps no capability across exec.
+// for its mounts; a root program also loses every capability but keptCaps
+// from its bounding set. A program that is not root keeps no capability
+// across exec.
 func dropPrivileges() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return err
@@ -206,15 +205,25 @@ func dropPrivileges() error {
 		var data [2]unix.CapUserData
 		return unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0])
 	}
-	for _, c := range droppedCaps {
-		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err == nil && in == 0 {
-			continue // already gone, as in a sandbox within a sandbox
+	// PR_CAPBSET_READ fails with EINVAL past the kernel's last capability.
+	for c := uintptr(0); ; c++ {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			if c == 0 {
+				return errors.New("the kernel reports no capability bounding set")
+			}
+			return nil
 		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		if err != nil {
+			return fmt.Errorf("capability %d: %w", c, err)
+		}
+		if in == 0 || keptCaps[c] {
+			continue // kept, or already gone as in a sandbox within a sandbox
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil {
 			return fmt.Errorf("capability %d: %w", c, err)
 		}
 	}
-	return nil
 }
 
 // quietDevices may be read and written by every program; terminals are
