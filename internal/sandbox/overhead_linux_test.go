@@ -96,7 +96,7 @@ var (
 )
 
 // buildToolgate builds the toolgate command once for the tests that run
-// it.
+// it, with the test hooks in: DisableEnv is honoured.
 func buildToolgate(t *testing.T, goBin string) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -106,7 +106,7 @@ func buildToolgate(t *testing.T, goBin string) string {
 			return
 		}
 		builtBin = filepath.Join(dir, "toolgate")
-		out, err := exec.Command(goBin, "build", "-o", builtBin, "github.com/toolgate/toolgate/cmd/toolgate").CombinedOutput()
+		out, err := exec.Command(goBin, "build", "-tags", "toolgate_sandbox_testhooks", "-o", builtBin, "github.com/toolgate/toolgate/cmd/toolgate").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("building toolgate: %v\n%s", err, out)
 		}
@@ -154,6 +154,45 @@ func BenchmarkSandboxTrue(b *testing.B) {
 	for b.Loop() {
 		if _, code, err := Command(context.Background(), Policy{Workspace: ws}, "true").Run(); err != nil || code != 0 {
 			b.Fatalf("exit %d: %v", code, err)
+		}
+	}
+}
+
+// TestDisableEnvIgnoredWhenInstalled: toolgate as it is installed (built
+// without the test hooks) ignores DisableEnv, so the environment of the
+// agent whose command runs inside cannot switch a mechanism off.
+func TestDisableEnvIgnoredWhenInstalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no toolgate build")
+	}
+	if os.Getenv(unprivilegedEnv) != "" {
+		t.Skip("run by the privileged run")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build toolgate with")
+	}
+	bin := filepath.Join(t.TempDir(), "toolgate")
+	if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/toolgate/toolgate/cmd/toolgate").CombinedOutput(); err != nil {
+		t.Fatalf("building toolgate: %v\n%s", err, out)
+	}
+	e := newEnv(t)
+	outside := filepath.Join(t.TempDir(), "escaped")
+	for name, b := range map[string]string{"installed": bin, "test build": buildToolgate(t, goBin)} {
+		os.Remove(outside)
+		cmd := exec.Command(b, "sandbox", "--workspace", e.ws, "--", "sh", "-c", "echo x > "+outside)
+		cmd.Env = append(withoutVars(os.Environ(), DisableEnv), DisableEnv+"=landlock,userns,seccomp")
+		out, err := cmd.CombinedOutput()
+		_, statErr := os.Stat(outside)
+		switch name {
+		case "installed":
+			if err == nil || statErr == nil {
+				t.Errorf("installed toolgate with %s set let the program write outside: %v\n%s", DisableEnv, err, out)
+			}
+		case "test build":
+			if statErr != nil {
+				t.Errorf("the test build did not honour %s (so this test shows nothing): %v\n%s", DisableEnv, err, out)
+			}
 		}
 	}
 }

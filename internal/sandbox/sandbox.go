@@ -66,6 +66,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"testing"
 )
 
 // Mode is what the program may write.
@@ -146,12 +147,17 @@ func (r Report) Complete() bool { return len(r.Missing) == 0 }
 // mechanisms, for tests of the fallback paths only: a comma-separated list
 // of "landlock" (no Landlock at all), "landlock-net" (Landlock without
 // network rules, as before ABI 4), "userns" (no namespaces: no masking, no
-// network namespace) and "seccomp".
+// network namespace) and "seccomp". It is read only in a test binary or a
+// binary built with -tags toolgate_sandbox_testhooks: in toolgate as it
+// is installed, an agent's environment cannot switch the sandbox off.
 const DisableEnv = "TOOLGATE_SANDBOX_DISABLE"
 
 // disabled returns the mechanisms that DisableEnv switches off.
 func disabled() map[string]bool {
 	m := map[string]bool{}
+	if !testHooks && !testing.Testing() {
+		return m
+	}
 	for _, f := range strings.Split(os.Getenv(DisableEnv), ",") {
 		if f = strings.TrimSpace(f); f != "" {
 			m[f] = true
