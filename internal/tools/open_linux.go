@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/toolgate/toolgate/pathres"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +24,7 @@ func openWithin(root, p string) (*os.File, error) {
 	}
 	f := os.NewFile(uintptr(fd), p)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil || !within(root, real) {
+	if err != nil || !pathres.Within(root, real) {
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot tell where it was opened, so it is not read: %w", p, err)
