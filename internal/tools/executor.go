@@ -335,33 +335,6 @@ func (x *Executor) Run(ctx context.Context, g *gate.Gate, req *engine.Request, t
 	return g.Run(ctx, req, turn, exec)
 }
 
-// Paths returns the paths a call would touch as its arguments name them,
-// for a patch every file of every header (what [engine.PatchPaths] gives
-// the gate to decide); the executor touches no other.
-func (x *Executor) Paths(c *Call) ([]string, error) {
-	s, err := x.lookup(c.Tool, "")
-	if err != nil {
-		return nil, err
-	}
-	args, err := normalize(s, c.Input)
-	if err != nil {
-		return nil, err
-	}
-	if err := validate(s, args); err != nil {
-		return nil, err
-	}
-	if s.Name == policy.ToolPatch {
-		return patchPaths(args["patch"].(string))
-	}
-	if p, ok := args["path"].(string); ok {
-		return []string{p}, nil
-	}
-	if s.Name == policy.ToolList || s.Name == policy.ToolSearch {
-		return []string{"."}, nil
-	}
-	return nil, nil
-}
-
 // normalize maps the argument aliases agents use (file_path, cmd, …) to
 // the tool's own field names. Two fields for the same argument is an
 // error naming both.
