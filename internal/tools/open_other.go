@@ -26,6 +26,10 @@ func openWithin(root, p string) (*os.File, error) {
 	return os.Open(real)
 }
 
+// mkdirExact creates dir and its missing parents. Without /proc a link
+// swapped in on the way is not caught.
+func mkdirExact(dir string) error { return os.MkdirAll(dir, 0o755) }
+
 // replaceFile writes data to p atomically or, with write false, removes
 // it. Without /proc a link swapped in on the way is not caught.
 func replaceFile(p string, write bool, data []byte, perm os.FileMode) error {

@@ -211,7 +211,7 @@ func noLinkOnPath(p string) error {
 // false, removes p.
 func applyOne(p string, write bool, data []byte, mode fs.FileMode) error {
 	if write {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := mkdirExact(filepath.Dir(p)); err != nil {
 			return err
 		}
 	}
