@@ -358,14 +358,18 @@ func PatchPaths(p string) []string {
 	seen := map[string]bool{}
 	for _, m := range patchFile.FindAllStringSubmatch(p, -1) {
 		name := strings.TrimSpace(m[1])
-		if i := strings.IndexByte(name, '\t'); i >= 0 {
-			name = name[:i] // unified diff timestamps
-		}
-		if name == "/dev/null" {
-			continue
-		}
 		if strings.HasPrefix(m[0], "+++ ") || strings.HasPrefix(m[0], "--- ") {
-			name = strings.TrimPrefix(strings.TrimPrefix(name, "a/"), "b/")
+			var file bool
+			if name, file = DiffName(name); !file {
+				continue
+			}
+		} else {
+			if i := strings.IndexByte(name, '\t'); i >= 0 {
+				name = name[:i]
+			}
+			if name == "/dev/null" {
+				continue
+			}
 		}
 		if !seen[name] {
 			seen[name] = true
@@ -373,6 +377,22 @@ func PatchPaths(p string) []string {
 		}
 	}
 	return out
+}
+
+// DiffName returns the path a unified diff's "---" or "+++" header names,
+// given the header's text after that marker: the text up to a tab (what
+// follows is a timestamp), without an a/ or b/ prefix. It reports false
+// for /dev/null, which names no file. It is how [PatchPaths] reads those
+// headers, so whoever applies a diff reads them as the engine judged them.
+func DiffName(header string) (string, bool) {
+	name := strings.TrimSpace(header)
+	if i := strings.IndexByte(name, '\t'); i >= 0 {
+		name = name[:i]
+	}
+	if name == "/dev/null" {
+		return "", false
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(name, "a/"), "b/"), true
 }
 
 func parsePatch(in map[string]any, c *call) error {

@@ -351,18 +351,14 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	var pending []eventlog.Draft
 	var encodeErr error
 	add := func(typ eventlog.Type, payload any) {
-		raw, err := json.Marshal(payload)
-		if err == nil {
-			// No secret at rest: what the log holds is redacted. A
-			// question was redacted before it was signed, so this leaves
-			// its bytes as they are.
-			raw, err = g.redact.Payload(raw)
-		}
+		// A question was redacted before it was signed, so the redaction
+		// of draft leaves its bytes as they are.
+		d, err := g.draft(turn, typ, payload)
 		if err != nil {
-			encodeErr = cmp.Or(encodeErr, fmt.Errorf("gate: encode %s: %w", typ, err))
+			encodeErr = cmp.Or(encodeErr, err)
 			return
 		}
-		pending = append(pending, eventlog.Draft{Turn: turn, Time: g.opts.Clock(), Type: typ, Payload: raw})
+		pending = append(pending, d)
 	}
 	flush := func() error {
 		if encodeErr != nil {
@@ -823,18 +819,28 @@ func (g *Gate) resolve(ctx context.Context, session, turn string, res Permission
 }
 
 func (g *Gate) append(ctx context.Context, session, turn string, typ eventlog.Type, payload any) error {
+	d, err := g.draft(turn, typ, payload)
+	if err != nil {
+		return err
+	}
+	_, err = g.store.Append(ctx, session, d)
+	if err != nil {
+		return fmt.Errorf("gate: record %s: %w", typ, err)
+	}
+	return nil
+}
+
+// draft encodes payload as an event of type typ, with the secrets in it
+// redacted: no secret at rest.
+func (g *Gate) draft(turn string, typ eventlog.Type, payload any) (eventlog.Draft, error) {
 	raw, err := json.Marshal(payload)
 	if err == nil {
 		raw, err = g.redact.Payload(raw)
 	}
 	if err != nil {
-		return fmt.Errorf("gate: encode %s: %w", typ, err)
+		return eventlog.Draft{}, fmt.Errorf("gate: encode %s: %w", typ, err)
 	}
-	_, err = g.store.Append(ctx, session, eventlog.Draft{Turn: turn, Time: g.opts.Clock(), Type: typ, Payload: raw})
-	if err != nil {
-		return fmt.Errorf("gate: record %s: %w", typ, err)
-	}
-	return nil
+	return eventlog.Draft{Turn: turn, Time: g.opts.Clock(), Type: typ, Payload: raw}, nil
 }
 
 func systemDeny(reason engine.Reason, msg string) *engine.Decision {

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -57,16 +58,28 @@ func (g *Gate) Refuse(ctx context.Context, req *engine.Request, turn string, rea
 		return d, errors.New("gate: request has no session")
 	}
 	id := g.opts.NewID()
-	if err := g.record(ctx, req.Session, turn, eventlog.TypeToolCallRequested, toolCallRequested{
+	// Both events in one append, as [Gate.Check] writes them: never a
+	// request without its outcome.
+	requested, err := g.draft(turn, eventlog.TypeToolCallRequested, toolCallRequested{
 		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
 		Workspace: req.Workspace,
-	}); err != nil {
+	})
+	if err != nil {
 		return d, err
 	}
-	return d, g.resolve(ctx, req.Session, turn, PermissionResolved{
+	resolved, err := g.draft(turn, eventlog.TypePermissionResolved, PermissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
 		RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message,
 	})
+	if err != nil {
+		return d, err
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+	defer cancel()
+	if _, err := g.store.Append(actx, req.Session, requested, resolved); err != nil {
+		return d, fmt.Errorf("gate: record the refusal: %w", err)
+	}
+	return d, nil
 }
 
 // Exec runs an allowed tool call. It should stop when ctx is done.

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/webfetch"
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -56,6 +57,9 @@ type Options struct {
 	// "" finds it from the call's cwd as the engine does
 	// ([engine.FindRoot]: the nearest .toolgate/ or .git above it).
 	Workspace string
+	// Home is the directory a path's "~" stands for, as the engine's
+	// Options.Home; "" is the user's home (os.UserHomeDir).
+	Home string
 	// Mode is the permission mode; in [policy.ModePlan] the write and
 	// execute tools are neither offered nor run. A request's own mode
 	// "plan" has the same effect for that call.
@@ -102,6 +106,7 @@ type call struct {
 	args map[string]any
 	root string // real path of the workspace
 	cwd  string // real path of the cwd
+	home string // what "~" stands for; "" unknown
 }
 
 // Executor runs built-in tools. It is safe for concurrent use; calls that
@@ -118,6 +123,9 @@ type Executor struct {
 func New(opts Options) (*Executor, error) {
 	if opts.StateDir == "" {
 		return nil, errors.New("tools: a state directory is required")
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
 	}
 	x := &Executor{
 		opts:      opts,
@@ -215,7 +223,7 @@ func (x *Executor) prepare(s *spec, c *Call) (*call, error) {
 	if ws == "" {
 		ws, _ = engine.FindRoot(c.Cwd)
 	}
-	cc := &call{Call: c, args: args}
+	cc := &call{Call: c, args: args, home: x.opts.Home}
 	if ws != "/" {
 		if cc.root, err = filepath.EvalSymlinks(ws); err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
@@ -327,33 +335,6 @@ func (x *Executor) Run(ctx context.Context, g *gate.Gate, req *engine.Request, t
 	return g.Run(ctx, req, turn, exec)
 }
 
-// Paths returns the paths a call would touch as its arguments name them,
-// for a patch every file of every header (what [engine.PatchPaths] gives
-// the gate to decide); the executor touches no other.
-func (x *Executor) Paths(c *Call) ([]string, error) {
-	s, err := x.lookup(c.Tool, "")
-	if err != nil {
-		return nil, err
-	}
-	args, err := normalize(s, c.Input)
-	if err != nil {
-		return nil, err
-	}
-	if err := validate(s, args); err != nil {
-		return nil, err
-	}
-	if s.Name == policy.ToolPatch {
-		return patchPaths(args["patch"].(string))
-	}
-	if p, ok := args["path"].(string); ok {
-		return []string{p}, nil
-	}
-	if s.Name == policy.ToolList || s.Name == policy.ToolSearch {
-		return []string{"."}, nil
-	}
-	return nil, nil
-}
-
 // normalize maps the argument aliases agents use (file_path, cmd, …) to
 // the tool's own field names. Two fields for the same argument is an
 // error naming both.
@@ -433,7 +414,9 @@ func validate(s *spec, args map[string]any) error {
 }
 
 // resolve returns the real path p (relative to the call's cwd) stands
-// for, refusing one outside the workspace. field names the argument.
+// for, as the engine resolves it ([pathres.Resolve]: "~" expanded, each
+// ".." taken after the links before it, as the kernel does), refusing one
+// outside the workspace. field names the argument.
 func (c *call) resolve(field, p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("input.%s: must not be empty", field)
@@ -444,51 +427,21 @@ func (c *call) resolve(field, p string) (string, error) {
 	if c.root == "" {
 		return "", fmt.Errorf("input.%s: %s is outside the workspace: this call has none", field, p)
 	}
-	abs := p
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(c.cwd, abs)
-	}
-	abs = filepath.Clean(abs)
-	real, err := realPath(abs)
+	r, err := pathres.Resolve(c.cwd, c.home, p)
 	if err != nil {
 		return "", fmt.Errorf("input.%s: %s: %w", field, p, err)
 	}
-	if !within(c.root, real) {
+	if r.Unknown {
+		return "", fmt.Errorf("input.%s: %s names a home directory that is not known: not run", field, p)
+	}
+	if !pathres.Within(c.root, r.Real) {
 		how := ""
-		if real != abs {
-			how = " (it resolves to " + real + ")"
+		if r.Real != r.Abs {
+			how = " (it resolves to " + r.Real + ")"
 		}
 		return "", fmt.Errorf("input.%s: %s is outside the workspace %s%s", field, p, c.root, how)
 	}
-	return real, nil
-}
-
-// realPath resolves the symbolic links of the longest existing prefix of
-// abs and appends the rest.
-func realPath(abs string) (string, error) {
-	rest := ""
-	cur := abs
-	for {
-		r, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		if !os.IsNotExist(err) {
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
-
-// within reports whether p is root or below it.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return r.Real, nil
 }
 
 // str returns a string argument ("" when absent).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // sniffBytes is how much of a file decides whether it is binary.
@@ -316,7 +317,7 @@ func runShell(ctx context.Context, x *Executor, c *call) (gate.Result, error) {
 		if dir, err = c.resolve("workdir", w); err != nil {
 			return gate.Result{}, err
 		}
-	} else if c.root == "" || !within(c.root, dir) {
+	} else if c.root == "" || !pathres.Within(c.root, dir) {
 		return gate.Result{}, fmt.Errorf("cwd %s is outside the workspace %s", c.Cwd, c.root)
 	}
 	return x.opts.Shell(ctx, c.str("command"), dir, x.opts.Env)

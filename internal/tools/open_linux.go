@@ -3,11 +3,13 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/toolgate/toolgate/pathres"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +25,7 @@ func openWithin(root, p string) (*os.File, error) {
 	}
 	f := os.NewFile(uintptr(fd), p)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil || !within(root, real) {
+	if err != nil || !pathres.Within(root, real) {
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot tell where it was opened, so it is not read: %w", p, err)
@@ -50,6 +52,52 @@ func openDirExact(dir string) (int, error) {
 		return -1, fmt.Errorf("%s now leads through a symbolic link to %s", dir, real)
 	}
 	return fd, nil
+}
+
+// mkdirExact creates dir, a path resolved without links, and its missing
+// parents, each inside its parent as opened by [openDirExact]: a directory
+// on the way swapped for a link since dir was resolved is refused, and no
+// directory is made where the link leads.
+func mkdirExact(dir string) error {
+	var missing []string
+	cur := dir
+	for {
+		fi, err := os.Lstat(cur)
+		if err == nil {
+			if !fi.IsDir() {
+				return &os.PathError{Op: "mkdir", Path: cur, Err: unix.ENOTDIR}
+			}
+			break
+		}
+		parent := filepath.Dir(cur)
+		if !errors.Is(err, fs.ErrNotExist) || parent == cur {
+			return err
+		}
+		missing = append(missing, filepath.Base(cur))
+		cur = parent
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	fd, err := openDirExact(cur)
+	if err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		cur = filepath.Join(cur, missing[i])
+		if err := unix.Mkdirat(fd, missing[i], 0o755); err != nil && err != unix.EEXIST {
+			unix.Close(fd)
+			return &os.PathError{Op: "mkdir", Path: cur, Err: err}
+		}
+		next, err := unix.Openat(fd, missing[i], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		unix.Close(fd)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: cur, Err: err}
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	return nil
 }
 
 // replaceFile writes data to p, a path resolved without links, through a

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // openWithin opens p, a path resolved inside root, for reading, and
@@ -18,11 +20,15 @@ func openWithin(root, p string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !within(root, real) {
+	if !pathres.Within(root, real) {
 		return nil, fmt.Errorf("%s now leads outside the workspace %s (to %s): not read", p, root, real)
 	}
 	return os.Open(real)
 }
+
+// mkdirExact creates dir and its missing parents. Without /proc a link
+// swapped in on the way is not caught.
+func mkdirExact(dir string) error { return os.MkdirAll(dir, 0o755) }
 
 // replaceFile writes data to p atomically or, with write false, removes
 // it. Without /proc a link swapped in on the way is not caught.

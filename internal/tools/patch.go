@@ -176,19 +176,6 @@ func parseEnvelope(text string) ([]filePatch, error) {
 
 var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
 
-// diffName returns a ---/+++ header's path without a/ b/ and timestamps.
-func diffName(s string) string {
-	name := strings.TrimSpace(s)
-	if i := strings.IndexByte(name, '\t'); i >= 0 {
-		name = name[:i]
-	}
-	name = strings.TrimSpace(name)
-	if name == "/dev/null" {
-		return ""
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(name, "a/"), "b/")
-}
-
 func parseUnified(text string) ([]filePatch, error) {
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	var fps []filePatch
@@ -197,14 +184,15 @@ func parseUnified(text string) ([]filePatch, error) {
 			n++
 			continue
 		}
-		oldName, newName := diffName(lines[n][4:]), diffName(lines[n+1][4:])
+		oldName, oldFile := engine.DiffName(lines[n][4:])
+		newName, newFile := engine.DiffName(lines[n+1][4:])
 		fp := filePatch{}
 		switch {
-		case oldName == "" && newName == "":
+		case !oldFile && !newFile:
 			return nil, fmt.Errorf("input.patch: line %d: both sides are /dev/null", n+1)
-		case oldName == "":
+		case !oldFile:
 			fp.op, fp.path = "add", newName
-		case newName == "":
+		case !newFile:
 			fp.op, fp.path = "delete", oldName
 		default:
 			fp.op, fp.path = "update", oldName

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/shellrun"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -264,5 +265,35 @@ func TestRunFetch(t *testing.T) {
 	_, _, err = gd.run(t, "WebFetch", map[string]any{"url": srv.URL + "/away"}, 5*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "not allowed") {
 		t.Errorf("redirect to the metadata address: %v", err)
+	}
+}
+
+// TestRunCallHomeIsTheEngines: RunCall's executor reads "~" as the
+// engine's home, so the file written is the one the gate judged.
+func TestRunCallHomeIsTheEngines(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	project := filepath.Join(base, "project")
+	home := filepath.Join(project, "h")
+	must(t, os.MkdirAll(filepath.Join(project, ".git"), 0o755))
+	must(t, os.MkdirAll(home, 0o755))
+	pf, err := policy.ParseFile("project.toml", []byte("[permissions]\nallow = [\"Write\"]\n"), policy.LayerProject)
+	must(t, err)
+	set, err := policy.Merge(pf)
+	must(t, err)
+	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Project: project, Home: home})
+	must(t, err)
+	store, err := sqlite.Open(filepath.Join(base, "events.db"), nil)
+	must(t, err)
+	t.Cleanup(func() { store.Close() })
+	g, err := gate.New(eng, store, nil, gate.Options{})
+	must(t, err)
+	req := &engine.Request{Tool: "Write", Input: map[string]any{"file_path": "~/n.txt", "content": "x"}, Cwd: project, Session: "s1"}
+	d, _, err := RunCall(context.Background(), g, eng, req, "t1", shellrun.Options{}, Options{StateDir: filepath.Join(base, "state"), Workspace: project})
+	if err != nil || d == nil || d.Decision != policy.Allow {
+		t.Fatalf("decision %+v, error %v", d, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "n.txt")); err != nil || string(b) != "x" {
+		t.Errorf("%s/n.txt = %q, %v: the write did not land in the engine's home", home, b, err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // Snapshots keeps, for every call that wrote files, each file's content
@@ -195,12 +197,12 @@ func (x *Executor) apply(c *call, changes []change) error {
 // links, now leads through a symbolic link: a directory of the workspace
 // swapped for a link to one elsewhere since p was resolved.
 func noLinkOnPath(p string) error {
-	real, err := realPath(p)
+	r, err := pathres.Resolve("", "", p)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
-	if real != p {
-		return fmt.Errorf("%s now leads through a symbolic link to %s", p, real)
+	if r.Real != p {
+		return fmt.Errorf("%s now leads through a symbolic link to %s", p, r.Real)
 	}
 	return nil
 }
@@ -209,7 +211,7 @@ func noLinkOnPath(p string) error {
 // false, removes p.
 func applyOne(p string, write bool, data []byte, mode fs.FileMode) error {
 	if write {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := mkdirExact(filepath.Dir(p)); err != nil {
 			return err
 		}
 	}

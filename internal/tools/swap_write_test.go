@@ -31,6 +31,32 @@ func TestWriteSwappedForLink(t *testing.T) {
 	}
 }
 
+// TestWriteNewDirSwappedForLink: a write to a file in a directory that
+// does not exist yet was resolved inside the workspace; before it is
+// written, a directory on the way is swapped for a link to one outside.
+// The write fails and no directory is made outside.
+func TestWriteNewDirSwappedForLink(t *testing.T) {
+	e := newEnv(t)
+	outside := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(e.ws, "d"), 0o755))
+	p := filepath.Join(e.ws, "d", "new", "deeper", "f.txt") // resolved while d was a directory
+	must(t, os.Remove(filepath.Join(e.ws, "d")))
+	must(t, os.Symlink(outside, filepath.Join(e.ws, "d")))
+	if err := applyOne(p, true, []byte("written\n"), 0o644); err == nil {
+		t.Error("applyOne through a link succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("outside holds %d entries, want none: a directory was made through the link", len(ents))
+	}
+	// without the swap the directories are made and the file written
+	must(t, os.Remove(filepath.Join(e.ws, "d")))
+	must(t, os.MkdirAll(filepath.Join(e.ws, "d"), 0o755))
+	must(t, applyOne(p, true, []byte("written\n"), 0o644))
+	if got, ok := e.read(t, "d/new/deeper/f.txt"); !ok || got != "written\n" {
+		t.Errorf("d/new/deeper/f.txt = %q, %v", got, ok)
+	}
+}
+
 // TestReadPriorSwappedForLink: what a write, patch or rollback reads
 // before it changes a file comes from the path resolved, not from where a
 // directory swapped for a link since then leads.

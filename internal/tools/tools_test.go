@@ -175,6 +175,56 @@ func TestReadThroughSymlinkOutside(t *testing.T) {
 	}
 }
 
+// TestPathsResolvedAsTheEngineDoes writes through paths that a lexical
+// reading places elsewhere than the kernel does: "l/../x" after a link l
+// to a directory outside (the kernel leaves the link's target, so x is
+// outside, where the gate judged it) and "~/x" (the home directory, not a
+// directory named "~"). The executor must act on the path the gate judged,
+// or refuse it; never on a workspace file the gate did not judge.
+func TestPathsResolvedAsTheEngineDoes(t *testing.T) {
+	tests := []struct {
+		name    string
+		home    string // relative to the temporary base
+		path    string
+		wantErr string
+		written string // relative to the base: the file written, "" none
+		absent  []string
+	}{
+		{name: "dot-dot after a link out", home: "home", path: "l/../.toolgate/policy.yaml", wantErr: "outside the workspace",
+			absent: []string{"ws/.toolgate/policy.yaml", "scratch/.toolgate/policy.yaml"}},
+		{name: "home outside", home: "home", path: "~/planted.txt", wantErr: "outside the workspace",
+			absent: []string{"ws/~/planted.txt", "home/planted.txt"}},
+		{name: "home inside", home: "ws/h", path: "~/notes.txt", written: "ws/h/notes.txt", absent: []string{"ws/~/notes.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			ws := filepath.Join(base, "ws")
+			for _, d := range []string{ws, filepath.Join(base, "scratch", "sub"), filepath.Join(base, tt.home)} {
+				must(t, os.MkdirAll(d, 0o755))
+			}
+			must(t, os.Symlink(filepath.Join(base, "scratch", "sub"), filepath.Join(ws, "l")))
+			x, err := New(Options{StateDir: filepath.Join(base, "state"), Workspace: ws, Home: filepath.Join(base, tt.home)})
+			must(t, err)
+			_, err = x.Exec(context.Background(), &Call{ID: "tc_1", Tool: "Write", Input: map[string]any{"file_path": tt.path, "content": "x"}, Cwd: ws}, "")
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("write %s: error %v, want %q", tt.path, err, tt.wantErr)
+			}
+			if tt.written != "" {
+				if b, err := os.ReadFile(filepath.Join(base, tt.written)); err != nil || string(b) != "x" {
+					t.Errorf("%s = %q, %v; want the content written", tt.written, b, err)
+				}
+			}
+			for _, a := range tt.absent {
+				if _, err := os.Lstat(filepath.Join(base, a)); err == nil {
+					t.Errorf("%s was written", a)
+				}
+			}
+		})
+	}
+}
+
 func TestSearchGitignore(t *testing.T) {
 	e := newEnv(t)
 	e.file(t, ".gitignore", "# build output\n/build/\n*.log\n!keep.log\nnode_modules\n")
