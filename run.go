@@ -110,7 +110,7 @@ func NewGate(o GateOptions) (*Gate, error) {
 		Home: o.Engine.Home(), StateDir: o.StateDir, KillEscapees: o.KillEscapees,
 	}}
 	if o.StateDir != "" {
-		if out.tools, err = tools.New(tools.Options{StateDir: o.StateDir}); err != nil {
+		if out.tools, err = tools.New(tools.Options{StateDir: o.StateDir, Home: o.Engine.Home()}); err != nil {
 			store.Close()
 			return nil, err
 		}
