@@ -108,3 +108,32 @@ func Args(args ...any) []any {
 	}
 	return out
 }
+
+// Clip cuts s to at most n bytes and marks the cut with "…"; s is returned
+// as it is when it fits. The cut steps back to the start of a character,
+// by at most one character's length, so a well-formed s stays
+// well-formed and a run of stray continuation bytes cannot shorten the
+// result further. Redact secrets before clipping: a secret cut in two is
+// no longer recognised, and its first part would be shown.
+func Clip(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for back := 0; back < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); back++ {
+		cut--
+	}
+	if !utf8.RuneStart(s[cut]) {
+		cut = n // not UTF-8 here: cut where asked
+	}
+	return s[:cut] + "…"
+}
+
+// OneLine is [Clip] for text shown on one line: every run of white space
+// in s, newlines included, becomes one space first.
+func OneLine(s string, n int) string {
+	return Clip(strings.Join(strings.Fields(s), " "), n)
+}

@@ -43,3 +43,30 @@ func TestEscapeLines(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdef", 3, "abc…"},
+		{"aé", 2, "a…"},                                // é is 2 bytes: the cut steps back to its start
+		{"ab✓", 3, "ab…"},                              // ✓ is 3 bytes
+		{"a\x80\x80\x80\x80\x80", 4, "a\x80\x80\x80…"}, // stray continuation bytes: cut where asked
+		{"abc", 0, "…"},
+		{"abc", -1, "…"},
+	} {
+		if got := termtext.Clip(tc.in, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	if got, want := termtext.OneLine("a\n\tb   c d", 5), "a b c…"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
