@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/fslock"
 )
 
 // maxInstances bounds the servers that run at once on one state directory
@@ -32,10 +34,10 @@ func ClaimInstance(dir, db string) (string, func(), error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("claim a server identity: %w", err)
 		}
-		held, err := tryLock(f)
+		held, err := fslock.TryFile(f)
 		if err != nil {
 			f.Close()
-			if errors.Is(err, errNoLocks) {
+			if errors.Is(err, fslock.ErrUnsupported) {
 				return newInstanceID(), func() {}, nil
 			}
 			return "", nil, fmt.Errorf("claim a server identity: lock %s: %w", path, err)
