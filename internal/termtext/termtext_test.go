@@ -20,6 +20,13 @@ func TestEscape(t *testing.T) {
 		{"bidi \u202egnp.exe", `bidi \u202egnp.exe`},
 		{"sep\u2028x", `sep\u2028x`},
 		{"bad \xff utf8", `bad \xff utf8`},
+		{"zero\u200bwidth", `zero\u200bwidth`},
+		{"\ufeffbom", `\ufeffbom`},
+		{"tag\U000e0041", `tag\U000e0041`},
+		{"nb\u00a0sp", `nb\u00a0sp`},
+		{"private\ue000", `private\ue000`},
+		{"unassigned\U000e0080", `unassigned\U000e0080`},
+		{"combining é, 日本語, emoji 🙂", "combining é, 日本語, emoji 🙂"},
 	} {
 		if got := termtext.Escape(tc.in); got != tc.want {
 			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.want)
