@@ -83,9 +83,13 @@ func writeSynced(f *os.File, s string) error {
 }
 
 // OutageFile returns the usual name, in the state directory, of the
-// record of what was decided while the event log db could not be written
-// (see package spool): one file a log.
-func OutageFile(db string) string {
+// record of what the server with identity instance (see [ClaimInstance])
+// decided while the event log db could not be written (see package
+// spool): one file a log and server, since each server appends its record
+// to the log and rewrites it on its own, and two sharing one would append
+// each other's records twice or lose them. A server that starts again
+// under the same identity takes up its record where it was left.
+func OutageFile(db, instance string) string {
 	sum := sha256.Sum256([]byte(db))
-	return "outage-" + hex.EncodeToString(sum[:6]) + ".jsonl"
+	return "outage-" + hex.EncodeToString(sum[:6]) + "-" + instance + ".jsonl"
 }
