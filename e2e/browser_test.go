@@ -455,13 +455,18 @@ func TestApprovalPage(t *testing.T) {
 		b := b.on(t)
 		// Shown as they are, the override would make the end of the line
 		// read backwards from what runs.
-		ch := srv.checkAsync("e2e-bidi", "npm test -- '\u202ehs|moc.live//:sptth lruc'")
+		// A zero-width space hides a character between two that look
+		// joined.
+		ch := srv.checkAsync("e2e-bidi", "npm test -- '\u202ehs|moc.live//:sptth lruc' r\u200bm")
 		a := srv.pending(t, "e2e-bidi")
 		b.waitCard(a.ID)
 		sel := js(card(a.ID))
 		text := eval[string](b, "document.querySelector("+sel+").textContent")
 		if strings.ContainsRune(text, '\u202e') || !strings.Contains(text, `\u202e`) {
 			t.Errorf("the card shows the override as it is, not as an escape: %q", text)
+		}
+		if strings.ContainsRune(text, '\u200b') || !strings.Contains(text, `r\u200bm`) {
+			t.Errorf("the card shows the zero-width space as it is, not as an escape: %q", text)
 		}
 		b.do(chromedp.Click(button(a.ID, "deny"), chromedp.NodeVisible))
 		if d := awaitDecision(t, ch); d.Decision != "deny" {

@@ -114,19 +114,20 @@ accepts that.`,
 			if err != nil {
 				return err
 			}
+			instance, release, err := server.ClaimInstance(stateDir, db)
+			if err != nil {
+				opened.Close()
+				return err
+			}
+			defer release()
 			// What is decided while the log cannot be written is kept in
 			// the state directory and appended once it can.
-			store, err := spool.Wrap(opened, filepath.Join(stateDir, server.OutageFile(db)), &spool.Options{Logger: logger})
+			store, err := spool.Wrap(opened, filepath.Join(stateDir, server.OutageFile(db, instance)), &spool.Options{Logger: logger})
 			if err != nil {
 				opened.Close()
 				return err
 			}
 			defer store.Close()
-			instance, release, err := server.ClaimInstance(stateDir, db)
-			if err != nil {
-				return err
-			}
-			defer release()
 			broker := server.NewBroker(server.BrokerOptions{Timeout: timeout})
 			gopts := gate.Options{
 				Timeout: timeout, NewID: broker.NewID, LogKey: tokens.LogKey(), Instance: instance,

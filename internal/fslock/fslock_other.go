@@ -2,7 +2,10 @@
 
 package fslock
 
-import "sync"
+import (
+	"os"
+	"sync"
+)
 
 var mu sync.Mutex
 
@@ -10,3 +13,5 @@ func lockDir(string) (func(), error) {
 	mu.Lock()
 	return mu.Unlock, nil
 }
+
+func tryFile(*os.File) (bool, error) { return false, ErrUnsupported }

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/secrets"
@@ -176,7 +175,7 @@ const MaxSummary = 300
 // boundary: it is sent to third parties, and read on a phone by a person
 // who decides from it.
 func (n *Notifier) Message(p Pending) Message {
-	p.Summary = clip(termtext.Escape(secrets.Redact(p.Summary)), MaxSummary)
+	p.Summary = termtext.OneLine(termtext.Escape(secrets.Redact(p.Summary)), MaxSummary)
 	p.Session = termtext.Escape(p.Session)
 	return Message{
 		Type: "approval.pending", Pending: p, Count: 1, Sessions: 1,
@@ -377,20 +376,6 @@ func Request(ctx context.Context, h Hook, m Message) (*http.Request, error) {
 
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// clip puts s on one line and cuts it to at most n bytes, on a character
-// boundary. Redact before clipping: a secret cut in two is no longer
-// recognised, and its first part would go out.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // redactURL hides a webhook URL's path and query, which often hold its

@@ -269,14 +269,15 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 		case 1:
 			// The one pending now may not be the one the person read: the
 			// agent may have dropped that one since. Only a question that
-			// was never pending beside another can be meant without its id.
+			// was never pending beside another, and did not follow one
+			// dropped unanswered, can be meant without its id.
 			switch alone, known := s.broker.Alone(pending[0]); {
 			case !known:
 				// Another server holds it: only that one saw what was
 				// pending beside it.
 				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s is held by another server, which alone knows whether it was pending beside others; name it", pending[0], session)
 			case !alone:
-				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s was pending beside others, so an answer that does not name it may be meant for another", pending[0], session)
+				return errorf(http.StatusBadRequest, "field \"tool_call_id\" is required: approval %s of session %s was pending beside others, or followed one withdrawn unanswered, so an answer that does not name it may be meant for another", pending[0], session)
 			}
 			id, chosen = pending[0], "only pending"
 		default:

@@ -169,6 +169,40 @@ func TestRespondNeedsTheID(t *testing.T) {
 			t.Fatalf("pending: %v", got)
 		}
 	})
+	t.Run("the question read is dropped, then another asked", func(t *testing.T) {
+		e := newEnv(t)
+		// The person is shown make build; the agent drops it, and only
+		// then asks make deploy: the two were never pending together.
+		ctx, drop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.callCtx(ctx, "POST", "/v1/check", e.tokens.Agent, e.check("s1", "make build", true))
+		}()
+		waitFor(t, "the question the person reads", func() bool { return len(e.pending("s1")) == 1 })
+		read := e.pending("s1")[0]
+		drop()
+		<-done
+		waitFor(t, "the dropped question to resolve", func() bool { return len(e.pending("s1")) == 0 })
+		other := e.ask("s1", "make deploy")
+		r := e.respond("s1", "approved")
+		if r.code != 400 || !strings.Contains(string(r.body), "tool_call_id") {
+			t.Fatalf("the approval of %s (%s) landed elsewhere: %d %s", read.ID, read.Request.Summary, r.code, r.body)
+		}
+		if got := e.pending("s1"); len(got) != 1 || got[0].ID != other {
+			t.Fatalf("pending: %v", got)
+		}
+		// Once the person answers the next question by its id, the one
+		// after stands alone again.
+		r = e.call("POST", "/v1/sessions/s1/respond", e.tokens.Approver, map[string]any{"kind": "permission", "decision": "rejected", "tool_call_id": other})
+		if r.code != 200 {
+			t.Fatalf("respond with an id: %d %s", r.code, r.body)
+		}
+		e.ask("s1", "make test")
+		if r = e.respond("s1", "approved"); r.code != 200 {
+			t.Fatalf("respond to a lone question after an answered one: %d %s", r.code, r.body)
+		}
+	})
 	t.Run("one question", func(t *testing.T) {
 		e := newEnv(t)
 		id := e.ask("s1", cmdAsk)

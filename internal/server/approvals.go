@@ -154,7 +154,10 @@ type Broker struct {
 	kept     int            // the size of the resolved approvals kept
 	resolved map[string]*entry
 	order    []string // resolved ids, oldest first
-	closed   bool
+	// dropped holds the sessions whose last question left pending without
+	// an answer (cancelled, timed out) and that have asked none since.
+	dropped map[string]bool
+	closed  bool
 
 	onWait    func(time.Duration) // observes how long each approval waited
 	onPending func(Approval)      // told of each new pending approval
@@ -182,8 +185,9 @@ type entry struct {
 	final  chan struct{}        // closed when the gate's final decision is in
 	done   bool                 // final is closed
 	// crowded is set once another approval of the same session was
-	// pending at the same time: an answer that does not name it may have
-	// been meant for the other.
+	// pending at the same time, or when it followed one that left pending
+	// without an answer: an answer that does not name it may have been
+	// meant for the other.
 	crowded bool
 }
 
@@ -224,6 +228,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 		perOwner: map[string]int{},
 		ownBytes: map[string]int{},
 		resolved: map[string]*entry{},
+		dropped:  map[string]bool{},
 	}
 }
 
@@ -313,6 +318,11 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	}
 	b.n++
 	e.n = b.n
+	if b.dropped[e.a.Session] {
+		// The question before may still be on the person's screen.
+		e.crowded = true
+		delete(b.dropped, e.a.Session)
+	}
 	if b.perSess[e.a.Session] > 0 {
 		for _, o := range b.pending {
 			if o.a.Session == e.a.Session {
@@ -362,6 +372,7 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 			out.Reason, out.Message = string(engine.ReasonApprovalTimeout), "no answer before the deadline"
 		}
 		b.resolveLocked(e, out)
+		b.dropped[e.a.Session] = true
 	}
 	return approval.Answer{}, ctx.Err()
 }
@@ -378,7 +389,8 @@ func RequestSize(r *approval.Request) int {
 }
 
 // Alone reports whether approval id, pending here, has been its
-// session's only pending approval ever since it was asked; known is false
+// session's only pending approval ever since it was asked, and did not
+// follow one that left pending without an answer; known is false
 // when this broker does not hold it pending.
 func (b *Broker) Alone(id string) (alone, known bool) {
 	b.mu.Lock()

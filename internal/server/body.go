@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/secrets"
 )
 
@@ -161,16 +161,7 @@ func jsonKind(goKind string) string {
 	return "a " + goKind
 }
 
-// clip shortens s to at most n bytes, on a character boundary, for an
-// error message, with its secrets redacted first: a secret cut in two is
-// no longer recognised.
-func clip(s string, n int) string {
-	s = secrets.Redact(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip redacts the secrets of s, then cuts it to at most n bytes (see
+// [termtext.Clip]), for an error message: a secret cut in two is no
+// longer recognised.
+func clip(s string, n int) string { return termtext.Clip(secrets.Redact(s), n) }

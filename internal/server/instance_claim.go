@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/fslock"
 )
 
 // maxInstances bounds the servers that run at once on one state directory
@@ -32,10 +34,10 @@ func ClaimInstance(dir, db string) (string, func(), error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("claim a server identity: %w", err)
 		}
-		held, err := tryLock(f)
+		held, err := fslock.TryFile(f)
 		if err != nil {
 			f.Close()
-			if errors.Is(err, errNoLocks) {
+			if errors.Is(err, fslock.ErrUnsupported) {
 				return newInstanceID(), func() {}, nil
 			}
 			return "", nil, fmt.Errorf("claim a server identity: lock %s: %w", path, err)
@@ -81,9 +83,13 @@ func writeSynced(f *os.File, s string) error {
 }
 
 // OutageFile returns the usual name, in the state directory, of the
-// record of what was decided while the event log db could not be written
-// (see package spool): one file a log.
-func OutageFile(db string) string {
+// record of what the server with identity instance (see [ClaimInstance])
+// decided while the event log db could not be written (see package
+// spool): one file a log and server, since each server appends its record
+// to the log and rewrites it on its own, and two sharing one would append
+// each other's records twice or lose them. A server that starts again
+// under the same identity takes up its record where it was left.
+func OutageFile(db, instance string) string {
 	sum := sha256.Sum256([]byte(db))
-	return "outage-" + hex.EncodeToString(sum[:6]) + ".jsonl"
+	return "outage-" + hex.EncodeToString(sum[:6]) + "-" + instance + ".jsonl"
 }

@@ -301,6 +301,11 @@ func TestClaimInstance(t *testing.T) {
 	if again != first {
 		t.Fatalf("after a restart the identity is %q, was %q", again, first)
 	}
+	// Each server keeps an outage record of its own, and takes it up again
+	// when it starts again.
+	if OutageFile("events.db", first) == OutageFile("events.db", second) || OutageFile("events.db", again) != OutageFile("events.db", first) {
+		t.Fatalf("outage records: %s and %s; after a restart %s", OutageFile("events.db", first), OutageFile("events.db", second), OutageFile("events.db", again))
+	}
 	other, release4, err := ClaimInstance(dir, "postgres://elsewhere")
 	must(t, err)
 	defer release4()

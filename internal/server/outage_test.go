@@ -51,7 +51,7 @@ func TestPostgresRestart(t *testing.T) {
 	cluster := pgtest.NewCluster(t)
 	store, err := postgres.Open(context.Background(), cluster.DSN(), nil)
 	must(t, err)
-	outage := filepath.Join(t.TempDir(), OutageFile(cluster.DSN()))
+	outage := filepath.Join(t.TempDir(), OutageFile(cluster.DSN(), "in_0123456789abcdef"))
 	spooled, err := spool.Wrap(store, outage, nil)
 	must(t, err)
 	var out lines

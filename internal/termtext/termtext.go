@@ -16,8 +16,10 @@ import (
 // Escape replaces everything in s that a terminal would act on rather than
 // print — C0 and C1 control characters (ESC and CSI among them; newline,
 // carriage return and tab too), DEL, line and paragraph separators,
-// bidirectional-text controls — and invalid UTF-8 with visible escapes
-// such as \x1b, \n, \r and \u202e. Printable text, other Unicode included,
+// bidirectional-text controls, zero-width and other format characters,
+// spaces other than the ASCII one, unassigned code points — and invalid
+// UTF-8 with visible escapes such as \x1b, \n, \r and \u202e. Printable
+// text (letters, marks, numbers, punctuation and symbols of any script)
 // is returned unchanged; a string that needs no escaping is returned as
 // it is, without copying. The result holds no byte below 0x20 and no DEL.
 func Escape(s string) string {
@@ -39,6 +41,8 @@ func Escape(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		case unsafeRune(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
@@ -49,8 +53,13 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// unsafeRune reports whether r is outside what is known to print as
+// itself: letters, marks, numbers, punctuation, symbols and the ASCII
+// space, less the format characters (bidirectional controls, zero-width
+// characters, tags). Everything else — control characters, other spaces
+// and separators, unassigned and private-use code points — is escaped.
 func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
+	return r != ' ' && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r))
 }
 
 func needsEscape(s string) bool {
@@ -107,4 +116,33 @@ func Args(args ...any) []any {
 		}
 	}
 	return out
+}
+
+// Clip cuts s to at most n bytes and marks the cut with "…"; s is returned
+// as it is when it fits. The cut steps back to the start of a character,
+// by at most one character's length, so a well-formed s stays
+// well-formed and a run of stray continuation bytes cannot shorten the
+// result further. Redact secrets before clipping: a secret cut in two is
+// no longer recognised, and its first part would be shown.
+func Clip(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for back := 0; back < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); back++ {
+		cut--
+	}
+	if !utf8.RuneStart(s[cut]) {
+		cut = n // not UTF-8 here: cut where asked
+	}
+	return s[:cut] + "…"
+}
+
+// OneLine is [Clip] for text shown on one line: every run of white space
+// in s, newlines included, becomes one space first.
+func OneLine(s string, n int) string {
+	return Clip(strings.Join(strings.Fields(s), " "), n)
 }

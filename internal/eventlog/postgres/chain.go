@@ -3,9 +3,9 @@ package postgres
 import (
 	"context"
 	"iter"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
 )
 
 var _ eventlog.ChainReader = (*Store)(nil)
@@ -26,33 +26,7 @@ func (s *Store) ChainRows(ctx context.Context, session string) iter.Seq2[eventlo
 			return
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				r              eventlog.ChainRow
-				nanos          int64
-				typ, payload   string
-				decision, tool *string
-			)
-			if err := rows.Scan(&r.ID, &r.Session, &r.Seq, &r.Turn, &nanos, &typ, &payload, &decision, &tool, &r.Prev, &r.Hash); err != nil {
-				yield(eventlog.ChainRow{}, s.queryErr(ctx, err))
-				return
-			}
-			r.Time = time.Unix(0, nanos).UTC()
-			r.Type = eventlog.Type(typ)
-			r.Payload = []byte(payload)
-			if decision != nil {
-				r.Decision = *decision
-			}
-			if tool != nil {
-				r.Tool = *tool
-			}
-			if !yield(r, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(eventlog.ChainRow{}, s.queryErr(ctx, err))
-		}
+		storekit.ChainRows(rows, func(err error) error { return s.queryErr(ctx, err) }, yield)
 	}
 }
 
@@ -71,21 +45,7 @@ func (s *Store) ChainHeads(ctx context.Context, session string) (map[string]even
 		return nil, s.queryErr(ctx, err)
 	}
 	defer rows.Close()
-	heads := map[string]eventlog.ChainHead{}
-	for rows.Next() {
-		var (
-			name string
-			h    eventlog.ChainHead
-		)
-		if err := rows.Scan(&name, &h.Seq, &h.Hash); err != nil {
-			return nil, s.queryErr(ctx, err)
-		}
-		heads[name] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryErr(ctx, err)
-	}
-	return heads, nil
+	return storekit.ChainHeads(rows, func(err error) error { return s.queryErr(ctx, err) })
 }
 
 // ChainOrigin implements [eventlog.ChainReader.ChainOrigin].

@@ -35,6 +35,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
+	"github.com/toolgate/toolgate/internal/fslock"
 )
 
 // Options configure [Wrap]; the zero value of each field means its
@@ -137,6 +138,10 @@ func Wrap(store eventlog.Store, path string, opts *Options) (*Store, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the outage record: %w", err)
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open the outage record %s: %w", path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -326,6 +331,23 @@ func (s *Store) appendRecord(ctx context.Context, line []byte) error {
 	return err
 }
 
+// lock takes the lock of the spool file f, which the process holds until
+// it closes f: the records of a file are appended to the log, and the file
+// rewritten, by one process alone. Where files cannot be locked, nothing
+// is taken.
+func lock(f *os.File) error {
+	held, err := fslock.TryFile(f)
+	switch {
+	case errors.Is(err, fslock.ErrUnsupported):
+		return nil
+	case err != nil:
+		return fmt.Errorf("lock: %w", err)
+	case !held:
+		return errors.New("another process keeps its outage record in this file: each needs one of its own")
+	}
+	return nil
+}
+
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
@@ -346,7 +368,10 @@ func (s *Store) cut(n int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(rest)
+	err = lock(f) // before it takes the name: one process holds the record throughout
+	if err == nil {
+		_, err = f.Write(rest)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/eventlog/postgres"
 	"github.com/toolgate/toolgate/internal/eventlog/postgres/pgtest"
 	"github.com/toolgate/toolgate/internal/eventlog/spool"
+	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -126,4 +127,41 @@ func TestSpool(t *testing.T) {
 		t.Fatalf("dropped %d, want %d (%v)", note.Dropped, 20-kept, err)
 	}
 	waitFor(t, "the second outage's decisions in the log", func() bool { return len(count(t, s, "s2", eventlog.TypePermissionResolved)) == kept })
+}
+
+// TestSpoolFileHeldByOne: a spool file in use is refused to a second
+// store, which would append its records to the log a second time and
+// rewrite the file under the first; once the first is closed it is free.
+func TestSpoolFileHeldByOne(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "outage.jsonl")
+	wrap := func() (*spool.Store, error) {
+		db, err := sqlite.Open(filepath.Join(dir, "events.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := spool.Wrap(db, path, nil)
+		if err != nil {
+			db.Close()
+		}
+		return s, err
+	}
+	first, err := wrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, err := wrap(); err == nil || !strings.Contains(err.Error(), path) {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("a second store on a spool file in use: %v", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := wrap()
+	if err != nil {
+		t.Fatalf("the spool file once its store is closed: %v", err)
+	}
+	again.Close()
 }

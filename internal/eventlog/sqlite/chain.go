@@ -2,12 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"iter"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
 )
 
 var _ eventlog.ChainReader = (*Store)(nil)
@@ -28,29 +27,7 @@ func (s *Store) ChainRows(ctx context.Context, session string) iter.Seq2[eventlo
 			return
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				r              eventlog.ChainRow
-				nanos          int64
-				typ            string
-				payload        []byte
-				decision, tool sql.NullString
-			)
-			if err := rows.Scan(&r.ID, &r.Session, &r.Seq, &r.Turn, &nanos, &typ, &payload, &decision, &tool, &r.Prev, &r.Hash); err != nil {
-				yield(eventlog.ChainRow{}, queryErr(ctx, s.path, err))
-				return
-			}
-			r.Time = time.Unix(0, nanos).UTC()
-			r.Type = eventlog.Type(typ)
-			r.Payload = payload
-			r.Decision, r.Tool = decision.String, tool.String
-			if !yield(r, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(eventlog.ChainRow{}, queryErr(ctx, s.path, err))
-		}
+		storekit.ChainRows(rows, func(err error) error { return queryErr(ctx, s.path, err) }, yield)
 	}
 }
 
@@ -67,21 +44,7 @@ func (s *Store) ChainHeads(ctx context.Context, session string) (map[string]even
 		return nil, queryErr(ctx, s.path, err)
 	}
 	defer rows.Close()
-	heads := map[string]eventlog.ChainHead{}
-	for rows.Next() {
-		var (
-			name string
-			h    eventlog.ChainHead
-		)
-		if err := rows.Scan(&name, &h.Seq, &h.Hash); err != nil {
-			return nil, queryErr(ctx, s.path, err)
-		}
-		heads[name] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, queryErr(ctx, s.path, err)
-	}
-	return heads, nil
+	return storekit.ChainHeads(rows, func(err error) error { return queryErr(ctx, s.path, err) })
 }
 
 // ChainOrigin implements [eventlog.ChainReader.ChainOrigin].

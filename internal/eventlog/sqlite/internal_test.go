@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
+	"github.com/toolgate/toolgate/internal/eventlog/storetest"
 )
 
 func TestPragmas(t *testing.T) {
@@ -281,16 +282,9 @@ func TestMigrateToChains(t *testing.T) {
 	if err := migrate(ctx, conn, path, ms[:2]); err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range []struct {
-		session, typ, decision, payload string
-		seq                             int64
-	}{
-		{"a", "permission.resolved", "deny", `{"decision":"deny","toolCallId":"c1"}`, 1},
-		{"a", "user.message", "allow", `{"decision":"allow","actor":"user","toolCallId":"c1"}`, 2},
-		{"b", "permission.resolved", "allow", `{"decision":"allow"}`, 1},
-	} {
+	for _, row := range storetest.UnchainedRows {
 		if _, err := conn.ExecContext(ctx, "INSERT INTO events (session, seq, time, type, decision, payload) VALUES (?, ?, ?, ?, ?, ?)",
-			row.session, row.seq, int64(1e18)+row.seq, row.typ, row.decision, row.payload); err != nil {
+			row.Session, row.Seq, row.Time, row.Type, row.Decision, row.Payload); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -303,33 +297,9 @@ func TestMigrateToChains(t *testing.T) {
 		t.Fatalf("Open of a database without chains: %v", err)
 	}
 	defer s.Close()
-	for _, err := range s.Query(ctx, eventlog.Filter{Decisions: []string{"allow"}, Session: "a"}) {
-		if err != nil {
-			t.Fatal(err)
+	storetest.RunMigratedChains(t, s, key, "events", func(t *testing.T, query string, args ...any) {
+		if _, err := s.db.Exec(query, args...); err != nil {
+			t.Fatalf("%s: %v", query, err)
 		}
-		t.Errorf("after migrating, the user.message is still selected as an allow")
-	}
-	rep, err := eventlog.Verify(ctx, s, key, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() || rep.Unchained != 3 {
-		t.Fatalf("before any new event: %d unchained, problems %v; want 3 unchained and no problem", rep.Unchained, rep.Problems)
-	}
-	evs, err := s.Append(ctx, "a", eventlog.Draft{Type: eventlog.TypeToolStarted}, eventlog.Draft{Type: eventlog.TypeToolCompleted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if evs[0].Seq != 3 {
-		t.Fatalf("the first event after migrating has seq %d, want 3", evs[0].Seq)
-	}
-	if rep, err = eventlog.Verify(ctx, s, key, ""); err != nil || !rep.OK() || rep.Unchained != 3 || rep.Events != 5 {
-		t.Fatalf("after new events: %+v, %v; want 5 events, 3 unchained, no problem", rep, err)
-	}
-	if _, err := s.db.Exec(`UPDATE events SET payload = '{"x":1}' WHERE id = ?`, evs[1].ID); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err = eventlog.Verify(ctx, s, key, ""); err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != eventlog.ProblemEdited || rep.Problems[0].Seq != 4 {
-		t.Fatalf("after an edit of a new event: %+v, %v; want one edit at seq 4", rep, err)
-	}
+	})
 }

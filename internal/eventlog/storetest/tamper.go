@@ -223,3 +223,57 @@ func verifyChains(t *testing.T, s eventlog.Store) {
 		t.Errorf("after concurrent appends the chains do not verify: %v", rep.Problems)
 	}
 }
+
+// UnchainedRows are the rows a test of the migration to chains writes,
+// in the schema before chains, to the table of events: session "a" with a
+// denial and a user.message indexed as an allow that its payload claims,
+// and session "b" with one allow. Time is in nanoseconds since 1970.
+var UnchainedRows = []struct {
+	Session, Type, Decision, Payload string
+	Seq, Time                        int64
+}{
+	{"a", "permission.resolved", "deny", `{"decision":"deny","toolCallId":"c1"}`, 1, 1e18 + 1},
+	{"a", "user.message", "allow", `{"decision":"allow","actor":"user","toolCallId":"c1"}`, 2, 1e18 + 2},
+	{"b", "permission.resolved", "allow", `{"decision":"allow"}`, 1, 1e18 + 3},
+}
+
+// RunMigratedChains checks the store s, just migrated to chains with the
+// chain key key from a log holding [UnchainedRows]: that the old rows are
+// counted as unchained rather than tampered, that the user.message is no
+// longer selected as a decision, that new events of session "a" chain on
+// from seq 3 and verify, and that an edit of one, made with exec on the
+// table of events, is found.
+func RunMigratedChains(t *testing.T, s interface {
+	eventlog.Store
+	eventlog.ChainReader
+}, key []byte, events string, exec Exec) {
+	t.Helper()
+	ctx := context.Background()
+	for _, err := range s.Query(ctx, eventlog.Filter{Decisions: []string{"allow"}, Session: "a"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("after migrating, the user.message is still selected as an allow")
+	}
+	rep, err := eventlog.Verify(ctx, s, key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Unchained != 3 {
+		t.Fatalf("before any new event: %d unchained, problems %v; want 3 unchained and no problem", rep.Unchained, rep.Problems)
+	}
+	evs, err := s.Append(ctx, "a", eventlog.Draft{Type: eventlog.TypeToolStarted}, eventlog.Draft{Type: eventlog.TypeToolCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].Seq != 3 {
+		t.Fatalf("the first event after migrating has seq %d, want 3", evs[0].Seq)
+	}
+	if rep, err = eventlog.Verify(ctx, s, key, ""); err != nil || !rep.OK() || rep.Unchained != 3 || rep.Events != 5 {
+		t.Fatalf("after new events: %+v, %v; want 5 events, 3 unchained, no problem", rep, err)
+	}
+	exec(t, "UPDATE "+events+` SET payload = '{"x":1}' WHERE id = ?`, evs[1].ID)
+	if rep, err = eventlog.Verify(ctx, s, key, ""); err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != eventlog.ProblemEdited || rep.Problems[0].Seq != 4 {
+		t.Fatalf("after an edit of a new event: %+v, %v; want one edit at seq 4", rep, err)
+	}
+}

@@ -34,15 +34,20 @@ function append(el, children) {
   }
 }
 
-// UNSEEN are the characters a browser does not show as themselves: C0 and
-// C1 controls but tab and newline, DEL, line and paragraph separators, and
-// the bidirectional-text controls, which reorder what follows them (a
-// command could read backwards from what runs).
-const UNSEEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// UNSEEN are the characters that are not known to show as themselves, as
+// termtext.Escape has it on the terminal: all but letters, marks, numbers,
+// punctuation, symbols, the ASCII space, tab and newline. Controls, the
+// bidirectional-text controls (which reorder what follows them: a command
+// could read backwards from what runs), zero-width and other format
+// characters, other spaces and unassigned code points are among them.
+const UNSEEN = /[^\p{L}\p{M}\p{N}\p{P}\p{S} \t\n]/gu;
 
 // visible shows each character of UNSEEN in text as an escape, \u202e.
 export function visible(text) {
-  return text.replace(UNSEEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return text.replace(UNSEEN, (c) => {
+    const n = c.codePointAt(0);
+    return n > 0xffff ? "\\u{" + n.toString(16) + "}" : "\\u" + n.toString(16).padStart(4, "0");
+  });
 }
 
 // h creates an HTML element: h("div", {class: "x"}, "text", child, ...).
