@@ -37,8 +37,8 @@ var psSafeFields = map[string]bool{
 	"drs": true, "trs": true, "label": true,
 }
 
-// psFormatSafe reports whether a ps format list (-o pid,comm=NAME) names
-// only safe fields.
+// psFormatSafe reports whether a ps format list (-o pid,comm=NAME) or sort
+// list (--sort=-etime,+pid) names only safe fields.
 func psFormatSafe(list string) bool {
 	if strings.TrimSpace(list) == "" {
 		return false
@@ -46,6 +46,7 @@ func psFormatSafe(list string) bool {
 	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' }) {
 		name, _, _ := strings.Cut(f, "=")
 		name, _, _ = strings.Cut(name, ":")
+		name = strings.TrimLeft(name, "+-")
 		if !psSafeFields[strings.ToLower(name)] {
 			return false
 		}
@@ -81,7 +82,9 @@ func psSecret(args []string) string {
 					i++
 					val = args[i]
 				}
-				if name == "--format" && !psFormatSafe(val) {
+				// Sorting by a command line tells it too: the order of
+				// one's own processes around another's spells it out.
+				if (name == "--format" || name == "--sort") && !psFormatSafe(val) {
 					return cmdlineSecret
 				}
 			default:
