@@ -69,6 +69,15 @@ func TestProcessCommandLines(t *testing.T) {
 		{"top -cbn1", Credential},
 		{"top -b -n1 -c", Credential},
 		{"top --cmdline-toggle -b", Credential},
+		{"top -b -n 1 -w 200", Read},
+		{"top -b -w -c -n 1", Credential},
+		{"top -bw -c", Credential},
+		{"top -O -c", Credential},
+		{"top -b --width -c", Credential},
+		{"top -b --iterations=1 --pid 12", Read},
+		{"top -b --unknown", Credential},
+		{"top -b -Z", Credential},
+		{"top -b stray", Credential},
 	}
 	for _, tc := range tests {
 		w := words(tc.line)
