@@ -9,11 +9,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -877,14 +877,7 @@ func describe(req *engine.Request, red *Redactor) (arg, summary string) {
 // secret cut in two is no longer recognised, and its first part would be
 // shown, recorded and sent on.
 func oneLine(red *Redactor, s string, n int) string {
-	s = strings.Join(strings.Fields(red.String(s)), " ")
-	if len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
+	return termtext.Clip(strings.Join(strings.Fields(red.String(s)), " "), n)
 }
 
 // units describes the call's parts for a person.

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/secrets"
@@ -383,14 +382,7 @@ func slackEscape(s string) string {
 // boundary. Redact before clipping: a secret cut in two is no longer
 // recognised, and its first part would go out.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return termtext.Clip(strings.Join(strings.Fields(s), " "), n)
 }
 
 // redactURL hides a webhook URL's path and query, which often hold its

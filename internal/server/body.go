@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/secrets"
 )
 
@@ -165,12 +165,5 @@ func jsonKind(goKind string) string {
 // error message, with its secrets redacted first: a secret cut in two is
 // no longer recognised.
 func clip(s string, n int) string {
-	s = secrets.Redact(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return termtext.Clip(secrets.Redact(s), n)
 }

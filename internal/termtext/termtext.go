@@ -108,3 +108,20 @@ func Args(args ...any) []any {
 	}
 	return out
 }
+
+// Clip returns s cut to at most n bytes on a character boundary, with "…"
+// after a cut, and s itself when it is no longer than n. Redact secrets
+// before clipping, never after: a secret cut in two is no longer
+// recognised, and its first part would be shown.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n < 0 {
+		n = 0
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/termtext"
 )
@@ -41,5 +42,34 @@ func TestArgs(t *testing.T) {
 func TestEscapeLines(t *testing.T) {
 	if got, want := termtext.EscapeLines("a\x1b[2J\nb\rc\n"), "a\\x1b[2J\nb\\rc\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestClip: a clip never splits a character, marks a cut with "…", and
+// leaves a string that fits alone.
+func TestClip(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdef", 3, "abc…"},
+		{"héllo", 2, "h…"}, // é is two bytes: cutting at 2 would split it
+		{"héllo", 3, "hé…"},
+		{"日本語", 4, "日…"},
+		{"日本語", 0, "…"},
+		{"abc", -1, "…"},
+		{"", 0, ""},
+	}
+	for _, tc := range tests {
+		got := termtext.Clip(tc.s, tc.n)
+		if got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("Clip(%q, %d) = %q: not valid UTF-8", tc.s, tc.n, got)
+		}
 	}
 }
