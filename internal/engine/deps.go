@@ -201,6 +201,11 @@ func isPython(name string) bool {
 // as d" and "from a.b import c" (a relative "from ." is reported as ".").
 var pythonImport = regexp.MustCompile(`^\s*(?:import\s+([\w.,\s]+?)(?:\s+as\s+\w+)?\s*$|from\s+(\.*[\w.]*)\s+import\b)`)
 
+// pythonDynamic finds Python that imports or runs code chosen as it runs:
+// an import by a computed name, code run from a string (exec, eval), or
+// a change of where modules are looked up.
+var pythonDynamic = regexp.MustCompile(`__import__|importlib|runpy|\b(?:exec|execfile|eval)\s*\(|\bsys\s*\.\s*(?:path|meta_path|path_hooks)\b|\baddsitedir\b`)
+
 // python binds the modules the Python script at real imports from beside
 // it: Python looks there first, so a module file that is there (or is
 // created there, which the binding of its absence catches) is the code
@@ -224,12 +229,14 @@ func (w *depWalk) python(real string, depth int) {
 // pythonSource binds the modules the Python code src (of from) imports
 // from dir, the first place Python looks.
 func (w *depWalk) pythonSource(real, src, dir string, depth int) {
-	if strings.Contains(src, "__import__") || strings.Contains(src, "importlib") || strings.Contains(src, "runpy") {
-		w.unseen(real + " imports modules by a name computed when it runs")
+	if pythonDynamic.MatchString(src) {
+		w.unseen(real + " imports or runs code by a name computed when it runs")
 		return
 	}
 	for _, line := range strings.Split(src, "\n") {
-		for _, stmt := range strings.Split(line, ";") {
+		// A statement ends at ";", and an import may follow the ":" of a
+		// compound statement on its line ("try: import x").
+		for _, stmt := range strings.FieldsFunc(line, func(r rune) bool { return r == ';' || r == ':' }) {
 			m := pythonImport.FindStringSubmatch(stmt)
 			if m == nil {
 				continue
