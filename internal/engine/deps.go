@@ -769,6 +769,10 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 				return
 			}
 		}
+		if r, ok := ruleRecipe(line); ok {
+			w.recipe(real, n+1, dir, r, depth+1)
+			continue
+		}
 		words := strings.Fields(line)
 		if len(words) == 0 {
 			continue
@@ -779,6 +783,9 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 		}
 		switch words[0] {
 		case "include", "-include", "sinclude":
+		case "load", "-load":
+			w.unseen(fmt.Sprintf("%s:%d: load runs the code of a shared object in make itself", real, n+1))
+			return
 		default:
 			continue
 		}
@@ -789,6 +796,34 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 			w.include(real, n+1, dir, p, depth+1, searchDirs)
 		}
 	}
+}
+
+// ruleRecipe returns the recipe a rule's line carries after ";" ("all: dep
+// ; ./build.sh"), read outside the references of make, and ok false for
+// a line that carries none: no ":" before a ";", an assignment (an "="
+// before the ";", a target's variable included), or a comment first.
+func ruleRecipe(line string) (string, bool) {
+	colon, refs := false, 0
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '$' && i+1 < len(line):
+			i++
+			if line[i] == '(' || line[i] == '{' {
+				refs++
+			}
+		case refs > 0:
+			if c == ')' || c == '}' {
+				refs--
+			}
+		case c == '#' || c == '=':
+			return "", false
+		case c == ':':
+			colon = true
+		case c == ';' && colon:
+			return line[i+1:], true
+		}
+	}
+	return "", false
 }
 
 // makeShellVar returns the variable of make that the makefile line of
