@@ -661,6 +661,15 @@ func (w *depWalk) make(cmd *shell.Command, depth int) {
 			break
 		}
 		if !strings.HasPrefix(a, "-") {
+			// A variable given on the line overrides the makefiles'.
+			if name, _, ok := strings.Cut(a, "="); ok && name == "MAKEFILES" {
+				w.unseen("MAKEFILES names makefiles make reads first")
+				return
+			}
+			if v := makeShellVar([]string{a}); v != "" {
+				w.unseen("make " + a + ": " + v + " changes what runs the recipes")
+				return
+			}
 			continue
 		}
 		if v, ok := value(&i, a, "--directory", "-C"); ok {
@@ -827,20 +836,32 @@ func ruleRecipe(line string) (string, bool) {
 }
 
 // makeShellVar returns the variable of make that the makefile line of
-// words sets to something that changes how recipes are read or run, or
-// "": SHELL other than a system shell by absolute path (SHELL :=
-// /bin/bash is common), .SHELLFLAGS other than options, .RECIPEPREFIX.
+// words (or an assignment on make's command line) sets to something that
+// changes how recipes are read or run, or "": SHELL other than a system
+// shell by absolute path (SHELL := /bin/bash is common), .SHELLFLAGS
+// other than options, .RECIPEPREFIX. A target's own value (all: SHELL =
+// …) counts, and so does a value defined over lines (define SHELL).
 func makeShellVar(words []string) string {
 	for len(words) > 1 && (words[0] == "override" || words[0] == "export" || words[0] == "private") {
 		words = words[1:]
 	}
 	line := strings.Join(words, " ")
-	i := strings.Index(line, "=")
-	if i < 0 {
-		return ""
+	var name, value string
+	if words[0] == "define" && len(words) > 1 {
+		// The value is on the lines that follow: known to be none safe.
+		name, value = strings.TrimRight(words[1], ":+?!="), "$(define)"
+	} else {
+		i := strings.Index(line, "=")
+		if i < 0 {
+			return ""
+		}
+		// The last word before "=": the variable, after a target's name.
+		lhs := strings.Fields(strings.TrimRight(line[:i], ":+?!"))
+		if len(lhs) == 0 {
+			return ""
+		}
+		name, value = lhs[len(lhs)-1], strings.TrimSpace(line[i+1:])
 	}
-	name := strings.TrimSpace(strings.TrimRight(line[:i], ":+?!"))
-	value := strings.TrimSpace(line[i+1:])
 	switch name {
 	case "SHELL":
 		if filepath.IsAbs(value) && !strings.ContainsAny(value, " \t$") && posixShells[filepath.Base(value)] &&
