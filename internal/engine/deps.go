@@ -386,9 +386,19 @@ func (w *depWalk) script(real, dir string, depth int) {
 	if !ok {
 		return
 	}
+	w.shellCode(real, "it", src, dir, func(c *shell.Command) { w.command(c.Name, c, depth+1) })
+}
+
+// shellCode reads the shell code src, run in dir, for the code its
+// commands run: run is called with each command whose name is known. A
+// command whose name is not known until the code runs, or one that sets
+// a variable of riskyVars, makes the dependencies unseen. what names the
+// code in the reasons given ("t.sh", "Makefile:3: the recipe"), and
+// runner what runs it ("it", "make").
+func (w *depWalk) shellCode(what, runner, src, dir string, run func(c *shell.Command)) {
 	res, err := shell.AnalyzeContext(w.e.context(), src, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
 	if err != nil {
-		w.unseen(fmt.Sprintf("%s cannot be analysed for the files it sources: %v", real, err))
+		w.unseen(fmt.Sprintf("%s cannot be analysed for the code it runs: %v", what, err))
 		return
 	}
 	for _, c := range res.Commands {
@@ -396,14 +406,14 @@ func (w *depWalk) script(real, dir string, depth int) {
 			return
 		}
 		if v := setsRisky(&c); v != "" {
-			w.unseen(fmt.Sprintf("%s sets %s, which changes what code runs", real, v))
+			w.unseen(fmt.Sprintf("%s sets %s, which changes what code runs", what, v))
 			return
 		}
 		switch {
 		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until it runs (%s): it may run any file", real, c.Name))
+			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until %s runs (%s): it may run any file", what, runner, c.Name))
 		case c.Name != "":
-			w.command(c.Name, &c, depth+1)
+			run(&c)
 		}
 	}
 }
@@ -900,26 +910,7 @@ func (w *depWalk) recipe(from string, n int, dir, line string, depth int) {
 	if strings.TrimSpace(line) == "" || w.done() {
 		return
 	}
-	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
-	if err != nil {
-		w.unseen(fmt.Sprintf("%s:%d: the recipe cannot be analysed for the scripts it runs: %v", from, n, err))
-		return
-	}
-	for _, c := range res.Commands {
-		if w.done() {
-			return
-		}
-		if v := setsRisky(&c); v != "" {
-			w.unseen(fmt.Sprintf("%s:%d: the recipe sets %s, which changes what code runs", from, n, v))
-			return
-		}
-		switch {
-		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s:%d: the recipe runs a command whose name is not known until make runs (%s): it may run any file", from, n, c.Name))
-		case c.Name != "":
-			w.command(c.Name, &c, depth)
-		}
-	}
+	w.shellCode(fmt.Sprintf("%s:%d: the recipe", from, n), "make", line, dir, func(c *shell.Command) { w.command(c.Name, c, depth) })
 }
 
 // makeExpand returns text as the shell reads it after make expanded it:
@@ -1161,39 +1152,22 @@ func (w *depWalk) packageScript(from, s, dir, line string, depth int) {
 		w.unseen(fmt.Sprintf("%s: scripts run one another more than %d levels deep", from, maxDepDepth))
 		return
 	}
-	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
-	if err != nil {
-		w.unseen(fmt.Sprintf("%s: script %q cannot be analysed for what it runs: %v", from, s, err))
-		return
-	}
-	for _, c := range res.Commands {
-		if w.done() {
+	w.shellCode(fmt.Sprintf("%s: script %q", from, s), "it", line, dir, func(c *shell.Command) {
+		if strings.Contains(c.Name, "/") {
+			w.command(c.Name, c, depth)
 			return
 		}
-		if v := setsRisky(&c); v != "" {
-			w.unseen(fmt.Sprintf("%s: script %q sets %s, which changes what code runs", from, s, v))
+		// The package manager puts node_modules/.bin first in PATH.
+		bin := w.e.pathFact(dir, filepath.Join("node_modules", ".bin", c.Name))
+		if bin.Unknown || bin.Real == "" {
+			w.unseen(fmt.Sprintf("%s: script %q: node_modules/.bin/%s cannot be resolved", from, s, c.Name))
 			return
 		}
-		switch {
-		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s: script %q runs a command whose name is not known until it runs (%s)", from, s, c.Name))
-		case c.Name != "" && !strings.Contains(c.Name, "/"):
-			// The package manager puts node_modules/.bin first in PATH.
-			bin := w.e.pathFact(dir, filepath.Join("node_modules", ".bin", c.Name))
-			if bin.Unknown || bin.Real == "" {
-				w.unseen(fmt.Sprintf("%s: script %q: node_modules/.bin/%s cannot be resolved", from, s, c.Name))
-				return
-			}
-			w.bind(bin)
-			if _, err := os.Stat(bin.Real); err == nil {
-				if posixShells[scriptInterpreter(bin.Real)] {
-					w.script(bin.Real, c.Dir, depth)
-				}
-				continue
-			}
-			w.command(c.Name, &c, depth)
-		case c.Name != "":
-			w.command(c.Name, &c, depth)
+		w.bind(bin)
+		if _, err := os.Stat(bin.Real); err != nil {
+			w.command(c.Name, c, depth)
+		} else if posixShells[scriptInterpreter(bin.Real)] {
+			w.script(bin.Real, c.Dir, depth)
 		}
-	}
+	})
 }
