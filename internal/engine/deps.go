@@ -212,18 +212,24 @@ var pythonDynamic = regexp.MustCompile(`__import__|importlib|runpy|\b(?:exec|exe
 // that runs, even for a name of the standard library. A package directory
 // there, a relative import or an import by computed name is unseen.
 func (w *depWalk) python(real string, depth int) {
+	if src, ok := w.readModule(real, depth); ok {
+		w.pythonSource(real, src, filepath.Dir(real), depth)
+	}
+}
+
+// readModule returns the content of the module at real, met depth deep
+// in a chain of modules loading one another, or ok false when the walk
+// stops there: it is done, the chain is too deep, or [depWalk.readFile]
+// gives nothing.
+func (w *depWalk) readModule(real string, depth int) (string, bool) {
 	if w.done() {
-		return
+		return "", false
 	}
 	if depth > maxDepDepth {
-		w.unseen(fmt.Sprintf("modules import one another more than %d levels deep", maxDepDepth))
-		return
+		w.unseen(fmt.Sprintf("modules load one another more than %d levels deep", maxDepDepth))
+		return "", false
 	}
-	src, ok := w.readFile(real)
-	if !ok {
-		return
-	}
-	w.pythonSource(real, src, filepath.Dir(real), depth)
+	return w.readFile(real)
 }
 
 // pythonSource binds the modules the Python code src (of from) imports

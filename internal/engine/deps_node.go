@@ -257,21 +257,12 @@ func (w *depWalk) nodeModule(from, dir, spec string, depth int) {
 // nodeFile reads the module at real (bound already) for what it loads; a
 // JSON file or a native addon loads nothing more.
 func (w *depWalk) nodeFile(real string, depth int) {
-	if w.done() {
-		return
-	}
-	if depth > maxDepDepth {
-		w.unseen(fmt.Sprintf("modules load one another more than %d levels deep", maxDepDepth))
-		return
-	}
 	if strings.HasSuffix(real, ".json") || strings.HasSuffix(real, ".node") {
 		return
 	}
-	src, ok := w.readFile(real)
-	if !ok {
-		return
+	if src, ok := w.readModule(real, depth); ok {
+		w.nodeSource(real, src, filepath.Dir(real), depth)
 	}
-	w.nodeSource(real, src, filepath.Dir(real), depth)
 }
 
 // nodeSource binds the modules the JavaScript src (of from) requires or
