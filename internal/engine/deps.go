@@ -272,26 +272,61 @@ func (w *depWalk) pythonSource(real, src, dir string, depth int) {
 
 // pythonInline binds what python -c CODE imports and the module python -m
 // MODULE runs: both are looked up in the directory it runs in first.
+// Its options are read as Python reads them: clustered (-Ic), with the
+// value attached (-mtool) or next (-W ignore); an option not known makes
+// the dependencies unseen.
 func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
-	for i := 0; i+1 < len(cmd.Args); i++ {
-		a := cmd.Args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") {
+	const (
+		flags  = "bBdEhiIOPqRsSuvVx?" // options that take no value
+		values = "WX"                 // options that take one
+	)
+	args := cmd.Args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-" || !strings.HasPrefix(a, "-"):
 			return // the script, whose imports python() read
-		}
-		if a != "-c" && a != "-m" {
+		case a == "--check-hash-based-pycs":
+			i++
 			continue
-		}
-		if cmd.Dir == "" {
-			w.unseen("python " + a + ": the directory it runs in is not known")
+		case a == "--version" || a == "--help" || strings.HasPrefix(a, "--help-") ||
+			strings.HasPrefix(a, "--check-hash-based-pycs="):
+			continue
+		case strings.HasPrefix(a, "--"):
+			w.unseen("python's option " + a + " cannot be read for the code it runs")
 			return
 		}
-		if a == "-m" {
-			top, _, _ := strings.Cut(cmd.Args[i+1], ".")
-			w.pythonModule("python -m", cmd.Dir, top, depth)
-			return
+		for j := 1; j < len(a); j++ {
+			switch c := a[j]; {
+			case c == 'c' || c == 'm':
+				v := a[j+1:]
+				if v == "" {
+					if i+1 >= len(args) {
+						return
+					}
+					v = args[i+1]
+				}
+				if cmd.Dir == "" {
+					w.unseen("python -" + string(c) + ": the directory it runs in is not known")
+					return
+				}
+				if c == 'm' {
+					top, _, _ := strings.Cut(v, ".")
+					w.pythonModule("python -m", cmd.Dir, top, depth)
+				} else {
+					w.pythonSource("python -c", v, cmd.Dir, depth)
+				}
+				return
+			case strings.IndexByte(values, c) >= 0:
+				if j == len(a)-1 {
+					i++
+				}
+				j = len(a)
+			case strings.IndexByte(flags, c) < 0:
+				w.unseen("python's option " + a + " cannot be read for the code it runs")
+				return
+			}
 		}
-		w.pythonSource("python -c", cmd.Args[i+1], cmd.Dir, depth)
-		return
 	}
 }
 
