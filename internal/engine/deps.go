@@ -176,17 +176,17 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 				break
 			}
 		}
-		if isNode(name) {
+		switch {
+		case isNode(name):
 			w.nodeCommand(name, cmd, depth)
-			return
-		}
-		for _, p := range codeFiles(name, cmd.Args) {
-			if f, ok := file(p); ok && w.bind(f) && isPython(name) {
-				w.python(f.Real, depth)
+		case isPython(name):
+			w.pythonCommand(cmd, depth)
+		default:
+			for _, p := range codeFiles(name, cmd.Args) {
+				if f, ok := file(p); ok {
+					w.bind(f)
+				}
 			}
-		}
-		if isPython(name) {
-			w.pythonInline(cmd, depth)
 		}
 	}
 }
@@ -270,12 +270,13 @@ func (w *depWalk) pythonSource(real, src, dir string, depth int) {
 	}
 }
 
-// pythonInline binds what python -c CODE imports and the module python -m
-// MODULE runs: both are looked up in the directory it runs in first.
-// Its options are read as Python reads them: clustered (-Ic), with the
-// value attached (-mtool) or next (-W ignore); an option not known makes
-// the dependencies unseen.
-func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
+// pythonCommand binds what python run by cmd runs: its script and the
+// modules that imports, what -c CODE imports, or the module -m MODULE
+// runs (both looked up in the directory it runs in first). Its options
+// are read as Python reads them: clustered (-Ic), with the value attached
+// (-mtool) or next (-W ignore); an option not known, or a word not known
+// until the line runs, makes the dependencies unseen.
+func (w *depWalk) pythonCommand(cmd *shell.Command, depth int) {
 	const (
 		flags  = "bBdEhiIOPqRsSuvVx?" // options that take no value
 		values = "WX"                 // options that take one
@@ -283,9 +284,23 @@ func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
 	args := cmd.Args
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
+			w.unseen("python is given a word that is not known until the line runs: it may name the code it runs")
+			return
+		}
 		switch {
-		case a == "--" || a == "-" || !strings.HasPrefix(a, "-"):
-			return // the script, whose imports python() read
+		case a == "-":
+			return // the code comes from standard input
+		case a == "--" || !strings.HasPrefix(a, "-"):
+			if a == "--" {
+				if i+1 >= len(args) || (i+1 < len(cmd.ArgDynamic) && cmd.ArgDynamic[i+1]) {
+					w.unseen("python is given a script whose name is not known until the line runs")
+					return
+				}
+				a = args[i+1]
+			}
+			w.pythonScript(cmd.Dir, a, depth)
+			return
 		case a == "--check-hash-based-pycs":
 			i++
 			continue
@@ -327,6 +342,23 @@ func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
 				return
 			}
 		}
+	}
+}
+
+// pythonScript binds the script python runs, named p in dir, and what it
+// imports.
+func (w *depWalk) pythonScript(dir, p string, depth int) {
+	if dir == "" && !filepath.IsAbs(p) {
+		w.unseen(fmt.Sprintf("python %s: the directory it runs in is not known (a command before it may change it)", p))
+		return
+	}
+	f := w.e.pathFact(dir, p)
+	if f.Unknown || f.Real == "" {
+		w.unseen(fmt.Sprintf("python %s: the path cannot be resolved", p))
+		return
+	}
+	if w.bind(f) {
+		w.python(f.Real, depth)
 	}
 }
 
