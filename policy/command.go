@@ -183,12 +183,20 @@ func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative b
 	return true
 }
 
+// sameUserWrappers are the wrappers known to run the command as the user
+// who runs them.
+var sameUserWrappers = map[string]bool{
+	"env": true, "timeout": true, "nice": true, "ionice": true, "nohup": true, "time": true, "command": true,
+	"builtin": true, "exec": true, "stdbuf": true, "xargs": true, "watch": true, "chrt": true, "taskset": true,
+	"setsid": true, "unbuffer": true, "busybox": true,
+}
+
 // raisesPrivileges reports whether a command runs through a wrapper that
-// runs it as another user.
+// may run it as another user (sudo, doas, su): any wrapper not known to
+// keep the user.
 func raisesPrivileges(wrappers []string) bool {
 	for _, w := range wrappers {
-		switch w {
-		case "sudo", "doas", "su":
+		if !sameUserWrappers[w] {
 			return true
 		}
 	}

@@ -37,8 +37,8 @@ var psSafeFields = map[string]bool{
 	"drs": true, "trs": true, "label": true,
 }
 
-// psFormatSafe reports whether a ps format list (-o pid,comm=NAME) names
-// only safe fields.
+// psFormatSafe reports whether a ps format list (-o pid,comm=NAME) or sort
+// list (--sort=-etime,+pid) names only safe fields.
 func psFormatSafe(list string) bool {
 	if strings.TrimSpace(list) == "" {
 		return false
@@ -46,6 +46,7 @@ func psFormatSafe(list string) bool {
 	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' }) {
 		name, _, _ := strings.Cut(f, "=")
 		name, _, _ = strings.Cut(name, ":")
+		name = strings.TrimLeft(name, "+-")
 		if !psSafeFields[strings.ToLower(name)] {
 			return false
 		}
@@ -81,7 +82,9 @@ func psSecret(args []string) string {
 					i++
 					val = args[i]
 				}
-				if name == "--format" && !psFormatSafe(val) {
+				// Sorting by a command line tells it too: the order of
+				// one's own processes around another's spells it out.
+				if (name == "--format" || name == "--sort") && !psFormatSafe(val) {
 					return cmdlineSecret
 				}
 			default:
@@ -176,38 +179,63 @@ func pgrepSecret(args []string) string {
 	return ""
 }
 
-// topShowsCmdlines reports whether top with args shows command lines:
-// -c (--cmdline-toggle) switches its COMMAND column to them.
+// topShowsCmdlines reports whether top with args may show command lines:
+// -c (--cmdline-toggle) switches its COMMAND column to them, and an option
+// not known here is taken to as well.
 func topShowsCmdlines(args []string) bool {
-	const values = "dEenoOpUuw" // options that take a value
-	for i, a := range args {
+	const (
+		flags  = "bHiSs1hvVO" // options that take no value
+		values = "deEnopuU"   // options that take a value
+	)
+	longFlags := map[string]bool{"--batch-mode": true, "--threads-show": true, "--idle-toggle": true,
+		"--secure-mode": true, "--accum-time-toggle": true, "--single-cpu-toggle": true, "--list-fields": true,
+		"--help": true, "--version": true}
+	longValues := map[string]bool{"--delay": true, "--scale-task-mem": true, "--scale-summary-mem": true,
+		"--iterations": true, "--sort-override": true, "--pid": true, "--filter-only-euser": true,
+		"--filter-any-user": true}
+	// -w and --width take a number when one follows.
+	number := func(i int) bool {
+		return i < len(args) && args[i] != "" && strings.Trim(args[i], "0123456789") == ""
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
-		case a == "--cmdline-toggle":
-			return true
 		case strings.HasPrefix(a, "--"):
-		case strings.HasPrefix(a, "-") && len(a) > 1 && (i == 0 || !topTakesValue(args[i-1], values)):
+			name, _, hasVal := strings.Cut(a, "=")
+			switch {
+			case longFlags[name] && !hasVal:
+			case longValues[name]:
+				if !hasVal {
+					i++
+				}
+			case name == "--width":
+				if !hasVal && number(i+1) {
+					i++
+				}
+			default:
+				return true
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+		cluster:
 			for j := 1; j < len(a); j++ {
-				if a[j] == 'c' {
+				switch c := a[j]; {
+				case strings.IndexByte(values, c) >= 0:
+					if j == len(a)-1 {
+						i++
+					}
+					break cluster
+				case c == 'w':
+					if j == len(a)-1 && number(i+1) {
+						i++
+					}
+					break cluster
+				case strings.IndexByte(flags, c) < 0:
+					// -c, or an option not known.
 					return true
 				}
-				if strings.IndexByte(values, a[j]) >= 0 {
-					break
-				}
 			}
-		}
-	}
-	return false
-}
-
-// topTakesValue reports whether the option word prev takes the next word
-// as its value.
-func topTakesValue(prev, values string) bool {
-	if !strings.HasPrefix(prev, "-") || strings.HasPrefix(prev, "--") {
-		return false
-	}
-	for j := 1; j < len(prev); j++ {
-		if strings.IndexByte(values, prev[j]) >= 0 {
-			return j == len(prev)-1
+		default:
+			return true
 		}
 	}
 	return false

@@ -46,6 +46,9 @@ func TestProcessCommandLines(t *testing.T) {
 		{"ps -p", Credential},
 		{"ps --nope", Credential},
 		{"ps -k", Credential},
+		{"ps -e --sort=args", Credential},
+		{"ps -e --sort +pid,-cmd", Credential},
+		{"ps -p 1,2 --sort=command -o pid", Credential},
 		{"pgrep nginx", Read},
 		{"pgrep -u root -n sshd", Read},
 		{"pgrep -c -x bash", Read},
@@ -66,6 +69,15 @@ func TestProcessCommandLines(t *testing.T) {
 		{"top -cbn1", Credential},
 		{"top -b -n1 -c", Credential},
 		{"top --cmdline-toggle -b", Credential},
+		{"top -b -n 1 -w 200", Read},
+		{"top -b -w -c -n 1", Credential},
+		{"top -bw -c", Credential},
+		{"top -O -c", Credential},
+		{"top -b --width -c", Credential},
+		{"top -b --iterations=1 --pid 12", Read},
+		{"top -b --unknown", Credential},
+		{"top -b -Z", Credential},
+		{"top -b stray", Credential},
 	}
 	for _, tc := range tests {
 		w := words(tc.line)

@@ -313,10 +313,14 @@ func recordAfter(ctx context.Context, call *hook.Call, hf *hookFlags) ([]string,
 		completed["toolUseId"] = call.ToolUseID
 	}
 	drafts := []eventlog.Draft{{Type: eventlog.TypeToolCompleted, Payload: mustJSON(completed)}}
-	patterns := gate.SuspectedInjection(call.Output)
-	for _, p := range patterns {
-		drafts = append(drafts, eventlog.Draft{Type: eventlog.TypeInjectionSuspected,
-			Payload: mustJSON(map[string]any{"toolUseId": call.ToolUseID, "tool": call.ClientTool, "pattern": p})})
+	var patterns []string
+	for _, ev := range gate.InjectionEvents("", call.Output, nil) {
+		patterns = append(patterns, string(ev.Class))
+		drafts = append(drafts, eventlog.Draft{Type: eventlog.TypeInjectionSuspected, Payload: mustJSON(struct {
+			gate.InjectionSuspected
+			ToolUseID string `json:"toolUseId,omitempty"`
+			Tool      string `json:"tool"`
+		}{ev, call.ToolUseID, call.ClientTool})})
 	}
 	if _, err := store.Append(ctx, session, drafts...); err != nil {
 		return nil, err

@@ -176,17 +176,17 @@ func (w *depWalk) command(name string, cmd *shell.Command, depth int) {
 				break
 			}
 		}
-		if isNode(name) {
+		switch {
+		case isNode(name):
 			w.nodeCommand(name, cmd, depth)
-			return
-		}
-		for _, p := range codeFiles(name, cmd.Args) {
-			if f, ok := file(p); ok && w.bind(f) && isPython(name) {
-				w.python(f.Real, depth)
+		case isPython(name):
+			w.pythonCommand(cmd, depth)
+		default:
+			for _, p := range codeFiles(name, cmd.Args) {
+				if f, ok := file(p); ok {
+					w.bind(f)
+				}
 			}
-		}
-		if isPython(name) {
-			w.pythonInline(cmd, depth)
 		}
 	}
 }
@@ -201,35 +201,48 @@ func isPython(name string) bool {
 // as d" and "from a.b import c" (a relative "from ." is reported as ".").
 var pythonImport = regexp.MustCompile(`^\s*(?:import\s+([\w.,\s]+?)(?:\s+as\s+\w+)?\s*$|from\s+(\.*[\w.]*)\s+import\b)`)
 
+// pythonDynamic finds Python that imports or runs code chosen as it runs:
+// an import by a computed name, code run from a string (exec, eval), or
+// a change of where modules are looked up.
+var pythonDynamic = regexp.MustCompile(`__import__|importlib|runpy|\b(?:exec|execfile|eval)\s*\(|\bsys\s*\.\s*(?:path|meta_path|path_hooks)\b|\baddsitedir\b`)
+
 // python binds the modules the Python script at real imports from beside
 // it: Python looks there first, so a module file that is there (or is
 // created there, which the binding of its absence catches) is the code
 // that runs, even for a name of the standard library. A package directory
 // there, a relative import or an import by computed name is unseen.
 func (w *depWalk) python(real string, depth int) {
+	if src, ok := w.readModule(real, depth); ok {
+		w.pythonSource(real, src, filepath.Dir(real), depth)
+	}
+}
+
+// readModule returns the content of the module at real, met depth deep
+// in a chain of modules loading one another, or ok false when the walk
+// stops there: it is done, the chain is too deep, or [depWalk.readFile]
+// gives nothing.
+func (w *depWalk) readModule(real string, depth int) (string, bool) {
 	if w.done() {
-		return
+		return "", false
 	}
 	if depth > maxDepDepth {
-		w.unseen(fmt.Sprintf("modules import one another more than %d levels deep", maxDepDepth))
-		return
+		w.unseen(fmt.Sprintf("modules load one another more than %d levels deep", maxDepDepth))
+		return "", false
 	}
-	src, ok := w.readFile(real)
-	if !ok {
-		return
-	}
-	w.pythonSource(real, src, filepath.Dir(real), depth)
+	return w.readFile(real)
 }
 
 // pythonSource binds the modules the Python code src (of from) imports
 // from dir, the first place Python looks.
 func (w *depWalk) pythonSource(real, src, dir string, depth int) {
-	if strings.Contains(src, "__import__") || strings.Contains(src, "importlib") || strings.Contains(src, "runpy") {
-		w.unseen(real + " imports modules by a name computed when it runs")
+	if pythonDynamic.MatchString(src) {
+		w.unseen(real + " imports or runs code by a name computed when it runs")
 		return
 	}
 	for _, line := range strings.Split(src, "\n") {
-		for _, stmt := range strings.Split(line, ";") {
+		// A statement ends at ";", and an import may follow the ":" of a
+		// compound statement on its line ("try: import x").
+		for _, stmt := range strings.FieldsFunc(line, func(r rune) bool { return r == ';' || r == ':' }) {
 			m := pythonImport.FindStringSubmatch(stmt)
 			if m == nil {
 				continue
@@ -257,28 +270,95 @@ func (w *depWalk) pythonSource(real, src, dir string, depth int) {
 	}
 }
 
-// pythonInline binds what python -c CODE imports and the module python -m
-// MODULE runs: both are looked up in the directory it runs in first.
-func (w *depWalk) pythonInline(cmd *shell.Command, depth int) {
-	for i := 0; i+1 < len(cmd.Args); i++ {
-		a := cmd.Args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") {
-			return // the script, whose imports python() read
+// pythonCommand binds what python run by cmd runs: its script and the
+// modules that imports, what -c CODE imports, or the module -m MODULE
+// runs (both looked up in the directory it runs in first). Its options
+// are read as Python reads them: clustered (-Ic), with the value attached
+// (-mtool) or next (-W ignore); an option not known, or a word not known
+// until the line runs, makes the dependencies unseen.
+func (w *depWalk) pythonCommand(cmd *shell.Command, depth int) {
+	const (
+		flags  = "bBdEhiIOPqRsSuvVx?" // options that take no value
+		values = "WX"                 // options that take one
+	)
+	args := cmd.Args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if i < len(cmd.ArgDynamic) && cmd.ArgDynamic[i] {
+			w.unseen("python is given a word that is not known until the line runs: it may name the code it runs")
+			return
 		}
-		if a != "-c" && a != "-m" {
+		switch {
+		case a == "-":
+			return // the code comes from standard input
+		case a == "--" || !strings.HasPrefix(a, "-"):
+			if a == "--" {
+				if i+1 >= len(args) || (i+1 < len(cmd.ArgDynamic) && cmd.ArgDynamic[i+1]) {
+					w.unseen("python is given a script whose name is not known until the line runs")
+					return
+				}
+				a = args[i+1]
+			}
+			w.pythonScript(cmd.Dir, a, depth)
+			return
+		case a == "--check-hash-based-pycs":
+			i++
 			continue
-		}
-		if cmd.Dir == "" {
-			w.unseen("python " + a + ": the directory it runs in is not known")
+		case a == "--version" || a == "--help" || strings.HasPrefix(a, "--help-") ||
+			strings.HasPrefix(a, "--check-hash-based-pycs="):
+			continue
+		case strings.HasPrefix(a, "--"):
+			w.unseen("python's option " + a + " cannot be read for the code it runs")
 			return
 		}
-		if a == "-m" {
-			top, _, _ := strings.Cut(cmd.Args[i+1], ".")
-			w.pythonModule("python -m", cmd.Dir, top, depth)
-			return
+		for j := 1; j < len(a); j++ {
+			switch c := a[j]; {
+			case c == 'c' || c == 'm':
+				v := a[j+1:]
+				if v == "" {
+					if i+1 >= len(args) {
+						return
+					}
+					v = args[i+1]
+				}
+				if cmd.Dir == "" {
+					w.unseen("python -" + string(c) + ": the directory it runs in is not known")
+					return
+				}
+				if c == 'm' {
+					top, _, _ := strings.Cut(v, ".")
+					w.pythonModule("python -m", cmd.Dir, top, depth)
+				} else {
+					w.pythonSource("python -c", v, cmd.Dir, depth)
+				}
+				return
+			case strings.IndexByte(values, c) >= 0:
+				if j == len(a)-1 {
+					i++
+				}
+				j = len(a)
+			case strings.IndexByte(flags, c) < 0:
+				w.unseen("python's option " + a + " cannot be read for the code it runs")
+				return
+			}
 		}
-		w.pythonSource("python -c", cmd.Args[i+1], cmd.Dir, depth)
+	}
+}
+
+// pythonScript binds the script python runs, named p in dir, and what it
+// imports.
+func (w *depWalk) pythonScript(dir, p string, depth int) {
+	if dir == "" && !filepath.IsAbs(p) {
+		w.unseen(fmt.Sprintf("python %s: the directory it runs in is not known (a command before it may change it)", p))
 		return
+	}
+	f := w.e.pathFact(dir, p)
+	if f.Unknown || f.Real == "" {
+		w.unseen(fmt.Sprintf("python %s: the path cannot be resolved", p))
+		return
+	}
+	if w.bind(f) {
+		w.python(f.Real, depth)
 	}
 }
 
@@ -379,9 +459,19 @@ func (w *depWalk) script(real, dir string, depth int) {
 	if !ok {
 		return
 	}
+	w.shellCode(real, "it", src, dir, func(c *shell.Command) { w.command(c.Name, c, depth+1) })
+}
+
+// shellCode reads the shell code src, run in dir, for the code its
+// commands run: run is called with each command whose name is known. A
+// command whose name is not known until the code runs, or one that sets
+// a variable of riskyVars, makes the dependencies unseen. what names the
+// code in the reasons given ("t.sh", "Makefile:3: the recipe"), and
+// runner what runs it ("it", "make").
+func (w *depWalk) shellCode(what, runner, src, dir string, run func(c *shell.Command)) {
 	res, err := shell.AnalyzeContext(w.e.context(), src, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
 	if err != nil {
-		w.unseen(fmt.Sprintf("%s cannot be analysed for the files it sources: %v", real, err))
+		w.unseen(fmt.Sprintf("%s cannot be analysed for the code it runs: %v", what, err))
 		return
 	}
 	for _, c := range res.Commands {
@@ -389,14 +479,14 @@ func (w *depWalk) script(real, dir string, depth int) {
 			return
 		}
 		if v := setsRisky(&c); v != "" {
-			w.unseen(fmt.Sprintf("%s sets %s, which changes what code runs", real, v))
+			w.unseen(fmt.Sprintf("%s sets %s, which changes what code runs", what, v))
 			return
 		}
 		switch {
 		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until it runs (%s): it may run any file", real, c.Name))
+			w.unseen(fmt.Sprintf("%s runs a command whose name is not known until %s runs (%s): it may run any file", what, runner, c.Name))
 		case c.Name != "":
-			w.command(c.Name, &c, depth+1)
+			run(&c)
 		}
 	}
 }
@@ -654,6 +744,15 @@ func (w *depWalk) make(cmd *shell.Command, depth int) {
 			break
 		}
 		if !strings.HasPrefix(a, "-") {
+			// A variable given on the line overrides the makefiles'.
+			if name, _, ok := strings.Cut(a, "="); ok && name == "MAKEFILES" {
+				w.unseen("MAKEFILES names makefiles make reads first")
+				return
+			}
+			if v := makeShellVar([]string{a}); v != "" {
+				w.unseen("make " + a + ": " + v + " changes what runs the recipes")
+				return
+			}
 			continue
 		}
 		if v, ok := value(&i, a, "--directory", "-C"); ok {
@@ -762,6 +861,10 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 				return
 			}
 		}
+		if r, ok := ruleRecipe(line); ok {
+			w.recipe(real, n+1, dir, r, depth+1)
+			continue
+		}
 		words := strings.Fields(line)
 		if len(words) == 0 {
 			continue
@@ -772,6 +875,9 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 		}
 		switch words[0] {
 		case "include", "-include", "sinclude":
+		case "load", "-load":
+			w.unseen(fmt.Sprintf("%s:%d: load runs the code of a shared object in make itself", real, n+1))
+			return
 		default:
 			continue
 		}
@@ -784,21 +890,61 @@ func (w *depWalk) makefile(real, dir string, depth int, searchDirs bool) {
 	}
 }
 
+// ruleRecipe returns the recipe a rule's line carries after ";" ("all: dep
+// ; ./build.sh"), read outside the references of make, and ok false for
+// a line that carries none: no ":" before a ";", an assignment (an "="
+// before the ";", a target's variable included), or a comment first.
+func ruleRecipe(line string) (string, bool) {
+	colon, refs := false, 0
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '$' && i+1 < len(line):
+			i++
+			if line[i] == '(' || line[i] == '{' {
+				refs++
+			}
+		case refs > 0:
+			if c == ')' || c == '}' {
+				refs--
+			}
+		case c == '#' || c == '=':
+			return "", false
+		case c == ':':
+			colon = true
+		case c == ';' && colon:
+			return line[i+1:], true
+		}
+	}
+	return "", false
+}
+
 // makeShellVar returns the variable of make that the makefile line of
-// words sets to something that changes how recipes are read or run, or
-// "": SHELL other than a system shell by absolute path (SHELL :=
-// /bin/bash is common), .SHELLFLAGS other than options, .RECIPEPREFIX.
+// words (or an assignment on make's command line) sets to something that
+// changes how recipes are read or run, or "": SHELL other than a system
+// shell by absolute path (SHELL := /bin/bash is common), .SHELLFLAGS
+// other than options, .RECIPEPREFIX. A target's own value (all: SHELL =
+// …) counts, and so does a value defined over lines (define SHELL).
 func makeShellVar(words []string) string {
 	for len(words) > 1 && (words[0] == "override" || words[0] == "export" || words[0] == "private") {
 		words = words[1:]
 	}
 	line := strings.Join(words, " ")
-	i := strings.Index(line, "=")
-	if i < 0 {
-		return ""
+	var name, value string
+	if words[0] == "define" && len(words) > 1 {
+		// The value is on the lines that follow: known to be none safe.
+		name, value = strings.TrimRight(words[1], ":+?!="), "$(define)"
+	} else {
+		i := strings.Index(line, "=")
+		if i < 0 {
+			return ""
+		}
+		// The last word before "=": the variable, after a target's name.
+		lhs := strings.Fields(strings.TrimRight(line[:i], ":+?!"))
+		if len(lhs) == 0 {
+			return ""
+		}
+		name, value = lhs[len(lhs)-1], strings.TrimSpace(line[i+1:])
 	}
-	name := strings.TrimSpace(strings.TrimRight(line[:i], ":+?!"))
-	value := strings.TrimSpace(line[i+1:])
 	switch name {
 	case "SHELL":
 		if filepath.IsAbs(value) && !strings.ContainsAny(value, " \t$") && posixShells[filepath.Base(value)] &&
@@ -837,26 +983,7 @@ func (w *depWalk) recipe(from string, n int, dir, line string, depth int) {
 	if strings.TrimSpace(line) == "" || w.done() {
 		return
 	}
-	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
-	if err != nil {
-		w.unseen(fmt.Sprintf("%s:%d: the recipe cannot be analysed for the scripts it runs: %v", from, n, err))
-		return
-	}
-	for _, c := range res.Commands {
-		if w.done() {
-			return
-		}
-		if v := setsRisky(&c); v != "" {
-			w.unseen(fmt.Sprintf("%s:%d: the recipe sets %s, which changes what code runs", from, n, v))
-			return
-		}
-		switch {
-		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s:%d: the recipe runs a command whose name is not known until make runs (%s): it may run any file", from, n, c.Name))
-		case c.Name != "":
-			w.command(c.Name, &c, depth)
-		}
-	}
+	w.shellCode(fmt.Sprintf("%s:%d: the recipe", from, n), "make", line, dir, func(c *shell.Command) { w.command(c.Name, c, depth) })
 }
 
 // makeExpand returns text as the shell reads it after make expanded it:
@@ -1098,39 +1225,22 @@ func (w *depWalk) packageScript(from, s, dir, line string, depth int) {
 		w.unseen(fmt.Sprintf("%s: scripts run one another more than %d levels deep", from, maxDepDepth))
 		return
 	}
-	res, err := shell.AnalyzeContext(w.e.context(), line, &shell.Options{Dir: dir, Home: w.e.home, KeepsDir: w.keepsDir})
-	if err != nil {
-		w.unseen(fmt.Sprintf("%s: script %q cannot be analysed for what it runs: %v", from, s, err))
-		return
-	}
-	for _, c := range res.Commands {
-		if w.done() {
+	w.shellCode(fmt.Sprintf("%s: script %q", from, s), "it", line, dir, func(c *shell.Command) {
+		if strings.Contains(c.Name, "/") {
+			w.command(c.Name, c, depth)
 			return
 		}
-		if v := setsRisky(&c); v != "" {
-			w.unseen(fmt.Sprintf("%s: script %q sets %s, which changes what code runs", from, s, v))
+		// The package manager puts node_modules/.bin first in PATH.
+		bin := w.e.pathFact(dir, filepath.Join("node_modules", ".bin", c.Name))
+		if bin.Unknown || bin.Real == "" {
+			w.unseen(fmt.Sprintf("%s: script %q: node_modules/.bin/%s cannot be resolved", from, s, c.Name))
 			return
 		}
-		switch {
-		case c.NameDynamic:
-			w.unseen(fmt.Sprintf("%s: script %q runs a command whose name is not known until it runs (%s)", from, s, c.Name))
-		case c.Name != "" && !strings.Contains(c.Name, "/"):
-			// The package manager puts node_modules/.bin first in PATH.
-			bin := w.e.pathFact(dir, filepath.Join("node_modules", ".bin", c.Name))
-			if bin.Unknown || bin.Real == "" {
-				w.unseen(fmt.Sprintf("%s: script %q: node_modules/.bin/%s cannot be resolved", from, s, c.Name))
-				return
-			}
-			w.bind(bin)
-			if _, err := os.Stat(bin.Real); err == nil {
-				if posixShells[scriptInterpreter(bin.Real)] {
-					w.script(bin.Real, c.Dir, depth)
-				}
-				continue
-			}
-			w.command(c.Name, &c, depth)
-		case c.Name != "":
-			w.command(c.Name, &c, depth)
+		w.bind(bin)
+		if _, err := os.Stat(bin.Real); err != nil {
+			w.command(c.Name, c, depth)
+		} else if posixShells[scriptInterpreter(bin.Real)] {
+			w.script(bin.Real, c.Dir, depth)
 		}
-	}
+	})
 }

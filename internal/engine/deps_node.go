@@ -37,6 +37,46 @@ var nodeValueOpts = map[string]bool{
 	"--experimental-default-type": true, "--diagnostic-dir": true, "--report-dir": true,
 }
 
+// nodeSafeFlags are node's options known to load no code of their own
+// and to take no value of the next word.
+var nodeSafeFlags = map[string]bool{
+	"-c": true, "--check": true, "-i": true, "--interactive": true, "-v": true, "--version": true, "-h": true,
+	"--help": true, "--enable-source-maps": true, "--expose-gc": true, "--preserve-symlinks": true,
+	"--preserve-symlinks-main": true, "--no-deprecation": true, "--throw-deprecation": true,
+	"--pending-deprecation": true, "--no-warnings": true, "--abort-on-uncaught-exception": true,
+	"--frozen-intrinsics": true, "--jitless": true, "--no-addons": true, "--no-global-search-paths": true,
+	"--experimental-strip-types": true, "--experimental-transform-types": true, "--no-experimental-strip-types": true,
+	"--experimental-detect-module": true, "--no-experimental-detect-module": true, "--experimental-require-module": true,
+	"--no-experimental-require-module": true, "--experimental-permission": true, "--permission": true,
+	"--watch": true, "--watch-preserve-output": true, "--zero-fill-buffers": true, "--use-openssl-ca": true,
+	"--use-bundled-ca": true, "--force-fips": true, "--enable-fips": true, "--experimental-websocket": true,
+	"--experimental-global-webcrypto": true, "--experimental-fetch": true, "--experimental-modules": true,
+	"--experimental-json-modules": true, "--experimental-wasm-modules": true, "--experimental-top-level-await": true,
+}
+
+// nodeSafePrefixes begin node's options, written --name or --name=value,
+// known to load no code of their own.
+var nodeSafePrefixes = []string{
+	"--inspect", "--trace-", "--harmony", "--max-old-space-size=", "--max-semi-space-size=", "--stack-size=",
+	"--stack-trace-limit=", "--unhandled-rejections=", "--disable-warning=", "--disable-proto=", "--allow-",
+	"--input-type=", "--title=", "--conditions=", "--experimental-default-type=", "--diagnostic-dir=",
+	"--report-dir=", "--heapsnapshot-signal=", "--dns-result-order=", "--tls-", "--max-http-header-size=",
+}
+
+// nodeSafeOption reports whether the option a of node is known to load no
+// code of its own and to take no value of the next word.
+func nodeSafeOption(a string) bool {
+	if nodeSafeFlags[a] {
+		return true
+	}
+	for _, p := range nodeSafePrefixes {
+		if strings.HasPrefix(a, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // nodeCommand binds what node run by cmd loads: the script, the modules
 // it requires or imports by literal relative paths (resolved as Node
 // does, binding the absence of each candidate tried before the one
@@ -115,7 +155,9 @@ func (w *depWalk) nodeCommand(name string, cmd *shell.Command, depth int) {
 			return
 		case nodeValueOpts[a]:
 			i++
-		case !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "epr"):
+		case !nodeSafeOption(a):
+			// An option not known to load nothing: it may run other code
+			// (--run, --test, --snapshot-blob) or read a file of options.
 			w.unseen(name + "'s option " + a + " cannot be read for the code it loads")
 			return
 		}
@@ -257,21 +299,12 @@ func (w *depWalk) nodeModule(from, dir, spec string, depth int) {
 // nodeFile reads the module at real (bound already) for what it loads; a
 // JSON file or a native addon loads nothing more.
 func (w *depWalk) nodeFile(real string, depth int) {
-	if w.done() {
-		return
-	}
-	if depth > maxDepDepth {
-		w.unseen(fmt.Sprintf("modules load one another more than %d levels deep", maxDepDepth))
-		return
-	}
 	if strings.HasSuffix(real, ".json") || strings.HasSuffix(real, ".node") {
 		return
 	}
-	src, ok := w.readFile(real)
-	if !ok {
-		return
+	if src, ok := w.readModule(real, depth); ok {
+		w.nodeSource(real, src, filepath.Dir(real), depth)
 	}
-	w.nodeSource(real, src, filepath.Dir(real), depth)
 }
 
 // nodeSource binds the modules the JavaScript src (of from) requires or

@@ -210,7 +210,7 @@ type InjectionSpan struct {
 // it was found (at most [injection.MaxPerClass] per stream), and an
 // escaped excerpt of the first.
 type InjectionSuspected struct {
-	ToolCallID string          `json:"toolCallId"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
 	Class      injection.Class `json:"class"`
 	Spans      []InjectionSpan `json:"spans"`
 	Excerpt    string          `json:"excerpt"`
@@ -258,6 +258,14 @@ func injectionEvents(id string, stdout, stderr []injection.Finding) []InjectionS
 		}
 	}
 	return evs
+}
+
+// InjectionEvents returns the injection.suspected payloads for the
+// stdout and stderr of the tool call id, one per class of prompt
+// injection found, in the order of [injection.Classes]: what [Gate.Run]
+// records, for a caller that records a call's output itself.
+func InjectionEvents(id string, stdout, stderr []byte) []InjectionSuspected {
+	return injectionEvents(id, injection.Scan(stdout), injection.Scan(stderr))
 }
 
 // SuspectedInjection returns the classes of prompt injection

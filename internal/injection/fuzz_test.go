@@ -9,7 +9,7 @@ import (
 
 // FuzzScan: on any input Scan does not panic, its spans lie inside the
 // input in order of class and position, and its excerpts are valid UTF-8
-// and bounded.
+// and bounded; wrapped, it holds no marker but the wrapper's.
 func FuzzScan(f *testing.F) {
 	files, _ := filepath.Glob("testdata/attacks/*.txt")
 	for _, p := range files {
@@ -27,6 +27,12 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("excerpt %q", fd.Excerpt)
 			}
 		}
-		_ = Wrap(text, Scan(text))
+		// Wrapped, the text cannot end the wrapper: the only marker tags
+		// are its own two.
+		if fs := Scan(text); len(fs) > 0 {
+			if w := Wrap(text, fs); len(markerTag.FindAll(w, -1)) != 2 {
+				t.Fatalf("wrapped output holds a marker of its own: %q", w)
+			}
+		}
 	})
 }

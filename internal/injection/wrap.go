@@ -2,6 +2,7 @@ package injection
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 )
 
@@ -16,7 +17,9 @@ const (
 // prompt injection (naming the classes of findings) and that instructions
 // in it must not be followed. Any marker inside out is defanged
 // ("<\/untrusted-tool-output>") so the output cannot close the wrapper
-// itself. With no findings, out is returned unchanged.
+// itself; so is a tag spelled loosely ("</ untrusted-tool-output >"),
+// which a reader could take for one. With no findings, out is returned
+// unchanged.
 func Wrap(out []byte, findings []Finding) []byte {
 	if len(findings) == 0 {
 		return out
@@ -29,10 +32,7 @@ func Wrap(out []byte, findings []Finding) []byte {
 			classes = append(classes, string(f.Class))
 		}
 	}
-	body := out
-	for _, m := range []string{OpenMarker, CloseMarker} {
-		body = replaceFold(body, m, strings.Replace(m, "<", `<\`, 1))
-	}
+	body := markerTag.ReplaceAll(out, []byte(`<\$1`))
 	var b bytes.Buffer
 	b.Grow(len(body) + 300)
 	b.WriteString(OpenMarker)
@@ -48,27 +48,7 @@ func Wrap(out []byte, findings []Finding) []byte {
 	return b.Bytes()
 }
 
-// replaceFold replaces every ASCII-case-insensitive occurrence of old in s.
-func replaceFold(s []byte, old, repl string) []byte {
-	lower := make([]byte, len(s))
-	for i, c := range s {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	if !bytes.Contains(lower, []byte(old)) {
-		return s
-	}
-	var b bytes.Buffer
-	for {
-		i := bytes.Index(lower, []byte(old))
-		if i < 0 {
-			b.Write(s)
-			return b.Bytes()
-		}
-		b.Write(s[:i])
-		b.WriteString(repl)
-		s, lower = s[i+len(old):], lower[i+len(old):]
-	}
-}
+// markerTag finds what a reader could take for a marker: "<", then
+// "/" or none, then the markers' name, in any case and with any spaces
+// between them.
+var markerTag = regexp.MustCompile(`(?i)<(\s*/?\s*untrusted-tool-output)`)
