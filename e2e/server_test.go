@@ -29,11 +29,14 @@ ask   = ["Bash(npm test)"]
 
 // server is a running `toolgate serve` process.
 type server struct {
-	base     string // http://127.0.0.1:PORT
-	login    string // the one-time login link it printed
-	agent    string // agent token
-	approver string // approver token
-	project  string // a project directory (with .git and dist/)
+	base     string   // http://127.0.0.1:PORT
+	login    string   // the one-time login link it printed
+	agent    string   // agent token
+	approver string   // approver token
+	project  string   // a project directory (with .git and dist/)
+	home     string   // the server's HOME
+	state    string   // the server's state directory (events.db, tokens)
+	env      []string // the server's environment: HOME, XDG_*, TOOLGATE_MANAGED_POLICY
 	client   *http.Client
 }
 
@@ -94,12 +97,13 @@ func startServer(t *testing.T, args ...string) *server {
 
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--state-dir", state}, args...)...)
 	cmd.Dir = project
-	cmd.Env = append(cleanEnv(),
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+config,
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
-		"TOOLGATE_MANAGED_POLICY="+filepath.Join(root, "no-managed-policy.toml"),
-	)
+	env := []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + config,
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"TOOLGATE_MANAGED_POLICY=" + filepath.Join(root, "no-managed-policy.toml"),
+	}
+	cmd.Env = append(cleanEnv(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +156,7 @@ func startServer(t *testing.T, args ...string) *server {
 		}
 	})
 
-	s := &server{base: m[1], login: m[0], project: project, client: &http.Client{Timeout: 2 * time.Minute}}
+	s := &server{base: m[1], login: m[0], project: project, home: home, state: state, env: env, client: &http.Client{Timeout: 2 * time.Minute}}
 	s.agent = readToken(t, filepath.Join(state, "agent.token"))
 	s.approver = readToken(t, filepath.Join(state, "approver.token"))
 	return s
