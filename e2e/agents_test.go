@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testnote"
 )
 
 // The agent client tests run the real Claude Code, Gemini CLI and Codex,
@@ -43,14 +45,14 @@ func requireAgent(t *testing.T, name string) string {
 		}
 	}
 	if why != "" {
-		how := "npm install --prefix DIR @anthropic-ai/claude-code @google/gemini-cli @openai/codex @modelcontextprotocol/server-filesystem, then " + agentsEnv + "=DIR"
+		how := "npm install --prefix DIR @anthropic-ai/claude-code @google/gemini-cli @openai/codex @modelcontextprotocol/server-filesystem; " + agentsEnv + "=DIR"
 		if os.Getenv("TOOLGATE_E2E") == "1" {
 			t.Fatalf("TOOLGATE_E2E=1 but %s: %s", why, how)
 		}
-		t.Skipf("agent client %s not installed (%s): %s", name, why, how)
+		testnote.Skip(t, "agent client suite", why, how+" go test ./e2e -run Agent")
 	}
 	if testing.Short() && os.Getenv("TOOLGATE_E2E") != "1" {
-		t.Skip("agent client tests are skipped in -short mode")
+		testnote.Skip(t, "agent client suite", "-short", agentsEnv+"=DIR go test ./e2e -run Agent")
 	}
 	return bin
 }

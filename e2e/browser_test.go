@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/toolgate/toolgate/internal/testnote"
 )
 
 // chromium is Debian's Chromium, the browser the tests drive.
@@ -28,10 +29,10 @@ func requireBrowser(t *testing.T) {
 		if os.Getenv("TOOLGATE_E2E") == "1" {
 			t.Fatalf("TOOLGATE_E2E=1 but %s is missing: apt-get install -y chromium", chromium)
 		}
-		t.Skipf("%s is missing (apt-get install -y chromium); set TOOLGATE_E2E=1 to make this a failure", chromium)
+		testnote.Skip(t, "browser suite", chromium+" is missing (TOOLGATE_E2E=1 makes this a failure)", "apt-get install -y chromium; go test ./e2e")
 	}
 	if testing.Short() && os.Getenv("TOOLGATE_E2E") != "1" {
-		t.Skip("browser tests are skipped in -short mode")
+		testnote.Skip(t, "browser suite", "-short", "go test ./e2e")
 	}
 }
 

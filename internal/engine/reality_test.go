@@ -19,9 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testnote"
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
+
+// realityRun is the command that runs the reality harness.
+const realityRun = "TOOLGATE_REALITY=1 go test ./internal/engine -run TestReality"
 
 // TestReality runs every shell line the gate allows under the default policy
 // in a throwaway jail, under strace, and compares what the line really did
@@ -37,15 +41,15 @@ import (
 // or when -reality.time has passed.
 func TestReality(t *testing.T) {
 	if os.Getenv("TOOLGATE_REALITY") != "1" {
-		t.Skip("reality harness skipped: run it with TOOLGATE_REALITY=1 go test ./internal/engine -run TestReality (needs strace and unshare)")
+		testnote.Skip(t, "reality harness", "TOOLGATE_REALITY is not 1 (needs strace and unshare)", realityRun)
 	}
 	for _, p := range []string{"strace", "unshare", "timeout", "git", "cp"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("reality harness skipped: %s is not installed", p)
+			testnote.Skip(t, "reality harness", p+" is not installed", realityRun)
 		}
 	}
 	if err := exec.Command("unshare", "-rmnpf", "--kill-child", "true").Run(); err != nil {
-		t.Skipf("reality harness skipped: unshare -rmnpf fails here: %v", err)
+		testnote.Skip(t, "reality harness", "unshare -rmnpf fails here: "+err.Error(), realityRun)
 	}
 	known := loadKnown(t)
 	lines := realityCorpus(t, newJail(t), known)
@@ -1117,7 +1121,7 @@ func loadKnown(t *testing.T) map[string]bool {
 // a claim that they do nothing must show each effect they have.
 func TestRealityJail(t *testing.T) {
 	if os.Getenv("TOOLGATE_REALITY") != "1" {
-		t.Skip("reality harness skipped: run it with TOOLGATE_REALITY=1 go test ./internal/engine -run TestReality (needs strace and unshare)")
+		testnote.Skip(t, "reality harness", "TOOLGATE_REALITY is not 1 (needs strace and unshare)", realityRun)
 	}
 	j := newJail(t)
 	for _, tc := range []struct {

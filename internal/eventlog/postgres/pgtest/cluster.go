@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testnote"
 )
 
 // serverBin returns the directory of the newest PostgreSQL server
@@ -49,14 +51,14 @@ func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
 	binDir := serverBin()
 	if binDir == "" {
-		t.Skip("needs PostgreSQL's server programs in /usr/lib/postgresql/VERSION/bin")
+		testnote.Skip(t, "PostgreSQL cluster suite", "no PostgreSQL server programs in /usr/lib/postgresql/VERSION/bin", "as root with PostgreSQL installed (apt-get install -y postgresql): go test ./internal/eventlog/postgres ./internal/server")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run a PostgreSQL server as user postgres")
+		testnote.Skip(t, "PostgreSQL cluster suite", "not root, which it needs to run a PostgreSQL server as user postgres", "as root with PostgreSQL installed (apt-get install -y postgresql): go test ./internal/eventlog/postgres ./internal/server")
 	}
 	pg, err := user.Lookup("postgres")
 	if err != nil {
-		t.Skip("needs the user postgres to run a PostgreSQL server as")
+		testnote.Skip(t, "PostgreSQL cluster suite", "no user postgres to run a PostgreSQL server as", "as root with PostgreSQL installed (apt-get install -y postgresql): go test ./internal/eventlog/postgres ./internal/server")
 	}
 	uid, _ := strconv.Atoi(pg.Uid)
 	gid, _ := strconv.Atoi(pg.Gid)
@@ -89,7 +91,7 @@ func NewCluster(t testing.TB) *Cluster {
 	}
 	data := filepath.Join(dir, "data")
 	if err := c.run(filepath.Join(binDir, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"); err != nil {
-		t.Skip("initdb failed: " + err.Error())
+		testnote.Skip(t, "PostgreSQL cluster suite", "initdb failed: "+err.Error(), "as root with PostgreSQL installed (apt-get install -y postgresql): go test ./internal/eventlog/postgres ./internal/server")
 	}
 	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nport = %d\nfsync = off\n", dir, c.port)
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)

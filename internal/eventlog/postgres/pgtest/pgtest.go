@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/testnote"
 )
 
 // DSN returns the database the tests use, or skips the test.
@@ -19,9 +21,8 @@ func DSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("TOOLGATE_TEST_POSTGRES")
 	if dsn == "" {
-		t.Skip("set TOOLGATE_TEST_POSTGRES to a PostgreSQL (13 or newer) connection string to run, " +
-			"e.g. TOOLGATE_TEST_POSTGRES='postgres://postgres@localhost:5432/toolgate_test?sslmode=disable'; " +
-			"each test creates a schema of its own in that database and drops it")
+		testnote.Skip(t, "PostgreSQL suite", "$TOOLGATE_TEST_POSTGRES is not set (each test makes a schema of its own in that database and drops it)",
+			"TOOLGATE_TEST_POSTGRES='postgres://postgres@localhost:5432/toolgate_test?sslmode=disable' go test ./..., or .ci/run, which starts one")
 	}
 	return dsn
 }
