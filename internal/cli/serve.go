@@ -55,6 +55,7 @@ func serveCmd() *cobra.Command {
 		classifierCmd      []string
 		classifierURL      string
 		committed          bool
+		profiling          bool
 		notifyHooks        []string
 		notifyArgv         bool
 		publicURL          string
@@ -228,7 +229,7 @@ accepts that.`,
 				SessionHeads: filepath.Join(stateDir, server.SessionHeadsFile(db)),
 				EndedGrants:  filepath.Join(stateDir, server.EndedGrantsFile(db)),
 				Instance:     instance,
-				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(),
+				Timeout:      timeout, Tokens: tokens, UI: webui.Handler(), Profiling: profiling,
 				Workspace: workspace, Hosts: hosts,
 				StateDir: stateDir, CredentialPaths: []string{stateDir, db},
 				PolicyFor: func(cwd string) (*policy.Set, string, error) {
@@ -291,6 +292,7 @@ accepts that.`,
 	fl.BoolVar(&notifyArgv, "notify-insecure-argv", false, "accept --notify webhook URLs on the command line, where every local process and every agent running ps can read them")
 	fl.StringVar(&publicURL, "public-url", "", "the server's address as a phone reaches it, for the answer links in notifications (default the listen address)")
 	fl.StringVar(&workspace, "workspace", "", "bind every session to this workspace, whatever the cwd of its calls (default: each session's first check's project root)")
+	fl.BoolVar(&profiling, "pprof", false, "serve Go's runtime profiles at /debug/pprof/ to the approver token (go tool pprof -http=: with an Authorization header)")
 	fl.BoolVar(&committed, "save-project-rules-committed", false, `write "always allow in this project" rules to .toolgate/policy.toml instead of the personal policy.local.toml`)
 	return c
 }

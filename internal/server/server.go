@@ -87,6 +87,9 @@ type Options struct {
 	PolicyFor func(cwd string) (*policy.Set, string, error)
 	// UI serves the web page at "/"; nil serves a short note instead.
 	UI http.Handler
+	// Profiling serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/ to the approver token only. Off: those paths are 404.
+	Profiling bool
 	// KeepAlive is how often an idle event stream gets a comment line;
 	// default [DefaultKeepAlive].
 	KeepAlive time.Duration
@@ -342,6 +345,9 @@ func (s *Server) routes() {
 	m.Handle("GET /v1/policy", s.authed(RoleApprover, s.handlePolicy, nil))
 	m.Handle("GET /v1/stats", s.authed(RoleApprover, s.handleStats, nil))
 	m.Handle("GET /metrics", s.authed(RoleApprover, s.handleMetrics, nil))
+	if s.opts.Profiling {
+		s.profilingRoutes(m)
+	}
 	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, "no endpoint %s %s: see docs/api.md", r.Method, r.URL.Path))
 	})
