@@ -126,6 +126,51 @@ type CommandView struct {
 	NameDynamic bool
 	// Wrappers are the wrappers the command runs through (sudo, xargs…).
 	Wrappers []string
+
+	words *viewWords // set by Prepare
+}
+
+// viewWords is a command's words as rules read them, split once.
+type viewWords struct {
+	flags, ops []string // splitFlags with the view's Dynamic
+	layout     []string // flagLayout
+	joined     string   // Args joined by spaces
+}
+
+// Prepare splits the command's words into flags, operands and their
+// layout once, so that matching it against many rules does not split them
+// again for each. Call it after the fields are set and before the view is
+// shared; changing Name or Args afterwards needs another Prepare. Matching
+// an unprepared view gives the same answers, only slower.
+func (c *CommandView) Prepare() {
+	f, o := splitFlags(c.Name, c.Args, c.Dynamic)
+	c.words = &viewWords{flags: f, ops: o, layout: flagLayout(c.Name, c.Args), joined: strings.Join(c.Args, " ")}
+}
+
+// split returns the command's flags and operands.
+func (c *CommandView) split() (flags, ops []string) {
+	if c.words != nil {
+		return c.words.flags, c.words.ops
+	}
+	return splitFlags(c.Name, c.Args, c.Dynamic)
+}
+
+// layout returns the command's flag layout.
+func (c *CommandView) layout() []string {
+	if c.words != nil {
+		return c.words.layout
+	}
+	return flagLayout(c.Name, c.Args)
+}
+
+// firstOperand returns the command's first operand as rules read it, and
+// false when it has none.
+func (c *CommandView) firstOperand() (string, bool) {
+	_, ops := c.split()
+	if len(ops) == 0 {
+		return "", false
+	}
+	return ops[0], true
 }
 
 // matchCommand reports whether the pattern matches c. With conservative
@@ -150,9 +195,12 @@ func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative b
 		return false
 	}
 	if p.isGlob {
+		if c.words != nil && !slices.Contains(c.Dynamic, true) {
+			return wildcard(p.glob, c.words.joined)
+		}
 		return globMatchWords(p.glob, c.Args, c.Dynamic, conservative)
 	}
-	flags, ops := splitFlags(c.Name, c.Args, c.Dynamic)
+	flags, ops := c.split()
 	dynamic := slices.Contains(c.Dynamic, true)
 	if !p.prefix {
 		if dynamic {
@@ -165,7 +213,7 @@ func (p *commandPattern) match(c *CommandView, ctx *MatchContext, conservative b
 			// has it, since a flag moved across an operand may mean
 			// something else (docker run --privileged IMAGE is not docker
 			// run IMAGE CMD --privileged).
-			return len(c.Wrappers) == 0 && slices.Equal(p.layout, flagLayout(c.Name, c.Args))
+			return len(c.Wrappers) == 0 && slices.Equal(p.layout, c.layout())
 		}
 		return slices.Equal(p.ops, ops) && slices.Equal(p.flags, flags)
 	}
@@ -348,7 +396,7 @@ func (r *Rule) CoversFlags(c *CommandView) bool {
 	if r.Kind != SpecCommand || r.cmd == nil || r.cmd.any || r.cmd.isGlob {
 		return false
 	}
-	flags, _ := splitFlags(c.Name, c.Args, c.Dynamic)
+	flags, _ := c.split()
 	for _, f := range flags {
 		if !hasFlag(r.cmd.flags, f) {
 			return false

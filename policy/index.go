@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Index narrows the rules of a Set to those that could match a call, so a
@@ -13,11 +16,14 @@ type Index struct {
 }
 
 type effIndex struct {
-	bare       []*Rule             // bare rules of every tool
-	shellName  map[string][]*Rule  // shell rules by program name
-	shellOther []*Rule             // Bash(*) and rules naming a program by path
-	pathLit    map[pathKey][]*Rule // path rules by family, anchor and first literal segment
-	pathWild   map[string][]*Rule  // path rules whose first segment has a wildcard, by family
+	bare       []*Rule               // bare rules of every tool
+	shellName  map[string][]*Rule    // shell rules by program name that name no operand, or a wildcard
+	shellAll   map[string][]*Rule    // shell rules by program name, whatever their operands
+	shellSub   map[[2]string][]*Rule // shell rules by program name and first operand
+	shellOther []*Rule               // Bash(*) and rules naming a program by path
+	pathLit    map[pathKey][]*Rule   // path rules by family, anchor and leading literal segments
+	pathDeep   map[pathKey][]*Rule   // **/NAME/… rules by family and NAME
+	pathWild   map[string][]*Rule    // other path rules, by family
 	hosts      []*Rule
 	mcp        []*Rule
 }
@@ -25,7 +31,8 @@ type effIndex struct {
 func buildIndex(rules []*Rule) *Index {
 	x := &Index{order: make(map[*Rule]int, len(rules))}
 	for i := range x.eff {
-		x.eff[i] = effIndex{shellName: map[string][]*Rule{}, pathLit: map[pathKey][]*Rule{}, pathWild: map[string][]*Rule{}}
+		x.eff[i] = effIndex{shellName: map[string][]*Rule{}, shellAll: map[string][]*Rule{}, shellSub: map[[2]string][]*Rule{},
+			pathLit: map[pathKey][]*Rule{}, pathDeep: map[pathKey][]*Rule{}, pathWild: map[string][]*Rule{}}
 	}
 	for i, r := range rules {
 		x.order[r] = i
@@ -40,15 +47,27 @@ func buildIndex(rules []*Rule) *Index {
 			if r.cmd.any || r.cmd.wrapper != "" || strings.Contains(r.cmd.name, "/") {
 				e.shellOther = append(e.shellOther, r)
 			} else {
-				e.shellName[r.cmd.name] = append(e.shellName[r.cmd.name], r)
+				name := r.cmd.name
+				e.shellAll[name] = append(e.shellAll[name], r)
+				if !r.cmd.isGlob && len(r.cmd.ops) > 0 {
+					// It can only match a command whose first operand
+					// is its own (see commandPattern.match).
+					k := [2]string{name, r.cmd.ops[0]}
+					e.shellSub[k] = append(e.shellSub[k], r)
+				} else {
+					e.shellName[name] = append(e.shellName[name], r)
+				}
 			}
 		case SpecPath:
 			fam := r.Tool.PathFamily()
-			seg, lit := firstSegment(r.path)
-			if lit {
-				k := pathKey{fam, r.path.anchor, seg}
+			switch key, kind := pathIndexKey(r.path); kind {
+			case keyPrefix:
+				k := pathKey{fam, r.path.anchor, key}
 				e.pathLit[k] = append(e.pathLit[k], r)
-			} else {
+			case keyDeep:
+				k := pathKey{family: fam, seg: key}
+				e.pathDeep[k] = append(e.pathDeep[k], r)
+			default:
 				e.pathWild[fam] = append(e.pathWild[fam], r)
 			}
 		case SpecDomain:
@@ -60,70 +79,136 @@ func buildIndex(rules []*Rule) *Index {
 	return x
 }
 
-// pathKey files a path rule under its family, anchor and first literal
-// path segment.
+// pathKey files a path rule under its family, anchor and key (see
+// pathIndexKey).
 type pathKey struct {
 	family string
 	anchor pathAnchor
 	seg    string
 }
 
-// firstSegment returns the pattern's first path segment below its anchor,
-// and whether it is a literal (no glob characters). A pattern for the
-// anchor itself ("/", "~") has no literal segment.
-func firstSegment(p *pathPattern) (string, bool) {
+// How a path rule is filed.
+const (
+	keyNone   = iota // among the rules tried for every path
+	keyPrefix        // by its leading literal segments below its anchor
+	keyDeep          // by NAME, for a pattern **/NAME/…
+)
+
+// pathIndexKey returns how a path pattern is filed and under what key:
+//
+//   - a slash-free name without wildcards: by the name, looked up for
+//     every segment of a path (it matches a name at any depth);
+//   - an anchored pattern whose first segments are literal: by those
+//     segments (src/pkg for src/pkg/*.go), looked up for every leading
+//     run of a path's segments below the anchor, since everything it
+//     matches, and everything below what it matches, starts with them;
+//   - **/NAME/… with NAME literal: by NAME, looked up for every segment of
+//     a path, since everything it matches holds a segment NAME;
+//   - anything else (a leading wildcard, the anchor itself) is tried for
+//     every path.
+func pathIndexKey(p *pathPattern) (string, int) {
 	g := strings.TrimPrefix(p.glob, "/")
 	if g == "" {
-		return "", false
+		return "", keyNone
 	}
-	seg, _, _ := strings.Cut(g, "/")
 	if p.anchor == anchorAnywhere {
-		seg = g // a slash-free pattern is one name
+		if !indexable(g) {
+			return "", keyNone
+		}
+		return g, keyPrefix
 	}
-	return seg, !strings.ContainsAny(seg, `*?[{\`)
+	end := 0 // the end of the leading literal segments in g
+	for rest := g; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		if seg == "" || !indexable(seg) {
+			break
+		}
+		end += len(seg)
+		if !more {
+			break
+		}
+		end++
+		rest = after
+	}
+	if key := strings.TrimSuffix(g[:end], "/"); key != "" {
+		return key, keyPrefix
+	}
+	if rest, ok := strings.CutPrefix(g, "**/"); ok {
+		if seg, _, _ := strings.Cut(rest, "/"); seg != "" && indexable(seg) {
+			return seg, keyDeep
+		}
+	}
+	return "", keyNone
 }
 
 // Bare returns the bare rules of effect eff.
 func (x *Index) Bare(eff Decision) []*Rule { return x.eff[eff].bare }
 
-// Shell returns the shell rules of effect eff that could match a command
-// named name.
-func (x *Index) Shell(eff Decision, name string) [][]*Rule {
+// Shell returns the shell rules of effect eff that could match the
+// command c, in up to three lists. Rules are filed by program name and,
+// when they name operands, by the first: a command whose words are all
+// known gets only the rules of its own first operand, so a thousand rules
+// on one program cost what a few do.
+func (x *Index) Shell(eff Decision, c *CommandView) [3][]*Rule {
 	e := &x.eff[eff]
-	return [][]*Rule{e.shellName[name], e.shellOther}
+	if !slices.Contains(c.Dynamic, true) {
+		if op, ok := c.firstOperand(); ok {
+			return [3][]*Rule{e.shellName[c.Name], e.shellSub[[2]string{c.Name, op}], e.shellOther}
+		}
+		// No operand: no rule naming one matches.
+		return [3][]*Rule{e.shellName[c.Name], nil, e.shellOther}
+	}
+	return [3][]*Rule{e.shellAll[c.Name], nil, e.shellOther}
+}
+
+// indexable reports whether a pattern segment matches only the same bytes,
+// so that it can be looked up: no wildcard, and no character that the
+// matcher, reading text as UTF-8, finds equal to other bytes (an invalid
+// byte and U+FFFD all read as U+FFFD).
+func indexable(seg string) bool {
+	return !hasGlobMeta(seg) && utf8.ValidString(seg) && !strings.ContainsRune(seg, utf8.RuneError)
 }
 
 // EachPath calls fn for every path rule of effect eff and family ("read"
-// or "write") that could match the absolute path abs, in no set order.
+// or "write") that could match the absolute path abs, in no set order; a
+// rule may be called more than once. It costs a map lookup or two per
+// segment of abs, whatever the number of rules.
 func (x *Index) EachPath(eff Decision, family, abs string, ctx *MatchContext, fn func(*Rule)) {
 	e := &x.eff[eff]
 	for _, r := range e.pathWild[family] {
 		fn(r)
 	}
-	if abs == "" || len(e.pathLit) == 0 {
+	if abs == "" || len(e.pathLit) == 0 && len(e.pathDeep) == 0 {
 		return
 	}
-	lookup := func(a pathAnchor, seg string) {
-		for _, r := range e.pathLit[pathKey{family, a, seg}] {
+	abs = filepath.Clean(abs) // as matching reads it
+	lookup := func(m map[pathKey][]*Rule, a pathAnchor, key string) {
+		for _, r := range m[pathKey{family, a, key}] {
 			fn(r)
 		}
 	}
 	under := func(a pathAnchor, base string) {
-		if base == "" || base == "/" && a != anchorAbs {
+		if base == "" {
 			return
 		}
-		rel := abs
-		if base != "/" {
-			var ok bool
-			if rel, ok = strings.CutPrefix(abs, base); !ok || !strings.HasPrefix(rel, "/") {
-				return
+		rel, ok := strings.CutPrefix(abs, base)
+		switch {
+		case !ok:
+			return
+		case base == "/":
+		case rel == "" || rel[0] != '/':
+			return
+		default:
+			rel = rel[1:]
+		}
+		for i := 0; i < len(rel); i++ {
+			if rel[i] == '/' {
+				lookup(e.pathLit, a, rel[:i])
 			}
 		}
-		rel = rel[1:]
-		if i := strings.IndexByte(rel, '/'); i >= 0 {
-			rel = rel[:i]
+		if rel != "" {
+			lookup(e.pathLit, a, rel)
 		}
-		lookup(a, rel)
 	}
 	under(anchorAbs, "/")
 	under(anchorHome, ctx.Home)
@@ -132,7 +217,8 @@ func (x *Index) EachPath(eff Decision, family, abs string, ctx *MatchContext, fn
 		var seg string
 		seg, rest, _ = strings.Cut(rest, "/")
 		if seg != "" {
-			lookup(anchorAnywhere, seg)
+			lookup(e.pathLit, anchorAnywhere, seg)
+			lookup(e.pathDeep, anchorAnywhere, seg)
 		}
 	}
 }

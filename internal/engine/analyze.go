@@ -1310,6 +1310,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		},
 		view: policy.CommandView{Name: cmd.Name, Dir: cmd.Dir, Args: cmd.Args, Dynamic: cmd.ArgDynamic, NameDynamic: cmd.NameDynamic, Wrappers: cmd.Wrappers},
 	}
+	u.view.Prepare()
 	if u.Label == "" {
 		u.Label = strings.Join(append([]string{cmd.Name}, cmd.Args...), " ")
 	}
@@ -1336,6 +1337,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		// A path that really leads to a system program (/proc/self/root/
 		// usr/bin/rm) is that program.
 		name, u.view.Name = sys, sys
+		u.view.Prepare() // the words are read as that program's
 		u.Command.Name = sys
 	}
 	if name == "" {

@@ -422,7 +422,7 @@ func (st *state) credentialCheck(u *Unit) (string, Reason) {
 	}
 	if u.secret != "" {
 		ok := false
-		for _, rs := range st.idx.Shell(policy.Allow, u.view.Name) {
+		for _, rs := range st.idx.Shell(policy.Allow, &u.view) {
 			for _, r := range rs {
 				ok = ok || r.IsExactCommand() && r.MatchCommand(&u.view, ctx, false)
 			}
@@ -487,7 +487,7 @@ func (st *state) matchRule(u *Unit, eff policy.Decision) *policy.Rule {
 		consider(r, r.AppliesToTool(c.tool, c.mcpName))
 	}
 	if u.Command != nil {
-		for _, rs := range x.Shell(eff, u.view.Name) {
+		for _, rs := range x.Shell(eff, &u.view) {
 			for _, r := range rs {
 				consider(r, r.MatchCommand(&u.view, ctx, true))
 			}
@@ -627,7 +627,7 @@ func (st *state) allowRule(u *Unit) (*policy.Rule, string) {
 	}
 	switch {
 	case u.Command != nil:
-		for _, rs := range x.Shell(policy.Allow, u.view.Name) {
+		for _, rs := range x.Shell(policy.Allow, &u.view) {
 			for _, r := range rs {
 				if !r.MatchCommand(&u.view, ctx, false) {
 					continue
