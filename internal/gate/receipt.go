@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/engine"
@@ -127,8 +126,8 @@ func version(path string) string {
 		return "unreadable:" + randomHex()
 	}
 	stamp := fmt.Sprintf("%s:%d:%d", fi.Mode().Type(), fi.Size(), fi.ModTime().UnixNano())
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		stamp = fmt.Sprintf("%s:%d:%d:%d.%d", stamp, st.Dev, st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
+	if id := fileIdentity(fi); id != "" {
+		stamp += ":" + id
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > contentHashLimit {
 		return "stat:" + stamp

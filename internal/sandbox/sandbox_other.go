@@ -15,6 +15,8 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	Env            []string
 	Dir            string
+	// KillEscapees has no effect: only Linux has the sandbox.
+	KillEscapees bool
 }
 
 // StartError is a failure to start the program inside the sandbox.
@@ -44,6 +46,9 @@ func (c *Cmd) Report() Report { return Report{} }
 
 // PID returns 0: only Linux has the sandbox.
 func (c *Cmd) PID() int { return 0 }
+
+// MountNS returns "": only Linux has the sandbox.
+func (c *Cmd) MountNS() string { return "" }
 
 // Signal fails: only Linux has the sandbox.
 func (c *Cmd) Signal(sig syscall.Signal) error { return errUnsupported }
