@@ -106,7 +106,7 @@ func claudeResolved(t *testing.T, s *server, session string) []claudeDecision {
 		}
 		switch e.Type {
 		case "model.tool_call_requested":
-			inputs[p.ToolCallID] = claudeDecision{Tool: p.Tool, Input: string(p.Input)}
+			inputs[p.ToolCallID] = claudeDecision{Tool: p.Tool, Input: claudeUnescaped(p.Input)}
 		case "permission.resolved":
 			d := inputs[p.ToolCallID]
 			d.Decision, d.Reason, d.Actor = p.Decision, p.Reason, p.Actor
@@ -117,6 +117,21 @@ func claudeResolved(t *testing.T, s *server, session string) []claudeDecision {
 		}
 	}
 	return out
+}
+
+// claudeUnescaped is raw JSON without the escaping of <, > and &.
+func claudeUnescaped(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // claudeDecision is one call's decision as the server's log holds it.
@@ -150,6 +165,9 @@ func TestAgentClaudeGate(t *testing.T) {
 	claudeWriteFile(t, filepath.Join(s.home, ".config", "toolgate", "policy.toml"), claudePolicy)
 	claudeWriteFile(t, filepath.Join(s.project, ".toolgate", "policy.toml"), "[permissions]\ndeny = [\"Bash(rm:*)\"]\n")
 	claudeWriteFile(t, filepath.Join(s.project, ".env"), "API_KEY=sk-e2e-secret-value\n")
+	if out, err := exec.Command("git", "init", "-q", s.project).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	outside := filepath.Join(t.TempDir(), "victim.txt")
 	claudeWriteFile(t, outside, "keep me\n")
 
@@ -176,7 +194,9 @@ func TestAgentClaudeGate(t *testing.T) {
 	p := func(name string) string { return filepath.Join(s.project, name) }
 	script := []claudeStep{
 		/* 0 */ {Tool: "Bash", Input: map[string]any{"command": "rm -rf " + outside}},
-		/* 1 */ {Tool: "Bash", Input: map[string]any{"command": "touch made-by-agent.txt"}},
+		// Two commands on one line: Claude Code's own rules refuse that
+		// in -p mode, toolgate allows it since each is allowed.
+		/* 1 */ {Tool: "Bash", Input: map[string]any{"command": "touch made-by-agent.txt && git status"}},
 		/* 2 */ {Tool: "Bash", Input: map[string]any{"command": "touch asked-allow.txt"}},
 		/* 3 */ {Tool: "Bash", Input: map[string]any{"command": "touch asked-deny.txt"}},
 		/* 4 */ {Tool: "mcp__fs__write_file", Input: map[string]any{"path": p("mcp-written.txt"), "content": "written through mcp\n"}},
@@ -185,8 +205,10 @@ func TestAgentClaudeGate(t *testing.T) {
 		/* 7 */ {Tool: "mcp__fs__create_directory", Input: map[string]any{"path": p("mcp-dir")}},
 		// Claude Code's own tools that toolgate does not know (Agent,
 		// Skill, Cron*, Monitor, ...) are denied by the hook as unknown.
-		/* 8 */ {Tool: "Agent", Input: map[string]any{"description": "look around", "prompt": "list the files", "subagent_type": "general-purpose"}},
-		/* 9 */ {},
+		// Claude Code's own file tools go through the hook too.
+		/* 8 */ {Tool: "Read", Input: map[string]any{"file_path": p(".env")}},
+		/* 9 */ {Tool: "Agent", Input: map[string]any{"description": "look around", "prompt": "list the files", "subagent_type": "general-purpose"}},
+		/* 10 */ {},
 	}
 	mock := claudeStartMock(t, script)
 
@@ -264,8 +286,9 @@ func TestAgentClaudeGate(t *testing.T) {
 		isError bool
 		has     string
 	}{
-		{true, "rule_deny"}, {false, ""}, {false, ""}, {true, "user_denied"},
+		{true, "rule_deny"}, {false, "made-by-agent.txt"}, {false, ""}, {true, "user_denied"},
 		{false, ""}, {false, "written through mcp"}, {true, "credential_access"}, {true, "toolgate denied mcp__fs__create_directory (user_denied)"},
+		{true, "credential_access"},
 		{true, `unknown tool "Agent"`},
 	} {
 		res, ok := mock.result(i)
@@ -288,7 +311,7 @@ func TestAgentClaudeGate(t *testing.T) {
 		log                                 []claudeDecision
 		tool, part, decision, reason, actor string
 	}{
-		{hookLog, "Bash", "made-by-agent.txt", "allow", "rule_allow", "policy"},
+		{hookLog, "Bash", "made-by-agent.txt && git status", "allow", "rule_allow", "policy"},
 		{hookLog, "Bash", "asked-allow.txt", "allow", "user_approved", "user"},
 		{hookLog, "Bash", "asked-deny.txt", "deny", "user_denied", "user"},
 		{hookLog, "mcp__fs__write_file", "mcp-written.txt", "allow", "rule_allow", "policy"},
@@ -312,11 +335,10 @@ func TestAgentClaudeGate(t *testing.T) {
 	// only trace. Nothing else may have been decided for them either.
 	for _, part := range []string{"rm -rf", ".env"} {
 		for _, l := range [][]claudeDecision{hookLog, mcpLog} {
-			if d, ok := claudeFind(l, "Bash", part); ok && d.Decision != "deny" {
-				t.Errorf("%s was logged as %+v", part, d)
-			}
-			if d, ok := claudeFind(l, "mcp__fs__read_text_file", part); ok && d.Decision != "deny" {
-				t.Errorf("%s was logged as %+v", part, d)
+			for _, d := range l {
+				if strings.Contains(d.Input, part) && d.Decision != "deny" {
+					t.Errorf("%s was logged as %+v", part, d)
+				}
 			}
 		}
 	}
