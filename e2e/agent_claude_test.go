@@ -421,36 +421,46 @@ func TestAgentClaudeHookFailures(t *testing.T) {
 		t.Fatalf("unexpected installed settings:\n%s", b)
 	}
 	claudeWriteFile(t, settings, short)
+	if err := os.MkdirAll(filepath.Join(s.project, ".toolgate"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	extra := filepath.Join(home, "allow-touch.json")
 	claudeWriteFile(t, extra, `{"permissions": {"allow": ["Bash(touch:*)"]}}`)
 
+	const blocked = `blocking because onFailure is "block"`
 	cases := []struct {
 		mode string
 		// what Claude Code does on its own with such a hook, without
 		// toolgate's onFailure: block
 		note string
 		runs bool
+		says string // in the tool result the model gets
 	}{
-		{"none", "no output and exit 0 is no decision: the settings' allow rule runs the call", true},
-		{"garbage0", "stdout that is not JSON with exit 0 is plain output, no decision: the allow rule runs the call", true},
-		{"crash", "a hook killed by a signal is a non-blocking error: the call would run", false},
-		{"missing", "exit 127 (program not found) is a non-blocking error: the call would run", false},
-		{"exit1", "exit 1 is a non-blocking error: the call would run", false},
-		{"timeout", "a hook past its timeout is cancelled and the call would run", false},
-		{"garbage1", "stdout that is not JSON with exit 1 is a non-blocking error: the call would run", false},
-		{"badpolicy", "toolgate itself answers deny with exit 2 when its policy does not parse", false},
+		{"none", "no output and exit 0 is no decision: the settings' allow rule runs the call", true, "(Bash completed with no output)"},
+		{"garbage0", "stdout that is not JSON with exit 0 is plain output, no decision: the allow rule runs the call", true, "(Bash completed with no output)"},
+		{"crash", "a hook killed by a signal is a non-blocking error: the call would run", false, blocked},
+		{"missing", "exit 127 (program not found) is a non-blocking error: the call would run", false, blocked},
+		{"exit1", "exit 1 is a non-blocking error: the call would run", false, blocked},
+		{"timeout", "a hook past its timeout is cancelled and the call would run", false, "timed out; " + blocked},
+		{"garbage1", "stdout that is not JSON with exit 1 is a non-blocking error: the call would run", false, blocked},
+		{"badpolicy", "toolgate itself answers deny with exit 2 when its policy does not parse", false, "toolgate: policy cannot be loaded"},
 	}
 	marker := func(mode string) string { return filepath.Join(s.project, "marker-"+mode+".txt") }
 	var steps []claudeStep
 	for _, c := range cases {
-		c := c
 		steps = append(steps, claudeStep{
 			Tool:  "Bash",
 			Input: map[string]any{"command": "touch marker-" + c.mode + ".txt"},
+			// Before runs in the mock's handler: it reports with
+			// Errorf, never FailNow.
 			Before: func() {
-				claudeWriteFile(t, filepath.Join(hookDir, "mode"), c.mode)
+				if err := os.WriteFile(filepath.Join(hookDir, "mode"), []byte(c.mode), 0o644); err != nil {
+					t.Errorf("hook mode: %v", err)
+				}
 				if c.mode == "badpolicy" {
-					claudeWriteFile(t, filepath.Join(s.project, ".toolgate", "policy.toml"), "[permissions\nallow = [\"Bash(touch:*)\"]\n")
+					if err := os.WriteFile(filepath.Join(s.project, ".toolgate", "policy.toml"), []byte("[permissions\nallow = [\"Bash(touch:*)\"]\n"), 0o644); err != nil {
+						t.Errorf("broken policy: %v", err)
+					}
 				}
 			},
 		})
@@ -468,8 +478,8 @@ func TestAgentClaudeHookFailures(t *testing.T) {
 		}
 		if !ok {
 			t.Errorf("%s: no tool result reached the model", c.mode)
-		} else if res.IsError == c.runs {
-			t.Errorf("%s: the model got is_error=%v %q", c.mode, res.IsError, res.Text)
+		} else if res.IsError == c.runs || !strings.Contains(res.Text, c.says) {
+			t.Errorf("%s: the model got is_error=%v %q, want is_error=%v holding %q", c.mode, res.IsError, res.Text, !c.runs, c.says)
 		}
 		t.Logf("%s: %+v", c.mode, res)
 	}
