@@ -214,11 +214,16 @@ func TestAgentClaudeGate(t *testing.T) {
 
 	type ran struct{ out, errOut string }
 	done := make(chan ran, 1)
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		out, errOut := claudeRun(t, s, mock, home, claudeSession, 90*time.Second, nil,
 			"--mcp-config", mcpConfig, "--strict-mcp-config")
 		done <- ran{out, errOut}
 	}()
+	// A test stopped early still waits for Claude Code (killed at its
+	// limit), which reports to t.
+	t.Cleanup(func() { <-ended })
 
 	// The two asks are answered through the approver API while Claude
 	// Code waits in its hook.
