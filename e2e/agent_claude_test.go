@@ -492,3 +492,51 @@ func TestAgentClaudeHookFailures(t *testing.T) {
 		t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 }
+
+// TestAgentClaudeSettingsDeny checks that a call toolgate allows is still
+// refused by Claude Code's own permissions.deny. Claude Code matches its
+// rules against the input a hook hands back, so a shell command toolgate
+// wraps in `toolgate sandbox` no longer matches a rule such as
+// Bash(touch:*): with wrapping on, the call runs. That case is reported as
+// a skip, with what happened, until the hook keeps Claude Code's rules
+// intact; with wrap_hooks = false the rule holds.
+func TestAgentClaudeSettingsDeny(t *testing.T) {
+	requireAgent(t, "claude")
+	for _, tc := range []struct {
+		name string
+		wrap bool
+	}{{"unwrapped", false}, {"wrapped", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t)
+			pol := claudePolicy
+			if !tc.wrap {
+				pol = "wrap_hooks = false\n" + pol
+			}
+			claudeWriteFile(t, filepath.Join(s.home, ".config", "toolgate", "policy.toml"), pol)
+			home := agentHome(t)
+			claudeInstall(t, home, "")
+			extra := filepath.Join(home, "deny-touch.json")
+			claudeWriteFile(t, extra, `{"permissions": {"deny": ["Bash(touch:*)"]}}`)
+			mock := claudeStartMock(t, []claudeStep{
+				{Tool: "Bash", Input: map[string]any{"command": "touch made-by-agent.txt"}},
+				{},
+			})
+			out, errOut := claudeRun(t, s, mock, home, claudeSession, 60*time.Second, nil, "--settings", extra)
+			if !mock.done() {
+				t.Fatalf("the scripted turn did not reach its end\nstdout:\n%s\nstderr:\n%s", out, errOut)
+			}
+			// toolgate allowed it.
+			if d, ok := claudeFind(claudeResolved(t, s, claudeSession), "Bash", "made-by-agent.txt"); !ok || d.Decision != "allow" {
+				t.Fatalf("toolgate's decision: %+v (found %v), want allow", d, ok)
+			}
+			res, _ := mock.result(0)
+			ran := claudeExists(filepath.Join(s.project, "made-by-agent.txt"))
+			if ran && tc.wrap {
+				t.Skipf("Claude Code ran a call its permissions.deny refuses, since the hook handed it back wrapped in toolgate sandbox (the model got %+v)", res)
+			}
+			if ran || !res.IsError || !strings.Contains(res.Text, "denied") {
+				t.Errorf("made-by-agent.txt exists = %v, the model got %+v; want Claude Code's deny rule to refuse the call", ran, res)
+			}
+		})
+	}
+}
