@@ -81,8 +81,11 @@ type payload struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
 	ToolResponse   json.RawMessage `json:"tool_response"`
-	MCPServer      string          `json:"mcp_server"`
-	MCPContext     json.RawMessage `json:"mcp_context"`
+	// MCPServer is not read: the server is in the tool's name. Claude
+	// Code sends an object ({"name": "fs", "source": "dynamic"}), older
+	// releases a string.
+	MCPServer  json.RawMessage `json:"mcp_server"`
+	MCPContext json.RawMessage `json:"mcp_context"`
 }
 
 // Parse reads one hook payload of client. It fails on anything it cannot
