@@ -494,12 +494,10 @@ func TestAgentClaudeHookFailures(t *testing.T) {
 }
 
 // TestAgentClaudeSettingsDeny checks that a call toolgate allows is still
-// refused by Claude Code's own permissions.deny. Claude Code matches its
-// rules against the input a hook hands back, so a shell command toolgate
-// wraps in `toolgate sandbox` no longer matches a rule such as
-// Bash(touch:*): with wrapping on, the call runs. That case is reported as
-// a skip, with what happened, until the hook keeps Claude Code's rules
-// intact; with wrap_hooks = false the rule holds.
+// refused by Claude Code's own permissions.deny in the user's settings.
+// Claude Code matches its rules against the input a hook hands back, so a
+// shell command wrapped in `toolgate sandbox` would no longer match a rule
+// such as Bash(touch:*): the hook hands such a command back unwrapped.
 func TestAgentClaudeSettingsDeny(t *testing.T) {
 	requireAgent(t, "claude")
 	for _, tc := range []struct {
@@ -515,13 +513,19 @@ func TestAgentClaudeSettingsDeny(t *testing.T) {
 			claudeWriteFile(t, filepath.Join(s.home, ".config", "toolgate", "policy.toml"), pol)
 			home := agentHome(t)
 			claudeInstall(t, home, "")
-			extra := filepath.Join(home, "deny-touch.json")
-			claudeWriteFile(t, extra, `{"permissions": {"deny": ["Bash(touch:*)"]}}`)
+			settingsFile := filepath.Join(home, ".claude", "settings.json")
+			var settings map[string]any
+			if data, err := os.ReadFile(settingsFile); err != nil || json.Unmarshal(data, &settings) != nil {
+				t.Fatalf("the installed settings %s: %v", settingsFile, err)
+			}
+			settings["permissions"] = map[string]any{"deny": []string{"Bash(touch:*)"}}
+			data, _ := json.Marshal(settings)
+			claudeWriteFile(t, settingsFile, string(data))
 			mock := claudeStartMock(t, []claudeStep{
 				{Tool: "Bash", Input: map[string]any{"command": "touch made-by-agent.txt"}},
 				{},
 			})
-			out, errOut := claudeRun(t, s, mock, home, claudeSession, 60*time.Second, nil, "--settings", extra)
+			out, errOut := claudeRun(t, s, mock, home, claudeSession, 60*time.Second, nil)
 			if !mock.done() {
 				t.Fatalf("the scripted turn did not reach its end\nstdout:\n%s\nstderr:\n%s", out, errOut)
 			}
@@ -531,9 +535,6 @@ func TestAgentClaudeSettingsDeny(t *testing.T) {
 			}
 			res, _ := mock.result(0)
 			ran := claudeExists(filepath.Join(s.project, "made-by-agent.txt"))
-			if ran && tc.wrap {
-				t.Skipf("Claude Code ran a call its permissions.deny refuses, since the hook handed it back wrapped in toolgate sandbox (the model got %+v)", res)
-			}
 			if ran || !res.IsError || !strings.Contains(res.Text, "denied") {
 				t.Errorf("made-by-agent.txt exists = %v, the model got %+v; want Claude Code's deny rule to refuse the call", ran, res)
 			}

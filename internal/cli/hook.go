@@ -208,6 +208,13 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	if !hook.Wrappable(client, call.Request.Tool, call.Request.Input) {
 		return hook.Answer(client, v)
 	}
+	if client == hook.ClaudeCode {
+		home, _ := os.UserHomeDir()
+		if why := claudeOwnRule(ctx, home, call); why != "" {
+			v.Reason += "; not run in the sandbox, so that Claude Code applies its own settings: " + why
+			return hook.Answer(client, v)
+		}
+	}
 	conf, err := eng.Confinement(&call.Request)
 	if err != nil {
 		return hook.Fail(client, fmt.Sprintf("confining the shell call: %v", err))

@@ -193,3 +193,67 @@ func TestHookWrapPolicyOff(t *testing.T) {
 		t.Fatalf("lint wrap_hooks = \"no\": exit %d: %s", code, stderr)
 	}
 }
+
+// TestHookKeepsClaudeRules: Claude Code matches its own deny and ask
+// rules against the input a hook hands back, so a shell command one of
+// them matches (in any settings file the hook can see, or a file it cannot
+// read) goes back unwrapped, for Claude Code to apply its rule; other
+// commands are wrapped.
+func TestHookKeepsClaudeRules(t *testing.T) {
+	env := newHookEnv(t)
+	wrapSandboxHere(t, env.project)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	userSettings := filepath.Join(home, ".claude", "settings.json")
+	localSettings := filepath.Join(env.project, ".claude", "settings.local.json")
+	tests := []struct {
+		name, user, local, command string
+		wrapped                    bool
+	}{
+		{"no settings", "", "", "touch a.txt", true},
+		{"user deny", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "touch a.txt", false},
+		{"user deny in a chain", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "ls && touch a.txt", false},
+		{"user deny through a wrapper", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "timeout 5 touch a.txt", false},
+		{"user deny of another command", `{"permissions":{"deny":["Bash(rm:*)"]}}`, "", "touch a.txt", true},
+		{"project ask", "", `{"permissions":{"ask":["Bash(touch a.txt)"]}}`, "touch a.txt", false},
+		{"allow rules only", `{"permissions":{"allow":["Bash(touch:*)"]}}`, "", "touch a.txt", true},
+		{"settings not JSON", `{"permissions":`, "", "touch a.txt", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			os.Remove(userSettings)
+			os.Remove(localSettings)
+			if tt.user != "" {
+				write(userSettings, tt.user)
+			}
+			if tt.local != "" {
+				write(localSettings, tt.local)
+			}
+			input := map[string]any{"command": tt.command}
+			flags := append([]string{"--allow", "Bash(touch:*)", "--allow", "Bash(ls:*)", "--allow", "Bash(timeout:*)"}, env.flags...)
+			code, out, errOut := runHookCLI(t, "claude-code", payloadFor("claude-code", "Bash", env.project, input, nil), flags...)
+			d, reason := hookDecision(t, "claude-code", out)
+			if code != 0 || d != "allow" {
+				t.Fatalf("code %d, decision %q (%s), stderr %s", code, d, reason, errOut)
+			}
+			got := hookInput(t, "claude-code", out)
+			wrapped := got != nil && strings.Contains(got["command"].(string), " sandbox ")
+			if wrapped != tt.wrapped {
+				t.Fatalf("wrapped = %v, want %v; reason %q; input %v", wrapped, tt.wrapped, reason, got)
+			}
+			if !tt.wrapped && !strings.Contains(reason, "so that Claude Code applies its own settings") {
+				t.Errorf("reason %q does not say why the command is not wrapped", reason)
+			}
+		})
+	}
+}
