@@ -85,9 +85,10 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 		}
 	}
 	if len(found) == 0 {
-		found = []string{"no build files recognized"}
+		p("wrote %s: no build file recognized, so no allow rules\n", tildePath(path))
+	} else {
+		p("wrote %s: %d allow rule(s) for %s\n", tildePath(path), len(got.Rules), strings.Join(found, ", "))
 	}
-	p("wrote %s: %d allow rule(s) for %s\n", tildePath(path), len(got.Rules), strings.Join(found, ", "))
 	p("checked: it parses as a project policy (toolgate policy lint reads it the same way)\n")
 	if test != "" {
 		p("test command: %s\n", test)
@@ -105,30 +106,29 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 		switch {
 		case err != nil:
 			p("  %-12s found (%s); its settings cannot be read: %v\n", ac.client, ac.where(), err)
+			continue
 		case st.Installed():
 			p("  %-12s found (%s); hooks installed in %s\n", ac.client, ac.where(), tildePath(st.Path))
-		default:
+			continue
+		case !hooks:
 			p("  %-12s found (%s); install its hooks: toolgate hook install %s\n", ac.client, ac.where(), ac.client)
 			toInstall = append(toInstall, ac.client)
+			continue
 		}
-	}
-	if hooks && len(toInstall) > 0 {
+		p("  %-12s found (%s); installing its hooks: toolgate hook install %s\n", ac.client, ac.where(), ac.client)
 		if self == "" {
 			return errors.New("cannot tell where the toolgate binary is, so its hooks cannot be installed: run toolgate hook install with --command")
 		}
-		for _, client := range toInstall {
-			res, err := hookinstall.Install(findClient(client).options(self))
-			if err != nil {
-				return fmt.Errorf("toolgate hook install %s: %w", client, err)
-			}
-			for _, ch := range res.Changes {
-				p("  %s %s\n", ch.Action, tildePath(ch.Path))
-			}
-			for _, n := range res.Notes {
-				p("  note: %s\n", n)
-			}
+		res, err := hookinstall.Install(ac.options(self))
+		if err != nil {
+			return fmt.Errorf("toolgate hook install %s: %w", ac.client, err)
 		}
-		toInstall = nil
+		for _, ch := range res.Changes {
+			p("    %s %s\n", ch.Action, tildePath(ch.Path))
+		}
+		for _, n := range res.Notes {
+			p("    note: %s\n", n)
+		}
 	}
 
 	p("\nIts allow rules count once you trust the project: add it to your user policy\n")
@@ -136,7 +136,7 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 	p("\nnext:\n")
 	p("  toolgate policy lint\n")
 	if test == "" {
-		test = "make test"
+		test = "git status"
 	}
 	p("  echo '{\"tool\":\"Bash\",\"input\":{\"command\":%q}}' | toolgate explain\n", test)
 	if len(toInstall) > 0 {
