@@ -332,7 +332,12 @@ func (d *doctorEnv) checkServer() {
 	api, err := agentServer(d.server, d.stateDir, "", true)
 	switch {
 	case err != nil:
-		d.add("server", statusFail, err.Error(), "start toolgate serve, or correct $TOOLGATE_SERVER and $TOOLGATE_TOKEN")
+		fix := "start toolgate serve, or correct $TOOLGATE_SERVER and $TOOLGATE_TOKEN"
+		tok := filepath.Join(d.stateDir, server.AgentTokenFile)
+		if fi, serr := os.Stat(tok); d.stateDir != "" && serr == nil && fi.Mode().Perm()&0o077 != 0 {
+			fix = "chmod 600 " + tok + ", or delete it and start toolgate serve for a fresh token"
+		}
+		d.add("server", statusFail, err.Error(), fix)
 		return
 	case api == nil:
 		tok := filepath.Join(d.stateDir, server.AgentTokenFile)
