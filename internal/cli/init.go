@@ -150,9 +150,24 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 // writePolicy writes text to path, creating its directory. An existing
 // file is replaced only with force, through a rename, so a reader never
 // sees half a file.
+//
+// The .toolgate directory must be the project's own: a repository that
+// ships .toolgate as a symbolic link (to ~/.config/toolgate, say) would
+// otherwise have init write its rules into the user's own policy.
 func writePolicy(path string, text []byte, force bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+	case err != nil:
 		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &exitError{1, fmt.Errorf("%s is a symbolic link; nothing was written: init writes only into the project's own .toolgate directory", dir)}
+	case !fi.IsDir():
+		return &exitError{1, fmt.Errorf("%s is not a directory; nothing was written", dir)}
 	}
 	if !force {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

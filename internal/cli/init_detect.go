@@ -39,13 +39,13 @@ func detectProject(root string) []projectKind {
 	return kinds
 }
 
-func exists(root, name string) bool {
+func hasFile(root, name string) bool {
 	_, err := os.Stat(filepath.Join(root, name))
 	return err == nil
 }
 
 func detectGo(root string) *projectKind {
-	if !exists(root, "go.mod") {
+	if !hasFile(root, "go.mod") {
 		return nil
 	}
 	return &projectKind{Name: "go", Found: "go.mod", Test: "go test ./...", Rules: []initRule{
@@ -74,11 +74,11 @@ func detectNode(root string) *projectKind {
 	_ = json.Unmarshal(src, &pkg)
 	pm, lock := "npm", "package-lock.json"
 	switch {
-	case exists(root, "pnpm-lock.yaml"):
+	case hasFile(root, "pnpm-lock.yaml"):
 		pm, lock = "pnpm", "pnpm-lock.yaml"
-	case exists(root, "yarn.lock"):
+	case hasFile(root, "yarn.lock"):
 		pm, lock = "yarn", "yarn.lock"
-	case !exists(root, "package-lock.json"):
+	case !hasFile(root, "package-lock.json"):
 		lock = ""
 	}
 	k := &projectKind{Name: "node", Found: "package.json"}
@@ -103,7 +103,7 @@ func detectNode(root string) *projectKind {
 }
 
 func detectRust(root string) *projectKind {
-	if !exists(root, "Cargo.toml") {
+	if !hasFile(root, "Cargo.toml") {
 		return nil
 	}
 	return &projectKind{Name: "rust", Found: "Cargo.toml", Test: "cargo test", Rules: []initRule{
@@ -118,7 +118,7 @@ func detectRust(root string) *projectKind {
 func detectPython(root string) *projectKind {
 	var found []string
 	for _, f := range []string{"pyproject.toml", "requirements.txt", "requirements-dev.txt", "setup.py", "uv.lock"} {
-		if exists(root, f) {
+		if hasFile(root, f) {
 			found = append(found, f)
 		}
 	}
