@@ -35,19 +35,18 @@ func TestInstalled(t *testing.T) {
 					t.Errorf("%s: commands %q", ev.name, got)
 				}
 			}
-			// Another binary's path is not toolgate's unless named.
-			other := o
-			other.Command = "/elsewhere/tg"
-			o2 := o
-			o2.Command = "/elsewhere/tg"
+			// A program not named toolgate is toolgate's only when named.
 			if _, err := Uninstall(o); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Install(o2); err != nil {
+			other := o
+			other.Command = "/elsewhere/tg"
+			if _, err := Install(other); err != nil {
 				t.Fatal(err)
 			}
-			o2.Command = ""
-			if st, err = Installed(o2); err != nil || len(st.Commands) != 0 {
+			unnamed := o
+			unnamed.Command = ""
+			if st, err = Installed(unnamed); err != nil || len(st.Commands) != 0 {
 				t.Fatalf("a hook running /elsewhere/tg counted as toolgate's: %+v, %v", st, err)
 			}
 			if st, err = Installed(other); err != nil || !st.Installed() {
