@@ -46,7 +46,7 @@ type doctorCheck struct {
 var doctorGroups = []string{"sandbox", "hooks", "server", "policy", "state", "log"}
 
 // logSizeWarn is the event log size above which doctor warns.
-const logSizeWarn = 1 << 30
+var logSizeWarn int64 = 1 << 30
 
 type doctorEnv struct {
 	ctx      context.Context
@@ -525,16 +525,17 @@ func (d *doctorEnv) checkLog() {
 		d.add("log", statusFail, msg, verify+" lists them: events were changed or deleted outside toolgate; keep the file for inspection and find out who can write it")
 		return
 	}
-	switch {
-	case key == nil:
-		d.add("log", statusWarn, fmt.Sprintf("%s: %d event(s) in %d session(s), no gap in any session's seq; the chains of hashes were not checked: %v", label, rep.Events, rep.Sessions, tokErr),
-			"run doctor with the server's --state-dir, which holds approver.token")
-	case size > logSizeWarn:
-		d.add("log", statusWarn, fmt.Sprintf("%s: %d event(s) in %d session(s) verified, but the file is large", label, rep.Events, rep.Sessions),
-			"stop toolgate serve and move "+db+" away to archive it (toolgate audit --db reads it there); a new log is started")
-	default:
-		d.add("log", statusOK, fmt.Sprintf("%s: %d event(s) in %d session(s) verified", label, rep.Events, rep.Sessions), "")
+	msg := fmt.Sprintf("%s: %d event(s) in %d session(s) verified", label, rep.Events, rep.Sessions)
+	status, fixes := statusOK, []string(nil)
+	if key == nil {
+		msg = fmt.Sprintf("%s: %d event(s) in %d session(s), no gap in any session's seq; the chains of hashes were not checked: %v", label, rep.Events, rep.Sessions, tokErr)
+		status, fixes = statusWarn, append(fixes, "run doctor with the server's --state-dir, which holds approver.token")
 	}
+	if size > logSizeWarn {
+		msg += fmt.Sprintf("; the file is larger than %s", byteSize(logSizeWarn))
+		status, fixes = statusWarn, append(fixes, "stop toolgate serve and move "+db+" away to archive it (toolgate audit --db reads it there); a new log is started")
+	}
+	d.add("log", status, msg, strings.Join(fixes, "; "))
 }
 
 // seqGaps finds the gaps in each session's seq, the one check of a log's

@@ -111,3 +111,48 @@ func TestHookProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorStateAndLog: a state directory someone else owns fails; a log
+// larger than the limit warns; a file that is not a log fails.
+func TestDoctorStateAndLog(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(state, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		code, checks := runDoctor(t, "--state-dir", state, "state")
+		if c := checks["state"]; code != 1 || c.Status != statusFail || !strings.Contains(c.Message, "owned by uid 65534") || !strings.Contains(c.Fix, "chown") {
+			t.Errorf("a state directory of uid 65534: exit %d, %+v", code, c)
+		}
+		if err := os.Chown(state, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db := filepath.Join(state, "events.db")
+	if err := os.WriteFile(db, bytes.Repeat([]byte("not a database\n"), 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, checks := runDoctor(t, "--state-dir", state, "log")
+	if c := checks["log"]; code != 1 || c.Status != statusFail || !strings.Contains(c.Message, "cannot be opened") {
+		t.Errorf("a file that is not a log: exit %d, %+v", code, c)
+	}
+	if err := os.Remove(db); err != nil {
+		t.Fatal(err)
+	}
+
+	store, err := openStore(t.Context(), db, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	defer func(v int64) { logSizeWarn = v }(logSizeWarn)
+	logSizeWarn = 1
+	code, checks = runDoctor(t, "--state-dir", state, "log")
+	if c := checks["log"]; code != 0 || c.Status != statusWarn || !strings.Contains(c.Message, "larger than 1 B") || !strings.Contains(c.Fix, "archive") {
+		t.Errorf("a log over the limit: exit %d, %+v", code, c)
+	}
+}
