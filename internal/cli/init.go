@@ -45,6 +45,9 @@ toolgate's hooks for each; --hooks runs them (the user's settings).`,
 			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 				return usageError("--dir %s is not a directory", dir)
 			}
+			if home, err := os.UserHomeDir(); err == nil && sameDir(root, home) {
+				return usageError("%s is your home directory, not a project: its policy would govern every directory below it without a .git of its own; run init in a project, or name one with --dir", root)
+			}
 			return runInit(c.OutOrStdout(), root, force, hooks)
 		},
 	}
@@ -276,6 +279,16 @@ func renderPolicy(kinds []projectKind) []byte {
 func tomlString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return `"` + r.Replace(s) + `"`
+}
+
+// sameDir reports whether a and b are the same directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // tildePath writes p with the home directory as ~, for display.
