@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/hookinstall"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -134,8 +135,13 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 		}
 	}
 
-	p("\nIts allow rules count once you trust the project: add it to your user policy\n")
-	p("(%s):\n  trusted_projects = [%q]\n", tildePath(policy.DefaultLocations("").User), tildePath(root))
+	user := policy.DefaultLocations("").User
+	if projectTrusted(root) {
+		p("\nThe project is trusted (trusted_projects), so its allow rules count.\n")
+	} else {
+		p("\nIts allow rules count once you trust the project: add it to your user policy\n")
+		p("(%s):\n  trusted_projects = [%q]\n", tildePath(user), tildePath(root))
+	}
 	p("\nnext:\n")
 	p("  toolgate policy lint\n")
 	if test == "" {
@@ -148,6 +154,18 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 		p("  toolgate doctor\n")
 	}
 	return nil
+}
+
+// projectTrusted reports whether the user or managed policy trusts the
+// project at root; a policy that cannot be read trusts nothing.
+func projectTrusted(root string) bool {
+	rroot := pathres.Real(root)
+	files, err := policy.Load(policy.DefaultLocations(rroot))
+	if err != nil {
+		return false
+	}
+	home, _ := os.UserHomeDir()
+	return policy.Trusted(files, rroot, home)
 }
 
 // writePolicy writes text to path, creating its directory. An existing
