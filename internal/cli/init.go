@@ -26,8 +26,9 @@ func initCmd() *cobra.Command {
 work tree holding the current directory, or the current directory; --dir
 names another) with allow rules for the project's test, build and lint
 commands, found from its build files: go.mod, package.json scripts (npm,
-pnpm or yarn by lockfile), Cargo.toml, pyproject.toml and requirements.txt
-(pytest, uv), and the Makefile's test, check, build, lint and vet targets.
+pnpm, yarn or bun by lockfile or packageManager), Cargo.toml,
+pyproject.toml and requirements.txt (pytest, uv, ruff, mypy), and the
+Makefile's test, check, build, lint and vet targets.
 It never allows installs or anything that fetches packages: they keep
 asking. The file's comments say what a project policy can and cannot do.
 

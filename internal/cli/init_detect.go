@@ -67,7 +67,8 @@ func detectNode(root string) *projectKind {
 		return nil
 	}
 	var pkg struct {
-		Scripts map[string]any `json:"scripts"`
+		Scripts        map[string]any `json:"scripts"`
+		PackageManager string         `json:"packageManager"`
 	}
 	// A package.json that does not parse still says node; it has no
 	// scripts to allow.
@@ -78,8 +79,17 @@ func detectNode(root string) *projectKind {
 		pm, lock = "pnpm", "pnpm-lock.yaml"
 	case hasFile(root, "yarn.lock"):
 		pm, lock = "yarn", "yarn.lock"
+	case hasFile(root, "bun.lock"):
+		pm, lock = "bun", "bun.lock"
+	case hasFile(root, "bun.lockb"):
+		pm, lock = "bun", "bun.lockb"
 	case !hasFile(root, "package-lock.json"):
 		lock = ""
+		// Without a lockfile, the packageManager field (corepack) names it.
+		name, _, _ := strings.Cut(pkg.PackageManager, "@")
+		if slices.Contains([]string{"npm", "pnpm", "yarn", "bun"}, name) {
+			pm, lock = name, "packageManager "+name
+		}
 	}
 	k := &projectKind{Name: "node", Found: "package.json"}
 	if lock != "" {
