@@ -148,7 +148,7 @@ func runInit(out io.Writer, root string, force, hooks bool) error {
 	if test == "" {
 		test = "git status"
 	}
-	p("  echo '{\"tool\":\"Bash\",\"input\":{\"command\":%q}}' | toolgate explain\n", test)
+	p("  echo '{\"tool\":\"Bash\",\"input\":{\"command\":%q},\"cwd\":\"'\"$PWD\"'\"}' | toolgate explain\n", test)
 	if len(toInstall) > 0 {
 		p("  toolgate hook install %s\n", toInstall[0])
 	} else {

@@ -52,7 +52,7 @@ func detectGo(root string) *projectKind {
 		{"Bash(go test:*)", "run the tests"},
 		{"Bash(go build:*)", "build"},
 		{"Bash(go vet:*)", "the vet checks"},
-		{"Bash(gofmt -l:*)", "list unformatted files (gofmt -w, which rewrites them, still asks)"},
+		{"Bash(gofmt -l .)", "list unformatted files (exactly this line: gofmt -l -w would rewrite them)"},
 	}}
 }
 
@@ -121,7 +121,7 @@ func detectRust(root string) *projectKind {
 		{"Bash(cargo build:*)", "build"},
 		{"Bash(cargo check:*)", "type-check"},
 		{"Bash(cargo clippy:*)", "lint"},
-		{"Bash(cargo fmt --check:*)", "check formatting (cargo fmt, which rewrites files, still asks)"},
+		{"Bash(cargo fmt --check)", "check formatting (exactly this line: cargo fmt alone rewrites files)"},
 	}}
 }
 
@@ -154,7 +154,7 @@ func detectPython(root string) *projectKind {
 		k.Rules = append(k.Rules, initRule{"Bash(python -m pytest:*)", "run the tests"}, initRule{"Bash(python3 -m pytest:*)", "run the tests"})
 	}
 	if doc.Tool["ruff"] != nil {
-		k.Rules = append(k.Rules, initRule{"Bash(" + run + "ruff check:*)", "lint (ruff check --fix, which rewrites files, is not covered: it still asks)"})
+		k.Rules = append(k.Rules, initRule{"Bash(" + run + "ruff check:*)", "lint (this covers ruff check --fix too, which rewrites files in the project)"})
 	}
 	if doc.Tool["mypy"] != nil {
 		k.Rules = append(k.Rules, initRule{"Bash(" + run + "mypy:*)", "type-check"})

@@ -68,6 +68,7 @@ func runScripts(t *testing.T, dir string) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"allowrules": cmdAllowRules,
+			"request":    cmdRequest,
 			"mklog":      cmdMklog,
 		},
 	})
@@ -95,6 +96,19 @@ func cmdAllowRules(ts *testscript.TestScript, neg bool, args []string) {
 	if eq := slices.Equal(got, args[1:]); eq == neg {
 		ts.Fatalf("allow rules of %s: got %q, want %q", args[0], got, args[1:])
 	}
+}
+
+// cmdRequest writes a request for toolgate check to FILE: the shell
+// command COMMAND, run in the script's current directory:
+//
+//	request FILE COMMAND
+func cmdRequest(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: request FILE COMMAND")
+	}
+	b, err := json.Marshal(map[string]any{"tool": "Bash", "input": map[string]string{"command": args[1]}, "cwd": ts.MkAbs(".")})
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
 }
 
 // cmdMklog writes an event log with N events in SESSION, chained under
