@@ -51,6 +51,7 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
+	root.AddCommand(initCmd(), doctorCmd(), completionCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

@@ -1,0 +1,124 @@
+package hookinstall
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Status is what a client's settings file says about toolgate's hooks,
+// as [Installed] reads it.
+type Status struct {
+	// Path is the settings file read.
+	Path string
+	// Exists reports whether the file exists.
+	Exists bool
+	// Commands maps each hook event install writes (PreToolUse,
+	// PostToolUse; BeforeTool, AfterTool for Gemini CLI) to the toolgate
+	// hook commands found under it, in file order; an event with none
+	// is absent.
+	Commands map[string][]string
+	// Missing lists the events install writes that hold no toolgate hook,
+	// in install's order.
+	Missing []string
+	// CodexConfig is Codex's config.toml beside the hooks file, and
+	// CodexHooks whether it sets [features] hooks = true, without which
+	// Codex runs no hook; both are empty for the other clients.
+	CodexConfig string
+	CodexHooks  bool
+}
+
+// Installed reports whether all of toolgate's hooks for o's client are in
+// the settings file (and, for Codex, hooks are turned on).
+func (s *Status) Installed() bool {
+	return len(s.Missing) == 0 && (s.CodexConfig == "" || s.CodexHooks)
+}
+
+// Installed reads the settings file o names and reports which of
+// toolgate's hook entries it holds: the entries of any binary named
+// toolgate count, and those running o.Command when it is set. It changes nothing. A file that does not
+// parse is an error naming file, line and column.
+func Installed(o Options) (*Status, error) {
+	path, err := SettingsPath(o)
+	if err != nil {
+		return nil, err
+	}
+	s := specs[o.Client]
+	st := &Status{Path: path, Commands: map[string][]string{}}
+	src, _, exists, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st.Exists = exists
+	for _, ev := range s.events {
+		if !exists || isSpace(src) {
+			st.Missing = append(st.Missing, ev.name)
+			continue
+		}
+		d, err := locate(path, src, s.strict, ev.name)
+		if err != nil {
+			return nil, err
+		}
+		if d.arr != nil {
+			for _, e := range d.arr.elems {
+				st.Commands[ev.name] = append(st.Commands[ev.name], toolgateCommands(e, o)...)
+			}
+		}
+		if len(st.Commands[ev.name]) == 0 {
+			delete(st.Commands, ev.name)
+			st.Missing = append(st.Missing, ev.name)
+		}
+	}
+	if o.Client == Codex {
+		st.CodexConfig = filepath.Join(filepath.Dir(path), "config.toml")
+		cfg, _, ok, err := readFile(st.CodexConfig)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v, _, err := codexHooksSetting(st.CodexConfig, cfg)
+			if err != nil {
+				return nil, err
+			}
+			st.CodexHooks = v == true
+		}
+	}
+	return st, nil
+}
+
+// toolgateCommands returns the toolgate hook commands for o's client in a
+// matcher entry.
+func toolgateCommands(e *node, o Options) []string {
+	if e.kind != '{' {
+		return nil
+	}
+	hs, _, err := e.get("hooks")
+	if err != nil || hs == nil || hs.kind != '[' {
+		return nil
+	}
+	var out []string
+	for _, h := range hs.elems {
+		if h.kind != '{' {
+			continue
+		}
+		c, _, err := h.get("command")
+		if err == nil && c != nil && c.kind == '"' && isToolgateCommand(c.str, o) {
+			out = append(out, c.str)
+		}
+	}
+	return out
+}
+
+// String summarizes the status in a few words.
+func (s *Status) String() string {
+	switch {
+	case !s.Exists:
+		return fmt.Sprintf("%s does not exist", s.Path)
+	case s.Installed():
+		return fmt.Sprintf("installed in %s", s.Path)
+	case len(s.Commands) == 0:
+		return fmt.Sprintf("not in %s", s.Path)
+	case len(s.Missing) > 0:
+		return fmt.Sprintf("%s lacks toolgate's %v hook", s.Path, s.Missing)
+	}
+	return fmt.Sprintf("%s does not set [features] hooks = true", s.CodexConfig)
+}

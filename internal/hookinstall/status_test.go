@@ -1,0 +1,87 @@
+package hookinstall
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestInstalled reads back what Install and Uninstall wrote, and settings
+// written by hand.
+func TestInstalled(t *testing.T) {
+	for _, c := range Clients {
+		t.Run(string(c), func(t *testing.T) {
+			o, p := opts(t, c)
+			st, err := Installed(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Exists || st.Installed() || st.Path != p || len(st.Missing) != len(specs[c].events) {
+				t.Fatalf("before install: %+v", st)
+			}
+			if _, err := Install(o); err != nil {
+				t.Fatal(err)
+			}
+			st, err = Installed(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.Exists || !st.Installed() || len(st.Missing) != 0 {
+				t.Fatalf("after install: %+v", st)
+			}
+			for _, ev := range specs[c].events {
+				if got := st.Commands[ev.name]; !slices.Equal(got, []string{HookCommand(o)}) {
+					t.Errorf("%s: commands %q", ev.name, got)
+				}
+			}
+			// A program not named toolgate is toolgate's only when named.
+			if _, err := Uninstall(o); err != nil {
+				t.Fatal(err)
+			}
+			other := o
+			other.Command = "/elsewhere/tg"
+			if _, err := Install(other); err != nil {
+				t.Fatal(err)
+			}
+			unnamed := o
+			unnamed.Command = ""
+			if st, err = Installed(unnamed); err != nil || len(st.Commands) != 0 {
+				t.Fatalf("a hook running /elsewhere/tg counted as toolgate's: %+v, %v", st, err)
+			}
+			if st, err = Installed(other); err != nil || !st.Installed() {
+				t.Fatalf("the hook of the named command was not found: %+v, %v", st, err)
+			}
+		})
+	}
+}
+
+func TestInstalledPartialAndBroken(t *testing.T) {
+	o, p := opts(t, ClaudeCode)
+	write(t, p, `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/bin/toolgate hook claude-code"}]}]}}`, 0o644)
+	st, err := Installed(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Installed() || !slices.Equal(st.Missing, []string{"PostToolUse"}) || !strings.Contains(st.String(), "PostToolUse") {
+		t.Fatalf("half an install: %+v (%s)", st, st)
+	}
+	write(t, p, "{\n  \"hooks\": [,]\n}\n", 0o644)
+	if _, err := Installed(o); err == nil || !strings.Contains(err.Error(), p+":2:") {
+		t.Fatalf("a broken file: %v", err)
+	}
+
+	// Codex's hooks.json without [features] hooks = true runs nothing.
+	co, cp := opts(t, Codex)
+	if _, err := Install(co); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(filepath.Dir(cp), "config.toml"), "[features]\nhooks = false\n", 0o600)
+	st, err = Installed(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Installed() || st.CodexHooks || len(st.Missing) != 0 || !strings.Contains(st.String(), "hooks = true") {
+		t.Fatalf("codex with hooks off: %+v (%s)", st, st)
+	}
+}
