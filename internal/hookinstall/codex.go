@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -135,6 +136,44 @@ func disableCodexHooks(path string) (Change, error) {
 		return Change{}, err
 	}
 	return Change{Path: path, Action: "updated"}, nil
+}
+
+// Codex lets the tool run when its PreToolUse hook exits with a code
+// other than 0 or 2, is killed, cannot be started, or exits 0 with output
+// that is not a hook answer. So Codex's PreToolUse entry runs toolgate
+// under a small sh program that passes toolgate's answer on only when it
+// is one (a hookSpecificOutput object with exit 0, or exit 2, which
+// toolgate gives with its reason on stderr), and otherwise blocks the call
+// itself with a reason on stderr and exit 2. The toolgate program is the
+// program's $0, so its path needs no quoting inside it; the program holds
+// no single quote or backslash, so the shell Codex runs the command with
+// (sh, bash, zsh or fish) passes it to sh unchanged.
+const codexGuardScript = `o=$("$0" hook codex); c=$?; case "$c:$o" in 0:{?hookSpecificOutput?:*) printf %s "$o";; 2:*) printf %s "$o"; exit 2;; *) echo "toolgate: the hook ended with status $c and no answer (it crashed, was killed or was not found), so the call is denied" >&2; exit 2;; esac`
+
+const codexGuardPrefix = "/bin/sh -c '" + codexGuardScript + "' "
+
+// codexGuardCommand returns the command Codex's PreToolUse entry runs.
+func codexGuardCommand(o Options) string {
+	return codexGuardPrefix + shellQuote(o.Command)
+}
+
+// codexGuarded returns the toolgate program a guard command written by
+// [codexGuardCommand] runs, unquoted, and whether cmd is one.
+func codexGuarded(cmd string) (string, bool) {
+	rest, ok := strings.CutPrefix(cmd, codexGuardPrefix)
+	if !ok || rest == "" {
+		return "", false
+	}
+	if strings.HasPrefix(rest, "'") {
+		if !strings.HasSuffix(rest, "'") || len(rest) < 2 {
+			return "", false
+		}
+		return strings.ReplaceAll(rest[1:len(rest)-1], `'\''`, "'"), true
+	}
+	if strings.ContainsAny(rest, " \t'\"") {
+		return "", false
+	}
+	return rest, true
 }
 
 func writeAtomicNew(path string, data []byte) error {
