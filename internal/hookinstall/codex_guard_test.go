@@ -12,6 +12,7 @@ import (
 )
 
 const (
+	codexInput = `{"hook_event_name":"PreToolUse"}`
 	codexDeny  = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no \"quoted\" \\ way"}}`
 	codexAllow = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}`
 )
@@ -29,16 +30,18 @@ func TestCodexGuardBlocksFailures(t *testing.T) {
 		code     int
 		stdout   string
 		stderrHa string
+		timeout  int // the entry's timeout, when not the installed one
 	}{
-		{"deny answer", "printf '%s\\n' '" + codexDeny + "'", 0, codexDeny, ""},
-		{"allow answer", "printf '%s\\n' '" + codexAllow + "'", 0, codexAllow, ""},
-		{"toolgate's failure", "printf '%s\\n' '" + codexDeny + "'; echo 'toolgate: policy.toml:1: bad' >&2; exit 2", 2, codexDeny, "toolgate: policy.toml:1: bad"},
-		{"killed", "kill -KILL $$", 2, "", "status 137"},
-		{"exit 1", "echo oops >&2; exit 1", 2, "", "status 1 "},
-		{"garbage", "echo 'not { json'", 2, "", "no answer"},
-		{"other JSON", "echo '{\"decision\":\"block\"}'", 2, "", "no answer"},
-		{"empty output", "exit 0", 2, "", "no answer"},
-		{"missing", "", 2, "", "status 127"},
+		{"deny answer", "printf '%s\\n' '" + codexDeny + "'", 0, codexDeny, "", 0},
+		{"allow answer", `[ "$in" = '` + codexInput + `' ] || exit 1; printf '%s\n' '` + codexAllow + "'", 0, codexAllow, "", 0},
+		{"toolgate's failure", "printf '%s\\n' '" + codexDeny + "'; echo 'toolgate: policy.toml:1: bad' >&2; exit 2", 2, codexDeny, "toolgate: policy.toml:1: bad", 0},
+		{"killed", "kill -KILL $$", 2, "", "status 137", 0},
+		{"exit 1", "echo oops >&2; exit 1", 2, "", "status 1 ", 0},
+		{"garbage", "echo 'not { json'", 2, "", "no answer", 0},
+		{"other JSON", "echo '{\"decision\":\"block\"}'", 2, "", "no answer", 0},
+		{"empty output", "exit 0", 2, "", "no answer", 0},
+		{"missing", "", 2, "", "status 127", 0},
+		{"past the deadline", "exec sleep 30", 2, "", "status 137", 12},
 	}
 	shells := []string{"/bin/sh"}
 	if b, err := exec.LookPath("bash"); err == nil {
@@ -53,7 +56,7 @@ func TestCodexGuardBlocksFailures(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), dirName)
 				prog := filepath.Join(dir, "toolgate")
 				if tt.script != "" {
-					write(t, prog, "#!/bin/sh\ncat >/dev/null\n"+tt.script+"\n", 0o755)
+					write(t, prog, "#!/bin/sh\nin=$(cat)\n"+tt.script+"\n", 0o755)
 				}
 				o, p := opts(t, Codex)
 				o.Command = prog
@@ -61,12 +64,15 @@ func TestCodexGuardBlocksFailures(t *testing.T) {
 					t.Fatal(err)
 				}
 				cmd := codexCommand(t, read(t, p), "PreToolUse")
+				if tt.timeout != 0 {
+					cmd = codexGuardCommand(o, tt.timeout)
+				}
 				if !isToolgateCommand(cmd, o) {
 					t.Errorf("isToolgateCommand(%q) = false", cmd)
 				}
 				for _, sh := range shells {
 					c := exec.Command(sh, "-lc", cmd)
-					c.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse"}`)
+					c.Stdin = strings.NewReader(codexInput)
 					var out, errb bytes.Buffer
 					c.Stdout, c.Stderr = &out, &errb
 					err := c.Run()
@@ -98,7 +104,7 @@ func TestCodexGuardInstallUninstall(t *testing.T) {
 	}
 	first := read(t, p)
 	pre, post := codexCommand(t, first, "PreToolUse"), codexCommand(t, first, "PostToolUse")
-	if pre != codexGuardPrefix+bin {
+	if pre != codexGuardCommand(o, 600) || !strings.Contains(pre, "sleep 590 ") {
 		t.Errorf("PreToolUse runs %q, want the guard around %s", pre, bin)
 	}
 	if post != HookCommand(o) {

@@ -168,7 +168,7 @@ func entryFor(o Options, ev hookEvent) matcherEntry {
 	s := specs[o.Client]
 	h := hookCmd{Type: "command", Command: HookCommand(o), Timeout: ev.timeout}
 	if o.Client == Codex && ev.name == "PreToolUse" {
-		h.Command = codexGuardCommand(o)
+		h.Command = codexGuardCommand(o, ev.timeout)
 	}
 	if o.Client == ClaudeCode && ev.name == "PreToolUse" {
 		h.OnFailure = "block"
