@@ -202,8 +202,8 @@ func codexApprover(t *testing.T, s *server, answers map[string]string) (stop fun
 	}
 }
 
-// codexResolved returns the permission.resolved events of the log, by the
-// tool and input of the request they answer, in order.
+// codexDecision is a permission.resolved event with the tool and input of
+// the request it answers.
 type codexDecision struct {
 	Tool     string
 	Input    string
@@ -212,11 +212,12 @@ type codexDecision struct {
 	Actor    string
 }
 
-func codexDecisions(t *testing.T, s *server) []codexDecision {
+// codexDecisions returns session's decisions in the event log, in order.
+func codexDecisions(t *testing.T, s *server, session string) []codexDecision {
 	t.Helper()
 	requested := map[string]string{}
 	var out []codexDecision
-	for _, e := range s.events(t, "limit=1000") {
+	for _, e := range s.events(t, "limit=1000&session="+session) {
 		var p struct {
 			ToolCallID string          `json:"toolCallId"`
 			Tool       string          `json:"tool"`
@@ -283,6 +284,11 @@ func TestAgentCodexTurn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p, ".env"), []byte("API_KEY=sk-live-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Only the proxy denies reading this one (the hook allows it), so its
+	// refusal reaches the model as the MCP tool's error.
+	if err := os.WriteFile(filepath.Join(p, "proxy-only.txt"), []byte("kept from the model\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	m := startCodexMock(t, "all done",
 		codexCall{Name: "exec_command", Args: map[string]any{"cmd": "rm -rf " + victim}},
@@ -294,13 +300,17 @@ func TestAgentCodexTurn(t *testing.T) {
 		codexCall{Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": filepath.Join(p, "notes.txt")}},
 		codexCall{Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{"path": filepath.Join(p, "mcp-written.txt"), "content": "written through mcp\n"}},
 		codexCall{Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": filepath.Join(p, ".env")}},
+		codexCall{Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": filepath.Join(p, "proxy-only.txt")}},
 	)
 	stop := codexApprover(t, s, map[string]string{"asked-yes.txt": "allow_once", "asked-no.txt": "deny"})
-	mcpArgs, _ := json.Marshal([]string{"mcp", "--name", "fs", "--trusted", "--server", s.base,
-		"--token-file", filepath.Join(s.state, "agent.token"), "--state-dir", s.state,
+	// The proxy decides by its own policy (with one deny rule the hook
+	// does not have) and records in the server's event log. It is not
+	// given --server: with one, the server decides every call and the
+	// proxy's own rules are not consulted.
+	mcpArgs, _ := json.Marshal([]string{"mcp", "--name", "fs", "--trusted", "--state-dir", s.state,
 		"--user-policy", filepath.Join(s.home, ".config", "toolgate", "policy.toml"),
 		"--managed-policy", filepath.Join(filepath.Dir(s.home), "no-managed-policy.toml"),
-		"--cwd", p, "--session", "codex-mcp", "--", fsServer, p})
+		"--cwd", p, "--session", "codex-mcp", "--deny", "mcp__fs__read_text_file(path:**/proxy-only.txt)", "--", fsServer, p})
 	stdout, stderr := codexRun(t, s, c, m,
 		"-c", `mcp_servers.fs.command="`+bin+`"`, "-c", "mcp_servers.fs.args="+string(mcpArgs))
 	asked := stop()
@@ -343,15 +353,16 @@ func TestAgentCodexTurn(t *testing.T) {
 	// What the model was told about each call.
 	outs := m.outputs()
 	wantOut := []struct{ has, hasNot string }{
-		{"toolgate", ""},                    // rm -rf: blocked with toolgate's reason
-		{"exited with code 0", "toolgate"},  // allowed touch ran
-		{"exited with code 0", "toolgate"},  // asked, allowed
-		{"user_denied", ""},                 // asked, denied
-		{"toolgate", ""},                    // denied patch
-		{"allowed-patch.txt", "toolgate"},   // allowed patch applied
-		{"notes for the agent", "toolgate"}, // MCP read
-		{"Successfully wrote", "toolgate"},  // MCP write
-		{"credential", "sk-live-secret"},    // MCP read of .env refused
+		{"denied by rule Bash(rm *)", ""},                                          // rm -rf: blocked by the hook
+		{"exited with code 0", "toolgate"},                                         // allowed touch ran
+		{"exited with code 0", "toolgate"},                                         // asked, allowed
+		{"user_denied", ""},                                                        // asked, denied
+		{"denied by rule apply_patch(denied-patch.txt)", ""},                       // denied patch
+		{"allowed-patch.txt", "toolgate"},                                          // allowed patch applied
+		{"notes for the agent", "toolgate"},                                        // MCP read
+		{"Successfully wrote", "toolgate"},                                         // MCP write
+		{"credential_access", "sk-live-secret"},                                    // MCP read of .env, blocked by the hook
+		{"mcp__fs__read_text_file(path:**/proxy-only.txt)", "kept from the model"}, // refused by the proxy
 	}
 	for i, w := range wantOut {
 		if i >= len(outs) {
@@ -366,18 +377,25 @@ func TestAgentCodexTurn(t *testing.T) {
 	// The hook denies a call its local policy denies (rm -rf, the denied
 	// patch, the .env read) without asking the server, and those denies
 	// are not in the server's log.
-	ds := codexDecisions(t, s)
+	thread := codexThread(stdout)
+	ds := codexDecisions(t, s, thread)
+	proxy := codexDecisions(t, s, "codex-mcp")
 	for _, w := range []struct {
+		ds                                  []codexDecision
 		tool, part, decision, reason, actor string
 	}{
-		{"Bash", "touch made-by-agent.txt", "allow", "rule_allow", "policy"},
-		{"Bash", "touch asked-yes.txt", "allow", "user_approved", "user"},
-		{"Bash", "touch asked-no.txt", "deny", "user_denied", "user"},
-		{"apply_patch", "allowed-patch.txt", "allow", "", ""},
-		{"mcp__fs__read_text_file", "notes.txt", "allow", "", ""},
-		{"mcp__fs__write_file", "mcp-written.txt", "allow", "", ""},
+		{ds, "Bash", "touch made-by-agent.txt", "allow", "rule_allow", "policy"},
+		{ds, "Bash", "touch asked-yes.txt", "allow", "user_approved", "user"},
+		{ds, "Bash", "touch asked-no.txt", "deny", "user_denied", "user"},
+		{ds, "apply_patch", "allowed-patch.txt", "allow", "rule_allow", "policy"},
+		{ds, "mcp__fs__read_text_file", "notes.txt", "allow", "rule_allow", "policy"},
+		{ds, "mcp__fs__write_file", "mcp-written.txt", "allow", "rule_allow", "policy"},
+		// The proxy decides the calls the hook let through again.
+		{proxy, "mcp__fs__read_text_file", "notes.txt", "allow", "", ""},
+		{proxy, "mcp__fs__write_file", "mcp-written.txt", "allow", "", ""},
+		{proxy, "mcp__fs__read_text_file", "proxy-only.txt", "deny", "rule_deny", ""},
 	} {
-		d, ok := codexFind(ds, w.tool, w.part)
+		d, ok := codexFind(w.ds, w.tool, w.part)
 		if !ok {
 			t.Errorf("no permission.resolved for %s %s in the log", w.tool, w.part)
 			continue
@@ -387,13 +405,28 @@ func TestAgentCodexTurn(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		for _, d := range ds {
+		for _, d := range append(ds, proxy...) {
 			t.Logf("decision %+v", d)
 		}
 		for i, o := range outs {
 			t.Logf("output %d: %q", i, o.Output)
 		}
 	}
+}
+
+// codexThread returns the thread id `codex exec --json` printed: the
+// session_id its hooks send.
+func codexThread(stdout string) string {
+	for _, line := range strings.Split(stdout, "\n") {
+		var ev struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "thread.started" {
+			return ev.ThreadID
+		}
+	}
+	return "no-thread-started-event"
 }
 
 func strconvQuote(s string) string {
