@@ -140,10 +140,11 @@ func disableCodexHooks(path string) (Change, error) {
 
 // Codex lets the tool run when its PreToolUse hook exits with a code
 // other than 0 or 2, is killed, cannot be started, outlives its timeout,
-// or exits 0 with output that is not a hook answer. So Codex's PreToolUse
-// entry runs toolgate under a small sh program that passes toolgate's
-// answer on only when it is one (a hookSpecificOutput object with exit 0,
-// or exit 2, which toolgate gives with its reason on stderr), kills
+// or exits 0 with output that is not an allow or a deny (an "ask" too).
+// So Codex's PreToolUse entry runs toolgate under a small sh program that
+// passes toolgate's answer on only when it is one (its allow or deny
+// JSON, keys in the order toolgate writes them, with exit 0; or exit 2,
+// which toolgate gives with its reason on stderr), kills
 // toolgate when it runs past a deadline shorter than the entry's timeout,
 // and otherwise blocks the call itself with a reason on stderr and exit
 // 2. The toolgate program is the program's $0, so its path needs no
@@ -154,7 +155,7 @@ func disableCodexHooks(path string) (Change, error) {
 // background (where sh would give it /dev/null) next to a watchdog that
 // kills it at the deadline and is itself stopped, with its sleep, when
 // toolgate ends first.
-const codexGuardTemplate = `exec 3<&0; o=$("$0" hook codex <&3 3<&- & p=$!; (sleep %d & s=$!; trap "kill $s; exit" TERM; wait $s; kill -9 $p) >/dev/null 2>&1 <&- 3<&- & w=$!; wait $p; c=$?; kill $w 2>/dev/null; exit $c); c=$?; exec 3<&-; case "$c:$o" in 0:{?hookSpecificOutput?:*) printf %%s "$o";; 2:*) printf %%s "$o"; exit 2;; *) echo "toolgate: the hook ended with status $c and no answer (it crashed, was killed, was not found or ran past its %ds), so the call is denied" >&2; exit 2;; esac`
+const codexGuardTemplate = `exec 3<&0; o=$("$0" hook codex <&3 3<&- & p=$!; (sleep %d & s=$!; trap "kill $s; exit" TERM; wait $s; kill -9 $p) >/dev/null 2>&1 <&- 3<&- & w=$!; wait $p; c=$?; kill $w 2>/dev/null; exit $c); c=$?; exec 3<&-; case "$c:$o" in 0:{?hookSpecificOutput?:{?hookEventName?:?PreToolUse?,?permissionDecision?:?allow?,*|0:{?hookSpecificOutput?:{?hookEventName?:?PreToolUse?,?permissionDecision?:?deny?,*) printf %%s "$o";; 2:*) printf %%s "$o"; exit 2;; *) echo "toolgate: the hook ended with status $c and no answer (it crashed, was killed, was not found or ran past its %ds), so the call is denied" >&2; exit 2;; esac`
 
 // codexGuardMargin is how long before Codex's timeout the guard stops
 // toolgate, so that its deny reaches Codex in time.

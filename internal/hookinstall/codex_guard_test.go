@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/hook"
+	"github.com/toolgate/toolgate/policy"
 )
 
 const (
@@ -18,7 +21,8 @@ const (
 )
 
 // Codex runs the tool when its PreToolUse hook crashes, is killed, is not
-// found, exits 1 or prints no answer with exit 0. The installed entry runs
+// found, exits 1, runs past its timeout or gives no allow or deny (an ask
+// included) with exit 0. The installed entry runs
 // toolgate under a guard that turns each of those into exit 2 with a
 // reason on stderr (Codex's block), and passes toolgate's own answers on
 // unchanged. The test runs the installed command the way Codex does
@@ -38,6 +42,7 @@ func TestCodexGuardBlocksFailures(t *testing.T) {
 		{"killed", "kill -KILL $$", 2, "", "status 137", 0},
 		{"exit 1", "echo oops >&2; exit 1", 2, "", "status 1 ", 0},
 		{"garbage", "echo 'not { json'", 2, "", "no answer", 0},
+		{"ask answer", "printf '%s\\n' '" + strings.Replace(codexAllow, `"allow"`, `"ask"`, 1) + "'", 2, "", "no answer", 0},
 		{"other JSON", "echo '{\"decision\":\"block\"}'", 2, "", "no answer", 0},
 		{"empty output", "exit 0", 2, "", "no answer", 0},
 		{"missing", "", 2, "", "status 127", 0},
@@ -150,4 +155,26 @@ func codexCommand(t *testing.T, src, event string) string {
 		t.Fatalf("hooks.%s: %s", event, src)
 	}
 	return f.Hooks[event][0].Hooks[0].Command
+}
+
+// The guard passes on exactly what toolgate's hook answers Codex: its
+// allow and its deny, as [hook.Answer] writes them.
+func TestCodexGuardPassesToolgateAnswers(t *testing.T) {
+	for _, d := range []policy.Decision{policy.Allow, policy.Deny, policy.Ask} {
+		t.Run(d.String(), func(t *testing.T) {
+			r := hook.Answer(Codex, hook.Verdict{Decision: d, Reason: `a "quoted" \ reason`, Input: map[string]any{"command": "ls"}})
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "answer.json"), string(r.Stdout), 0o644)
+			prog := filepath.Join(dir, "toolgate")
+			write(t, prog, "#!/bin/sh\ncat >/dev/null\ncat '"+filepath.Join(dir, "answer.json")+"'\n", 0o755)
+			o, _ := opts(t, Codex)
+			o.Command = prog
+			c := exec.Command("/bin/sh", "-c", codexGuardCommand(o, 600))
+			c.Stdin = strings.NewReader(codexInput)
+			out, err := c.Output()
+			if err != nil || strings.TrimSpace(string(out)) != strings.TrimSpace(string(r.Stdout)) {
+				t.Errorf("guard gave %q (%v), want toolgate's answer %q passed on", out, err, r.Stdout)
+			}
+		})
+	}
 }
