@@ -23,9 +23,11 @@ import (
 // by exiting 2 with a reason on stderr. Every other outcome lets the tool
 // run: exit 0 with empty output or output that is not JSON, any other
 // exit code (1, 127 for a program not found, 137 for a kill), a hook
-// killed by a signal, a hook that outlives its timeout, and exit 2 with
-// nothing on stderr. It also never asks anyone: an "ask" answer runs the
-// tool.
+// killed by a signal, a hook that outlives its timeout, an "ask" answer,
+// and exit 2 with nothing on stderr. The entry toolgate installs runs
+// toolgate under a guard (see internal/hookinstall) that turns each of
+// these into exit 2 with a reason, but the last, which toolgate never
+// gives.
 
 // codexPolicy is the project's policy in the Codex tests.
 const codexPolicy = `
@@ -471,6 +473,8 @@ func TestAgentCodexFailClosed(t *testing.T) {
 		{name: "exit 1", command: fake(t, "echo 'toolgate: something broke' >&2; exit 1")},
 		// Not JSON on stdout with exit 0: Codex ignores it and runs the tool.
 		{name: "garbage", command: fake(t, "echo 'this is not { json'")},
+		// An ask (which toolgate never gives Codex): Codex runs the tool.
+		{name: "ask answer", command: fake(t, `printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"asking"}}'`)},
 		// Nothing on stdout with exit 0: Codex takes it as no objection.
 		{name: "empty output", command: fake(t, "exit 0")},
 		// A policy file that does not parse: toolgate itself answers with
