@@ -42,19 +42,17 @@ type codexEnv struct {
 	env             []string
 }
 
-// codexHomeDir makes a private CODEX_HOME. Codex refuses to create its
-// helper binaries (apply_patch among them) under /tmp, so the directory
-// goes under the user's cache directory when there is one, and is removed
-// when the test ends.
+// codexHomeDir makes a private CODEX_HOME in the test's temporary
+// directory. Codex warns there that it does not create its helper
+// commands under /tmp; the tools the model calls (exec_command and the
+// freeform apply_patch) do not need them.
 func codexHomeDir(t *testing.T) string {
 	t.Helper()
-	if cache, err := os.UserCacheDir(); err == nil && os.MkdirAll(cache, 0o755) == nil {
-		if dir, err := os.MkdirTemp(cache, "toolgate-e2e-codex-"); err == nil {
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
+	dir := filepath.Join(t.TempDir(), "codex-home")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(t.TempDir(), "codex-home")
+	return dir
 }
 
 // codexSetup writes the project policy and installs toolgate's hooks with
