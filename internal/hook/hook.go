@@ -57,7 +57,8 @@ type Call struct {
 	Phase  Phase
 	// Request is the call as toolgate judges it: Tool is the name in a
 	// form [policy.Canonical] knows (MCP tools as mcp__server__tool),
-	// Input the client's tool input unchanged.
+	// Input the client's tool input unchanged, except that the patch
+	// text Codex sends its apply_patch hook as "command" is "patch".
 	Request engine.Request
 	// ClientTool is the tool name as the client sent it.
 	ClientTool string
@@ -137,14 +138,33 @@ func Parse(client Client, data []byte) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := policy.Canonical(tool); !ok {
+	canon, ok := policy.Canonical(tool)
+	if !ok {
 		return nil, fmt.Errorf("unknown tool %q: toolgate judges only the tools it knows, so it denies this one", p.ToolName)
+	}
+	if client == Codex && canon == policy.ToolPatch {
+		codexPatchInput(input)
 	}
 	call.Request = engine.Request{Tool: tool, Input: input, Cwd: p.Cwd, Session: p.SessionID}
 	if call.Phase == After {
 		call.Output = responseText(p.ToolResponse)
 	}
 	return call, nil
+}
+
+// codexPatchInput renames the "command" field Codex hands its apply_patch
+// hook (the patch text) to "patch", the name toolgate judges a patch by,
+// when the input names the patch no other way.
+func codexPatchInput(input map[string]any) {
+	for _, k := range []string{"patch", "input", "diff"} {
+		if _, ok := input[k]; ok {
+			return
+		}
+	}
+	if cmd, ok := input["command"].(string); ok {
+		delete(input, "command")
+		input["patch"] = cmd
+	}
 }
 
 func events(c Client) string {

@@ -83,6 +83,44 @@ func TestParseMapsTools(t *testing.T) {
 	}
 }
 
+// Codex hands its apply_patch hook the patch text as "command"; toolgate
+// judges a patch by "patch" (or "input", "diff"), so without the rename
+// every Codex patch is denied as invalid and none is judged by its paths.
+func TestParseCodexPatchInput(t *testing.T) {
+	const patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n"
+	tests := []struct {
+		name   string
+		client Client
+		tool   string
+		input  string
+		want   map[string]any
+	}{
+		{"codex command", Codex, "apply_patch", `{"command":` + quote(patch) + `}`, map[string]any{"patch": patch}},
+		{"codex input kept", Codex, "apply_patch", `{"input":"x","command":"y"}`, map[string]any{"input": "x", "command": "y"}},
+		{"codex command not a string", Codex, "apply_patch", `{"command":["x"]}`, map[string]any{"command": []any{"x"}}},
+		{"codex shell untouched", Codex, "Bash", `{"command":"ls"}`, map[string]any{"command": "ls"}},
+		{"claude patch untouched", ClaudeCode, "apply_patch", `{"command":"x"}`, map[string]any{"command": "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call, err := Parse(tt.client, []byte(`{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"`+tt.tool+`","tool_input":`+tt.input+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(call.Request.Input)
+			want, _ := json.Marshal(tt.want)
+			if string(got) != string(want) {
+				t.Errorf("input %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 func TestAnswerFormats(t *testing.T) {
 	in := map[string]any{"command": "ls"}
 	tests := []struct {

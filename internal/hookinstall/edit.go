@@ -283,6 +283,11 @@ func isToolgateCommand(cmd string, o Options) bool {
 	if cmd == HookCommand(o) {
 		return true
 	}
+	if o.Client == Codex {
+		if prog, ok := codexGuarded(cmd); ok {
+			return filepath.Base(prog) == "toolgate" || prog == o.Command
+		}
+	}
 	f := strings.Fields(cmd)
 	if len(f) != 3 || f[1] != "hook" || f[2] != string(o.Client) {
 		return false
