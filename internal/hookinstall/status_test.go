@@ -31,7 +31,7 @@ func TestInstalled(t *testing.T) {
 				t.Fatalf("after install: %+v", st)
 			}
 			for _, ev := range specs[c].events {
-				if got := st.Commands[ev.name]; !slices.Equal(got, []string{HookCommand(o)}) {
+				if got := st.Commands[ev.name]; !slices.Equal(got, []string{entryFor(o, ev).Hooks[0].Command}) {
 					t.Errorf("%s: commands %q", ev.name, got)
 				}
 			}
