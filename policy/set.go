@@ -48,6 +48,10 @@ type Set struct {
 	// CredentialPaths and ProtectedPaths are every layer's additions to
 	// the built-in sensitive path classes (only ever added to).
 	CredentialPaths, ProtectedPaths []*Rule
+	// Hooks are every layer's user hooks, highest layer first, each
+	// layer's in the order written; nil when no layer defines one. Hooks of
+	// an untrusted project are not among them ([File.Distrust]).
+	Hooks []*Hook
 
 	// From says which layer set each setting ("mode", "approval",
 	// "sandbox", "network", "writable_roots"), as file:line or layer name.
@@ -206,6 +210,16 @@ func Merge(files ...*File) (*Set, error) {
 	for _, f := range fs {
 		s.CredentialPaths = append(s.CredentialPaths, f.CredentialPaths...)
 		s.ProtectedPaths = append(s.ProtectedPaths, f.ProtectedPaths...)
+	}
+	for _, f := range fs {
+		for _, h := range f.Hooks {
+			if s.ManagedRulesOnly && f.Layer != LayerManaged {
+				c := *h
+				c.NoAllow = "the managed policy " + managed.Path + " allows only managed allow rules"
+				h = &c
+			}
+			s.Hooks = append(s.Hooks, h)
+		}
 	}
 	if managed != nil && managed.TrustedMCPServers != nil {
 		s.TrustedMCPServers = managed.TrustedMCPServers
