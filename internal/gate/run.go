@@ -107,6 +107,18 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 	if err != nil || v.d.Decision != policy.Allow {
 		return v.d, Result{}, err
 	}
+	if v.d.UpdatedInput != nil {
+		// exec runs the call as it was given; what was allowed is the
+		// input a hook changed it to.
+		d := *v.d
+		d.Decision, d.Reason, d.Source = policy.Deny, engine.ReasonHook, engine.SourceHook
+		d.Message = "a PreToolUse hook changed the call's input, and this runner runs a call only as it was given, so it does not run"
+		res := PermissionResolved{
+			ToolCallID: v.id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
+			RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message, Receipt: v.receipt,
+		}
+		return &d, Result{}, g.resolve(ctx, req.Session, turn, res)
+	}
 	// The call may have changed while a person looked at it: run it only
 	// if it is still exactly what was allowed.
 	if verr := g.Verify(ctx, req, v.receipt); verr != nil {
@@ -139,6 +151,9 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeToolFailed, failed); err != nil {
 			return d, res, err
 		}
+		if err := g.postToolUse(ctx, req, turn, id, d, &res, execErr); err != nil {
+			return d, res, err
+		}
 		return d, res, execErr
 	}
 	preview, truncated := Preview(res.Stdout)
@@ -164,6 +179,9 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		return d, res, err
 	}
 	if err := g.recordInjection(ctx, req.Session, turn, id, &res); err != nil {
+		return d, res, err
+	}
+	if err := g.postToolUse(ctx, req, turn, id, d, &res, nil); err != nil {
 		return d, res, err
 	}
 	return d, res, nil
