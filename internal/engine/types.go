@@ -228,7 +228,7 @@ type Trace struct {
 	// Hooks are the user hooks that would run for the call, described
 	// (see [policy.Hook.String]) with their time limits.
 	Hooks []string `json:"hooks,omitempty"`
-	Steps   []Step   `json:"steps,omitempty"`
+	Steps []Step   `json:"steps,omitempty"`
 
 	call *Call
 }

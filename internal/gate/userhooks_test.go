@@ -113,7 +113,9 @@ func TestUserHooksDecide(t *testing.T) {
 			return map[string]any{"file_path": filepath.Join(w.project, name), "content": "x"}
 		}
 	}
-	read := func(w *hookWorld) map[string]any { return map[string]any{"file_path": filepath.Join(w.project, "README")} }
+	read := func(w *hookWorld) map[string]any {
+		return map[string]any{"file_path": filepath.Join(w.project, "README")}
+	}
 	tests := []struct {
 		name     string
 		policy   string // extra user policy
@@ -325,7 +327,9 @@ func TestUserHooksHTTP(t *testing.T) {
 		want    policy.Decision
 		msg     string
 	}{
-		{"deny", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"decision":"deny","reason":"http says no"}`) }, policy.Deny, "http says no"},
+		{"deny", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"decision":"deny","reason":"http says no"}`)
+		}, policy.Deny, "http says no"},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, policy.Deny, "answered HTTP 500"},
 		{"allow", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"decision":"allow"}`) }, policy.Allow, "approved by PermissionRequest hook"},
 	}
