@@ -185,6 +185,15 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if api != nil {
 		return askServer(c.Context(), api, call, func(v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
 	}
+	for _, h := range d.Hooks {
+		// User hooks run in the gate, which records each run; without a
+		// server nothing runs them, and a hook that would have denied must
+		// not be skipped.
+		if h.Event == policy.HookPreToolUse && h.Matches(req.Tool) {
+			return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
+				"; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"})
+		}
+	}
 	if d.Decision == policy.Ask && !hook.CanAsk(client) {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 			"; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"})

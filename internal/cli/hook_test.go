@@ -517,3 +517,29 @@ func TestHookPanicDenies(t *testing.T) {
 		}
 	}
 }
+
+// TestHookUserHooksNeedServer: without a server nothing runs the policy's
+// user hooks, so a call a PreToolUse hook would judge is denied, saying
+// which hook; a call no hook matches is decided as before.
+func TestHookUserHooksNeedServer(t *testing.T) {
+	env := newHookEnv(t)
+	user := filepath.Join(env.project, "user.toml")
+	marker := filepath.Join(env.project, "ran")
+	if err := os.WriteFile(user, []byte("[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"touch "+marker+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--user-policy", user, "--managed-policy", filepath.Join(env.project, "none.toml"), "--state-dir", env.state}
+	for _, client := range []string{"claude-code", "gemini", "codex"} {
+		_, out, _ := runHookCLI(t, client, payloadFor(client, "Bash", env.project, map[string]any{"command": "ls"}, nil), flags...)
+		if d, r := hookDecision(t, client, out); d != "deny" || !strings.Contains(r, "PreToolUse hook at "+user+":1") || !strings.Contains(r, "toolgate serve") {
+			t.Fatalf("%s: %s %q", client, d, r)
+		}
+		_, out, _ = runHookCLI(t, client, payloadFor(client, "Read", env.project, map[string]any{"file_path": filepath.Join(env.project, "x")}, nil), flags...)
+		if d, _ := hookDecision(t, client, out); d != "allow" {
+			t.Fatalf("%s: Read, which no hook matches: %s", client, out)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the hook ran outside the gate")
+	}
+}
