@@ -402,3 +402,41 @@ func TestUntrustedProjectHooks(t *testing.T) {
 		})
 	}
 }
+
+// TestReadmeUserHookExample runs the README's user hook example as it is
+// written: its policy entry and its script.
+func TestReadmeUserHookExample(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	must(t, err)
+	_, section, ok := strings.Cut(string(raw), "\n## User hooks\n")
+	if !ok {
+		t.Fatal("README has no User hooks section")
+	}
+	block := func(lang string) string {
+		_, rest, ok := strings.Cut(section, "```"+lang+"\n")
+		body, _, ok2 := strings.Cut(rest, "```\n")
+		if !ok || !ok2 {
+			t.Fatalf("no %s block in the User hooks section", lang)
+		}
+		return body
+	}
+	w := newHookWorld(t, block("toml"), nil, "", "")
+	script := filepath.Join(w.home, ".config/toolgate/hooks/no-migrations.sh")
+	must(t, os.MkdirAll(filepath.Dir(script), 0o755))
+	must(t, os.WriteFile(script, []byte(block("sh")), 0o755))
+	for _, tt := range []struct {
+		file   string
+		denied bool
+	}{{"db/migrations/001_init.sql", true}, {"db/schema.sql", false}} {
+		req := &engine.Request{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(w.project, tt.file), "content": "x"}, Cwd: w.project, Session: "s-" + filepath.Base(tt.file)}
+		d, err := w.g.Check(context.Background(), req, "")
+		must(t, err)
+		byHook := d.Decision == policy.Deny && d.Reason == engine.ReasonHook && strings.Contains(d.Message, "applied migrations are not edited by agents")
+		if byHook != tt.denied {
+			t.Fatalf("%s: %s %s %q", tt.file, d.Decision, d.Reason, d.Message)
+		}
+		if runs := w.hookRuns(t, req.Session); len(runs) != 1 {
+			t.Fatalf("%s: %d hook runs", tt.file, len(runs))
+		}
+	}
+}
