@@ -234,3 +234,39 @@ func parseHook(doc hookDoc, layer Layer, at func(key string) Position) (*Hook, e
 	}
 	return h, nil
 }
+
+// programs returns protected-path patterns for the files a command hook
+// names by an absolute or ~/ path: its program and the scripts it hands
+// one. Other words (a program found through PATH, a relative path, which
+// depends on the call's cwd) give none.
+func (h *Hook) programs() []*Rule {
+	if h.Type != HookCommand {
+		return nil
+	}
+	var out []*Rule
+	for _, w := range strings.Fields(h.Command) {
+		w = strings.Trim(w, `"'`)
+		if !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") || strings.ContainsAny(w, "$`") {
+			continue
+		}
+		r, err := ParseRule("Read("+globEscape(w)+")", Deny, h.Pos)
+		if err != nil {
+			continue
+		}
+		r.Layer = h.Layer
+		out = append(out, r)
+	}
+	return out
+}
+
+// globEscape escapes the characters a path pattern reads as a glob.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[]{}\()`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -195,6 +195,11 @@ func FuzzParseHooks(f *testing.F) {
 			h.Matches("Bash")
 			h.Matches("mcp__a__b")
 			_ = h.String()
+			for _, r := range h.programs() {
+				if r.Kind != SpecPath {
+					t.Fatalf("hook %s protects %s, not a path", h, r.Text)
+				}
+			}
 		}
 		file.Distrust()
 		if len(file.Hooks) != 0 {

@@ -50,7 +50,9 @@ type Set struct {
 	CredentialPaths, ProtectedPaths []*Rule
 	// Hooks are every layer's user hooks, highest layer first, each
 	// layer's in the order written; nil when no layer defines one. Hooks of
-	// an untrusted project are not among them ([File.Distrust]).
+	// an untrusted project are not among them ([File.Distrust]). The files
+	// a command hook names by an absolute or ~/ path are added to
+	// ProtectedPaths, so that an agent cannot rewrite a hook unasked.
 	Hooks []*Hook
 
 	// From says which layer set each setting ("mode", "approval",
@@ -219,6 +221,9 @@ func Merge(files ...*File) (*Set, error) {
 				h = &c
 			}
 			s.Hooks = append(s.Hooks, h)
+			// What a hook runs is part of the gate: writing it asks,
+			// as writing a policy file does.
+			s.ProtectedPaths = append(s.ProtectedPaths, h.programs()...)
 		}
 	}
 	if managed != nil && managed.TrustedMCPServers != nil {

@@ -440,3 +440,32 @@ func TestReadmeUserHookExample(t *testing.T) {
 		}
 	}
 }
+
+// TestHookScriptsProtected: the attack — an agent in bypassPermissions
+// mode rewrites the script a hook runs, so that the hook then allows what
+// it should not — is stopped: the files a hook names are protected paths,
+// whose writes ask in every mode, and the hook's own allow cannot lift
+// that.
+func TestHookScriptsProtected(t *testing.T) {
+	toml := "mode = \"bypassPermissions\"\nsandbox = \"danger-full-access\"\n" +
+		hookEntry("PreToolUse", "", "$SCRIPTS/hook.sh --strict", "") + hookEntry("PostToolUse", "", "/bin/sh ~/hooks/post.sh", "")
+	w := newHookWorld(t, toml, map[string]string{"hook.sh": hookAllow}, "", "")
+	for _, target := range []string{filepath.Join(w.scripts, "hook.sh"), filepath.Join(w.home, "hooks/post.sh")} {
+		req := &engine.Request{Tool: "Write", Input: map[string]any{"file_path": target, "content": "#!/bin/sh\nexit 0\n"}, Cwd: w.project, Session: "s-" + filepath.Base(target)}
+		d, err := w.g.Check(context.Background(), req, "")
+		must(t, err)
+		if d.Decision == policy.Allow {
+			t.Fatalf("writing the hook's file %s was allowed: %s %s", target, d.Reason, d.Message)
+		}
+		if r := resolved(t, w.store, req.Session); r["reason"] != string(engine.ReasonNoApprover) {
+			t.Fatalf("resolved %v", r)
+		}
+	}
+	// Another file is allowed by the mode, so the protection is the hook's.
+	req := &engine.Request{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(w.scripts, "other.sh"), "content": "x"}, Cwd: w.project, Session: "s-other"}
+	d, err := w.g.Check(context.Background(), req, "")
+	must(t, err)
+	if d.Decision != policy.Allow {
+		t.Fatalf("another file: %s %s", d.Decision, d.Reason)
+	}
+}
