@@ -194,7 +194,9 @@ func TestHTTPHooks(t *testing.T) {
 			w.WriteHeader(403)
 			io.WriteString(w, `{"decision":"allow"}`)
 		}, Failed, "HTTP 403"},
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "http://example.com/", http.StatusFound) }, Failed, "HTTP 302"},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://example.com/", http.StatusFound)
+		}, Failed, "HTTP 302"},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<html>") }, Failed, "not a hook answer"},
 		{"slow", func(w http.ResponseWriter, r *http.Request) {
 			select {
