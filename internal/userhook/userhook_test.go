@@ -267,3 +267,30 @@ func TestAllowBlocked(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseAnswer: whatever a hook prints, the answer is one of the
+// outcomes, never a panic, and only Failed carries no decision of its own.
+func FuzzParseAnswer(f *testing.F) {
+	for _, s := range []string{"", " \n", `{"decision":"allow"}`, `{"action":"block","reason":"r"}`, `{"updatedInput":{"a":1}}`,
+		`{"hookSpecificOutput":{"permissionDecision":"ask","decision":{"behavior":"deny"}}}`, `{"decision":1}`, "not json", `{}{}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		r := parseAnswer(out)
+		switch r.Outcome {
+		case Pass, Allow, Deny, Ask:
+			if r.UpdatedInput != nil && len(r.UpdatedInput) == 0 {
+				t.Fatalf("%q: an empty updated input passed", out)
+			}
+		case Failed:
+			if r.Reason == "" {
+				t.Fatalf("%q: failed without a reason", out)
+			}
+		default:
+			t.Fatalf("%q: outcome %q", out, r.Outcome)
+		}
+		if len(r.Reason) > MaxReasonBytes+len("…") {
+			t.Fatalf("%q: reason of %d bytes", out, len(r.Reason))
+		}
+	})
+}
