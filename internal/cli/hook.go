@@ -185,14 +185,9 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if api != nil {
 		return askServer(c.Context(), api, call, func(v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
 	}
-	for _, h := range d.Hooks {
-		// User hooks run in the gate, which records each run; without a
-		// server nothing runs them, and a hook that would have denied must
-		// not be skipped.
-		if h.Event == policy.HookPreToolUse && h.Matches(req.Tool) {
-			return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
-				"; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"})
-		}
+	if h := unrunHook(d, req.Tool); h != nil {
+		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
+			"; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"})
 	}
 	if d.Decision == policy.Ask && !hook.CanAsk(client) {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
@@ -343,4 +338,21 @@ func mustJSON(v any) json.RawMessage {
 		panic(err) // maps of strings and numbers always encode
 	}
 	return data
+}
+
+// unrunHook returns the first PreToolUse user hook of d's policy that
+// would judge a call of tool, when d does not deny it already. User hooks
+// run in the gate, which records each run; an entry point that decides
+// with the engine alone runs none, and must not skip a hook that might
+// have denied.
+func unrunHook(d *engine.Decision, tool string) *policy.Hook {
+	if d.Decision == policy.Deny {
+		return nil
+	}
+	for _, h := range d.Hooks {
+		if h.Event == policy.HookPreToolUse && h.Matches(tool) {
+			return h
+		}
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
@@ -541,5 +542,30 @@ func TestHookUserHooksNeedServer(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the hook ran outside the gate")
+	}
+}
+
+// TestCheckUserHooks: toolgate check runs no user hook, so a call a
+// PreToolUse hook would judge is denied with reason hook, naming it.
+func TestCheckUserHooks(t *testing.T) {
+	env := newHookEnv(t)
+	user := filepath.Join(env.project, "user.toml")
+	if err := os.WriteFile(user, []byte("[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"true\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"check", "--user-policy", user, "--managed-policy", filepath.Join(env.project, "none.toml")}
+	for tool, want := range map[string]string{"Bash": "deny", "Read": "allow"} {
+		req, _ := json.Marshal(map[string]any{"tool": tool, "input": map[string]any{"command": "ls", "file_path": filepath.Join(env.project, "x")}, "cwd": env.project})
+		var out, errb bytes.Buffer
+		if code := Run(flags, bytes.NewReader(req), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var d engine.Decision
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision.String() != want || want == "deny" && (d.Reason != engine.ReasonHook || !strings.Contains(d.Message, "PreToolUse hook at "+user+":1")) {
+			t.Fatalf("%s: %s %s %q", tool, d.Decision, d.Reason, d.Message)
+		}
 	}
 }
