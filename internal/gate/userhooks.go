@@ -67,7 +67,10 @@ func (g *Gate) runHook(ctx context.Context, h *policy.Hook, req *engine.Request,
 	if d != nil && resp == nil {
 		in.Decision = &userhook.Verdict{Decision: d.Decision.String(), Reason: string(d.Reason), Message: d.Message}
 	}
+	start := g.opts.Clock()
 	r := g.hooks.Run(ctx, h, in)
+	// Timed by the gate's clock, as every other duration it records.
+	r.Duration = g.opts.Clock().Sub(start)
 	ran := HookRan{
 		ToolCallID: id, Tool: req.Tool, Event: h.Event, Hook: h.Origin(), Layer: h.Layer.String(),
 		Type: h.Type, Target: h.Target(), Outcome: r.Outcome, Reason: r.Reason, Status: r.Status,
