@@ -207,3 +207,35 @@ func FuzzParseHooks(f *testing.F) {
 		}
 	})
 }
+
+// TestHooksShippedLocal: a local policy file that may have come with the
+// project (here: the project is no git checkout of its own) cannot define
+// hooks either, unless the project is trusted.
+func TestHooksShippedLocal(t *testing.T) {
+	root := t.TempDir()
+	for _, trusted := range []bool{false, true} {
+		local, err := ParseFile(root+"/"+LocalFile, []byte("[[hooks]]\nevent = \"PreToolUse\"\ncommand = \"./run-me.sh\"\n"), LayerLocal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		userSrc := ""
+		if trusted {
+			userSrc = "trusted_projects = [\"" + root + "\"]\n"
+		}
+		user, err := ParseFile("user.toml", []byte(userSrc), LayerUser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ApplyTrust([]*File{user, local}, root, "/home/u")
+		s, err := Merge(user, local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(s.Hooks) == 1; got != trusted {
+			t.Fatalf("trusted=%v: hooks %v, notes %q", trusted, s.Hooks, s.Notes)
+		}
+		if !trusted && !strings.Contains(strings.Join(s.Notes, "\n"), "may have come with the project") {
+			t.Fatalf("notes %q do not say why", s.Notes)
+		}
+	}
+}
