@@ -99,6 +99,11 @@ type Exec func(ctx context.Context) (Result, error)
 // wrapped as untrusted data ([injection.Wrap]). Output is only ever
 // recorded: nothing in it makes the gate request or run another call.
 //
+// PostToolUse user hooks run after the call and are recorded as hook.ran
+// events; what a blocking one says is added to the Result's Stderr. A
+// call whose input a PreToolUse hook changed is denied, since exec runs the
+// call as it was given.
+//
 // When the call is not allowed exec is not called and the zero Result is
 // returned with the deny decision and a nil error: the deny is already in
 // the log. The error is exec's error, or a failure to write the log.
