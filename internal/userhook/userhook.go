@@ -126,11 +126,16 @@ type Runner struct {
 	Shell string
 }
 
-// Run runs h for the call in, within h's time limit (and ctx), and returns
-// what it came to. It never fails: every problem is a Failed result whose
-// Reason says what went wrong.
+// Run runs h for the call in, within h's time limit (the default when it
+// sets none) and ctx, and returns what it came to. It never fails: every
+// problem is a Failed result whose Reason says what went wrong.
 func (r *Runner) Run(ctx context.Context, h *policy.Hook, in *Input) Result {
 	start := time.Now()
+	if h.Timeout <= 0 {
+		c := *h
+		c.Timeout = policy.DefaultHookTimeout
+		h = &c
+	}
 	body, err := json.Marshal(in)
 	var res Result
 	switch {
