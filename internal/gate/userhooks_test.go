@@ -348,6 +348,7 @@ func TestUserHooksHTTP(t *testing.T) {
 			if d.Decision != tt.want || !strings.Contains(d.Message, tt.msg) {
 				t.Fatalf("decision %s %q", d.Decision, d.Message)
 			}
+			srv.Close() // waits for the handler
 			if got["tool_name"] != "Write" || got["hook_event_name"] != "PermissionRequest" {
 				t.Fatalf("the server was told %v", got)
 			}

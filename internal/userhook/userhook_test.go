@@ -222,6 +222,7 @@ func TestHTTPHooks(t *testing.T) {
 			if res.Outcome != tt.want || !strings.Contains(res.Reason, tt.reason) {
 				t.Fatalf("Run = %s %q, want %s containing %q", res.Outcome, res.Reason, tt.want, tt.reason)
 			}
+			srv.Close() // waits for the handler
 			if got.ToolName != "Bash" || got.ToolInput["command"] != "ls" {
 				t.Fatalf("the server got %+v", got)
 			}
