@@ -569,3 +569,50 @@ func TestCheckUserHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestHookChangedInputThroughServer: when a user hook of the server's
+// policy changes a call's input, the hook answer hands that input back to
+// a client that can take it (Claude Code's updatedInput, Gemini CLI's
+// tool_input), and denies to Codex, whose answer carries none: no client
+// runs the call as it was.
+func TestHookChangedInputThroughServer(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "change.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '{\"updatedInput\": {\"file_path\": \"'\"$PWD/b.txt\"'\", \"content\": \"x\"}}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(dir, "user.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf("[permissions]\nallow = [\"Write(b.txt)\"]\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write\"\ncommand = %q\n", script)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startServe(t, "--user-policy", user)
+	t.Setenv("TOOLGATE_SERVER", "")
+	t.Setenv("TOOLGATE_TOKEN", "")
+	none := filepath.Join(rs.project, "none.toml")
+	flags := []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+	want := filepath.Join(rs.project, "b.txt")
+	for i, client := range []string{"claude-code", "gemini", "codex"} {
+		tool := map[string]string{"claude-code": "Write", "gemini": "write_file", "codex": "Write"}[client]
+		payload := payloadFor(client, tool, rs.project, map[string]any{"file_path": filepath.Join(rs.project, "a.txt"), "content": "x"}, map[string]any{"session_id": fmt.Sprintf("changed%d", i)})
+		code, out, errOut := runHookCLI(t, client, payload, flags...)
+		d, reason := hookDecision(t, client, out)
+		if client == "codex" {
+			if d != "deny" || !strings.Contains(reason, "cannot carry a changed input") {
+				t.Fatalf("codex: exit %d %s %q %s", code, d, reason, errOut)
+			}
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		hs, _ := m["hookSpecificOutput"].(map[string]any)
+		in, _ := hs["updatedInput"].(map[string]any)
+		if client == "gemini" {
+			in, _ = hs["tool_input"].(map[string]any)
+		}
+		if d != "allow" || in["file_path"] != want {
+			t.Fatalf("%s: %s %q, input %v: %s", client, d, reason, in, out)
+		}
+	}
+}
