@@ -25,7 +25,10 @@
 // A framework that wants the gate to run the calls too builds a [Gate]:
 // [Gate.Run] decides a call, asks its [Approver] when a person must
 // answer, runs the call under the operating system's sandbox when it is
-// allowed, and records every step in the event log.
+// allowed, and records every step in the event log. The user hooks a
+// policy defines ([[hooks]]) are run by the Gate, never by Engine.Check;
+// a framework that decides with the Engine alone finds them in
+// Decision.Hooks and must not run a call one of them would judge.
 package toolgate
 
 import (

@@ -52,6 +52,8 @@ type File struct {
 	// layer. Only honoured in the managed layer.
 	ManagedRulesOnly bool
 
+	// Hooks are the file's [[hooks]] entries in the order written.
+	Hooks []*Hook
 	// Rules are the file's rules in the order written: deny, ask, allow.
 	Rules []*Rule
 	// Tests are the file's examples: calls and the decision the policy
@@ -91,6 +93,7 @@ type fileDoc struct {
 		Expect string         `toml:"expect"`
 		Reason string         `toml:"reason"`
 	} `toml:"test"`
+	Hooks   []hookDoc `toml:"hooks"`
 	Managed *struct {
 		DisableBypass    bool `toml:"disable_bypass_mode"`
 		ManagedRulesOnly bool `toml:"allow_managed_rules_only"`
@@ -210,6 +213,19 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 		}
 		f.Tests = append(f.Tests, Test{Pos: p, Tool: tc.Tool, Input: tc.Input, Cwd: tc.Cwd, Mode: tc.Mode, Expect: want, Reason: tc.Reason})
 	}
+	for i, hd := range doc.Hooks {
+		entry := pos.elem("hooks", i, at("hooks"))
+		h, err := parseHook(hd, layer, func(key string) Position {
+			if p, ok := pos.keys[fmt.Sprintf("hooks#%d.%s", i, key)]; ok && key != "" {
+				return p
+			}
+			return entry
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.Hooks = append(f.Hooks, h)
+	}
 	for _, list := range []struct {
 		key   string
 		rules []string
@@ -242,7 +258,8 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 // with the repository (see [ApplyTrust]): a cloned repository, or a package
 // that ships a .toolgate directory, can make the gate stricter but cannot
 // switch it off. Allow rules are set aside (Merge lists them in
-// [Set.Ignored]), writable_roots and trusted_mcp_servers are dropped, and
+// [Set.Ignored]), hooks (which run programs), writable_roots and
+// trusted_mcp_servers are dropped, and
 // Merge applies the file's mode, approval, sandbox and network settings only
 // where they are at least as strict as what the layers below it set. Deny
 // and ask rules and credential_paths and protected_paths additions stay.
@@ -270,6 +287,12 @@ func (f *File) DistrustBecause(why string) []string {
 	if len(f.TrustedMCPServers) > 0 {
 		drop("trusted_mcp_servers", "trusted_mcp_servers")
 		f.TrustedMCPServers = nil
+	}
+	if len(f.Hooks) > 0 {
+		for _, h := range f.Hooks {
+			notes = append(notes, fmt.Sprintf("%s ignored: hooks run programs, so a project's policy may define them only once the user trusts it; %s", h, why))
+		}
+		f.Hooks = nil
 	}
 	kept := f.Rules[:0:0]
 	for _, r := range f.Rules {
@@ -337,7 +360,11 @@ func tomlError(filename string, err error) error {
 	if errors.As(err, &sm) && len(sm.Errors) > 0 {
 		e := sm.Errors[0]
 		row, col := e.Position()
-		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, wrap_hooks, trusted_mcp_servers, trusted_projects (user file), credential_paths, protected_paths, [permissions] allow/ask/deny, [[test]], or [managed] (managed file only)", strings.Join(e.Key(), "."))}
+		key := strings.Join(e.Key(), ".")
+		if strings.HasPrefix(key, "hooks.") {
+			return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q in [[hooks]]: expected event, matcher, type, command, url or timeout", strings.TrimPrefix(key, "hooks."))}
+		}
+		return &Error{Pos: Position{File: filename, Line: row, Column: col}, Msg: fmt.Sprintf("unknown key %q: expected mode, approval, sandbox, network, writable_roots, wrap_hooks, trusted_mcp_servers, trusted_projects (user file), credential_paths, protected_paths, [permissions] allow/ask/deny, [[test]], [[hooks]], or [managed] (managed file only)", key)}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -365,6 +392,7 @@ func positions(filename string, src []byte) (*filePositions, error) {
 	var p unstable.Parser
 	p.Reset(src)
 	var table []string
+	arrayIdx := -1 // index of the current [[table]] element, -1 outside one
 	toPos := func(r unstable.Range) Position {
 		s := p.Shape(r)
 		return Position{File: filename, Line: s.Start.Line, Column: s.Start.Column}
@@ -387,8 +415,10 @@ func positions(filename string, src []byte) (*filePositions, error) {
 				p := toPos(first.Raw)
 				p.Column = 1
 				out.keys[key] = p
+				arrayIdx = -1
 				if e.Kind == unstable.ArrayTable {
 					out.elems[key] = append(out.elems[key], p)
+					arrayIdx = len(out.elems[key]) - 1
 				}
 			}
 		case unstable.KeyValue:
@@ -407,6 +437,11 @@ func positions(filename string, src []byte) (*filePositions, error) {
 				out.keys[key] = toPos(e.Raw)
 			case first != nil:
 				out.keys[key] = toPos(first.Raw)
+			}
+			if arrayIdx >= 0 && len(table) > 0 {
+				// Keys of one element of an array of tables, such as
+				// "hooks#2.command".
+				out.keys[fmt.Sprintf("%s#%d.%s", strings.Join(table, "."), arrayIdx, strings.Join(parts[len(table):], "."))] = out.keys[key]
 			}
 			if v := e.Value(); v.Kind == unstable.Array {
 				ch := v.Children()

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -51,6 +53,11 @@ func Lint(s *Set) []Finding {
 		}
 		if r.Effect == Allow && r.Kind == SpecPath && !r.Explicit() && touchesSecrets(r.path) {
 			add(r, "allow rule %s sweeps a credential location with a wildcard tree; credentials are unlocked only by rules that name them (no **)", r.Text)
+		}
+	}
+	for _, h := range s.Hooks {
+		if why := hookProgramMissing(h); why != "" {
+			out = append(out, Finding{Pos: h.Pos, Rule: h.Target(), Message: fmt.Sprintf("%s runs %s: every call it is told of is denied", h, why)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int {
@@ -117,4 +124,26 @@ func touchesSecrets(p *pathPattern) bool {
 		}
 	}
 	return p.anchor == anchorAbs && (strings.HasPrefix(p.glob, "/etc") || p.glob == "/**")
+}
+
+// hookProgramMissing says why the program a command hook names by an
+// absolute path cannot run (it does not exist, or is not an executable
+// file), or "". A command that finds its program through PATH or the
+// shell is not checked.
+func hookProgramMissing(h *Hook) string {
+	if h.Type != HookCommand {
+		return ""
+	}
+	words := strings.Fields(h.Command)
+	if len(words) == 0 || !filepath.IsAbs(words[0]) {
+		return ""
+	}
+	fi, err := os.Stat(words[0])
+	switch {
+	case err != nil:
+		return words[0] + ", which does not exist"
+	case fi.IsDir() || fi.Mode()&0o111 == 0:
+		return words[0] + ", which is not an executable file"
+	}
+	return ""
 }

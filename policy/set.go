@@ -48,6 +48,12 @@ type Set struct {
 	// CredentialPaths and ProtectedPaths are every layer's additions to
 	// the built-in sensitive path classes (only ever added to).
 	CredentialPaths, ProtectedPaths []*Rule
+	// Hooks are every layer's user hooks, highest layer first, each
+	// layer's in the order written; nil when no layer defines one. Hooks of
+	// an untrusted project are not among them ([File.Distrust]). The files
+	// a command hook names by an absolute or ~/ path are added to
+	// ProtectedPaths, so that an agent cannot rewrite a hook unasked.
+	Hooks []*Hook
 
 	// From says which layer set each setting ("mode", "approval",
 	// "sandbox", "network", "writable_roots"), as file:line or layer name.
@@ -206,6 +212,19 @@ func Merge(files ...*File) (*Set, error) {
 	for _, f := range fs {
 		s.CredentialPaths = append(s.CredentialPaths, f.CredentialPaths...)
 		s.ProtectedPaths = append(s.ProtectedPaths, f.ProtectedPaths...)
+	}
+	for _, f := range fs {
+		for _, h := range f.Hooks {
+			if s.ManagedRulesOnly && f.Layer != LayerManaged {
+				c := *h
+				c.NoAllow = "the managed policy " + managed.Path + " allows only managed allow rules"
+				h = &c
+			}
+			s.Hooks = append(s.Hooks, h)
+			// What a hook runs is part of the gate: writing it asks,
+			// as writing a policy file does.
+			s.ProtectedPaths = append(s.ProtectedPaths, h.programs()...)
+		}
 	}
 	if managed != nil && managed.TrustedMCPServers != nil {
 		s.TrustedMCPServers = managed.TrustedMCPServers

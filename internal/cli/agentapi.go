@@ -106,7 +106,15 @@ func (a *apiClient) checkWait(ctx context.Context, req *engine.Request) (*engine
 // apiDecider decides an MCP proxy's calls through a running server.
 type apiDecider struct{ api *apiClient }
 
-// Decide implements [mcpproxy.Decider].
+// Decide implements [mcpproxy.Decider]. The proxy runs a call as the
+// client sent it, so an allow of an input a user hook changed is a deny.
 func (d apiDecider) Decide(ctx context.Context, req *engine.Request) (*engine.Decision, error) {
-	return d.api.checkWait(ctx, req)
+	dec, err := d.api.checkWait(ctx, req)
+	if err == nil && dec.Decision == policy.Allow && dec.UpdatedInput != nil {
+		out := *dec
+		out.Decision, out.Reason, out.Source = policy.Deny, engine.ReasonHook, engine.SourceHook
+		out.Message = "a user hook changed the call's input, and the MCP proxy runs a call only as the client sent it"
+		return &out, nil
+	}
+	return dec, err
 }

@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/server"
+	"github.com/toolgate/toolgate/policy"
 )
 
 // TestAgentServer: the one lookup hook, mcp and run use finds the server
@@ -70,5 +76,28 @@ func TestAgentServer(t *testing.T) {
 				t.Fatalf("got %s with token %q; want %s with %q", a.base, a.token, tc.wantBase, tc.wantToken)
 			}
 		})
+	}
+}
+
+// TestAPIDeciderChangedInput: the MCP proxy runs a call as its client sent
+// it, so a server's allow of an input a user hook changed is a deny.
+func TestAPIDeciderChangedInput(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			d := map[string]any{"decision": "allow", "reason": "rule_allow", "risk": "read", "source": "rule", "tool_call_id": "tc_1"}
+			if changed {
+				d["updated_input"] = map[string]any{"path": "/elsewhere"}
+			}
+			json.NewEncoder(w).Encode(d)
+		}))
+		dec := apiDecider{api: &apiClient{base: srv.URL, token: "t", http: srv.Client()}}
+		d, err := dec.Decide(context.Background(), &engine.Request{Tool: "mcp__fs__read", Input: map[string]any{"path": "/here"}, Cwd: "/", Session: "s"})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]policy.Decision{false: policy.Allow, true: policy.Deny}[changed]; d.Decision != want {
+			t.Fatalf("changed=%v: %s %s %q", changed, d.Decision, d.Reason, d.Message)
+		}
 	}
 }

@@ -25,7 +25,9 @@ func checkCmd() *cobra.Command {
   {"tool":"Bash","input":{"command":"git status && rm -rf /"},"cwd":"/abs/dir"}
 on stdin and prints one decision as JSON. With --batch it reads JSON Lines
 and prints one decision line per request, in order; a bad line gets a deny
-with reason invalid_request so the outputs stay aligned.`,
+with reason invalid_request so the outputs stay aligned. check runs no user
+hook: a call a PreToolUse hook of the policy would judge is denied with
+reason hook (toolgate serve runs them).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			eng, err := pf.engine(c)
@@ -41,7 +43,7 @@ with reason invalid_request so the outputs stay aligned.`,
 			if err != nil {
 				return err
 			}
-			return out.Encode(eng.Check(c.Context(), req))
+			return out.Encode(checkOne(c, eng, req))
 		},
 	}
 	pf.register(c)
@@ -79,7 +81,7 @@ func checkBatch(c *cobra.Command, eng *engine.Engine, out *json.Encoder) error {
 			d = &engine.Decision{Decision: policy.Deny, Reason: engine.ReasonInvalidRequest, Risk: risk.Execute,
 				Source: engine.SourceTool, Message: fmt.Sprintf("line %d: %v", line, err)}
 		} else {
-			d = eng.Check(c.Context(), req)
+			d = checkOne(c, eng, req)
 		}
 		if err := out.Encode(d); err != nil {
 			return err
@@ -89,4 +91,16 @@ func checkBatch(c *cobra.Command, eng *engine.Engine, out *json.Encoder) error {
 		return usageError("line %d: %v", line+1, err)
 	}
 	return nil
+}
+
+// checkOne decides req with the engine alone. A call a PreToolUse user
+// hook would judge is denied: check runs no hook.
+func checkOne(c *cobra.Command, eng *engine.Engine, req *engine.Request) *engine.Decision {
+	d := eng.Check(c.Context(), req)
+	if h := unrunHook(d, req.Tool); h != nil {
+		return &engine.Decision{Decision: policy.Deny, Reason: engine.ReasonHook, Risk: d.Risk, Source: engine.SourceHook,
+			RuleOrigin: h.Origin(), PolicyVersion: d.PolicyVersion,
+			Message: fmt.Sprintf("the policy would decide %s (%s), but its %s would judge the call and toolgate check runs no hook: put the call to toolgate serve", d.Decision, d.Reason, h)}
+	}
+	return d
 }

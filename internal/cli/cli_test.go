@@ -231,6 +231,28 @@ allow = ["Bash(git push origin main)"]
 	if code != 1 || !strings.Contains(stderr, "bad.toml:2:18: expected ')'") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	// Hook entries: an unknown event, a bad matcher, a missing command
+	// are errors at their line; a hook whose program is missing is a
+	// finding.
+	for _, tt := range []struct{ src, want string }{
+		{"mode = \"default\"\n[[hooks]]\nevent = \"BeforeTool\"\ncommand = \"x\"\n", "bad.toml:3:1: unknown hook event \"BeforeTool\""},
+		{"[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash|Shell2\"\ncommand = \"x\"\n", "bad.toml:3:1: hook matcher \"Bash|Shell2\": unknown tool \"Shell2\""},
+		{"[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\n", "bad.toml:1:1: command hook has no command"},
+	} {
+		if err := os.WriteFile(bad, []byte(tt.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := run(t, dir, "", "policy", "lint", bad); code != 1 || !strings.Contains(stderr, tt.want) {
+			t.Fatalf("exit %d: %s, want %q", code, stderr, tt.want)
+		}
+	}
+	missing := filepath.Join(dir, "hooks.toml")
+	if err := os.WriteFile(missing, []byte("[[hooks]]\nevent = \"PreToolUse\"\ncommand = \"/no/such/hook.sh --strict\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := run(t, dir, "", "policy", "lint", missing); code != 1 || !strings.Contains(out, "hooks.toml:1:1: PreToolUse hook at "+missing+":1 (command \"/no/such/hook.sh --strict\") runs /no/such/hook.sh, which does not exist") {
+		t.Fatalf("missing hook program: exit %d: %s", code, out)
+	}
 	good := filepath.Join(dir, "good.toml")
 	if err := os.WriteFile(good, []byte("[permissions]\nallow = [\"Bash(ls)\"]\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -141,6 +141,13 @@ func WriteExplain(w io.Writer, req *engine.Request, d *engine.Decision) {
 			printf("\n%-14s %-5s %s\n", s.Stage, s.Result, s.Detail)
 		}
 	}
+	if t != nil && len(t.Hooks) > 0 {
+		// explain runs no hook: it says which would run for the call.
+		fmt.Fprintf(w, "\nhooks     for this tool, run by the gate (explain runs none; PermissionRequest only when the call would ask):\n")
+		for _, h := range t.Hooks {
+			printf("hook      %s\n", h)
+		}
+	}
 	printf("\ndecision  %s\nreason    %s\nrisk      %s\nsource    %s\n", d.Decision, d.Reason, d.Risk, d.Source)
 	if d.Rule != "" {
 		printf("rule      %s (%s)\n", d.Rule, d.RuleOrigin)

@@ -183,7 +183,11 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		return hook.Fail(client, err.Error())
 	}
 	if api != nil {
-		return askServer(c.Context(), api, call, func(v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
+		return askServer(c.Context(), api, call, func(call *hook.Call, v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
+	}
+	if h := unrunHook(d, req.Tool); h != nil {
+		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
+			"; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"})
 	}
 	if d.Decision == policy.Ask && !hook.CanAsk(client) {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
@@ -261,14 +265,26 @@ func describe(d *engine.Decision) string {
 }
 
 // askServer puts the call to a running server and waits for its answer.
-func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(hook.Verdict) hook.Reply) hook.Reply {
+// An allow of an input a user hook of the server's policy changed is
+// handed back as that input, to a client whose answer carries one, and
+// denied to any other: the client must not run the call as it was.
+func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(*hook.Call, hook.Verdict) hook.Reply) hook.Reply {
 	r := call.Request
 	d, err := api.checkWait(ctx, &engine.Request{Tool: r.Tool, Input: r.Input, Cwd: r.Cwd, Session: r.Session})
 	if err != nil {
 		return hook.Fail(call.Client, err.Error())
 	}
+	if d.Decision == policy.Allow && d.UpdatedInput != nil {
+		if call.Client != hook.ClaudeCode && call.Client != hook.Gemini {
+			return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
+				"; a user hook changed the call's input, and " + string(call.Client) + "'s hook answer cannot carry a changed input"})
+		}
+		changed := *call
+		changed.Request.Input = d.UpdatedInput
+		return allow(&changed, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: d.UpdatedInput})
+	}
 	if d.Decision == policy.Allow {
-		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
+		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
 	}
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }
@@ -341,4 +357,21 @@ func mustJSON(v any) json.RawMessage {
 		panic(err) // maps of strings and numbers always encode
 	}
 	return data
+}
+
+// unrunHook returns the first PreToolUse user hook of d's policy that
+// would judge a call of tool, when d does not deny it already. User hooks
+// run in the gate, which records each run; an entry point that decides
+// with the engine alone runs none, and must not skip a hook that might
+// have denied.
+func unrunHook(d *engine.Decision, tool string) *policy.Hook {
+	if d.Decision == policy.Deny {
+		return nil
+	}
+	for _, h := range d.Hooks {
+		if h.Event == policy.HookPreToolUse && h.Matches(tool) {
+			return h
+		}
+	}
+	return nil
 }

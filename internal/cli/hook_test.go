@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 )
@@ -514,6 +515,104 @@ func TestHookPanicDenies(t *testing.T) {
 			if d, _ := hookDecision(t, client, out.String()); d != "deny" {
 				t.Fatalf("%s %s: %s", in.name, client, out.String())
 			}
+		}
+	}
+}
+
+// TestHookUserHooksNeedServer: without a server nothing runs the policy's
+// user hooks, so a call a PreToolUse hook would judge is denied, saying
+// which hook; a call no hook matches is decided as before.
+func TestHookUserHooksNeedServer(t *testing.T) {
+	env := newHookEnv(t)
+	user := filepath.Join(env.project, "user.toml")
+	marker := filepath.Join(env.project, "ran")
+	if err := os.WriteFile(user, []byte("[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"touch "+marker+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--user-policy", user, "--managed-policy", filepath.Join(env.project, "none.toml"), "--state-dir", env.state}
+	for _, client := range []string{"claude-code", "gemini", "codex"} {
+		_, out, _ := runHookCLI(t, client, payloadFor(client, "Bash", env.project, map[string]any{"command": "ls"}, nil), flags...)
+		if d, r := hookDecision(t, client, out); d != "deny" || !strings.Contains(r, "PreToolUse hook at "+user+":1") || !strings.Contains(r, "toolgate serve") {
+			t.Fatalf("%s: %s %q", client, d, r)
+		}
+		_, out, _ = runHookCLI(t, client, payloadFor(client, "Read", env.project, map[string]any{"file_path": filepath.Join(env.project, "x")}, nil), flags...)
+		if d, _ := hookDecision(t, client, out); d != "allow" {
+			t.Fatalf("%s: Read, which no hook matches: %s", client, out)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the hook ran outside the gate")
+	}
+}
+
+// TestCheckUserHooks: toolgate check runs no user hook, so a call a
+// PreToolUse hook would judge is denied with reason hook, naming it.
+func TestCheckUserHooks(t *testing.T) {
+	env := newHookEnv(t)
+	user := filepath.Join(env.project, "user.toml")
+	if err := os.WriteFile(user, []byte("[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"true\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"check", "--user-policy", user, "--managed-policy", filepath.Join(env.project, "none.toml")}
+	for tool, want := range map[string]string{"Bash": "deny", "Read": "allow"} {
+		req, _ := json.Marshal(map[string]any{"tool": tool, "input": map[string]any{"command": "ls", "file_path": filepath.Join(env.project, "x")}, "cwd": env.project})
+		var out, errb bytes.Buffer
+		if code := Run(flags, bytes.NewReader(req), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var d engine.Decision
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision.String() != want || want == "deny" && (d.Reason != engine.ReasonHook || !strings.Contains(d.Message, "PreToolUse hook at "+user+":1")) {
+			t.Fatalf("%s: %s %s %q", tool, d.Decision, d.Reason, d.Message)
+		}
+	}
+}
+
+// TestHookChangedInputThroughServer: when a user hook of the server's
+// policy changes a call's input, the hook answer hands that input back to
+// a client that can take it (Claude Code's updatedInput, Gemini CLI's
+// tool_input), and denies to Codex, whose answer carries none: no client
+// runs the call as it was.
+func TestHookChangedInputThroughServer(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "change.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '{\"updatedInput\": {\"file_path\": \"'\"$PWD/b.txt\"'\", \"content\": \"x\"}}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(dir, "user.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf("[permissions]\nallow = [\"Write(b.txt)\"]\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write\"\ncommand = %q\n", script)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startServe(t, "--user-policy", user)
+	t.Setenv("TOOLGATE_SERVER", "")
+	t.Setenv("TOOLGATE_TOKEN", "")
+	none := filepath.Join(rs.project, "none.toml")
+	flags := []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+	want := filepath.Join(rs.project, "b.txt")
+	for i, client := range []string{"claude-code", "gemini", "codex"} {
+		tool := map[string]string{"claude-code": "Write", "gemini": "write_file", "codex": "Write"}[client]
+		payload := payloadFor(client, tool, rs.project, map[string]any{"file_path": filepath.Join(rs.project, "a.txt"), "content": "x"}, map[string]any{"session_id": fmt.Sprintf("changed%d", i)})
+		code, out, errOut := runHookCLI(t, client, payload, flags...)
+		d, reason := hookDecision(t, client, out)
+		if client == "codex" {
+			if d != "deny" || !strings.Contains(reason, "cannot carry a changed input") {
+				t.Fatalf("codex: exit %d %s %q %s", code, d, reason, errOut)
+			}
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		hs, _ := m["hookSpecificOutput"].(map[string]any)
+		in, _ := hs["updatedInput"].(map[string]any)
+		if client == "gemini" {
+			in, _ = hs["tool_input"].(map[string]any)
+		}
+		if d != "allow" || in["file_path"] != want {
+			t.Fatalf("%s: %s %q, input %v: %s", client, d, reason, in, out)
 		}
 	}
 }

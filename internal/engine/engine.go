@@ -339,8 +339,16 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	defer func() {
 		if d != nil {
 			d.PolicyVersion = set.Version
+			d.Hooks = set.Hooks
 		}
 	}()
+	if explain {
+		for _, h := range set.Hooks {
+			if h.Matches(req.Tool) {
+				t.Hooks = append(t.Hooks, fmt.Sprintf("%s, time limit %s", h, h.Timeout))
+			}
+		}
+	}
 	if tool == policy.ToolMCP {
 		server, _ := policy.SplitMCPName(c.mcpName)
 		c.mcpTrusted = slices.Contains(set.TrustedMCPServers, server) || (req.MCP != nil && req.MCP.Trusted)

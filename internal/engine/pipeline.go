@@ -792,6 +792,7 @@ func (st *state) aggregate(units []*Unit) *Decision {
 // A hard ask — an ask rule, a protected path, a destructive effect, a line
 // that cannot be parsed or judged — is never turned into an allow.
 func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Decision {
+	defer func() { d.Hard = hard && d.Decision == policy.Ask }()
 	if st.approval == policy.ApprovalAlways && d.Decision == policy.Allow {
 		d.Decision, d.Reason, d.Source = policy.Ask, ReasonPolicyAlways, SourceMode
 		d.Message = "approval is set to always: every call asks (" + d.Message + ")"

@@ -173,6 +173,8 @@ const (
 	SourceMode    Source = "mode"
 	SourceTool    Source = "tool"
 	SourcePrior   Source = "prior"
+	// SourceHook: a user hook decided.
+	SourceHook Source = "hook"
 )
 
 // Decision is the gate's answer to one request.
@@ -191,8 +193,21 @@ type Decision struct {
 	// decision was made under ([policy.Set.Version]); "" when no layer
 	// came from a file or the policy could not be loaded.
 	PolicyVersion string `json:"policy_version,omitempty"`
+	// UpdatedInput, when set, is the input the decision is about: a
+	// user hook changed the call's input and the new input was decided
+	// from the start. Whoever runs the call must run this input, or not
+	// run the call.
+	UpdatedInput map[string]any `json:"updated_input,omitempty"`
 	// Trace is every step the pipeline took; filled by Explain.
 	Trace *Trace `json:"trace,omitempty"`
+	// Hard reports an ask that no mode, allow rule or approval = never
+	// lifts: an ask rule, a protected path, a destructive effect, what
+	// cannot be judged.
+	Hard bool `json:"-"`
+	// Hooks are the user hooks of the policy the call was judged under
+	// (every event and tool; see [policy.Hook.Matches]); nil when it
+	// defines none or the policy could not be loaded.
+	Hooks []*policy.Hook `json:"-"`
 }
 
 // Trace records how a decision was reached, for `toolgate explain`.
@@ -210,7 +225,10 @@ type Trace struct {
 	From    []string `json:"from,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 	Units   []*Unit  `json:"units"`
-	Steps   []Step   `json:"steps,omitempty"`
+	// Hooks are the user hooks that would run for the call, described
+	// (see [policy.Hook.String]) with their time limits.
+	Hooks []string `json:"hooks,omitempty"`
+	Steps []Step   `json:"steps,omitempty"`
 
 	call *Call
 }

@@ -46,16 +46,20 @@ const (
 	TypeLeaseRevoked Type = "lease.revoked"
 	// TypeInjectionSuspected flags tool output that looks like prompt injection.
 	TypeInjectionSuspected Type = "injection.suspected"
+	// TypeHookRan records one run of a user hook of the policy: which
+	// hook (event, file:line, command or URL), how long it took, what it
+	// answered and what the gate made of it.
+	TypeHookRan Type = "hook.ran"
 )
 
 // Types lists every type, in the order of the constants: those of
-// DESIGN.md and permission.answered.
+// DESIGN.md, permission.answered and hook.ran.
 func Types() []Type {
 	return []Type{
 		TypeSessionStarted, TypeTurnStarted, TypeUserMessage, TypeToolCallRequested,
 		TypePermissionRequested, TypePermissionResolved, TypePermissionAnswered, TypeToolStarted,
 		TypeToolCompleted, TypeToolFailed, TypeTurnCompleted, TypePolicyChanged,
-		TypeLeaseGranted, TypeLeaseRevoked, TypeInjectionSuspected,
+		TypeLeaseGranted, TypeLeaseRevoked, TypeInjectionSuspected, TypeHookRan,
 	}
 }
 

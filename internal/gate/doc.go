@@ -12,4 +12,13 @@
 // only an error. Destructive calls are approved for one call at most, never
 // remembered (invariant 6), and tool output never becomes a tool call
 // (invariant 12).
+//
+// The user hooks of the policy run here (package userhook): PreToolUse
+// hooks for every call the policy does not deny, PermissionRequest hooks
+// before a person is asked, PostToolUse hooks after [Gate.Run] ran a call.
+// Each run is a hook.ran event in the same chain. A hook may deny any
+// call, make an allowed one ask, and allow only what an allow rule could
+// (see [userhook.AllowBlocked]); whatever fails in a hook denies. A hook
+// that changes a call's input makes it a new call, decided again from the
+// start, at most [MaxInputChanges] times.
 package gate

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/internal/userhook"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -107,6 +108,7 @@ type Gate struct {
 	grants   *grants
 	breaker  *breaker
 	redact   *Redactor
+	hooks    *userhook.Runner
 }
 
 // New returns a gate. eng and store are required; approver may be nil, in
@@ -130,7 +132,8 @@ func New(eng *engine.Engine, store eventlog.Store, approver approval.Approver, o
 	if opts.ReceiptTTL <= 0 {
 		opts.ReceiptTTL = DefaultReceiptTTL
 	}
-	g := &Gate{engine: eng, store: store, approver: approver, opts: opts, breaker: newBreaker(), redact: NewRedactor(opts.LogKey)}
+	g := &Gate{engine: eng, store: store, approver: approver, opts: opts, breaker: newBreaker(), redact: NewRedactor(opts.LogKey),
+		hooks: &userhook.Runner{Home: eng.Home()}}
 	g.grants = newGrants(g)
 	return g, nil
 }
@@ -378,13 +381,29 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	})
 
 	lk := &lookup{gr: g.grants}
-	d, call := g.engine.Decide(ctx, req, lk)
-	for _, r := range lk.revoked {
-		add(eventlog.TypeLeaseRevoked, revokedPayload(r))
+	decide := func(req *engine.Request) (*engine.Decision, *engine.Call) {
+		d, call := g.engine.Decide(ctx, req, lk)
+		for _, r := range lk.revoked {
+			add(eventlog.TypeLeaseRevoked, revokedPayload(r))
+		}
+		lk.revoked = nil
+		return d, call
+	}
+	d, call := decide(req)
+	if len(d.Hooks) > 0 {
+		// The policy's user hooks: none configured costs nothing.
+		req, d, call = g.preToolUse(ctx, req, id, d, call, decide, add)
+		if d.Decision == policy.Ask {
+			d = g.permissionRequest(ctx, req, id, d, add)
+		}
+	}
+	actor := ActorPolicy
+	if d.Source == engine.SourceHook {
+		actor = ActorHook
 	}
 	res := PermissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason,
-		Actor: ActorPolicy, RiskAtDecision: d.Risk, SourcedFrom: d.Source,
+		Actor: actor, RiskAtDecision: d.Risk, SourcedFrom: d.Source,
 		Rule: d.Rule, RuleOrigin: d.RuleOrigin, Message: d.Message, Grant: d.Grant,
 		PolicyVersion: d.PolicyVersion,
 	}

@@ -99,6 +99,11 @@ type Exec func(ctx context.Context) (Result, error)
 // wrapped as untrusted data ([injection.Wrap]). Output is only ever
 // recorded: nothing in it makes the gate request or run another call.
 //
+// PostToolUse user hooks run after the call and are recorded as hook.ran
+// events; what a blocking one says is added to the Result's Stderr. A
+// call whose input a PreToolUse hook changed is denied, since exec runs the
+// call as it was given.
+//
 // When the call is not allowed exec is not called and the zero Result is
 // returned with the deny decision and a nil error: the deny is already in
 // the log. The error is exec's error, or a failure to write the log.
@@ -106,6 +111,18 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 	v, err := g.decide(ctx, req, turn)
 	if err != nil || v.d.Decision != policy.Allow {
 		return v.d, Result{}, err
+	}
+	if v.d.UpdatedInput != nil {
+		// exec runs the call as it was given; what was allowed is the
+		// input a hook changed it to.
+		d := *v.d
+		d.Decision, d.Reason, d.Source = policy.Deny, engine.ReasonHook, engine.SourceHook
+		d.Message = "a PreToolUse hook changed the call's input, and this runner runs a call only as it was given, so it does not run"
+		res := PermissionResolved{
+			ToolCallID: v.id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
+			RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message, Receipt: v.receipt,
+		}
+		return &d, Result{}, g.resolve(ctx, req.Session, turn, res)
 	}
 	// The call may have changed while a person looked at it: run it only
 	// if it is still exactly what was allowed.
@@ -139,6 +156,9 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeToolFailed, failed); err != nil {
 			return d, res, err
 		}
+		if err := g.postToolUse(ctx, req, turn, id, d, &res, execErr); err != nil {
+			return d, res, err
+		}
 		return d, res, execErr
 	}
 	preview, truncated := Preview(res.Stdout)
@@ -164,6 +184,9 @@ func (g *Gate) Run(ctx context.Context, req *engine.Request, turn string, exec E
 		return d, res, err
 	}
 	if err := g.recordInjection(ctx, req.Session, turn, id, &res); err != nil {
+		return d, res, err
+	}
+	if err := g.postToolUse(ctx, req, turn, id, d, &res, nil); err != nil {
 		return d, res, err
 	}
 	return d, res, nil

@@ -80,6 +80,10 @@ function describe(ev) {
     case "injection.suspected":
       return "output that looks like prompt injection" + (p.class ? " (" + (INJECTION_CLASSES[p.class] || p.class) + ")" : "") +
         (what ? ": " + what : "") + (typeof p.excerpt === "string" && p.excerpt ? " · “" + oneLine(p.excerpt) + "”" : "");
+    case "hook.ran":
+      return (p.event || "hook") + " hook " + (p.hook || "") + ": " + (p.outcome || "") +
+        (typeof p.reason === "string" && p.reason ? " · " + oneLine(p.reason) : "") +
+        (typeof p.effect === "string" && p.effect ? " (" + oneLine(p.effect) + ")" : "");
     case "user.message": {
       const c = agentContent(ev);
       return typeof (c.text || c.message) === "string" ? c.text || c.message : compact(c);
@@ -120,6 +124,7 @@ const TYPE_LABELS = {
   "policy.changed": "policy", "lease.granted": "lease", "lease.revoked": "lease ended",
   "user.message": "message", "turn.started": "turn", "turn.completed": "turn end",
   "session.started": "session", "injection.suspected": "injection?", "approval.forbidden": "forbidden",
+  "hook.ran": "hook",
 };
 
 // INJECTION_CLASSES says in words what each class of injection.suspected
