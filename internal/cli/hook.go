@@ -237,7 +237,11 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	if f.db != "" && !strings.Contains(f.db, "://") {
 		creds = append(creds, f.db)
 	}
-	rep, err := shellrun.Probe(ctx, shellrun.PolicyFor(conf, shellrun.Options{CredentialPaths: creds}))
+	cache := ""
+	if f.stateDir != "" {
+		cache = filepath.Join(f.stateDir, shellrun.ProbeCacheFile)
+	}
+	rep, err := shellrun.ProbeCached(ctx, shellrun.PolicyFor(conf, shellrun.Options{CredentialPaths: creds}), cache)
 	switch {
 	case err != nil:
 		v.Reason += "; not run in the sandbox: " + err.Error()
