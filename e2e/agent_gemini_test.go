@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// geminiLimit bounds one Gemini CLI run.
+const geminiLimit = 90 * time.Second
+
+// geminiSettings is the settings.json Gemini CLI starts from in a private
+// home: API-key auth against the mock, nothing sent anywhere else, and
+// mcp as its MCP servers. toolgate's installer adds the hooks to it.
+func geminiSettings(mcp map[string]any) map[string]any {
+	s := map[string]any{
+		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"telemetry": map[string]any{"enabled": false},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+	}
+	if mcp != nil {
+		s["mcpServers"] = mcp
+	}
+	return s
+}
+
+// geminiHome makes a private home with settings, and installs toolgate's
+// hooks into it with the real installer (`toolgate hook install gemini
+// --user`). It returns the home.
+func geminiHome(t *testing.T, s *server, settings map[string]any) string {
+	t.Helper()
+	bin, err := buildToolgate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := agentHome(t)
+	dir := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "hook", "install", "gemini", "--user")
+	cmd.Dir = s.project
+	cmd.Env = s.agentEnv(home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("toolgate hook install gemini --user: %v\n%s", err, out)
+	}
+	return home
+}
+
+// geminiInstalled reads the hook commands the installer wrote for event.
+func geminiInstalled(t *testing.T, home, event string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(home, ".gemini", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Hooks map[string][]struct {
+			Matcher string           `json:"matcher"`
+			Hooks   []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatalf("settings.json: %v\n%s", err, data)
+	}
+	var out []map[string]any
+	for _, m := range st.Hooks[event] {
+		out = append(out, m.Hooks...)
+	}
+	return out
+}
+
+// geminiRun runs `gemini -p prompt --approval-mode yolo` in the project
+// against mock, with home as HOME.
+func geminiRun(t *testing.T, s *server, home string, mock *geminiMock, prompt string) (string, string) {
+	t.Helper()
+	bin := requireAgent(t, "gemini")
+	// Gemini CLI strips variables named like *TOKEN* from a hook's
+	// environment when it thinks it runs in GitHub Actions (GITHUB_SHA set);
+	// the tests run it as on a developer's machine.
+	var env []string
+	for _, kv := range s.agentEnv(home,
+		"GOOGLE_GEMINI_BASE_URL="+mock.URL(),
+		"GEMINI_API_KEY=test-key",
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+		"GEMINI_CLI_NO_RELAUNCH=true",
+		"NO_COLOR=1",
+	) {
+		if !strings.HasPrefix(kv, "GITHUB_SHA=") && !strings.HasPrefix(kv, "SURFACE=") {
+			env = append(env, kv)
+		}
+	}
+	start := time.Now()
+	stdout, stderr, err := runAgent(t, geminiLimit, s.project, env, bin, "-p", prompt, "--approval-mode", "yolo", "--output-format", "json")
+	t.Logf("gemini ran %s (err %v)", time.Since(start).Round(time.Millisecond), err)
+	return stdout, stderr
+}
+
+// geminiPolicy is the user policy of the Gemini tests: touch of one file
+// is allowed, touch of the asked-* files asks a person, the filesystem MCP
+// server's read and write are allowed, and writes under blocked/ are
+// denied. The project adds a deny rule for rm.
+const geminiPolicy = `
+[permissions]
+allow = ["Bash(git status)", "Bash(touch made-by-agent.txt)", "mcp__fs__read_text_file", "mcp__fs__write_file"]
+ask   = ["Bash(npm test)", "Bash(touch asked-*)"]
+deny  = ["Write(blocked/**)"]
+`
+
+const geminiProjectPolicy = `
+[permissions]
+deny = ["Bash(rm *)"]
+`
+
+// geminiPolicies writes the user policy of the Gemini tests over the
+// server's and the project's policy file.
+func geminiPolicies(t *testing.T, s *server) {
+	t.Helper()
+	files := map[string]string{
+		filepath.Join(s.home, ".config", "toolgate", "policy.toml"): geminiPolicy,
+		filepath.Join(s.project, ".toolgate", "policy.toml"):        geminiProjectPolicy,
+	}
+	for path, text := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// geminiAnswerer answers the server's pending approvals as the approver, in
+// the order they come, with answers, while Gemini CLI waits on them. It
+// returns a function that waits until all were answered and reports the
+// summaries of the approvals it answered.
+func geminiAnswerer(t *testing.T, s *server, answers ...string) func() []string {
+	done := make(chan []string, 1)
+	stop := make(chan struct{})
+	go func() {
+		var got []string
+		answered := map[string]bool{}
+		for len(got) < len(answers) {
+			select {
+			case <-stop:
+				done <- got
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			var res struct {
+				Approvals []approval `json:"approvals"`
+			}
+			if _, err := s.call(context.Background(), s.approver, http.MethodGet, "/v1/approvals?state=pending", nil, &res); err != nil {
+				continue
+			}
+			for _, a := range res.Approvals {
+				if answered[a.ID] || len(got) == len(answers) {
+					continue
+				}
+				answered[a.ID] = true
+				if _, err := s.call(context.Background(), s.approver, http.MethodPost, "/v1/approvals/"+a.ID, map[string]any{"answer": answers[len(got)]}, nil); err != nil {
+					got = append(got, "error: "+err.Error())
+					continue
+				}
+				got = append(got, a.Request.Summary)
+			}
+		}
+		done <- got
+	}()
+	return func() []string {
+		close(stop)
+		return <-done
+	}
+}
+
+// geminiResolved is the part of a permission.resolved payload the tests
+// read, with the tool it was for.
+type geminiResolved struct {
+	resolved
+	Tool string `json:"tool"`
+}
+
+func geminiEvents(t *testing.T, s *server, typ string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, ev := range s.events(t, "type="+typ+"&limit=1000") {
+		var p map[string]any
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		p["_session"] = ev.Session
+		out = append(out, p)
+	}
+	return out
+}
+
+func TestAgentGeminiGate(t *testing.T) {
+	requireAgent(t, "gemini")
+	fsServer := requireAgent(t, "mcp-server-filesystem")
+	bin, err := buildToolgate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t)
+	geminiPolicies(t, s)
+	p := s.project
+	outside := filepath.Join(t.TempDir(), "victim.txt")
+	for path, text := range map[string]string{outside: "keep me\n", filepath.Join(p, ".env"): "API_KEY=sk-live-hunter2\n"} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mock := newGeminiMock(t, "all done",
+		geminiCall{"run_shell_command", map[string]any{"command": "rm -rf " + outside}},
+		geminiCall{"run_shell_command", map[string]any{"command": "touch made-by-agent.txt"}},
+		geminiCall{"run_shell_command", map[string]any{"command": "touch asked-yes.txt"}},
+		geminiCall{"run_shell_command", map[string]any{"command": "touch asked-no.txt"}},
+		geminiCall{"mcp_fs_read_text_file", map[string]any{"path": filepath.Join(p, "dist", "app.js")}},
+		geminiCall{"mcp_fs_write_file", map[string]any{"path": filepath.Join(p, "mcp-written.txt"), "content": "via mcp\n"}},
+		geminiCall{"mcp_fs_read_text_file", map[string]any{"path": filepath.Join(p, ".env")}},
+		geminiCall{"mcp_fs_write_file", map[string]any{"path": filepath.Join(p, "blocked", "x.txt"), "content": "no\n"}},
+	)
+	home := geminiHome(t, s, geminiSettings(map[string]any{
+		"fs": map[string]any{"command": bin, "args": []string{"mcp", "--name", "fs", "--state-dir", s.state, "--", fsServer, p}},
+	}))
+	hooks := geminiInstalled(t, home, "BeforeTool")
+	if len(hooks) != 1 || hooks[0]["command"] != bin+" hook gemini" {
+		t.Fatalf("installed BeforeTool hooks %v, want one running %s hook gemini", hooks, bin)
+	}
+
+	answered := geminiAnswerer(t, s, "allow_once", "deny")
+	out, errOut := geminiRun(t, s, home, mock, "do the scripted work")
+	summaries := answered()
+	t.Logf("answered %q", summaries)
+	resp := mock.responses()
+	if t.Failed() || len(resp) != 8 {
+		t.Fatalf("got %d function responses, want 8: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s", len(resp), resp, mock.toolNames(), out, errOut)
+	}
+	for i, r := range resp {
+		t.Logf("response %d %s: %s", i, r.Name, r.Text())
+	}
+
+	// What the model got back for each call, and what is on disk.
+	cases := []struct {
+		name    string
+		isError bool
+		want    string // in the function response
+		notWant string // never in it
+		file    string // a file the call makes
+		exists  bool
+	}{
+		{"rm -rf outside: project deny rule", true, "rule_deny", "", outside, true},
+		{"touch: allowed by a rule", false, "", "", filepath.Join(p, "made-by-agent.txt"), true},
+		{"touch: asked, the person allows", false, "", "", filepath.Join(p, "asked-yes.txt"), true},
+		{"touch: asked, the person denies", true, "user_denied", "", filepath.Join(p, "asked-no.txt"), false},
+		{"mcp read: allowed", false, "built", "", "", false},
+		{"mcp write: allowed", false, "Successfully wrote", "", filepath.Join(p, "mcp-written.txt"), true},
+		{"mcp read .env: credential", true, "credential_access", "hunter2", "", false},
+		{"mcp write blocked/: deny rule", true, "rule_deny", "", filepath.Join(p, "blocked", "x.txt"), false},
+	}
+	for i, c := range cases {
+		r := resp[i]
+		_, isErr := r.Response["error"]
+		if isErr != c.isError || !strings.Contains(r.Text(), c.want) || (c.notWant != "" && strings.Contains(r.Text(), c.notWant)) {
+			t.Errorf("%s: the model got %s, want error=%v holding %q", c.name, r.Text(), c.isError, c.want)
+		}
+		if c.file == "" {
+			continue
+		}
+		if _, err := os.Stat(c.file); (err == nil) != c.exists {
+			t.Errorf("%s: %s exists=%v, want %v", c.name, c.file, err == nil, c.exists)
+		}
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "keep me\n" {
+		t.Errorf("the file outside the project was touched: %q, %v", b, err)
+	}
+	if len(summaries) != 2 || !strings.Contains(summaries[0], "asked-yes") || !strings.Contains(summaries[1], "asked-no") {
+		t.Errorf("the approver answered %q, want the asked-yes then the asked-no call", summaries)
+	}
+
+	// The log holds the decisions the server made: the rule's allow, the
+	// person's allow and deny (actor user) for Gemini's session, and the
+	// MCP calls, judged by the hook and again by the proxy.
+	var got []string
+	for _, e := range geminiEvents(t, s, "permission.resolved") {
+		line := fmt.Sprint(e["tool"], " ", e["decision"], " ", e["actor"], " ", e["answer"])
+		if args, ok := e["args"].(map[string]any); ok {
+			line += fmt.Sprint(" ", args["command"])
+		}
+		got = append(got, line)
+	}
+	log := strings.Join(got, "\n")
+	for _, want := range []string{
+		"run_shell_command allow policy",
+		"run_shell_command allow user allow_once",
+		"run_shell_command deny user deny",
+		"mcp__fs__read_text_file allow policy",
+		"mcp__fs__write_file allow policy",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the event log lacks %q; permission.resolved events:\n%s", want, log)
+		}
+	}
+}
