@@ -167,6 +167,9 @@ func shellQuote(s string) string {
 func entryFor(o Options, ev hookEvent) matcherEntry {
 	s := specs[o.Client]
 	h := hookCmd{Type: "command", Command: HookCommand(o), Timeout: ev.timeout}
+	if o.Client == Gemini {
+		h.Command = geminiCommand(h.Command, ev.timeout)
+	}
 	if o.Client == ClaudeCode && ev.name == "PreToolUse" {
 		h.OnFailure = "block"
 	}
@@ -243,9 +246,9 @@ func otherCommands(path string, src []byte, strict bool, o Options) []string {
 			}
 			for _, h := range hs.elems {
 				c, _, _ := h.get("command")
-				if c != nil && c.kind == '"' && c.str != HookCommand(o) && isToolgateCommand(c.str, o) && !seen[c.str] {
+				if c != nil && c.kind == '"' && c.str != entryFor(o, ev).Hooks[0].Command && isToolgateCommand(c.str, o) && !seen[c.str] {
 					seen[c.str] = true
-					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c.str, HookCommand(o)))
+					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c.str, entryFor(o, ev).Hooks[0].Command))
 				}
 			}
 		}
