@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func geminiRun(t *testing.T, s *server, home string, mock *geminiMock, prompt st
 // denied. The project adds a deny rule for rm.
 const geminiPolicy = `
 [permissions]
-allow = ["Bash(git status)", "Bash(touch made-by-agent.txt)", "mcp__fs__read_text_file", "mcp__fs__write_file"]
+allow = ["Bash(git status)", "Bash(touch made-by-agent.txt)", "Bash(touch failure-*)", "mcp__fs__read_text_file", "mcp__fs__write_file"]
 ask   = ["Bash(npm test)", "Bash(touch asked-*)"]
 deny  = ["Write(blocked/**)"]
 `
@@ -239,8 +240,10 @@ func TestAgentGeminiGate(t *testing.T) {
 		"fs": map[string]any{"command": bin, "args": []string{"mcp", "--name", "fs", "--state-dir", s.state, "--", fsServer, p}},
 	}))
 	hooks := geminiInstalled(t, home, "BeforeTool")
-	if len(hooks) != 1 || hooks[0]["command"] != bin+" hook gemini" {
-		t.Fatalf("installed BeforeTool hooks %v, want one running %s hook gemini", hooks, bin)
+	// The installer's command runs the built binary, under the guard that
+	// TestAgentGeminiHookFailures puts to the test.
+	if cmd, _ := hooks[0]["command"].(string); len(hooks) != 1 || !strings.Contains(cmd, bin+" hook gemini") || !geminiWatchdog.MatchString(cmd) {
+		t.Fatalf("installed BeforeTool hooks %v, want one running %s hook gemini under a watchdog", hooks, bin)
 	}
 
 	answered := geminiAnswerer(t, s, "allow_once", "deny")
@@ -315,5 +318,140 @@ func TestAgentGeminiGate(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the event log lacks %q; permission.resolved events:\n%s", want, log)
 		}
+	}
+}
+
+// geminiHookCommand points every toolgate hook entry in home's settings at
+// program (instead of the toolgate binary the installer wrote; "" keeps
+// it) and, when timeoutMs > 0, sets the entries' timeout and, as the
+// installer would for that timeout, the guard's watchdog to half of it.
+func geminiHookCommand(t *testing.T, home, bin, program string, timeoutMs int) {
+	t.Helper()
+	path := filepath.Join(home, ".gemini", "settings.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, entries := range st["hooks"].(map[string]any) {
+		for _, e := range entries.([]any) {
+			for _, h := range e.(map[string]any)["hooks"].([]any) {
+				hm := h.(map[string]any)
+				cmd, _ := hm["command"].(string)
+				if !strings.Contains(cmd, bin) {
+					continue
+				}
+				if program != "" {
+					cmd = strings.ReplaceAll(cmd, bin, program)
+				}
+				if timeoutMs > 0 {
+					hm["timeout"] = timeoutMs
+					cmd = geminiWatchdog.ReplaceAllString(cmd, fmt.Sprintf("sleep %d &", max(1, timeoutMs/2000)))
+				}
+				hm["command"] = cmd
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no toolgate hook in %s:\n%s", path, data)
+	}
+	if data, err = json.MarshalIndent(st, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// geminiWatchdog is the watchdog in the guard toolgate's installer puts
+// around Gemini CLI's hook command.
+var geminiWatchdog = regexp.MustCompile(`sleep [0-9]+ &`)
+
+// TestAgentGeminiHookFailures shows that a shell call never runs when the
+// hook cannot answer. Gemini CLI itself runs the tool when its hook is
+// killed, times out or prints text that is not JSON with exit 0 (it has no
+// setting to fail closed), so the command toolgate's installer writes
+// runs the hook under a guard that turns each of those into a deny.
+func TestAgentGeminiHookFailures(t *testing.T) {
+	requireAgent(t, "gemini")
+	bin, err := buildToolgate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A person has an hour to answer, far past the hook's timeout.
+	s := startServer(t, "--timeout", "1h")
+	geminiPolicies(t, s)
+	scripts := t.TempDir()
+	wrapper := func(name, body string) string {
+		path := filepath.Join(scripts, name)
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tests := []struct {
+		name      string
+		program   string // what the hook command runs instead of toolgate; "" keeps toolgate
+		timeoutMs int
+		policy    string // the project's policy file, when set
+		marker    string // the file the call would make; failure-NAME.txt (allowed by a rule) when ""
+	}{
+		// The real hook with a policy file that does not parse. It runs
+		// first and alone: the others run in parallel once it is done and
+		// the policy file is back.
+		{name: "bad policy", policy: "[permissions\nallow = ["},
+		// Gemini CLI reads a hook killed by a signal as exit 0 with no
+		// output: the tool runs.
+		{name: "killed", program: wrapper("killed", "kill -9 $$")},
+		// A missing program: the shell's "not found" (exit 127).
+		{name: "missing", program: filepath.Join(scripts, "no-such-toolgate")},
+		// A hook past its timeout is killed and its output ignored: the
+		// tool runs.
+		{name: "timeout", program: wrapper("timeout", "exec sleep 30"), timeoutMs: 4000},
+		// The real hook waiting for a person who does not answer before
+		// the hook's timeout.
+		{name: "unanswered", timeoutMs: 6000, marker: "asked-unanswered.txt"},
+		// Text that is not JSON with exit 0 is read as an allow.
+		{name: "garbage", program: wrapper("garbage", "cat >/dev/null; echo 'this is not json'")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.policy == "" {
+				t.Parallel()
+			}
+			marker := tt.marker
+			if marker == "" {
+				marker = "failure-" + strings.ReplaceAll(tt.name, " ", "-") + ".txt"
+			}
+			policyFile := filepath.Join(s.project, ".toolgate", "policy.toml")
+			if tt.policy != "" {
+				if err := os.WriteFile(policyFile, []byte(tt.policy), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.WriteFile(policyFile, []byte(geminiProjectPolicy), 0o644) })
+			}
+			mock := newGeminiMock(t, "done", geminiCall{"run_shell_command", map[string]any{"command": "touch " + marker}})
+			home := geminiHome(t, s, geminiSettings(nil))
+			if tt.program != "" || tt.timeoutMs > 0 {
+				geminiHookCommand(t, home, bin, tt.program, tt.timeoutMs)
+			}
+			out, errOut := geminiRun(t, s, home, mock, "touch the marker")
+			resp := mock.responses()
+			if _, err := os.Stat(filepath.Join(s.project, marker)); err == nil {
+				t.Errorf("%s ran although the hook failed; the model got %+v", marker, resp)
+			}
+			if len(resp) != 1 {
+				t.Fatalf("got %d function responses, want 1: %+v\nstdout:\n%s\nstderr:\n%s", len(resp), resp, out, errOut)
+			}
+			if _, isErr := resp[0].Response["error"]; !isErr {
+				t.Errorf("the model got %s, want an error", resp[0].Text())
+			}
+			t.Logf("the model got %s", resp[0].Text())
+		})
 	}
 }
