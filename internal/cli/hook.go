@@ -56,6 +56,11 @@ tool.completed in the event log (--db, else events.db in the state
 directory) with injection.suspected events for output that looks like
 prompt injection; the model is warned of those.
 
+Gemini CLI's web_fetch names its URLs inside a prompt: it is judged as a
+WebFetch of each URL the prompt holds (and of the raw.githubusercontent.com
+URL Gemini CLI fetches for a github.com blob), allowed only when every one
+is allowed; a prompt without a URL is denied.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
@@ -164,26 +169,51 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
-	req := call.Request
-	if m, err := policy.ParseMode(call.PermissionMode); call.PermissionMode != "" && err == nil {
-		// The client's mode may make the gate stricter (plan), never
-		// looser: the agent's side cannot loosen its own gate.
-		req.Mode = string(m)
-		req.ModeNoLooser = true
-	}
-	d := eng.Check(c.Context(), &req)
-	if d.Reason == engine.ReasonPolicyError {
-		return hook.Fail(client, d.Message)
-	}
-	if d.Decision == policy.Deny {
-		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
+	// A call is judged as one request or, for a Gemini CLI web_fetch, as
+	// one per URL: it runs only when each is allowed.
+	checks := call.Checks()
+	var d *engine.Decision
+	for _, req := range checks {
+		if m, err := policy.ParseMode(call.PermissionMode); call.PermissionMode != "" && err == nil {
+			// The client's mode may make the gate stricter (plan), never
+			// looser: the agent's side cannot loosen its own gate.
+			req.Mode = string(m)
+			req.ModeNoLooser = true
+		}
+		rd := eng.Check(c.Context(), &req)
+		if rd.Reason == engine.ReasonPolicyError {
+			return hook.Fail(client, rd.Message)
+		}
+		if len(checks) > 1 || req.Tool != call.Request.Tool {
+			rd.Message = strings.TrimPrefix(rd.Message+"; ", "; ") + fmt.Sprintf("judged as %s %v", req.Tool, req.Input["url"])
+		}
+		if rd.Decision == policy.Deny {
+			return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(rd)})
+		}
+		if d == nil || d.Decision == policy.Allow {
+			d = rd
+		}
 	}
 	api, err := agentServer(hf.server, hf.stateDir, "", true)
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
 	if api != nil {
-		return askServer(c.Context(), api, call, func(v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
+		allow := func(v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) }
+		if len(checks) == 1 {
+			return askServer(c.Context(), api, call, checks[0], allow)
+		}
+		var reasons []string
+		for _, req := range checks {
+			reply := askServer(c.Context(), api, call, req, func(v hook.Verdict) hook.Reply {
+				reasons = append(reasons, v.Reason)
+				return hook.Reply{}
+			})
+			if reply.Stdout != nil {
+				return reply // a deny or a failure
+			}
+		}
+		return allow(hook.Verdict{Decision: policy.Allow, Reason: strings.Join(reasons, "; "), Input: call.Request.Input})
 	}
 	if d.Decision == policy.Ask && !hook.CanAsk(client) {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
@@ -253,15 +283,16 @@ func describe(d *engine.Decision) string {
 	return s
 }
 
-// askServer puts the call to a running server and waits for its answer.
-func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(hook.Verdict) hook.Reply) hook.Reply {
-	r := call.Request
+// askServer puts r, one of the call's checks, to a running server and
+// waits for its answer. An allow is handed to allow with the call's own
+// input.
+func askServer(ctx context.Context, api *apiClient, call *hook.Call, r engine.Request, allow func(hook.Verdict) hook.Reply) hook.Reply {
 	d, err := api.checkWait(ctx, &engine.Request{Tool: r.Tool, Input: r.Input, Cwd: r.Cwd, Session: r.Session})
 	if err != nil {
 		return hook.Fail(call.Client, err.Error())
 	}
 	if d.Decision == policy.Allow {
-		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
+		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: call.Request.Input})
 	}
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }

@@ -69,6 +69,10 @@ type Call struct {
 	// response (stdout and stderr for a shell, the response's JSON for
 	// others).
 	Output []byte
+
+	// fetches are the WebFetch requests of a Gemini CLI web_fetch call,
+	// one per URL; see [Call.Checks].
+	fetches []engine.Request
 }
 
 // payload is the union of the fields the three clients send.
@@ -138,6 +142,11 @@ func Parse(client Client, data []byte) (*Call, error) {
 		return nil, fmt.Errorf("unknown tool %q: toolgate judges only the tools it knows, so it denies this one", p.ToolName)
 	}
 	call.Request = engine.Request{Tool: tool, Input: input, Cwd: p.Cwd, Session: p.SessionID}
+	if client == Gemini && call.Phase == Before {
+		if call.fetches, err = geminiFetches(call.Request); err != nil {
+			return nil, err
+		}
+	}
 	if call.Phase == After {
 		call.Output = responseText(p.ToolResponse)
 	}
