@@ -189,13 +189,6 @@ func geminiAnswerer(t *testing.T, s *server, answers ...string) func() []string 
 	}
 }
 
-// geminiResolved is the part of a permission.resolved payload the tests
-// read, with the tool it was for.
-type geminiResolved struct {
-	resolved
-	Tool string `json:"tool"`
-}
-
 func geminiEvents(t *testing.T, s *server, typ string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
@@ -252,7 +245,7 @@ func TestAgentGeminiGate(t *testing.T) {
 	t.Logf("answered %q", summaries)
 	resp := mock.responses()
 	if t.Failed() || len(resp) != 8 {
-		t.Fatalf("got %d function responses, want 8: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s", len(resp), resp, mock.toolNames(), out, errOut)
+		t.Fatalf("got %d function responses, want 8: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", len(resp), resp, mock.toolNames(), out, errOut, mock.dump())
 	}
 	for i, r := range resp {
 		t.Logf("response %d %s: %s", i, r.Name, r.Text())
