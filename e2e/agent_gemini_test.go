@@ -114,13 +114,15 @@ func geminiRun(t *testing.T, s *server, home string, mock *geminiMock, prompt st
 
 // geminiPolicy is the user policy of the Gemini tests: touch of one file
 // is allowed, touch of the asked-* files asks a person, the filesystem MCP
-// server's read and write are allowed, and writes under blocked/ are
-// denied. The project adds a deny rule for rm.
+// server's read and write are allowed, writes under blocked/ are denied,
+// and fetches from 93.184.215.14 are allowed and from evil.example denied. The project adds a deny rule for rm.
 const geminiPolicy = `
+network = true
+
 [permissions]
-allow = ["Bash(git status)", "Bash(touch made-by-agent.txt)", "Bash(touch failure-*)", "mcp__fs__read_text_file", "mcp__fs__write_file"]
+allow = ["Bash(git status)", "Bash(touch made-by-agent.txt)", "Bash(touch failure-*)", "mcp__fs__read_text_file", "mcp__fs__write_file", "WebFetch(domain:93.184.215.14)"]
 ask   = ["Bash(npm test)", "Bash(touch asked-*)"]
-deny  = ["Write(blocked/**)"]
+deny  = ["Write(blocked/**)", "WebFetch(domain:evil.example)"]
 `
 
 const geminiProjectPolicy = `
@@ -228,6 +230,13 @@ func TestAgentGeminiGate(t *testing.T) {
 		geminiCall{"mcp_fs_write_file", map[string]any{"path": filepath.Join(p, "mcp-written.txt"), "content": "via mcp\n"}},
 		geminiCall{"mcp_fs_read_text_file", map[string]any{"path": filepath.Join(p, ".env")}},
 		geminiCall{"mcp_fs_write_file", map[string]any{"path": filepath.Join(p, "blocked", "x.txt"), "content": "no\n"}},
+		// Gemini CLI's web_fetch takes a prompt with URLs in it: one naming
+		// a denied host among allowed ones is refused; one naming allowed
+		// hosts only is fetched. Gemini CLI has the model API (the mock)
+		// fetch it, so nothing leaves loopback; the host is an address
+		// because Gemini CLI skips a name it cannot resolve.
+		geminiCall{"web_fetch", map[string]any{"prompt": "Compare https://93.184.215.14/a with https://evil.example/x"}},
+		geminiCall{"web_fetch", map[string]any{"prompt": "Summarize https://93.184.215.14/b"}},
 	)
 	home := geminiHome(t, s, geminiSettings(map[string]any{
 		"fs": map[string]any{"command": bin, "args": []string{"mcp", "--name", "fs", "--state-dir", s.state, "--", fsServer, p}},
@@ -244,8 +253,8 @@ func TestAgentGeminiGate(t *testing.T) {
 	summaries := answered()
 	t.Logf("answered %q", summaries)
 	resp := mock.responses()
-	if t.Failed() || len(resp) != 8 {
-		t.Fatalf("got %d function responses, want 8: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", len(resp), resp, mock.toolNames(), out, errOut, mock.dump())
+	if t.Failed() || len(resp) != 10 {
+		t.Fatalf("got %d function responses, want 10: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", len(resp), resp, mock.toolNames(), out, errOut, mock.dump())
 	}
 	for i, r := range resp {
 		t.Logf("response %d %s: %s", i, r.Name, r.Text())
@@ -268,6 +277,8 @@ func TestAgentGeminiGate(t *testing.T) {
 		{"mcp write: allowed", false, "Successfully wrote", "", filepath.Join(p, "mcp-written.txt"), true},
 		{"mcp read .env: credential", true, "credential_access", "hunter2", "", false},
 		{"mcp write blocked/: deny rule", true, "rule_deny", "", filepath.Join(p, "blocked", "x.txt"), false},
+		{"web_fetch with a denied URL", true, "WebFetch(domain:evil.example)", "", "", false},
+		{"web_fetch of an allowed URL", false, geminiFetched, "", "", false},
 	}
 	for i, c := range cases {
 		r := resp[i]
@@ -284,6 +295,10 @@ func TestAgentGeminiGate(t *testing.T) {
 	}
 	if b, err := os.ReadFile(outside); err != nil || string(b) != "keep me\n" {
 		t.Errorf("the file outside the project was touched: %q, %v", b, err)
+	}
+	fetches := mock.fetches()
+	if len(fetches) != 1 || fetches[0] != "https://93.184.215.14/b" {
+		t.Errorf("the model API was asked to fetch %q, want only https://93.184.215.14/b", fetches)
 	}
 	if len(summaries) != 2 || !strings.Contains(summaries[0], "asked-yes") || !strings.Contains(summaries[1], "asked-no") {
 		t.Errorf("the approver answered %q, want the asked-yes then the asked-no call", summaries)
@@ -307,6 +322,7 @@ func TestAgentGeminiGate(t *testing.T) {
 		"run_shell_command deny user deny",
 		"mcp__fs__read_text_file allow policy",
 		"mcp__fs__write_file allow policy",
+		"WebFetch allow policy",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the event log lacks %q; permission.resolved events:\n%s", want, log)

@@ -11,6 +11,10 @@ import (
 	"testing"
 )
 
+// geminiFetched is the text the mock answers web_fetch's own model request
+// with (Gemini CLI has the model fetch the URLs).
+const geminiFetched = "the fetched page says hello"
+
 // geminiCall is one function call the mock model makes.
 type geminiCall struct {
 	Name string
@@ -80,7 +84,9 @@ func (m *geminiMock) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var part map[string]any
-	if geminiOffersTools(body) {
+	if geminiFetchURLs(body) != "" {
+		part = map[string]any{"text": geminiFetched}
+	} else if geminiOffersTools(body) {
 		step := geminiCallsIn(body)
 		if step < len(m.calls) {
 			c := m.calls[step]
@@ -152,6 +158,35 @@ func geminiCallsIn(body map[string]any) int {
 		}
 	}
 	return n
+}
+
+// geminiFetchURLs returns the authorized URLs of web_fetch's model request,
+// or "" for another request.
+func geminiFetchURLs(body map[string]any) string {
+	_, parts := geminiParts(body)
+	for _, p := range parts {
+		text, _ := p["text"].(string)
+		_, rest, ok := strings.Cut(text, "<authorized_urls>")
+		if !ok {
+			continue
+		}
+		urls, _, _ := strings.Cut(rest, "</authorized_urls>")
+		return strings.TrimSpace(urls)
+	}
+	return ""
+}
+
+// fetches returns the URLs of every web_fetch model request.
+func (m *geminiMock) fetches() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, r := range m.requests {
+		if u := geminiFetchURLs(r.Body); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // toolNames returns the function names the last request offering tools
