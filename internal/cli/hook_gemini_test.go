@@ -152,3 +152,44 @@ ask   = ["WebFetch(domain:ask.example.net)"]
 		})
 	}
 }
+
+// TestHookGeminiGrepSearch: Gemini CLI's search tool is grep_search, whose
+// include_pattern says which files it reads: a search of .env files is a
+// credential read, one of Go files is allowed and goes back as it came.
+func TestHookGeminiGrepSearch(t *testing.T) {
+	env := newHookEnv(t)
+	tests := []struct {
+		input    map[string]any
+		decision string
+		reason   string
+	}{
+		{map[string]any{"pattern": "KEY", "include_pattern": ".env"}, "deny", "credential_access"},
+		{map[string]any{"pattern": "KEY", "include_pattern": "**/id_rsa"}, "deny", "credential_access"},
+		{map[string]any{"pattern": "func", "include_pattern": "*.go"}, "allow", "read_only"},
+		{map[string]any{"pattern": "func", "dir_path": env.project}, "allow", "read_only"},
+	}
+	for _, tt := range tests {
+		code, out, stderr := runHookCLI(t, "gemini", payloadFor("gemini", "grep_search", env.project, tt.input, nil), env.flags...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", tt.input, code, out, stderr)
+		}
+		d, reason := hookDecision(t, "gemini", out)
+		if d != tt.decision || !strings.Contains(reason, tt.reason) {
+			t.Errorf("%v: decision %q (%s), want %q with %q", tt.input, d, reason, tt.decision, tt.reason)
+			continue
+		}
+		if d == "allow" {
+			var ans struct {
+				HookSpecificOutput struct {
+					ToolInput map[string]any `json:"tool_input"`
+				} `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal([]byte(out), &ans); err != nil {
+				t.Fatal(err)
+			}
+			if got := ans.HookSpecificOutput.ToolInput; len(got) != len(tt.input) || got["include"] != nil {
+				t.Errorf("%v: the allow hands back %v", tt.input, got)
+			}
+		}
+	}
+}

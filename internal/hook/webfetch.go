@@ -16,12 +16,38 @@ import (
 // call may run only when every one of them is allowed, and any deny
 // denies it. For most calls that is Request alone. Gemini CLI's web_fetch
 // takes a prompt with the URLs in it rather than one URL, so it is judged
-// as one WebFetch of each URL it fetches (see [geminiFetchURLs]).
+// as one WebFetch of each URL it fetches (see [geminiFetchURLs]); its
+// grep_search is judged with its include_pattern as the search's file
+// filter.
 func (c *Call) Checks() []engine.Request {
-	if len(c.fetches) > 0 {
-		return c.fetches
+	if len(c.checks) > 0 {
+		return c.checks
 	}
 	return []engine.Request{c.Request}
+}
+
+// geminiChecks returns the requests a Gemini CLI call is judged as, when
+// they differ from req: see [Call.Checks].
+func geminiChecks(req engine.Request) ([]engine.Request, error) {
+	switch c, _ := policy.Canonical(req.Tool); c {
+	case policy.ToolFetch:
+		return geminiFetches(req)
+	case policy.ToolSearch:
+		// grep_search names the files it reads with include_pattern, a
+		// glob the search judges as "include".
+		v, ok := req.Input["include_pattern"]
+		if !ok {
+			return nil, nil
+		}
+		in := make(map[string]any, len(req.Input)+1)
+		for k, x := range req.Input {
+			in[k] = x
+		}
+		delete(in, "include_pattern")
+		in["include"] = v
+		return []engine.Request{{Tool: req.Tool, Input: in, Cwd: req.Cwd, Session: req.Session}}, nil
+	}
+	return nil, nil
 }
 
 // jsSpace holds the characters JavaScript's \s matches, which Gemini CLI
@@ -32,12 +58,8 @@ const jsSpace = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u20
 var githubBlob = regexp.MustCompile(`^/([^/]+/[^/]+)/blob/`)
 
 // geminiFetches returns one WebFetch request per URL a Gemini CLI
-// web_fetch call fetches, with req's cwd and session, or nil for a call of
-// another tool.
+// web_fetch call req fetches, with req's cwd and session.
 func geminiFetches(req engine.Request) ([]engine.Request, error) {
-	if c, _ := policy.Canonical(req.Tool); c != policy.ToolFetch {
-		return nil, nil
-	}
 	urls, err := geminiFetchURLs(req.Input)
 	if err != nil {
 		return nil, err

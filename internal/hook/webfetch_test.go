@@ -106,3 +106,34 @@ func TestChecksOfOtherCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiGrepSearchChecks: Gemini CLI's grep_search is a search whose
+// include_pattern is the file filter the search judges as include, while
+// the answer keeps the client's own input.
+func TestGeminiGrepSearchChecks(t *testing.T) {
+	call, err := Parse(Gemini, []byte(`{"cwd":"/w","session_id":"s","hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"KEY","dir_path":"/w/src","include_pattern":".env"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := call.Checks()
+	if len(checks) != 1 {
+		t.Fatalf("checks %+v", checks)
+	}
+	in := checks[0].Input
+	if checks[0].Tool != "search_file_content" || in["include"] != ".env" || in["pattern"] != "KEY" || in["dir_path"] != "/w/src" || checks[0].Cwd != "/w" || checks[0].Session != "s" {
+		t.Errorf("check %+v", checks[0])
+	}
+	if _, ok := in["include_pattern"]; ok {
+		t.Errorf("check keeps include_pattern: %v", in)
+	}
+	if call.Request.Input["include_pattern"] != ".env" || call.Request.Input["include"] != nil {
+		t.Errorf("the client's input changed: %v", call.Request.Input)
+	}
+	plain, err := Parse(Gemini, []byte(`{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"KEY"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plain.Checks(); len(c) != 1 || len(c[0].Input) != 1 {
+		t.Errorf("a search without include_pattern is judged as %+v", c)
+	}
+}
