@@ -237,6 +237,10 @@ func TestAgentGeminiGate(t *testing.T) {
 		// because Gemini CLI skips a name it cannot resolve.
 		geminiCall{"web_fetch", map[string]any{"prompt": "Compare https://93.184.215.14/a with https://evil.example/x"}},
 		geminiCall{"web_fetch", map[string]any{"prompt": "Summarize https://93.184.215.14/b"}},
+		// grep_search: a search of .env files is a credential read; one of
+		// JavaScript files runs.
+		geminiCall{"grep_search", map[string]any{"pattern": "API_KEY", "dir_path": p, "include_pattern": ".env"}},
+		geminiCall{"grep_search", map[string]any{"pattern": "built", "dir_path": filepath.Join(p, "dist"), "include_pattern": "*.js"}},
 	)
 	home := geminiHome(t, s, geminiSettings(map[string]any{
 		"fs": map[string]any{"command": bin, "args": []string{"mcp", "--name", "fs", "--state-dir", s.state, "--", fsServer, p}},
@@ -253,8 +257,8 @@ func TestAgentGeminiGate(t *testing.T) {
 	summaries := answered()
 	t.Logf("answered %q", summaries)
 	resp := mock.responses()
-	if t.Failed() || len(resp) != 10 {
-		t.Fatalf("got %d function responses, want 10: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", len(resp), resp, mock.toolNames(), out, errOut, mock.dump())
+	if t.Failed() || len(resp) != 12 {
+		t.Fatalf("got %d function responses, want 12: %+v\ntools offered: %v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", len(resp), resp, mock.toolNames(), out, errOut, mock.dump())
 	}
 	for i, r := range resp {
 		t.Logf("response %d %s: %s", i, r.Name, r.Text())
@@ -279,6 +283,10 @@ func TestAgentGeminiGate(t *testing.T) {
 		{"mcp write blocked/: deny rule", true, "rule_deny", "", filepath.Join(p, "blocked", "x.txt"), false},
 		{"web_fetch with a denied URL", true, "WebFetch(domain:evil.example)", "", "", false},
 		{"web_fetch of an allowed URL", false, geminiFetched, "", "", false},
+		{"grep_search of .env: credential", true, "credential_access", "hunter2", "", false},
+		// It runs (Gemini CLI leaves dist/ out of its searches, so it
+		// finds nothing).
+		{"grep_search of *.js: allowed", false, `filter: \"*.js\"`, "", "", false},
 	}
 	for i, c := range cases {
 		r := resp[i]
