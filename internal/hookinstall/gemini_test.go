@@ -118,13 +118,20 @@ func TestGeminiGuardRoundTrip(t *testing.T) {
 	}
 }
 
-// TestGeminiUninstallRemovesGuardedAndPlain checks that uninstall knows the
-// guarded command and the plain one an older install wrote.
+// TestGeminiUninstallRemovesGuardedAndPlain checks that install reports the
+// plain command an older install wrote, and uninstall removes it and the
+// guarded one.
 func TestGeminiUninstallRemovesGuardedAndPlain(t *testing.T) {
 	o, p := opts(t, Gemini)
 	write(t, p, `{"hooks": {"BeforeTool": [{"matcher": ".*", "hooks": [{"type": "command", "command": "/usr/bin/toolgate hook gemini", "timeout": 600000}]}]}}`+"\n", 0o644)
-	if _, err := Install(o); err != nil {
+	res, err := Install(o)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The older, unguarded entry is reported, with the command to run
+	// instead.
+	if n := strings.Join(res.Notes, "\n"); !strings.Contains(n, `already runs "/usr/bin/toolgate hook gemini"`) || !strings.Contains(n, "sleep 595") {
+		t.Errorf("notes %q do not report the unguarded hook", res.Notes)
 	}
 	if _, err := Uninstall(o); err != nil {
 		t.Fatal(err)

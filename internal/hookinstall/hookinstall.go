@@ -246,9 +246,10 @@ func otherCommands(path string, src []byte, strict bool, o Options) []string {
 			}
 			for _, h := range hs.elems {
 				c, _, _ := h.get("command")
-				if c != nil && c.kind == '"' && c.str != entryFor(o, ev).Hooks[0].Command && isToolgateCommand(c.str, o) && !seen[c.str] {
+				want := entryFor(o, ev).Hooks[0].Command
+				if c != nil && c.kind == '"' && c.str != want && isToolgateCommand(c.str, o) && !seen[c.str] {
 					seen[c.str] = true
-					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c.str, entryFor(o, ev).Hooks[0].Command))
+					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c.str, want))
 				}
 			}
 		}
