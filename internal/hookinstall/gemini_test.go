@@ -20,7 +20,11 @@ func TestGeminiGuardDeniesWhenTheHookFails(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Gemini CLI runs hooks with PowerShell on Windows")
 	}
-	dir := t.TempDir()
+	// A directory whose name the shell must have quoted.
+	dir := filepath.Join(t.TempDir(), "a b'c")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		script   string // the stand-in hook program; "" for a missing one
