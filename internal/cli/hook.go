@@ -169,8 +169,8 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
-	// A call is judged as one request or, for a Gemini CLI web_fetch, as
-	// one per URL: it runs only when each is allowed.
+	// A call is judged as the requests of call.Checks (one per URL for a
+	// Gemini CLI web_fetch): it runs only when each is allowed.
 	checks := call.Checks()
 	var d *engine.Decision
 	for _, req := range checks {
@@ -184,8 +184,8 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		if rd.Reason == engine.ReasonPolicyError {
 			return hook.Fail(client, rd.Message)
 		}
-		if len(checks) > 1 || req.Tool != call.Request.Tool {
-			rd.Message = strings.TrimPrefix(rd.Message+"; ", "; ") + fmt.Sprintf("judged as %s %v", req.Tool, req.Input["url"])
+		if u, ok := req.Input["url"].(string); ok && req.Tool != call.Request.Tool {
+			rd.Message = strings.TrimPrefix(rd.Message+"; ", "; ") + "judged as " + req.Tool + " " + u
 		}
 		if rd.Decision == policy.Deny {
 			return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(rd)})
