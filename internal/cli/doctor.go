@@ -305,6 +305,7 @@ func missingPrograms(st *hookinstall.Status) []string {
 // hookProgram returns the program of a hook command as hook install
 // writes it: a plain word, or a single-quoted one.
 func hookProgram(cmd string) string {
+	cmd = hookinstall.Unguarded(cmd)
 	if rest, ok := strings.CutPrefix(cmd, "'"); ok {
 		var b strings.Builder
 		for {

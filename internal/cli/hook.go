@@ -56,6 +56,11 @@ tool.completed in the event log (--db, else events.db in the state
 directory) with injection.suspected events for output that looks like
 prompt injection; the model is warned of those.
 
+Gemini CLI's web_fetch names its URLs inside a prompt: it is judged as a
+WebFetch of each URL the prompt holds (and of the raw.githubusercontent.com
+URL Gemini CLI fetches for a github.com blob), allowed only when every one
+is allowed; a prompt without a URL is denied.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
@@ -164,28 +169,57 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
-	req := call.Request
-	if m, err := policy.ParseMode(call.PermissionMode); call.PermissionMode != "" && err == nil {
-		// The client's mode may make the gate stricter (plan), never
-		// looser: the agent's side cannot loosen its own gate.
-		req.Mode = string(m)
-		req.ModeNoLooser = true
-	}
-	d := eng.Check(c.Context(), &req)
-	if d.Reason == engine.ReasonPolicyError {
-		return hook.Fail(client, d.Message)
-	}
-	if d.Decision == policy.Deny {
-		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
+	// A call is judged as the requests of call.Checks (one per URL for a
+	// Gemini CLI web_fetch): it runs only when each is allowed.
+	checks := call.Checks()
+	var d *engine.Decision
+	for _, req := range checks {
+		if m, err := policy.ParseMode(call.PermissionMode); call.PermissionMode != "" && err == nil {
+			// The client's mode may make the gate stricter (plan), never
+			// looser: the agent's side cannot loosen its own gate.
+			req.Mode = string(m)
+			req.ModeNoLooser = true
+		}
+		rd := eng.Check(c.Context(), &req)
+		if rd.Reason == engine.ReasonPolicyError {
+			return hook.Fail(client, rd.Message)
+		}
+		if u, ok := req.Input["url"].(string); ok && req.Tool != call.Request.Tool {
+			rd.Message = strings.TrimPrefix(rd.Message+"; ", "; ") + "judged as " + req.Tool + " " + u
+		}
+		if rd.Decision == policy.Deny {
+			return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(rd)})
+		}
+		if d == nil || d.Decision == policy.Allow {
+			d = rd
+		}
 	}
 	api, err := agentServer(hf.server, hf.stateDir, "", true)
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
 	if api != nil {
-		return askServer(c.Context(), api, call, func(call *hook.Call, v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) })
+		allow := func(call *hook.Call, v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) }
+		if len(checks) == 1 {
+			return askServer(c.Context(), api, call, checks[0], allow)
+		}
+		var reasons []string
+		for _, req := range checks {
+			reply := askServer(c.Context(), api, call, req, func(cc *hook.Call, v hook.Verdict) hook.Reply {
+				if cc != call {
+					return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
+						"; a user hook changed the input of one of the call's checks, which cannot be handed back for a call judged in parts"})
+				}
+				reasons = append(reasons, v.Reason)
+				return hook.Reply{}
+			})
+			if reply.Stdout != nil {
+				return reply // a deny or a failure
+			}
+		}
+		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: strings.Join(reasons, "; "), Input: call.Request.Input})
 	}
-	if h := unrunHook(d, req.Tool); h != nil {
+	if h := unrunHook(d, call.Request.Tool); h != nil {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 			"; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"})
 	}
@@ -268,12 +302,12 @@ func describe(d *engine.Decision) string {
 	return s
 }
 
-// askServer puts the call to a running server and waits for its answer.
-// An allow of an input a user hook of the server's policy changed is
-// handed back as that input, to a client whose answer carries one, and
-// denied to any other: the client must not run the call as it was.
-func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(*hook.Call, hook.Verdict) hook.Reply) hook.Reply {
-	r := call.Request
+// askServer puts r, one of the call's checks, to a running server and
+// waits for its answer. An allow of an input a user hook of the server's
+// policy changed is handed back as that input, to a client whose answer
+// carries one, and denied to any other: the client must not run the call
+// as it was. Any other allow is handed to allow with the call's own input.
+func askServer(ctx context.Context, api *apiClient, call *hook.Call, r engine.Request, allow func(*hook.Call, hook.Verdict) hook.Reply) hook.Reply {
 	d, err := api.checkWait(ctx, &engine.Request{Tool: r.Tool, Input: r.Input, Cwd: r.Cwd, Session: r.Session})
 	if err != nil {
 		return hook.Fail(call.Client, err.Error())
@@ -288,7 +322,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(
 		return allow(&changed, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: d.UpdatedInput})
 	}
 	if d.Decision == policy.Allow {
-		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
+		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: call.Request.Input})
 	}
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }

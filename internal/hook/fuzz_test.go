@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		`{"session_id":"s","cwd":"/tmp","hook_event_name":"BeforeTool","tool_name":"mcp_fs_read","tool_input":{},"mcp_context":{"server_name":"fs"}}`,
 		`{"session_id":"s","cwd":"/tmp","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/x"},"tool_response":"x"}`,
 		`{"tool_name":"apply_patch","tool_input":{"input":"*** Begin Patch\n*** End Patch"},"cwd":"/"}`,
+		`{"session_id":"s","cwd":"/tmp","hook_event_name":"BeforeTool","tool_name":"web_fetch","tool_input":{"prompt":"see https://a.example/x and http://0x7f.1:80/"}}`,
+		`{"session_id":"s","cwd":"/tmp","hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"x","include_pattern":"*.go"}}`,
 		``, `null`, `{}`, `[]`, `{"tool_name":1}`,
 	} {
 		f.Add(s)
@@ -30,6 +32,11 @@ func FuzzParse(f *testing.F) {
 			}
 			if _, ok := policy.Canonical(call.Request.Tool); !ok && !policy.IsMCPName(call.Request.Tool) {
 				t.Fatalf("%s: Parse(%q) gave tool %q, which policy does not know", client, data, call.Request.Tool)
+			}
+			for _, r := range call.Checks() {
+				if _, ok := policy.Canonical(r.Tool); !ok || r.Cwd != call.Request.Cwd || r.Session != call.Request.Session {
+					t.Fatalf("%s: Parse(%q) gave the check %+v", client, data, r)
+				}
 			}
 			for _, d := range []policy.Decision{policy.Allow, policy.Ask, policy.Deny} {
 				checkReply(t, Answer(client, Verdict{Decision: d, Reason: "r", Input: call.Request.Input}))

@@ -70,6 +70,10 @@ type Call struct {
 	// response (stdout and stderr for a shell, the response's JSON for
 	// others).
 	Output []byte
+
+	// checks are the requests judged in place of Request, when they
+	// differ from it; see [Call.Checks].
+	checks []engine.Request
 }
 
 // payload is the union of the fields the three clients send.
@@ -146,6 +150,11 @@ func Parse(client Client, data []byte) (*Call, error) {
 		codexPatchInput(input)
 	}
 	call.Request = engine.Request{Tool: tool, Input: input, Cwd: p.Cwd, Session: p.SessionID}
+	if client == Gemini && call.Phase == Before {
+		if call.checks, err = geminiChecks(call.Request); err != nil {
+			return nil, err
+		}
+	}
 	if call.Phase == After {
 		call.Output = responseText(p.ToolResponse)
 	}
@@ -191,6 +200,11 @@ func toolName(c Client, p payload) (string, error) {
 		// Claude Code and Codex name MCP tools mcp__server__tool, which
 		// toolgate takes as it is; every other name is an alias.
 		return name, nil
+	}
+	if name == "grep_search" {
+		// Gemini CLI's search tool, which older releases called
+		// search_file_content; see [geminiChecks] for its arguments.
+		return "search_file_content", nil
 	}
 	if !strings.HasPrefix(name, "mcp_") {
 		return name, nil // Parse refuses a name policy.Canonical does not know

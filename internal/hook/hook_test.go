@@ -32,6 +32,7 @@ func TestParseMapsTools(t *testing.T) {
 		{"gemini shell", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`, "run_shell_command", Before, policy.ToolShell, "", ""},
 		{"gemini replace", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"/w/a"}}`, "replace", Before, policy.ToolEdit, "", ""},
 		{"gemini search", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"search_file_content","tool_input":{"pattern":"x"}}`, "search_file_content", Before, policy.ToolSearch, "", ""},
+		{"gemini grep_search", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"x","include_pattern":"*.go"}}`, "search_file_content", Before, policy.ToolSearch, "", ""},
 		{"gemini list", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"list_directory","tool_input":{"dir_path":"/w"}}`, "list_directory", Before, policy.ToolList, "", ""},
 		{"gemini mcp", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"mcp_my_fs_read_file","mcp_context":{"server_name":"my_fs"},"tool_input":{}}`, "mcp__my_fs__read_file", Before, policy.ToolMCP, "", ""},
 		{"gemini mcp tool named", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"mcp_a_b","mcp_context":{"server_name":"a","tool_name":"b"},"tool_input":{}}`, "mcp__a__b", Before, policy.ToolMCP, "", ""},

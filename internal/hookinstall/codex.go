@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -16,7 +17,9 @@ import (
 // The file is edited as text, one line added or removed, so its comments
 // and layout survive (a TOML encoder would drop them).
 
-var featuresHeader = regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*features[ \t]*\][ \t]*(#.*)?\r?\n`)
+var featuresHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*features[ \t]*\][ \t]*(#.*)?\r?\n`)
+})
 
 const hooksLine = "hooks = true\n"
 
@@ -68,7 +71,7 @@ func planCodexHooks(path string) (out []byte, mode os.FileMode, exists bool, err
 	default:
 		return nil, 0, false, fmt.Errorf("%s sets features.hooks = %v: set it to true (Codex runs no hooks otherwise)", path, v)
 	}
-	if loc := featuresHeader.FindIndex(src); loc != nil {
+	if loc := featuresHeader().FindIndex(src); loc != nil {
 		out = splice(src, loc[1], loc[1], hooksLine)
 	} else if hasFeatures {
 		return nil, 0, false, fmt.Errorf("%s defines features other than as a [features] table: add hooks = true to it", path)
@@ -115,7 +118,7 @@ func disableCodexHooks(path string) (Change, error) {
 	if err != nil || !exists {
 		return Change{Path: path, Action: "unchanged"}, err
 	}
-	loc := featuresHeader.FindIndex(src)
+	loc := featuresHeader().FindIndex(src)
 	if loc == nil || !bytes.HasPrefix(src[loc[1]:], []byte(hooksLine)) {
 		return Change{Path: path, Action: "unchanged"}, nil
 	}
@@ -174,13 +177,15 @@ func codexGuardCommand(o Options, timeout int) string {
 
 // codexGuardPattern matches a guard command of any deadline; its group is
 // the toolgate program as the shell reads it.
-var codexGuardPattern = regexp.MustCompile("^" + strings.ReplaceAll(
-	regexp.QuoteMeta("/bin/sh -c '"+codexGuardScript(987654321)+"' "), "987654321", "[0-9]+") + "(.+)$")
+var codexGuardPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^" + strings.ReplaceAll(
+		regexp.QuoteMeta("/bin/sh -c '"+codexGuardScript(987654321)+"' "), "987654321", "[0-9]+") + "(.+)$")
+})
 
 // codexGuarded returns the toolgate program a command written by
 // [codexGuardCommand] runs, unquoted, and whether cmd is one.
 func codexGuarded(cmd string) (string, bool) {
-	m := codexGuardPattern.FindStringSubmatch(cmd)
+	m := codexGuardPattern().FindStringSubmatch(cmd)
 	if m == nil {
 		return "", false
 	}

@@ -288,6 +288,12 @@ func isToolgateCommand(cmd string, o Options) bool {
 			return filepath.Base(prog) == "toolgate" || prog == o.Command
 		}
 	}
+	if plain, _, ok := geminiPlain(cmd); ok && o.Client == Gemini {
+		cmd = plain
+		if cmd == HookCommand(o) {
+			return true
+		}
+	}
 	f := strings.Fields(cmd)
 	if len(f) != 3 || f[1] != "hook" || f[2] != string(o.Client) {
 		return false

@@ -170,6 +170,9 @@ func entryFor(o Options, ev hookEvent) matcherEntry {
 	if o.Client == Codex && ev.name == "PreToolUse" {
 		h.Command = codexGuardCommand(o, ev.timeout)
 	}
+	if o.Client == Gemini {
+		h.Command = geminiCommand(h.Command, ev.timeout)
+	}
 	if o.Client == ClaudeCode && ev.name == "PreToolUse" {
 		h.OnFailure = "block"
 	}

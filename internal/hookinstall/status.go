@@ -122,3 +122,16 @@ func (s *Status) String() string {
 	}
 	return fmt.Sprintf("%s does not set [features] hooks = true", s.CodexConfig)
 }
+
+// Unguarded returns the plain `PROGRAM hook CLIENT` command inside a hook
+// command install wrote under a guard (Codex's and Gemini CLI's), and cmd
+// itself when it has no guard.
+func Unguarded(cmd string) string {
+	if prog, ok := codexGuarded(cmd); ok {
+		return shellQuote(prog) + " hook " + string(Codex)
+	}
+	if plain, _, ok := geminiPlain(cmd); ok {
+		return plain
+	}
+	return cmd
+}

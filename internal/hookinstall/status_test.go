@@ -85,3 +85,16 @@ func TestInstalledPartialAndBroken(t *testing.T) {
 		t.Fatalf("codex with hooks off: %+v (%s)", st, st)
 	}
 }
+
+// TestUnguarded: the plain command comes out of each guard install
+// writes, and a plain command stays as it is.
+func TestUnguarded(t *testing.T) {
+	for _, c := range []Client{ClaudeCode, Gemini, Codex} {
+		o := Options{Client: c, Command: "/opt/tool gate/bin/toolgate"}
+		for _, ev := range specs[c].events {
+			if got, want := Unguarded(entryFor(o, ev).Hooks[0].Command), HookCommand(o); got != want {
+				t.Errorf("%s %s: %q, want %q", c, ev.name, got, want)
+			}
+		}
+	}
+}

@@ -85,6 +85,9 @@ func bootPrefix() string {
 
 // writeProbeCache replaces file with data, by a rename, mode 0600.
 func writeProbeCache(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".probe-*")
 	if err != nil {
 		return err
