@@ -189,7 +189,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 			"; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"})
 	}
-	v := hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Request.Input}
+	v := hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Input}
 	if d.Decision == policy.Allow {
 		return hf.allow(c.Context(), eng, call, v)
 	}
@@ -261,7 +261,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(
 		return hook.Fail(call.Client, err.Error())
 	}
 	if d.Decision == policy.Allow {
-		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
+		return allow(hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: call.Input})
 	}
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -61,6 +62,11 @@ type Call struct {
 	Request engine.Request
 	// ClientTool is the tool name as the client sent it.
 	ClientTool string
+	// Input is the tool input as the client sent it: what an allow hands
+	// back. Request.Input differs from it only where the client's tool
+	// names what it reaches in a form the gate does not read (Gemini
+	// CLI's web_fetch: the URL inside its prompt becomes "url").
+	Input map[string]any
 	// ToolUseID is the client's id of the call, when it sends one.
 	ToolUseID string
 	// PermissionMode is Claude Code's permission_mode, when sent.
@@ -137,11 +143,51 @@ func Parse(client Client, data []byte) (*Call, error) {
 	if _, ok := policy.Canonical(tool); !ok {
 		return nil, fmt.Errorf("unknown tool %q: toolgate judges only the tools it knows, so it denies this one", p.ToolName)
 	}
-	call.Request = engine.Request{Tool: tool, Input: input, Cwd: p.Cwd, Session: p.SessionID}
+	judged := input
+	if client == Gemini && p.ToolName == geminiFetch {
+		if judged, err = geminiFetchInput(input); err != nil {
+			return nil, err
+		}
+	}
+	call.Input = input
+	call.Request = engine.Request{Tool: tool, Input: judged, Cwd: p.Cwd, Session: p.SessionID}
 	if call.Phase == After {
 		call.Output = responseText(p.ToolResponse)
 	}
 	return call, nil
+}
+
+// geminiFetch is Gemini CLI's web fetch tool. It takes no URL of its
+// own: it fetches the http(s) URLs written in its "prompt".
+const geminiFetch = "web_fetch"
+
+// promptURL matches the URLs Gemini CLI's web_fetch finds in a prompt
+// (it looks for http:// or https:// followed by anything up to a space);
+// matching without regard to case finds at least those.
+var promptURL = regexp.MustCompile(`(?i)https?://[^\s]+`)
+
+// geminiFetchInput returns the input Gemini CLI's web_fetch is judged
+// by: in, with "url" set to the one URL its prompt names. A "url" the
+// agent put in the input is not what Gemini fetches, so it never counts.
+// A prompt with no URL is judged without one (and refused as invalid);
+// a prompt with several is refused, since each call is judged for one
+// host.
+func geminiFetchInput(in map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(in)+1)
+	for k, v := range in {
+		out[k] = v
+	}
+	delete(out, "url")
+	prompt, _ := in["prompt"].(string)
+	urls := promptURL.FindAllString(prompt, -1)
+	switch len(urls) {
+	case 0:
+	case 1:
+		out["url"] = urls[0]
+	default:
+		return nil, fmt.Errorf("web_fetch's prompt names %d URLs: toolgate judges one URL per call, so it denies this one; fetch them one at a time", len(urls))
+	}
+	return out, nil
 }
 
 func events(c Client) string {

@@ -142,3 +142,50 @@ func TestAfterAnswerWarnsOfInjection(t *testing.T) {
 		t.Fatalf("%s", r.Stdout)
 	}
 }
+
+// TestGeminiFetchJudgedByItsPrompt: Gemini CLI's web_fetch has no "url";
+// it fetches the URL written in its prompt, so that URL is what the call
+// is judged by — not a "url" the agent adds, which Gemini never fetches —
+// while an allow hands back the input as the client sent it.
+func TestGeminiFetchJudgedByItsPrompt(t *testing.T) {
+	tests := []struct {
+		name     string
+		input    string
+		url      any // the "url" judged; nil: none
+		errMatch string
+	}{
+		{"one URL", `{"prompt":"Summarize https://example.com/docs please"}`, "https://example.com/docs", ""},
+		{"upper-case scheme", `{"prompt":"read HTTP://10.0.0.1/admin"}`, "HTTP://10.0.0.1/admin", ""},
+		{"an added url is not what is fetched", `{"prompt":"Summarize http://169.254.169.254/latest/meta-data","url":"https://example.com"}`, "http://169.254.169.254/latest/meta-data", ""},
+		{"no URL, an added url is dropped", `{"prompt":"Summarize the page","url":"https://example.com"}`, nil, ""},
+		{"several URLs are refused", `{"prompt":"compare https://example.com and http://10.0.0.1/"}`, nil, "2 URLs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			payload := `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"web_fetch","tool_input":` + tt.input + `}`
+			call, err := Parse(Gemini, []byte(payload))
+			if tt.errMatch != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.errMatch)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := call.Request.Input["url"]; got != tt.url {
+				t.Fatalf("judged url %v, want %v", got, tt.url)
+			}
+			var sent map[string]any
+			_ = json.Unmarshal([]byte(tt.input), &sent)
+			if len(call.Input) != len(sent) || call.Input["url"] != sent["url"] || call.Input["prompt"] != sent["prompt"] {
+				t.Fatalf("client input %v, want %v", call.Input, sent)
+			}
+		})
+	}
+	// Claude Code's WebFetch names its URL: its prompt is not read.
+	call, err := Parse(ClaudeCode, []byte(`{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"WebFetch","tool_input":{"url":"https://example.com","prompt":"see http://10.0.0.1/"}}`))
+	if err != nil || call.Request.Input["url"] != "https://example.com" {
+		t.Fatalf("claude WebFetch: %v %v", call, err)
+	}
+}
