@@ -35,7 +35,9 @@ func TestAskThrough(t *testing.T) {
 			policy.Allow, engine.ReasonUserApproved, ActorUser},
 		{"deny", func(context.Context) (approval.Answer, error) { return approval.Answer{Kind: approval.Deny}, nil },
 			policy.Deny, engine.ReasonUserDenied, ActorUser},
-		{"error", func(context.Context) (approval.Answer, error) { return approval.Answer{}, errors.New("client went away") },
+		{"error", func(context.Context) (approval.Answer, error) {
+			return approval.Answer{}, errors.New("client went away")
+		},
 			policy.Deny, engine.ReasonApproverError, ActorSystem},
 		{"timeout", func(ctx context.Context) (approval.Answer, error) { <-ctx.Done(); return approval.Answer{}, ctx.Err() },
 			policy.Deny, engine.ReasonApprovalTimeout, ActorSystem},
