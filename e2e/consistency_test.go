@@ -347,8 +347,13 @@ func hookPayload(ch channel, cwd string, tc consCase) (string, string) {
 			m["mcp_context"] = map[string]any{"server_name": server, "tool_name": name}
 		}
 	case chCodex:
-		m["permission_mode"] = "default"
-		m["turn_id"] = "turn-1"
+		// As Codex 0.171 sends it (exec_command becomes Bash), run with
+		// -s danger-full-access: its bypassPermissions must not loosen
+		// the gate.
+		m["permission_mode"] = "bypassPermissions"
+		m["turn_id"] = "01a23c5a-84a0-7190-929b-0856e9153ec1"
+		m["model"] = "gpt-5"
+		m["transcript_path"] = filepath.Join(cwd, "no-rollout.jsonl")
 		m["tool_use_id"] = "call_01"
 		switch tool {
 		case "Read", "WebFetch":
