@@ -58,7 +58,15 @@ type elicitor struct {
 	ss     *mcp.ServerSession
 	server string // the MCP server's name
 	tool   string // the tool's name on its server
+	// legacyEnum offers the choice as enum and enumNames, for a client on
+	// a protocol version before titled enums (oneOf of const and title,
+	// from 2025-11-25).
+	legacyEnum bool
 }
+
+// titledEnumVersion is the first protocol version whose forms have
+// titled enums.
+const titledEnumVersion = "2025-11-25"
 
 // Approve puts ar to the person through the client (elicitation/create,
 // for a client on a protocol version that lets a server send it while it
@@ -134,17 +142,21 @@ func (e elicitor) message(ar *approval.Request) string {
 // schema is the form the person answers: allow or deny, and for a
 // destructive call the confirmation to type.
 func (e elicitor) schema(ar *approval.Request) map[string]any {
-	props := map[string]any{
-		"decision": map[string]any{
-			"type":        "string",
-			"title":       "Your answer",
-			"description": "Allow runs this one call; deny refuses it.",
-			"oneOf": []any{
-				map[string]any{"const": "allow", "title": "Allow once"},
-				map[string]any{"const": "deny", "title": "Deny"},
-			},
+	decision := map[string]any{
+		"type":        "string",
+		"title":       "Your answer",
+		"description": "Allow runs this one call; deny refuses it.",
+		"oneOf": []any{
+			map[string]any{"const": "allow", "title": "Allow once"},
+			map[string]any{"const": "deny", "title": "Deny"},
 		},
 	}
+	if e.legacyEnum {
+		delete(decision, "oneOf")
+		decision["enum"] = []any{"allow", "deny"}
+		decision["enumNames"] = []any{"Allow once", "Deny"}
+	}
+	props := map[string]any{"decision": decision}
 	if ar.Destructive {
 		props["confirm"] = map[string]any{
 			"type":        "string",

@@ -53,11 +53,13 @@ func action(a string) func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResul
 
 // The protocol versions the elicitation tests run on: the latest, on
 // which the question travels in the call's result and the client calls
-// again with the answer, and the one before, on which the proxy sends
-// elicitation/create while it serves the call.
+// again with the answer, and two before, on which the proxy sends
+// elicitation/create while it serves the call (the older one without
+// titled enums).
 const (
 	latest = ""
 	legacy = "2025-11-25"
+	older  = "2025-06-18" // before titled enums
 )
 
 // connectAs is connect with a client built from opts speaking protocol
@@ -145,7 +147,7 @@ func TestElicitation(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow", "confirm": word}}, nil
 		}, written: true, reason: engine.ReasonUserApproved, actor: "user", answerK: "allow_once"},
 	}
-	for _, version := range []string{latest, legacy} {
+	for _, version := range []string{latest, legacy, older} {
 		for _, tt := range tests {
 			name := "latest/" + tt.name
 			if version != latest {
@@ -222,8 +224,13 @@ func elicitCase(t *testing.T, version string, tt elicitTest) {
 		}
 	}
 	schema, _ := json.Marshal(q.RequestedSchema)
-	if !strings.Contains(string(schema), `"const":"allow"`) || !strings.Contains(string(schema), `"const":"deny"`) {
-		t.Errorf("the form %s offers no allow/deny choice", schema)
+	choice := `"oneOf":[{"const":"allow","title":"Allow once"},{"const":"deny","title":"Deny"}]`
+	if version == older {
+		// Before titled enums: enum and enumNames.
+		choice = `"enum":["allow","deny"],"enumNames":["Allow once","Deny"]`
+	}
+	if !strings.Contains(string(schema), choice) {
+		t.Errorf("the form %s offers no allow/deny choice %s", schema, choice)
 	}
 
 	asked := w.events(t, eventlog.TypePermissionRequested)

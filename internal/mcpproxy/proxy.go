@@ -252,7 +252,11 @@ func (p *Proxy) handler(tool *mcp.Tool) mcp.ToolHandler {
 			if multiRoundTrip(r.Session) {
 				return p.askAcrossCalls(ctx, req, name, call), nil
 			}
-			ctx = gate.AskThrough(ctx, elicitor{ss: r.Session, server: p.opts.Name, tool: name}, ElicitationChannel)
+			e := elicitor{ss: r.Session, server: p.opts.Name, tool: name}
+			if init := r.Session.InitializeParams(); init != nil && init.ProtocolVersion < titledEnumVersion {
+				e.legacyEnum = true
+			}
+			ctx = gate.AskThrough(ctx, e, ElicitationChannel)
 		}
 		return p.run(ctx, req, call), nil
 	}
