@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -189,6 +191,7 @@ func TestConsistency(t *testing.T) {
 	lib := newLibraryChannel(t, s, userPolicy)
 
 	var table strings.Builder
+	skipped := map[string]bool{}
 	fmt.Fprintf(&table, "%-32s", "request")
 	for _, ch := range channels {
 		fmt.Fprintf(&table, " %-13s", ch)
@@ -215,6 +218,7 @@ func TestConsistency(t *testing.T) {
 			}
 			if o.skip != "" {
 				fmt.Fprintf(&table, " %-13s", "-")
+				skipped[string(ch)+": "+o.skip] = true
 				continue
 			}
 			ran++
@@ -247,7 +251,9 @@ func TestConsistency(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p, "src")); err != nil {
 		t.Errorf("src was removed: %v", err)
 	}
-	t.Logf("decisions per channel (- : the channel cannot express the request):\n%s", table.String())
+	why := slices.Sorted(maps.Keys(skipped))
+	t.Logf("decisions per channel (- : the channel cannot express the request):\n%s\nnot expressible:\n  %s",
+		table.String(), strings.Join(why, "\n  "))
 }
 
 // request is the body toolgate check and POST /v1/check take.
