@@ -56,6 +56,10 @@ tool.completed in the event log (--db, else events.db in the state
 directory) with injection.suspected events for output that looks like
 prompt injection; the model is warned of those.
 
+Gemini CLI's web_fetch is judged by the one URL its prompt names (a "url"
+in its input is not what Gemini fetches and never counts); a prompt that
+names several URLs is refused, since each call is judged for one.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
