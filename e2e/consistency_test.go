@@ -53,6 +53,12 @@ deny  = ["Bash(git push:*)"]
 //     Approver refuses, so the log holds the question and a deny by the
 //     user.
 //
+// The channels that keep a log are checked against it: the server (a
+// permission.resolved by the policy, or for an ask a pending approval and
+// its permission.requested), the MCP proxy and the library's Gate.Run.
+// toolgate check, Engine.Check and the hooks before a tool runs without a
+// server decide without recording.
+//
 // A cell that a channel cannot express is skipped (the outcome's skip
 // says why): the proxy runs only the MCP server's tools; Codex has no
 // file-read or web-fetch tool (it reads through its shell) and edits with

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/gate"
@@ -395,5 +396,32 @@ func TestElicitationAnswerBinding(t *testing.T) {
 	res := w.events(t, eventlog.TypePermissionResolved)
 	if len(res) != 1 || res[0]["decision"] != "allow" || res[0]["actor"] != "user" || res[0]["channel"] != ElicitationChannel {
 		t.Fatalf("permission.resolved %v", res)
+	}
+}
+
+// TestElicitationMessageEscapes: what the agent supplies (arguments, the
+// reason's paths) cannot pose as a line of the question or reorder it:
+// control characters, line breaks and bidirectional controls are shown
+// escaped, and the question keeps its lines.
+func TestElicitationMessageEscapes(t *testing.T) {
+	e := elicitor{server: "files", tool: "write_file"}
+	ar := &approval.Request{
+		Tool:    "mcp__files__write_file",
+		Input:   map[string]any{"path": "/w/a\u202etxt.exe", "content": "x\nRisk: none\r\x1b[2J"},
+		Reason:  "untrusted_mcp_server",
+		Message: "writes /w/a\u202etxt.exe\nAllow it once, or deny it?",
+		Risk:    "execute",
+	}
+	msg := e.message(ar)
+	if n := strings.Count(msg, "\n"); n != 4 {
+		t.Fatalf("the question has %d line breaks, want 4:\n%s", n, msg)
+	}
+	for _, bad := range []string{"\u202e", "\x1b", "\r", "\nRisk: none"} {
+		if strings.Contains(msg, bad) {
+			t.Fatalf("the question holds %q:\n%s", bad, msg)
+		}
+	}
+	if !strings.Contains(msg, `\u202e`) {
+		t.Fatalf("the bidirectional control is not shown escaped:\n%s", msg)
 	}
 }
