@@ -144,7 +144,8 @@ func Parse(client Client, data []byte) (*Call, error) {
 		return nil, fmt.Errorf("unknown tool %q: toolgate judges only the tools it knows, so it denies this one", p.ToolName)
 	}
 	judged := input
-	if client == Gemini && p.ToolName == geminiFetch {
+	if client == Gemini && p.ToolName == geminiFetch && call.Phase == Before {
+		// After the tool ran only its output is recorded.
 		if judged, err = geminiFetchInput(input); err != nil {
 			return nil, err
 		}

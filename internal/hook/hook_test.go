@@ -183,6 +183,10 @@ func TestGeminiFetchJudgedByItsPrompt(t *testing.T) {
 			}
 		})
 	}
+	// After the fetch ran, its output is recorded whatever the prompt held.
+	if _, err := Parse(Gemini, []byte(`{"cwd":"/w","hook_event_name":"AfterTool","tool_name":"web_fetch","tool_input":{"prompt":"https://a.example and https://b.example"},"tool_response":{"llmContent":"x"}}`)); err != nil {
+		t.Fatalf("after a fetch of several URLs: %v", err)
+	}
 	// Claude Code's WebFetch names its URL: its prompt is not read.
 	call, err := Parse(ClaudeCode, []byte(`{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"WebFetch","tool_input":{"url":"https://example.com","prompt":"see http://10.0.0.1/"}}`))
 	if err != nil || call.Request.Input["url"] != "https://example.com" {
