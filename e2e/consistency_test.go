@@ -338,7 +338,11 @@ func hookPayload(ch channel, cwd string, tc consCase) (string, string) {
 		m["transcript_path"] = filepath.Join(cwd, "no-transcript.jsonl")
 		m["tool_use_id"] = "toolu_01"
 	case chGemini:
+		// As Gemini CLI 0.61 sends them: read_file and write_file take
+		// file_path, replace also an instruction, web_fetch a prompt,
+		// and an MCP tool comes with mcp_context naming its server.
 		m["hook_event_name"] = "BeforeTool"
+		m["transcript_path"] = filepath.Join(cwd, "no-chat.jsonl")
 		m["timestamp"] = time.Now().UTC().Format(time.RFC3339)
 		switch tool {
 		case "Bash":
@@ -347,6 +351,8 @@ func hookPayload(ch channel, cwd string, tc consCase) (string, string) {
 			tool = "read_file"
 		case "Edit":
 			tool = "replace"
+			input = maps.Clone(input)
+			input["instruction"] = "make the change"
 		case "Write":
 			tool = "write_file"
 		case "WebFetch":
@@ -356,7 +362,7 @@ func hookPayload(ch channel, cwd string, tc consCase) (string, string) {
 		default:
 			server, name, _ := strings.Cut(strings.TrimPrefix(tool, "mcp__"), "__")
 			tool = "mcp_" + server + "_" + name
-			m["mcp_context"] = map[string]any{"server_name": server, "tool_name": name}
+			m["mcp_context"] = map[string]any{"server_name": server, "tool_name": name, "command": "mcp-server-filesystem", "args": []any{cwd}}
 		}
 	case chCodex:
 		// As Codex 0.171 sends it (exec_command becomes Bash), run with
