@@ -87,8 +87,12 @@ type payload struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
 	ToolResponse   json.RawMessage `json:"tool_response"`
-	MCPServer      string          `json:"mcp_server"`
-	MCPContext     json.RawMessage `json:"mcp_context"`
+	// MCPServer is Claude Code's description of an MCP tool's server
+	// ({"name": …, "source": …}; a string in older payloads). The tool's
+	// name already names the server, so it is read for nothing but must
+	// not make the payload unreadable.
+	MCPServer  json.RawMessage `json:"mcp_server"`
+	MCPContext json.RawMessage `json:"mcp_context"`
 }
 
 // Parse reads one hook payload of client. It fails on anything it cannot

@@ -27,6 +27,7 @@ func TestParseMapsTools(t *testing.T) {
 		{"claude grep", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Grep","tool_input":{"pattern":"x"}}`, "Grep", Before, policy.ToolSearch, "", ""},
 		{"claude webfetch", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"WebFetch","tool_input":{"url":"https://x"}}`, "WebFetch", Before, policy.ToolFetch, "", ""},
 		{"claude mcp", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"mcp__fs__read_text_file","mcp_server":"fs","tool_input":{"path":"/w/a"}}`, "mcp__fs__read_text_file", Before, policy.ToolMCP, "", ""},
+		{"claude mcp as 2.1 sends it", ClaudeCode, `{"cwd":"/w","prompt_id":"p1","permission_mode":"default","effort":{"level":"medium"},"hook_event_name":"PreToolUse","tool_name":"mcp__fs__read_text_file","tool_input":{"path":"/w/a"},"tool_use_id":"toolu_5","mcp_server":{"name":"fs","source":"dynamic"}}`, "mcp__fs__read_text_file", Before, policy.ToolMCP, "", ""},
 		{"claude post", ClaudeCode, `{"cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"out","stderr":"err"}}`, "Bash", After, policy.ToolShell, "out\nerr", ""},
 		{"gemini shell", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`, "run_shell_command", Before, policy.ToolShell, "", ""},
 		{"gemini replace", Gemini, `{"cwd":"/w","hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"/w/a"}}`, "replace", Before, policy.ToolEdit, "", ""},
