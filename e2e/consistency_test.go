@@ -334,9 +334,20 @@ func hookPayload(ch channel, cwd string, tc consCase) (string, string) {
 	m := map[string]any{"session_id": "cons", "cwd": cwd, "hook_event_name": "PreToolUse"}
 	switch ch {
 	case chClaude:
+		// As Claude Code 2.1.332 sends them: an MCP call names its
+		// server in an mcp_server object, Edit adds replace_all.
 		m["permission_mode"] = "default"
 		m["transcript_path"] = filepath.Join(cwd, "no-transcript.jsonl")
+		m["prompt_id"] = "63744b1f-c175-464a-9757-1bc62e390754"
+		m["effort"] = map[string]any{"level": "medium"}
 		m["tool_use_id"] = "toolu_01"
+		if isMCP(tool) {
+			m["mcp_server"] = map[string]any{"name": "fs", "source": "dynamic"}
+		}
+		if tool == "Edit" {
+			input = maps.Clone(input)
+			input["replace_all"] = false
+		}
 	case chGemini:
 		// As Gemini CLI 0.61 sends them: read_file and write_file take
 		// file_path, replace also an instruction, web_fetch a prompt,
