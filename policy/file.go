@@ -35,6 +35,10 @@ type File struct {
 	// shell command back wrapped in `toolgate sandbox` (the default) or
 	// as it is.
 	WrapHooks *bool
+	// MCPElicitation, when set, says whether `toolgate mcp` may ask the
+	// person about a call through the MCP client (elicitation) when no
+	// toolgate serve is in use (the default) or never does.
+	MCPElicitation *bool
 	// TrustedMCPServers names MCP servers whose tools are not flagged as
 	// untrusted.
 	TrustedMCPServers []string
@@ -76,6 +80,7 @@ type fileDoc struct {
 	Network           *bool    `toml:"network"`
 	WritableRoots     []string `toml:"writable_roots"`
 	WrapHooks         *bool    `toml:"wrap_hooks"`
+	MCPElicitation    *bool    `toml:"mcp_elicitation"`
 	TrustedMCPServers []string `toml:"trusted_mcp_servers"`
 	TrustedProjects   []string `toml:"trusted_projects"`
 	CredentialPaths   []string `toml:"credential_paths"`
@@ -148,6 +153,7 @@ func ParseFile(filename string, src []byte, layer Layer) (*File, error) {
 	}
 	f.Network = doc.Network
 	f.WrapHooks = doc.WrapHooks
+	f.MCPElicitation = doc.MCPElicitation
 	if doc.WritableRoots != nil {
 		f.WritableRootsSet = true
 		for i, r := range doc.WritableRoots {

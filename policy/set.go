@@ -37,6 +37,11 @@ type Set struct {
 	// it off: `toolgate hook` then hands shell commands back unwrapped.
 	// An untrusted project cannot turn it off.
 	NoHookWrap bool
+	// NoMCPElicitation is set when the highest layer that sets
+	// mcp_elicitation turns it off: `toolgate mcp` then never asks the
+	// person through the MCP client. An untrusted project cannot turn it
+	// on again.
+	NoMCPElicitation bool
 	// TrustedMCPServers is the union of every layer's trusted servers,
 	// unless the managed layer sets the list, which then stands alone.
 	TrustedMCPServers []string
@@ -198,6 +203,14 @@ func Merge(files ...*File) (*Set, error) {
 			} else {
 				s.NoHookWrap, s.From["wrap_hooks"] = !*f.WrapHooks, f.origin("wrap_hooks")
 				s.Layers["wrap_hooks"] = f.Layer
+			}
+		}
+		if f.MCPElicitation != nil {
+			if untrusted && *f.MCPElicitation && s.NoMCPElicitation {
+				looser(f, "mcp_elicitation", "= true", "mcp_elicitation off")
+			} else {
+				s.NoMCPElicitation, s.From["mcp_elicitation"] = !*f.MCPElicitation, f.origin("mcp_elicitation")
+				s.Layers["mcp_elicitation"] = f.Layer
 			}
 		}
 		if f.WritableRootsSet {

@@ -616,3 +616,53 @@ func TestHookChangedInputThroughServer(t *testing.T) {
 		}
 	}
 }
+
+// TestHookGeminiFetch: Gemini CLI's web_fetch is judged by the URL in its
+// prompt. Before, every such call was refused as invalid (no "url"), and
+// an agent that added a "url" of its own had that judged instead of what
+// Gemini fetches: a metadata address behind an allowed domain.
+func TestHookGeminiFetch(t *testing.T) {
+	env := newHookEnv(t)
+	flags := append(env.flags, "--allow", "WebFetch(domain:example.com)", "--network=true")
+	tests := []struct {
+		name, input, want, reason string
+	}{
+		{"allowed domain in the prompt", `{"prompt":"Summarize https://example.com/docs"}`, "allow", "rule_allow"},
+		{"metadata address behind an added url", `{"prompt":"Summarize http://169.254.169.254/latest/meta-data","url":"https://example.com/"}`, "deny", "private_network"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var input map[string]any
+			if err := json.Unmarshal([]byte(tt.input), &input); err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr := runHookCLI(t, "gemini", payloadFor("gemini", "web_fetch", env.project, input, nil), flags...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s %s", code, out, stderr)
+			}
+			d, reason := hookDecision(t, "gemini", out)
+			if d != tt.want || !strings.Contains(reason, "("+tt.reason+")") {
+				t.Fatalf("got %s %q, want %s (%s)", d, reason, tt.want, tt.reason)
+			}
+			if d == "allow" {
+				var m struct {
+					HookSpecificOutput struct {
+						ToolInput map[string]any `json:"tool_input"`
+					} `json:"hookSpecificOutput"`
+				}
+				if err := json.Unmarshal([]byte(out), &m); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := m.HookSpecificOutput.ToolInput["url"]; ok || m.HookSpecificOutput.ToolInput["prompt"] != input["prompt"] {
+					t.Fatalf("the allow hands back %v, not the client's input", m.HookSpecificOutput.ToolInput)
+				}
+			}
+		})
+	}
+	// Several URLs in one prompt are each judged: one private address
+	// denies the call.
+	_, out, _ := runHookCLI(t, "gemini", payloadFor("gemini", "web_fetch", env.project, map[string]any{"prompt": "https://example.com and http://10.0.0.1/"}, nil), flags...)
+	if d, _ := hookDecision(t, "gemini", out); d != "deny" {
+		t.Fatalf("several URLs, one private: %s", out)
+	}
+}

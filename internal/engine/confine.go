@@ -84,3 +84,22 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 	}
 	return out, nil
 }
+
+// MCPElicitation reports whether the policy that governs cwd lets the MCP
+// proxy ask the person about a call through its MCP client
+// (mcp_elicitation, on by default). An error — a cwd that is not an
+// absolute directory, a policy that does not load — means it may not.
+func (e *Engine) MCPElicitation(cwd string) (bool, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) || strings.ContainsRune(cwd, 0) {
+		return false, errors.New(`"cwd" must be an absolute directory`)
+	}
+	root, _, err := e.rootOf(&Request{Cwd: cwd}, pathres.Real(cwd))
+	if err != nil {
+		return false, err
+	}
+	set, err := e.policyFor(root)
+	if err != nil {
+		return false, fmt.Errorf("policy cannot be loaded: %w", err)
+	}
+	return !set.NoMCPElicitation, nil
+}

@@ -423,6 +423,11 @@ allow = ["Read($D/outside/**)"]`}, tool: "Read", input: fp("$D/outside/notes.txt
 		{name: "gemini read_file alias", tool: "read_file", input: map[string]any{"absolute_path": "$P/README.md"}, want: policy.Allow},
 		{name: "codex apply_patch paths", l: layers{project: `[permissions]
 allow = ["Edit(src/**)"]`}, tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Update File: src/main.go\n@@\n-a\n+b\n*** End Patch"}, want: policy.Allow},
+		{name: "codex apply_patch as its hook hands it over (command)", l: layers{project: `[permissions]
+allow = ["Edit(src/**)"]`}, tool: "apply_patch", input: map[string]any{"command": "*** Begin Patch\n*** Update File: src/main.go\n@@\n-a\n+b\n*** End Patch\n"}, want: policy.Allow},
+		{name: "codex apply_patch command writing .env", tool: "apply_patch", input: map[string]any{"command": "*** Begin Patch\n*** Add File: .env\n+K=v\n*** End Patch\n"}, want: policy.Deny, reason: ReasonCredential},
+		{name: "a patch in two fields is refused", l: layers{project: `[permissions]
+allow = ["Edit(src/**)"]`}, tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Update File: src/main.go\n@@\n-a\n+b\n*** End Patch\n", "command": "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+x\n*** End Patch\n"}, want: policy.Deny, reason: ReasonInvalidArguments},
 		{name: "patch touching a hook asks", l: layers{project: `[permissions]
 allow = ["Edit(**)"]`}, tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Add File: .git/hooks/post-checkout\n+x\n*** End Patch"}, want: policy.Ask, reason: ReasonProtectedPath},
 		{name: "glob pattern escaping the workspace asks", tool: "Glob", input: map[string]any{"pattern": "../../**/*.txt"}, want: policy.Ask, reason: ReasonOutsideWorkspace},

@@ -396,7 +396,17 @@ func DiffName(header string) (string, bool) {
 }
 
 func parsePatch(in map[string]any, c *call) error {
-	p, field, err := stringField(in, true, "patch", "input", "diff")
+	// Codex's hooks hand its apply_patch over as "command"; the tool
+	// itself takes "input". Two of them could each be what the tool
+	// applies, so naming two is an error.
+	name, err := oneOf(in, "patch", "input", "diff", "command")
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		name = "input"
+	}
+	p, field, err := stringField(in, true, name)
 	if err != nil {
 		return err
 	}

@@ -46,8 +46,8 @@ var toolSchemas = map[policy.Tool]string{
 	}`,
 	policy.ToolPatch: `{
 	  "type": "object",
-	  "properties": {"patch": {"type": "string"}, "input": {"type": "string"}, "diff": {"type": "string"}},
-	  "anyOf": [{"required": ["patch"]}, {"required": ["input"]}, {"required": ["diff"]}]
+	  "properties": {"patch": {"type": "string"}, "input": {"type": "string"}, "diff": {"type": "string"}, "command": {"type": "string"}},
+	  "anyOf": [{"required": ["patch"]}, {"required": ["input"]}, {"required": ["diff"]}, {"required": ["command"]}]
 	}`,
 	policy.ToolList: `{
 	  "type": "object",

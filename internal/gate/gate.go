@@ -177,7 +177,12 @@ type (
 		Units             []approval.Unit `json:"units,omitempty"`
 		ConfirmTarget     string          `json:"confirmTarget,omitempty"`
 		// AskedOf is who is asked first: user, hook or classifier.
-		AskedOf  Actor     `json:"askedOf"`
+		AskedOf Actor `json:"askedOf"`
+		// Channel is how the person is asked when not through the
+		// approver every gate sharing the log serves (see [AskThrough]),
+		// such as "mcp-elicitation"; such a question is not signed, so
+		// no other server lists it.
+		Channel  string    `json:"channel,omitempty"`
 		Deadline time.Time `json:"deadline"`
 		// Holder is the Options.Instance of the gate that holds the
 		// question, when it has one.
@@ -215,6 +220,9 @@ type (
 		Downgraded bool   `json:"downgraded,omitempty"`
 		TimeoutMs  int64  `json:"timeoutMs,omitempty"`
 		Error      string `json:"error,omitempty"`
+		// Channel is the channel the person answered through, when the
+		// question went through one of its own ([AskThrough]).
+		Channel string `json:"channel,omitempty"`
 		// Grant is the session approval or lease that allowed the call,
 		// or the session approval this answer created.
 		Grant string `json:"grant,omitempty"`
@@ -279,6 +287,7 @@ type Question struct {
 	destructive bool
 	suggested   string
 	bound       *Receipt
+	via         *through // the caller's channel to the person, or nil
 	waited      atomic.Bool
 }
 
@@ -432,7 +441,10 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		target = confirmTarget(call, arg, g.redact)
 	}
 	askedOf := ActorUser
+	via := throughOf(ctx)
 	switch {
+	case via != nil:
+		// The caller's channel reaches the person: no classifier or hook.
 	case g.opts.Classifier != nil && !destructive && d.Source == engine.SourceDefault && !g.breaker.open(req.Session):
 		// Only the asks of the default risk table: an ask rule, a
 		// protected path, approval=always or a call that cannot be judged
@@ -447,6 +459,9 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: units(call), ConfirmTarget: target, AskedOf: askedOf,
 		Deadline: g.opts.Clock().Add(g.opts.Timeout).UTC(), Holder: g.opts.Instance,
+	}
+	if via != nil {
+		question.Channel = via.channel
 	}
 	// The question is shown, signed and recorded without its secrets: what
 	// is signed is what the log holds, and a person (or a classifier, or
@@ -468,7 +483,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		Rule: question.Rule, Summary: question.Summary, Destructive: destructive, SuggestedRule: question.SuggestedRule,
 		Units: question.Units, ConfirmTarget: question.ConfirmTarget,
 	}
-	if askedOf == ActorUser {
+	if askedOf == ActorUser && via == nil {
 		question.Sig = g.signQuestion(req.Session, question)
 	}
 	// The receipt binds what the person is asked about, as it is when the
@@ -487,7 +502,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 
 	q := &Question{
 		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar, question: question,
-		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: bound,
+		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: bound, via: via,
 	}
 	return verdict{d: d, id: id, call: call}, q, nil
 }
@@ -530,6 +545,11 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 		return false
 	}
 
+	approver, headless := g.approver, g.opts.Headless
+	if q.via != nil {
+		approver, headless = q.via.approver, false
+		res.Channel = q.via.channel
+	}
 	answered := false
 	if askedOf == ActorClassifier {
 		answered = g.classify(ctx, ar, &res)
@@ -550,16 +570,16 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 		if res.Decision == policy.Allow {
 			asAsked()
 		}
-	case g.approver == nil && g.opts.Headless:
+	case approver == nil && headless:
 		setDeny(engine.ReasonHeadless, ActorSystem, "running headless and no hook answered, so the call is denied")
-	case g.approver == nil:
+	case approver == nil:
 		setDeny(engine.ReasonNoApprover, ActorSystem, "no approver is configured to ask a person, so the call is denied")
 	default:
 		actor := ActorUser
-		if g.opts.Headless {
+		if headless {
 			actor = ActorHook
 		}
-		ans, outcome, err := g.ask(ctx, ar)
+		ans, outcome, err := g.ask(ctx, approver, ar)
 		switch outcome {
 		case outcomeTimeout:
 			setDeny(engine.ReasonApprovalTimeout, ActorSystem,
@@ -782,7 +802,7 @@ func (g *Gate) handOver(ctx context.Context, q *Question) error {
 
 // ask puts ar to the approver and waits at most the timeout; it stops
 // waiting at once when ctx is done, even if the approver does not.
-func (g *Gate) ask(ctx context.Context, ar *approval.Request) (approval.Answer, outcome, error) {
+func (g *Gate) ask(ctx context.Context, approver approval.Approver, ar *approval.Request) (approval.Answer, outcome, error) {
 	actx, cancel := context.WithTimeout(ctx, g.opts.Timeout)
 	defer cancel()
 	type result struct {
@@ -796,7 +816,7 @@ func (g *Gate) ask(ctx context.Context, ar *approval.Request) (approval.Answer, 
 				ch <- result{approval.Answer{Kind: approval.Deny}, fmt.Errorf("approver panicked: %v", p)}
 			}
 		}()
-		a, err := g.approver.Approve(actx, ar)
+		a, err := approver.Approve(actx, ar)
 		ch <- result{a, err}
 	}()
 	select {

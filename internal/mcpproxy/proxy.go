@@ -2,11 +2,21 @@
 // it serves MCP to the client, speaks MCP to the real server, and sends
 // every tools/call through the gate as the tool mcp__<server>__<tool>
 // before it reaches the server.
+//
+// A call that needs a person's answer goes to a running toolgate serve
+// when one decides the calls ([Options.Remote]). Without one, it is put
+// to the person at the MCP client through elicitation (elicitation/create
+// with an allow/deny form), when the client declared the capability and
+// the policy does not set mcp_elicitation = false; the answer is recorded
+// as the user's with channel mcp-elicitation. Otherwise it is denied.
+// An elicitation answer comes from the client, which runs beside the
+// agent: it is as trustworthy as the client's own permission prompt.
 package mcpproxy
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,12 +48,15 @@ type Options struct {
 	// trusted_mcp_servers does.
 	Trusted bool
 	// Gate decides and records every call; required. It should be
-	// headless: a call it asks about and no approver answers is denied.
+	// headless: a call it asks about and no approver answers is denied,
+	// unless the proxy can ask the person at the client through
+	// elicitation, which it does through the gate ([gate.AskThrough]).
 	Gate *gate.Gate
 	// Engine filters tools/list by the mode (plan mode hides what is not
 	// offered); required.
 	Engine *engine.Engine
-	// Remote, when set, decides the calls instead of Gate.
+	// Remote, when set, decides the calls instead of Gate; the proxy
+	// then never asks through elicitation: the server asks its person.
 	Remote Decider
 	// Cwd is the absolute directory the calls are judged from (the
 	// project the client started the proxy in). Required.
@@ -61,6 +74,10 @@ type Proxy struct {
 	mu     sync.Mutex // guards offered, hidden and the server's tools
 	shown  []string   // the tools the server offers now
 	hidden []string
+
+	key     []byte // signs the requestState of questions put in a result
+	pmu     sync.Mutex
+	pending map[string]*pendingAsk // open questions, by id
 }
 
 // New connects to the upstream server over t, lists its tools and builds
@@ -76,7 +93,10 @@ func New(ctx context.Context, t mcp.Transport, opts Options) (*Proxy, error) {
 	if opts.Session == "" {
 		opts.Session = "mcp"
 	}
-	p := &Proxy{opts: opts}
+	p := &Proxy{opts: opts, key: make([]byte, 32), pending: map[string]*pendingAsk{}}
+	if _, err := rand.Read(p.key); err != nil {
+		return nil, fmt.Errorf("mcp proxy: no randomness for its key: %w", err)
+	}
 	ready := make(chan struct{})
 	defer close(ready)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: "1"}, &mcp.ClientOptions{
@@ -223,38 +243,60 @@ func (p *Proxy) handler(tool *mcp.Tool) mcp.ToolHandler {
 			}
 			return flagInjection(res), nil
 		}
-		var res *mcp.CallToolResult
-		d, _, err := p.opts.Gate.Run(ctx, req, "", func(ctx context.Context) (gate.Result, error) {
-			var cerr error
-			res, cerr = call(ctx)
-			if cerr != nil {
-				return gate.Result{}, cerr
-			}
-			out := gate.Result{Stdout: []byte(text(res))}
-			if res.IsError {
-				out.ExitCode = 1
-			}
-			return out, nil
-		})
-		switch {
-		case d == nil:
-			return refused(fmt.Sprintf("toolgate denied %s: %v", full, err)), nil
-		case d.Decision != policy.Allow:
-			msg := denial(full, d, true)
-			if unanswered(d) {
-				// The gate's deny says no one answered; the engine says
-				// why it asked.
-				if a := p.opts.Engine.Check(ctx, req); a.Decision == policy.Ask {
-					msg = fmt.Sprintf("toolgate denied %s: it asks (%s: %s), and no one can answer here%s", full, a.Reason, a.Message, howToApprove(full))
-				}
-			}
-			return refused(msg), nil
-		case res == nil:
-			// Allowed, but the log could not be written or the server failed.
-			return refused(fmt.Sprintf("%s failed: %v", full, err)), nil
+		if r.Params.RequestState != "" || len(r.Params.InputResponses) > 0 {
+			// The client's retry with the person's answer.
+			return p.resume(ctx, r.Params, full, args), nil
 		}
-		return flagInjection(res), nil
+		if p.canElicit(r.Session) {
+			// No one else can be asked: the person at the client is.
+			if multiRoundTrip(r.Session) {
+				return p.askAcrossCalls(ctx, req, name, call), nil
+			}
+			e := elicitor{ss: r.Session, server: p.opts.Name, tool: name}
+			if init := r.Session.InitializeParams(); init != nil && init.ProtocolVersion < titledEnumVersion {
+				e.legacyEnum = true
+			}
+			ctx = gate.AskThrough(ctx, e, ElicitationChannel)
+		}
+		return p.run(ctx, req, call), nil
 	}
+}
+
+// run decides req with the gate, asking whoever ctx says (see
+// [gate.AskThrough]), and makes the call when it is allowed.
+func (p *Proxy) run(ctx context.Context, req *engine.Request, call func(context.Context) (*mcp.CallToolResult, error)) *mcp.CallToolResult {
+	full := req.Tool
+	var res *mcp.CallToolResult
+	d, _, err := p.opts.Gate.Run(ctx, req, "", func(ctx context.Context) (gate.Result, error) {
+		var cerr error
+		res, cerr = call(ctx)
+		if cerr != nil {
+			return gate.Result{}, cerr
+		}
+		out := gate.Result{Stdout: []byte(text(res))}
+		if res.IsError {
+			out.ExitCode = 1
+		}
+		return out, nil
+	})
+	switch {
+	case d == nil:
+		return refused(fmt.Sprintf("toolgate denied %s: %v", full, err))
+	case d.Decision != policy.Allow:
+		msg := denial(full, d, true)
+		if unanswered(d) {
+			// The gate's deny says no one answered; the engine says
+			// why it asked.
+			if a := p.opts.Engine.Check(ctx, req); a.Decision == policy.Ask {
+				msg = fmt.Sprintf("toolgate denied %s: it asks (%s: %s), and no one can answer here%s", full, a.Reason, a.Message, howToApprove(full))
+			}
+		}
+		return refused(msg)
+	case res == nil:
+		// Allowed, but the log could not be written or the server failed.
+		return refused(fmt.Sprintf("%s failed: %v", full, err))
+	}
+	return flagInjection(res)
 }
 
 // denial is the text a refused call returns to the model.
@@ -273,7 +315,7 @@ func unanswered(d *engine.Decision) bool {
 }
 
 func howToApprove(full string) string {
-	return fmt.Sprintf(". It needs a person's approval: run `toolgate serve` and start the proxy with --server URL (or $TOOLGATE_SERVER) and an agent token, or allow it with a rule such as --allow '%s'", full)
+	return fmt.Sprintf(". It needs a person's approval: use an MCP client that offers elicitation (toolgate then asks through it, unless the policy sets mcp_elicitation = false), or run `toolgate serve` and start the proxy with --server URL (or $TOOLGATE_SERVER) and an agent token, or allow it with a rule such as --allow '%s'", full)
 }
 
 // refused is the tool result of a call that did not run.

@@ -50,7 +50,7 @@ func builtins() []*spec {
 			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false,
   "properties": {"patch": {"type": "string", "minLength": 1}},
   "required": ["patch"]}`)},
-			aliases: map[string]string{"input": "patch", "diff": "patch"}, run: runPatch},
+			aliases: map[string]string{"input": "patch", "diff": "patch", "command": "patch"}, run: runPatch},
 		{Tool: Tool{Name: policy.ToolFetch, ReadOnly: true,
 			Description: "Fetch an http or https URL; every redirect is checked by the gate.",
 			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false,

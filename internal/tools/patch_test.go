@@ -159,3 +159,29 @@ func TestApplyWriteFailureRollsBack(t *testing.T) {
 		t.Error("a snapshot record is left for a call that changed nothing")
 	}
 }
+
+// TestPatchFields: the patch is read from any one field agents name it in
+// ("command" is how Codex's hooks hand it over); two fields are refused,
+// since each could be the patch the tool applies.
+func TestPatchFields(t *testing.T) {
+	patch := "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\n"
+	for _, field := range []string{"patch", "input", "diff", "command"} {
+		e := newEnv(t)
+		if _, _, err := e.run("apply_patch", map[string]any{field: patch}); err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		if got, ok := e.read(t, "a.txt"); !ok || got != "x\n" {
+			t.Fatalf("%s: a.txt = %q (exists %t)", field, got, ok)
+		}
+	}
+	e := newEnv(t)
+	_, _, err := e.run("apply_patch", map[string]any{"input": patch, "command": "*** Begin Patch\n*** Add File: b.txt\n+y\n*** End Patch\n"})
+	if err == nil || !strings.Contains(err.Error(), "conflicts") {
+		t.Fatalf("two fields: %v", err)
+	}
+	for _, p := range []string{"a.txt", "b.txt"} {
+		if _, ok := e.read(t, p); ok {
+			t.Fatalf("%s was written", p)
+		}
+	}
+}
