@@ -56,7 +56,7 @@ func TestAudit(t *testing.T) {
 	if !strings.Contains(out, "TIME") || strings.Count(out, "\n") != 3 || !strings.Contains(out, "user_approved") || strings.Contains(out, "rule_deny") {
 		t.Fatalf("table:\n%s", out)
 	}
-	out, _, _ = run(t, dir, "", "audit", "--db", db, "--tool", "Bash", "--since", "2026-01-01T00:04:30Z", "--json")
+	out, _, _ = run(t, dir, "", "audit", "--db", db, "--tool", "Bash", "--since", "2026-01-01T00:04:30Z", "--json", "--events")
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "Bash(rm -rf:*)") {
 		t.Fatalf("since:\n%s", out)
 	}
