@@ -150,12 +150,22 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
-	// Today's policy denies git: tc_3 changes; tc_2 was a person's answer,
-	// which the policy alone would ask.
+	// Today's policy denies git: tc_3 changes. tc_2 was asked and a
+	// person allowed it: today's policy asks too, so it does not change.
 	out, stderr, code := run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(git:*)", "--no-verify")
-	if code != 1 || !strings.Contains(out, "tc_3") || !strings.Contains(out, "rule_deny") || !strings.Contains(out, "tc_2") ||
-		strings.Contains(out, "tc_1") || !strings.Contains(out, "2 of 3 calls decide differently") {
-		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+	if code != 1 || !strings.Contains(out, "tc_3") || !strings.Contains(out, "rule_deny") || strings.Contains(out, "tc_2") ||
+		strings.Contains(out, "tc_1") || !strings.Contains(out, "1 of 3 calls of session s1 decide differently") || stderr != "" {
+		t.Fatalf("exit %d:\n%s--- stderr:\n%s", code, out, stderr)
+	}
+	// Denying npm today changes the call a person allowed then: the
+	// policy asked, and now denies.
+	out, stderr, code = run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(npm:*)", "--no-verify")
+	if code != 1 || !strings.Contains(out, "tc_2  Bash  ask (user: allow)  deny") || strings.Contains(out, "tc_3") || stderr != "" {
+		t.Fatalf("exit %d:\n%s--- stderr:\n%s", code, out, stderr)
+	}
+	out, stderr, code = run(t, dir, "", "replay", "s1", "--db", db, "--no-verify")
+	if code != 0 || !strings.Contains(out, "0 of 3 calls") || strings.Contains(out, "CALL") || stderr != "" {
+		t.Fatalf("nothing changes: exit %d:\n%s--- stderr:\n%s", code, out, stderr)
 	}
 	if _, stderr, code := run(t, dir, "", "replay", "nope", "--db", db, "--no-verify"); code != 2 || !strings.Contains(stderr, "no tool calls") {
 		t.Fatalf("unknown session: exit %d %s", code, stderr)

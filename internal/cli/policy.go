@@ -56,7 +56,8 @@ exits 1 when any fails.`,
 				}
 			}
 			if failed > 0 {
-				return &exitError{1, fmt.Errorf("%d of %d policy tests failed", failed, ran)}
+				fmt.Fprintf(c.OutOrStdout(), "%d of %d policy tests failed\n", failed, ran)
+				return silentExit(1)
 			}
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d policy tests passed\n", ran)
 			return nil
@@ -115,13 +116,14 @@ project's). It exits 1 when it finds anything.`,
 				fmt.Fprintln(c.OutOrStdout(), termtext.Args(f)...)
 			}
 			if len(findings) > 0 {
-				return &exitError{1, fmt.Errorf("%d finding(s)", len(findings))}
+				fmt.Fprintf(c.OutOrStdout(), "%d finding(s) in %d file(s)\n", len(findings), len(files))
+				return silentExit(1)
 			}
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d file(s), %s\n", termtext.Args(len(files), set)...)
 			return nil
 		},
 	}
-	pf.register(c)
+	pf.registerFiles(c)
 	return c
 }
 

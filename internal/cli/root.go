@@ -51,6 +51,7 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
+	usageErrors(root)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -64,4 +65,27 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return ee.code
 	}
 	return 1
+}
+
+// usageErrors makes a wrong flag or a wrong number of arguments, on any
+// command, a usage error (exit 2) that says where the usage is.
+func usageErrors(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(c *cobra.Command, a []string) error {
+				if err := args(c, a); err != nil {
+					return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
