@@ -41,7 +41,16 @@ with reason invalid_request so the outputs stay aligned.`,
 			if err != nil {
 				return err
 			}
-			return out.Encode(eng.Check(c.Context(), req))
+			d := eng.Check(c.Context(), req)
+			if err := out.Encode(d); err != nil {
+				return err
+			}
+			if d.Reason == engine.ReasonInvalidRequest {
+				// The deny is printed for whoever reads the decision; the
+				// request itself was wrong.
+				return usageError("%s", d.Message)
+			}
+			return nil
 		},
 	}
 	pf.register(c)

@@ -7,7 +7,10 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
@@ -90,12 +93,47 @@ func DecodeRequest(data []byte) (*Request, error) {
 	dec.UseNumber()
 	var r Request
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("invalid request: %w", err)
+		return nil, requestError(data, err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("invalid request: more than one JSON value")
+		return nil, fmt.Errorf("invalid request: more than one JSON value at byte %d; send one object such as %s", dec.InputOffset()+1, requestExample)
 	}
 	return &r, nil
+}
+
+// requestExample is a request, for error messages.
+const requestExample = `{"tool":"Bash","input":{"command":"ls"},"cwd":"/home/you/project"}`
+
+// requestFields are the fields a request may have.
+const requestFields = `tool, input, cwd, session, mode, agent, parent_agent and shell`
+
+// requestError says what is wrong with a request that does not decode:
+// where, which field, and what is accepted.
+func requestError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return fmt.Errorf("invalid request: it is empty; send one JSON object such as %s", requestExample)
+	case errors.As(err, &syn):
+		at := max(int(syn.Offset)-1, 0)
+		near := data[min(at, len(data)):min(at+20, len(data))]
+		return fmt.Errorf("invalid request: it is not JSON: %q at byte %d is not what JSON has there; send one object such as %s", near, at+1, requestExample)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("invalid request: it is a JSON %s; send one object such as %s", typ.Value, requestExample)
+	case errors.As(err, &typ):
+		want := "a string"
+		if typ.Field == "input" {
+			want = `an object of the tool's arguments, such as {"command":"ls"}`
+		}
+		return fmt.Errorf("invalid request: field %q is a JSON %s; it must be %s", typ.Field, typ.Value, want)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("invalid request: the JSON ends early, after %d bytes; send one whole object such as %s", len(data), requestExample)
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("invalid request: unknown field %s; a request has the fields %s", f, requestFields)
+	}
+	return fmt.Errorf("invalid request: %w", err)
 }
 
 // Reason is a typed reason code for a decision.

@@ -550,7 +550,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 				fmt.Sprintf("no answer within %s, so the call is denied", g.opts.Timeout))
 		case outcomeCancelled:
 			setDeny(engine.ReasonApprovalCancelled, ActorSystem,
-				fmt.Sprintf("the request was cancelled while waiting for approval: %v", err))
+				cancelledWhy(err))
 			res.Error = err.Error()
 		default:
 			res.AnswerID, res.Via = ans.ID, ans.Via
@@ -920,4 +920,16 @@ func shownPath(p engine.PathFact) string {
 		return p.Real
 	}
 	return p.Requested
+}
+
+// cancelledWhy says, in a decision's message, why a question was given up
+// before it was answered; the error itself is recorded apart.
+func cancelledWhy(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "the call was withdrawn (the agent, the connection or the server stopped) before anyone answered, so it is denied"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the call's own deadline passed before anyone answered, so it is denied"
+	}
+	return "the question was given up before anyone answered, so the call is denied"
 }

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// TestCheckRequestErrors: a request that is not one names the field, the
+// value and what would be accepted, exits 2, and leaks no Go error text.
+func TestCheckRequestErrors(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{})
+	for _, c := range []struct {
+		name, stdin string
+		want        []string
+	}{
+		{"no cwd", `{"tool":"Read","input":{"file_path":"x"}}`, []string{`request has no "cwd"`, `"cwd":"/home/you/project"`}},
+		{"relative cwd", `{"tool":"Read","input":{"file_path":"x"},"cwd":"src"}`, []string{`request "cwd" is "src"`, "absolute directory"}},
+		{"no tool", `{"input":{},"cwd":"/tmp"}`, []string{`request has no "tool"`, `"tool":"Bash"`}},
+		{"null", `null`, []string{`request has no "tool"`}},
+		{"not JSON", `nonsense`, []string{"is not JSON", "at byte 2", `{"tool":"Bash"`}},
+		{"empty", ``, []string{"it is empty"}},
+		{"array", `[1]`, []string{"it is a JSON array"}},
+		{"input a string", `{"tool":"Read","input":"x","cwd":"/tmp"}`, []string{`field "input" is a JSON string`, `such as {"command":"ls"}`}},
+		{"tool a number", `{"tool":3,"cwd":"/tmp"}`, []string{`field "tool" is a JSON number; it must be a string`}},
+		{"unknown field", `{"tool":"Read","cwd":"/tmp","extra":1}`, []string{`unknown field "extra"`, "tool, input, cwd"}},
+		{"cut short", `{"tool":"Read",`, []string{"the JSON ends early"}},
+		{"two values", `{"tool":"Read","cwd":"/tmp"} {}`, []string{"more than one JSON value"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, code := run(t, dir, c.stdin, "check")
+			if code != 2 {
+				t.Fatalf("exit %d, want 2\n%s%s", code, out, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			for _, leak := range []string{"invalid character", "Go struct", "interface {}", "json: ", "unexpected EOF", "literal null"} {
+				if strings.Contains(stderr, leak) {
+					t.Errorf("stderr leaks %q:\n%s", leak, stderr)
+				}
+			}
+			// What is printed, if anything, is a deny.
+			if out != "" {
+				var d struct{ Decision, Reason string }
+				if err := json.Unmarshal([]byte(out), &d); err != nil || d.Decision != "deny" || d.Reason != "invalid_request" {
+					t.Errorf("stdout %q, want a deny with reason invalid_request", out)
+				}
+			}
+		})
+	}
+}
+
+// twice finds a path said twice in a row, as in "/a/b (/a/b)".
+var twice = regexp.MustCompile(`(\S+) \((?:at )?(\S+)\)`)
+
+// TestMessagesNameAPathOnce: a deny or an ask says a path once when it is
+// spelled as it resolves, and says where it goes when it is not.
+func TestMessagesNameAPathOnce(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{Files: []txtar.File{
+		{Name: "home/.ssh/id_rsa", Data: []byte("key\n")},
+		{Name: "project/.git/hooks/pre-commit", Data: []byte("#!/bin/sh\n")},
+	}})
+	project, home := filepath.Join(dir, "project"), filepath.Join(dir, "home")
+	for _, c := range []struct {
+		name  string
+		input map[string]any
+		tool  string
+		want  string
+	}{
+		{"credential", map[string]any{"file_path": filepath.Join(home, ".ssh/id_rsa")}, "Read", filepath.Join(home, ".ssh/id_rsa") + " holds credentials"},
+		{"credential, relative", map[string]any{"file_path": "../home/.ssh/id_rsa"}, "Read", "../home/.ssh/id_rsa (at " + filepath.Join(home, ".ssh/id_rsa") + ") holds credentials"},
+		{"protected", map[string]any{"file_path": filepath.Join(project, ".git/hooks/pre-commit"), "content": "x"}, "Write", filepath.Join(project, ".git/hooks/pre-commit") + " is a protected path"},
+		{"outside the sandbox", map[string]any{"command": "rm -rf /etc/x"}, "Bash", "writable roots, not to /etc/x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := json.Marshal(map[string]any{"tool": c.tool, "input": c.input, "cwd": project})
+			out, stderr, code := run(t, dir, string(req), "check")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var d struct{ Message string }
+			if err := json.Unmarshal([]byte(out), &d); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(d.Message, c.want) {
+				t.Errorf("message %q lacks %q", d.Message, c.want)
+			}
+			for _, m := range twice.FindAllStringSubmatch(d.Message, -1) {
+				if m[1] == m[2] {
+					t.Errorf("message says %s twice: %q", m[1], d.Message)
+				}
+			}
+		})
+	}
+}
