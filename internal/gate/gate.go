@@ -278,6 +278,7 @@ type Question struct {
 	askedOf     Actor
 	destructive bool
 	suggested   string
+	userRule    string // suggested with its path absolute, for the user's policy
 	bound       *Receipt
 	waited      atomic.Bool
 }
@@ -406,10 +407,15 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 
 	destructive := d.Risk == risk.Destructive
 	arg, summary := describe(req, g.redact)
-	suggested := ""
+	suggested, userRule := "", ""
 	if !destructive {
 		// A destructive call is never remembered, so no rule is offered.
-		suggested = approval.Suggest(req.Tool, arg)
+		root := ""
+		if call != nil {
+			root = call.Root
+		}
+		suggested = approval.SuggestIn(req.Tool, arg, req.Cwd, root)
+		userRule = approval.SuggestAbsolute(req.Tool, arg, req.Cwd)
 	}
 	target := ""
 	if destructive {
@@ -442,7 +448,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		encodeErr = cmp.Or(encodeErr, fmt.Errorf("gate: redact the question: %w", err))
 	} else if changed {
 		if red.SuggestedRule != suggested {
-			red.SuggestedRule, suggested = "", ""
+			red.SuggestedRule, suggested, userRule = "", "", ""
 		}
 		question = red
 	}
@@ -471,7 +477,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 
 	q := &Question{
 		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar, question: question,
-		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: bound,
+		askedOf: askedOf, destructive: destructive, suggested: suggested, userRule: userRule, bound: bound,
 	}
 	return verdict{d: d, id: id, call: call}, q, nil
 }
@@ -479,7 +485,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 // wait is the part of a decision that waits for an answer.
 func (q *Question) wait(ctx context.Context) (verdict, error) {
 	g, req, turn, id, d, call, ar := q.g, q.req, q.turn, q.id, q.d, q.call, q.ar
-	askedOf, destructive, suggested, bound := q.askedOf, q.destructive, q.suggested, q.bound
+	askedOf, destructive, suggested, userRule, bound := q.askedOf, q.destructive, q.suggested, q.userRule, q.bound
 	res := q.res
 	if q.waited.Swap(true) {
 		out := *d
@@ -582,7 +588,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 					if destructive || call == nil {
 						res.Scope, res.Downgraded = "once", true
 						res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: destructive calls are never remembered)", ans.Kind)
-					} else if err := g.remember(ctx, turn, ans, suggested, call, bound, &res); err != nil {
+					} else if err := g.remember(ctx, turn, ans, suggested, userRule, call, bound, &res); err != nil {
 						// What was remembered cannot be shown in the log:
 						// the call is not allowed.
 						res.Decision, res.Reason, res.Actor = policy.Deny, engine.ReasonPolicyError, ActorSystem
@@ -622,7 +628,12 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 // or a rule written to a policy file. res records what was remembered.
 // A session approval is built from bound, the receipt of the call as it
 // was when the question was asked.
-func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, bound *Receipt, res *PermissionResolved) error {
+//
+// The suggested rule names a path inside the project relative to the
+// project root; kept in the user's policy, which holds for every project,
+// it is kept as userRule, with the path absolute, so that it allows no
+// more there than was seen.
+func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested, userRule string, call *engine.Call, bound *Receipt, res *PermissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
 		if why := call.UnseenDependency(); why != "" || bound == nil {
@@ -647,6 +658,9 @@ func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, s
 	rule := ans.Rule
 	if rule == "" {
 		rule = suggested
+		if res.Scope == "user" && userRule != "" {
+			rule = userRule
+		}
 	}
 	res.Rule = rule
 	if rule == "" {
