@@ -44,7 +44,7 @@ func (f *serverFlags) register(c *cobra.Command) {
 	if def == "" {
 		def = DefaultServer
 	}
-	fl.StringVar(&f.server, "server", def, "URL of the toolgate server (default $TOOLGATE_SERVER or "+DefaultServer+")")
+	fl.StringVar(&f.server, "server", def, "URL of the toolgate server; $TOOLGATE_SERVER sets the default")
 	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where approver.token is")
 	fl.StringVar(&f.tokenFile, "token-file", "", "approver token file (default approver.token in the state directory)")
 }
@@ -516,7 +516,16 @@ func loginLinkCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "login-link",
 		Short: "Print a fresh one-time login link for a running server's approval page",
-		Args:  cobra.NoArgs,
+		Long: `login-link asks a running toolgate serve, with the approver token, for a
+new one-time link to its approval page and prints it. A link works once
+and for ten minutes; the page it opens stays signed in, in that tab, for
+up to 12 hours. Use it when the link serve printed has expired or was
+used, or to open the page in another browser.`,
+		Example: `  toolgate login-link
+
+  # open it at once
+  xdg-open "$(toolgate login-link)"`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			api, err := sf.client()
 			if err != nil {

@@ -25,7 +25,14 @@ func checkCmd() *cobra.Command {
   {"tool":"Bash","input":{"command":"git status && rm -rf /"},"cwd":"/abs/dir"}
 on stdin and prints one decision as JSON. With --batch it reads JSON Lines
 and prints one decision line per request, in order; a bad line gets a deny
-with reason invalid_request so the outputs stay aligned.`,
+with reason invalid_request so the outputs stay aligned.
+
+A single request that is not valid (not JSON, no "tool", no absolute
+"cwd") is a usage error: the deny is printed and check exits 2.`,
+		Example: `  echo '{"tool":"Bash","input":{"command":"git status"},"cwd":"'"$PWD"'"}' | toolgate check
+
+  # many at once, one JSON object per line
+  toolgate check --batch < requests.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			eng, err := pf.engine(c)

@@ -40,18 +40,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // RunContext is [Run] with a context that ends long-running verbs
 // (serve, audit --follow).
 func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := &cobra.Command{
-		Use:           "toolgate",
-		Short:         "The permission gate for AI agents' tool calls",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := newRoot()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
-	usageErrors(root)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -65,6 +58,30 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return ee.code
 	}
 	return 1
+}
+
+// newRoot returns the toolgate command with all its subcommands.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "toolgate",
+		Short: "The permission gate for AI agents' tool calls",
+		Long: `toolgate decides every tool call an AI agent wants to make — a shell
+command, a file read or write, a web fetch, an MCP tool — as allow, ask or
+deny under your policy, asks you when it asks (on a web page or in a
+terminal), and records every decision in an event log.
+
+Start with toolgate serve (the server and its approval page) and toolgate
+hook install (for Claude Code, Gemini CLI or Codex); see what was decided
+with toolgate audit, and why with toolgate explain.`,
+		Example: `  toolgate serve
+  toolgate hook install claude-code
+  toolgate audit --since 1h`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
+	usageErrors(root)
+	return root
 }
 
 // usageErrors makes a wrong flag or a wrong number of arguments, on any

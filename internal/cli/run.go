@@ -207,7 +207,12 @@ func psCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ps",
 		Short: "List the background processes that toolgate run started",
-		Args:  cobra.NoArgs,
+		Long: `ps lists the processes toolgate run started in the background and that
+are still running, with their id, session, process id, start time and
+command. toolgate kill ID stops one.`,
+		Example: `  toolgate ps
+  toolgate ps --session s1`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			procs, err := shellrun.List(stateDir, session)
 			if err != nil {
@@ -251,7 +256,12 @@ func killCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "kill ID",
 		Short: "Stop a background process that toolgate run started, with its whole process group",
-		Args:  cobra.ExactArgs(1),
+		Long: `kill sends SIGTERM to the process group of a background process toolgate
+run started (its ID as toolgate ps lists it) and, if it is still running
+after --grace, SIGKILL.`,
+		Example: `  toolgate kill bg_3c9d
+  toolgate kill bg_3c9d --grace 10s`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			p, err := shellrun.Kill(stateDir, args[0], grace)
 			if errors.Is(err, shellrun.ErrNoProcess) {
