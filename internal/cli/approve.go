@@ -108,6 +108,12 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("no toolgate server listens at %s: start toolgate serve, or name the server with --server or $TOOLGATE_SERVER", a.base)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped before the toolgate server at %s answered", a.base)
+		}
 		return fmt.Errorf("cannot reach the toolgate server at %s: %w", a.base, err)
 	}
 	defer resp.Body.Close()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/toolgate/toolgate/internal/server"
 )
 
 // TestCheckRequestErrors: a request that is not one names the field, the
@@ -98,5 +99,21 @@ func TestMessagesNameAPathOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestApproveNoServer: with no server listening, approve and login-link
+// say so and what to do, not the dialer's error.
+func TestApproveNoServer(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if _, err := server.LoadTokens(state); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"approve", "login-link"} {
+		_, stderr, code := run(t, dir, "", verb, "--server", "http://127.0.0.1:1", "--state-dir", state)
+		if code == 0 || !strings.Contains(stderr, "no toolgate server listens at http://127.0.0.1:1: start toolgate serve") || strings.Contains(stderr, "dial tcp") {
+			t.Errorf("%s without a server: exit %d %s", verb, code, stderr)
+		}
 	}
 }
