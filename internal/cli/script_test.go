@@ -60,11 +60,6 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// scriptServer is the server a script started.
-type scriptServer struct {
-	url, agent, approver string
-}
-
 func scriptServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: serve")
