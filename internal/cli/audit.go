@@ -41,7 +41,8 @@ func auditCmd() *cobra.Command {
 		Use:   "audit",
 		Short: "Show the event log: who allowed what, when, by which rule",
 		Long: `audit prints the decisions of the log: one row per tool call decided,
-with when, the session, the agent, what was run (the command, path, URL
+with when, the session, the agent (by the name of its token file in
+--state-dir: agent for agent.token, ci for agent-ci.token), what was run (the command, path, URL
 or MCP tool, cut to one line), the decision, who decided (a policy rule,
 a stage of the policy such as the sandbox, a user via the terminal, the
 web page, an answer link or the API, or the system) and the reason. A
@@ -124,7 +125,7 @@ chained are counted, not checked.`,
 				return nil
 			}
 			if !events {
-				return auditDecisions(c.Context(), c.OutOrStdout(), store, f, asJSON, follow)
+				return auditDecisions(c.Context(), c.OutOrStdout(), store, f, asJSON, follow, server.AgentNames(stateDir))
 			}
 			out := newAuditWriter(c.OutOrStdout(), asJSON)
 			ctx := c.Context()
@@ -172,7 +173,7 @@ chained are counted, not checked.`,
 	fl.BoolVar(&asJSON, "json", false, "print JSON Lines")
 	fl.BoolVar(&follow, "follow", false, "keep printing new decisions (or events) until interrupted")
 	fl.BoolVar(&verify, "verify", false, "check that no event was edited, deleted or reordered, instead of printing them")
-	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "the server's state directory, whose approver token --verify checks with")
+	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "the server's state directory: its approver token is what --verify checks with, and its agent token files name the agents")
 	return c
 }
 
@@ -242,10 +243,10 @@ func dash(s string) string {
 // auditDecisions prints one row per decision of the events f selects
 // (its types, decisions, tools and limit apply to the rows), and with
 // follow keeps printing new ones until ctx ends or a signal comes.
-func auditDecisions(ctx context.Context, w io.Writer, store eventlog.Store, f eventlog.Filter, asJSON, follow bool) error {
+func auditDecisions(ctx context.Context, w io.Writer, store eventlog.Store, f eventlog.Filter, asJSON, follow bool, agents map[string]string) error {
 	rf := &rowFilter{decisions: f.Decisions, tools: f.Tools, limit: f.Limit}
 	f.Types, f.Decisions, f.Tools, f.Limit = decisionTypes, nil, nil, 0
-	rows := newDecisionRows()
+	rows := newDecisionRows(agents)
 	out := newRowWriter(w, asJSON)
 	last := map[string]int64{}
 	for e, err := range store.Query(ctx, f) {

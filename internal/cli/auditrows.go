@@ -72,10 +72,23 @@ type decisionRows struct {
 	calls  map[string]*decisionRow // by session and tool call id, until resolved
 	owners map[string]string       // session → the token that started it
 	asked  []string                // keys of calls asked, in order
+	names  map[string]string       // agent id → the name of its token file
 }
 
-func newDecisionRows() *decisionRows {
-	return &decisionRows{calls: map[string]*decisionRow{}, owners: map[string]string{}}
+// newDecisionRows returns an empty set of rows; names maps the agent ids
+// of the log to the names of their token files (see server.AgentNames).
+func newDecisionRows(names map[string]string) *decisionRows {
+	return &decisionRows{calls: map[string]*decisionRow{}, owners: map[string]string{}, names: names}
+}
+
+// owner is how a row names the token that started session: the name of
+// its token file when it is known, else its id.
+func (d *decisionRows) owner(session string) string {
+	id := d.owners[session]
+	if name := d.names[id]; name != "" {
+		return name
+	}
+	return id
 }
 
 // add takes one event and returns the row it completes, if any.
@@ -129,7 +142,7 @@ func (d *decisionRows) add(e eventlog.Event) (decisionRow, bool) {
 		r.Decision, r.Reason, r.Actor, r.Via = p.Decision, p.Reason, p.Actor, p.Via
 		r.Rule, r.RuleOrigin, r.Source = p.Rule, p.RuleOrigin, p.SourcedFrom
 		if r.Agent == "" {
-			r.Agent = d.owners[e.Session]
+			r.Agent = d.owner(e.Session)
 		}
 		return *r, true
 	}
@@ -143,7 +156,7 @@ func (d *decisionRows) pending() []decisionRow {
 	for _, k := range d.asked {
 		if r := d.calls[k]; r != nil && r.Pending {
 			if r.Agent == "" {
-				r.Agent = d.owners[r.Session]
+				r.Agent = d.owner(r.Session)
 			}
 			out = append(out, *r)
 		}

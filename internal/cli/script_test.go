@@ -36,9 +36,11 @@ func TestMain(m *testing.M) {
 //
 //	serve                 start toolgate serve in $WORK/state for the
 //	                      project $WORK/project; $SERVER is its URL
-//	agent SESSION JSON    POST /v1/check as the agent (cwd defaults to
-//	                      $WORK/project); prints the decision and reason,
-//	                      and sets $ASKED to the approval id of an ask
+//	agent SESSION JSON [TOKEN-FILE]
+//	                      POST /v1/check as the agent of agent.token (or
+//	                      of TOKEN-FILE; cwd defaults to $WORK/project);
+//	                      prints the decision and reason, and sets $ASKED
+//	                      to the approval id of an ask
 //	answer ID KIND [MSG]  answer approval ID through the API, as a script
 //	                      with the approver token would
 //	norm FILE             write the last command's stdout to FILE with
@@ -121,8 +123,14 @@ func scriptPost(ts *testscript.TestScript, path, token string, body any) (int, m
 }
 
 func scriptAgent(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: agent SESSION JSON")
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: agent SESSION JSON [TOKEN-FILE]")
+	}
+	token := ts.Getenv("AGENT_TOKEN")
+	if len(args) == 3 {
+		tok, err := server.ReadTokenFile(ts.MkAbs(args[2]))
+		ts.Check(err)
+		token = tok
 	}
 	var body map[string]any
 	if err := json.Unmarshal([]byte(args[1]), &body); err != nil {
@@ -132,7 +140,7 @@ func scriptAgent(ts *testscript.TestScript, neg bool, args []string) {
 	if body["cwd"] == nil {
 		body["cwd"] = filepath.Join(ts.Getenv("WORK"), "project")
 	}
-	code, out := scriptPost(ts, "/v1/check", ts.Getenv("AGENT_TOKEN"), body)
+	code, out := scriptPost(ts, "/v1/check", token, body)
 	if code != http.StatusOK {
 		ts.Fatalf("check: %d %v", code, out)
 	}
