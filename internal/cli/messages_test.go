@@ -117,3 +117,25 @@ func TestApproveNoServer(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLineErrors: a missing file or a wrong number of arguments
+// says what was expected and is a usage error (exit 2), without Go's own
+// wording.
+func TestCommandLineErrors(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"policy", "lint", "/nonexistent/policy.toml"}, "no policy file at /nonexistent/policy.toml"},
+		{[]string{"policy", "import", "claude-code", "/nonexistent/settings.json"}, "no Claude Code settings file at /nonexistent/settings.json"},
+		{[]string{"replay"}, "(usage: toolgate replay SESSION [flags])"},
+		{[]string{"audit", "extra"}, "(usage: toolgate audit [flags])"},
+		{[]string{"audit", "--bogus"}, "unknown flag: --bogus\nRun 'toolgate audit --help' for usage."},
+	} {
+		_, stderr, code := run(t, dir, "", c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "open /") {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, stderr)
+		}
+	}
+}

@@ -99,7 +99,7 @@ project's). It exits 1 when it finds anything.`,
 			var files []*policy.File
 			if len(args) > 0 {
 				for _, a := range args {
-					src, err := os.ReadFile(a)
+					src, err := readInput(a, "policy file")
 					if err != nil {
 						return err
 					}

@@ -46,7 +46,7 @@ and the command exits 1: that policy is looser than the settings.`,
 			if err != nil {
 				return err
 			}
-			src, err := os.ReadFile(file)
+			src, err := readInput(file, "Claude Code settings file")
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -84,6 +85,25 @@ with toolgate audit, and why with toolgate explain.`,
 	return root
 }
 
+// readInput reads a file named on the command line; what a missing or
+// unreadable one is called says what was expected (a usage error, exit 2).
+func readInput(path, what string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, usageError("no %s at %s", what, path)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, usageError("the %s %s cannot be read: permission denied", what, path)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, usageError("the %s %s cannot be read: %v", what, path, err)
+	}
+	return data, nil
+}
+
 // usageErrors makes a wrong flag or a wrong number of arguments, on any
 // command, a usage error (exit 2) that says where the usage is.
 func usageErrors(root *cobra.Command) {
@@ -95,7 +115,7 @@ func usageErrors(root *cobra.Command) {
 		if args := c.Args; args != nil {
 			c.Args = func(c *cobra.Command, a []string) error {
 				if err := args(c, a); err != nil {
-					return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+					return usageError("%v (usage: %s)\nRun '%s --help' for more.", err, c.UseLine(), c.CommandPath())
 				}
 				return nil
 			}
