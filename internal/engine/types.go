@@ -7,11 +7,10 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/jsonerr"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -110,30 +109,14 @@ const requestFields = `tool, input, cwd, session, mode, agent, parent_agent and 
 // requestError says what is wrong with a request that does not decode:
 // where, which field, and what is accepted.
 func requestError(data []byte, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case len(bytes.TrimSpace(data)) == 0:
-		return fmt.Errorf("invalid request: it is empty; send one JSON object such as %s", requestExample)
-	case errors.As(err, &syn):
-		at := max(int(syn.Offset)-1, 0)
-		near := data[min(at, len(data)):min(at+20, len(data))]
-		return fmt.Errorf("invalid request: it is not JSON: %q at byte %d is not what JSON has there; send one object such as %s", near, at+1, requestExample)
-	case errors.As(err, &typ) && typ.Field == "":
-		return fmt.Errorf("invalid request: it is a JSON %s; send one object such as %s", typ.Value, requestExample)
-	case errors.As(err, &typ):
-		want := "a string"
-		if typ.Field == "input" {
-			want = `an object of the tool's arguments, such as {"command":"ls"}`
-		}
-		return fmt.Errorf("invalid request: field %q is a JSON %s; it must be %s", typ.Field, typ.Value, want)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("invalid request: the JSON ends early, after %d bytes; send one whole object such as %s", len(data), requestExample)
+	what := jsonerr.Describe(data, err, map[string]string{"input": `an object of the tool's arguments, such as {"command":"ls"}`})
+	if strings.HasPrefix(what, "unknown field ") {
+		return fmt.Errorf("invalid request: %s; a request has the fields %s", what, requestFields)
 	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("invalid request: unknown field %s; a request has the fields %s", f, requestFields)
+	if strings.HasPrefix(what, "field ") {
+		return fmt.Errorf("invalid request: %s", what)
 	}
-	return fmt.Errorf("invalid request: %w", err)
+	return fmt.Errorf("invalid request: %s; send one JSON object such as %s", what, requestExample)
 }
 
 // Reason is a typed reason code for a decision.
