@@ -571,6 +571,10 @@ func (q *question) confirm() (Answer, error) {
 
 func (q *question) deny() (Answer, error) {
 	s, err := q.line("Message for the model (optional, Enter to skip): ")
+	if errors.Is(err, ErrInputEnded) {
+		// The deny was given; only the optional message is missing.
+		return Answer{Kind: Deny, Via: ViaTerminal}, nil
+	}
 	if err != nil {
 		return Answer{}, err
 	}

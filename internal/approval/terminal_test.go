@@ -475,6 +475,18 @@ func TestTerminalLastLineWithoutNewline(t *testing.T) {
 	}
 }
 
+// TestTerminalDenyAtTheEnd: a deny whose optional message the input
+// ends before is still a deny; the next question finds the input ended.
+func TestTerminalDenyAtTheEnd(t *testing.T) {
+	term := &Terminal{In: strings.NewReader("d\n"), Out: io.Discard}
+	if a, err := term.Approve(context.Background(), npmTest()); err != nil || a != (Answer{Kind: Deny, Via: ViaTerminal}) {
+		t.Fatalf("got %+v, %v", a, err)
+	}
+	if _, err := term.Approve(context.Background(), npmTest()); !errors.Is(err, ErrInputEnded) {
+		t.Fatalf("after the end: %v", err)
+	}
+}
+
 func TestTerminalScriptedAnswers(t *testing.T) {
 	term := &Terminal{In: strings.NewReader("a\nx\nd\nbecause\n"), Out: io.Discard}
 	for _, want := range []Answer{{Kind: AllowOnce, Via: ViaTerminal}, {Kind: Deny, Message: "because", Via: ViaTerminal}} {
