@@ -181,12 +181,12 @@ func SuggestIn(tool, arg, cwd, root string) string {
 	if !ok {
 		return Suggest(tool, arg)
 	}
-	if root != "" && (abs == root || strings.HasPrefix(abs, strings.TrimSuffix(root, "/")+"/")) {
-		rel := strings.TrimPrefix(strings.TrimPrefix(abs, root), "/")
-		if rel == "" {
-			return ""
+	if root != "" && strings.HasPrefix(abs, strings.TrimSuffix(root, "/")+"/") {
+		// A relative form that is no rule (a name starting with ~) keeps
+		// the absolute one.
+		if rule := Suggest(tool, strings.TrimPrefix(abs, strings.TrimSuffix(root, "/")+"/")); rule != "" {
+			return rule
 		}
-		return Suggest(tool, rel)
 	}
 	return Suggest(tool, abs)
 }

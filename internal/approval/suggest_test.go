@@ -138,7 +138,8 @@ func TestSuggestInProject(t *testing.T) {
 			[]string{"/etc/hosts.allow", "/w/p/etc/hosts"}},
 		{"Read", "/w/project-old/a.go", "/w/p", "Read(/w/project-old/a.go)", "Read(/w/project-old/a.go)", "/w/project-old/a.go",
 			[]string{"/w/p/a.go"}},
-		{"Read", "/w/p", "/w/p", "", "Read(/w/p)", "", nil},
+		{"Read", "/w/p", "/w/p", "Read(/w/p)", "Read(/w/p)", "/w/p", []string{"/w/project-old"}},
+		{"Read", "/w/p/~x", "/w/p", "Read(./~x)", "Read(/w/p/~x)", "/w/p/~x", []string{"/w/p/x", "/w/p/sub/~x"}},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			got := SuggestIn(tc.tool, tc.arg, tc.cwd, root)
