@@ -269,12 +269,12 @@ in are used in order, and once the last is used approve stops.`,
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			in, ended := watchEOF(c.InOrStdin())
+			in, ended, piped := watchEOF(c.InOrStdin())
 			a := &approver{
 				api: api, out: c.OutOrStdout(), errOut: c.ErrOrStderr(),
 				term:    &approval.Terminal{In: in, Out: c.OutOrStdout()},
 				session: session, seen: map[string]bool{}, cancels: map[string]context.CancelFunc{},
-				resolved: map[string]bool{}, wake: make(chan struct{}, 1), ended: ended,
+				resolved: map[string]bool{}, wake: make(chan struct{}, 1), ended: ended, echo: piped,
 			}
 			return a.run(ctx)
 		},
@@ -310,17 +310,19 @@ type approver struct {
 	cancels  map[string]context.CancelFunc
 	wake     chan struct{}
 	ended    <-chan struct{} // closed once the input ended and its last line was read
+	echo     bool            // the input is no terminal, so nothing echoes what was answered
 }
 
-// watchEOF returns a reader of in and a channel closed once in has ended
-// and all of it was read. A terminal is returned as it is (the approval
-// terminal discards what was typed ahead on it; its end shows when a
-// question reads it); any other input is passed on one line per read,
-// so that its end is seen only once its last line was taken as an answer.
-func watchEOF(in io.Reader) (io.Reader, <-chan struct{}) {
+// watchEOF returns a reader of in, a channel closed once in has ended
+// and all of it was read, and whether in is no terminal. A terminal is
+// returned as it is (the approval terminal discards what was typed ahead
+// on it; its end shows when a question reads it); any other input is
+// passed on one line per read, so that its end is seen only once its
+// last line was taken as an answer.
+func watchEOF(in io.Reader) (io.Reader, <-chan struct{}, bool) {
 	ended := make(chan struct{})
 	if f, ok := in.(*os.File); ok && isTerminalFile(f) {
-		return in, ended
+		return in, ended, false
 	}
 	pr, pw := io.Pipe()
 	go func() {
@@ -339,7 +341,17 @@ func watchEOF(in io.Reader) (io.Reader, <-chan struct{}) {
 			}
 		}
 	}()
-	return pr, ended
+	return pr, ended, true
+}
+
+// answerLabel is the page's word for an answer.
+func answerLabel(k approval.Kind) string {
+	for _, key := range approval.Keys {
+		if key.Kind == k {
+			return key.Label
+		}
+	}
+	return string(k)
 }
 
 // isTerminalFile reports whether f is a character device, as a terminal is.
@@ -492,6 +504,14 @@ func (a *approver) ask(ctx context.Context, ap server.Approval) error {
 			fmt.Fprintf(a.errOut, "toolgate approve: %v\n", termtext.Args(err)...)
 		}
 		return err
+	}
+	if a.echo {
+		// Nothing echoed the answer read from a pipe: say it.
+		echo := answerLabel(ans.Kind)
+		if ans.Message != "" {
+			echo += ": " + termtext.Escape(ans.Message)
+		}
+		fmt.Fprintln(a.out, echo)
 	}
 	body := map[string]string{"answer": string(ans.Kind), "via": approval.ViaTerminal}
 	if ans.Message != "" {
