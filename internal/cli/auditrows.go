@@ -55,6 +55,10 @@ func (r decisionRow) by() string {
 	switch {
 	case r.Pending:
 		return "waiting for a person"
+	case r.Reason == "prior_approval":
+		return "session approval"
+	case r.Reason == "lease":
+		return "lease"
 	case r.Actor == "user" && r.Via != "":
 		return "user via " + r.Via
 	case r.Actor == "policy" && r.Rule != "":

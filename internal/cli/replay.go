@@ -179,10 +179,14 @@ func policyThen(r replayResolved, asked bool) (string, string) {
 		return r.Decision, r.Decision
 	}
 	by := r.Actor
-	if by == "" {
+	switch {
+	case r.Reason == string(engine.ReasonPriorApproval):
+		by = "session approval"
+	case r.Reason == string(engine.ReasonLease):
+		by = "lease"
+	case by == "":
 		by = "policy"
-	}
-	if r.Via != "" {
+	case r.Via != "":
 		by += " via " + r.Via
 	}
 	return "ask", fmt.Sprintf("ask (%s: %s)", by, r.Decision)
