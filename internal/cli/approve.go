@@ -245,7 +245,9 @@ Answer with one key and Enter, the same keys as on the web page:
   a  Allow once
   s  Allow for session (this very call, until the session ends)
   p  Always allow in project (keeps the rule shown in the project's policy)
-  u  Always allow for me (keeps the rule shown in your user policy)
+  u  Always allow for me (keeps the rule shown in your user policy, with
+     a path in the project made absolute, since that policy holds for
+     every project)
   e  edit the rule that p and u keep
   d  Deny, then an optional message for the model
 A destructive call offers only a and d, and a asks you to type what it
