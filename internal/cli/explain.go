@@ -45,9 +45,15 @@ for real and records nothing.`,
 			if asJSON {
 				enc := json.NewEncoder(c.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(d)
+				if err := enc.Encode(d); err != nil {
+					return err
+				}
+			} else {
+				WriteExplain(c.OutOrStdout(), req, d)
 			}
-			WriteExplain(c.OutOrStdout(), req, d)
+			if d.Reason == engine.ReasonInvalidRequest {
+				return usageError("%s", d.Message) // the request itself is wrong
+			}
 			return nil
 		},
 	}

@@ -58,6 +58,22 @@ func TestCheckRequestErrors(t *testing.T) {
 	}
 }
 
+// TestInvalidRequestIsAUsageError: explain and run, like check, exit 2
+// for a request without a cwd, and say what the cwd must be.
+func TestInvalidRequestIsAUsageError(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{})
+	req := `{"tool":"Read","input":{"file_path":"x"}}`
+	for _, args := range [][]string{
+		{"check"}, {"explain"}, {"explain", "--json"},
+		{"run", "--state-dir", filepath.Join(dir, "state"), "--tty", filepath.Join(dir, "no-tty")},
+	} {
+		_, stderr, code := run(t, dir, req, args...)
+		if code != 2 || !strings.Contains(stderr, `request has no "cwd": give the absolute directory the call runs in`) {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+}
+
 // twice finds a path said twice in a row, as in "/a/b (/a/b)".
 var twice = regexp.MustCompile(`(\S+) \((?:at )?(\S+)\)`)
 

@@ -140,6 +140,9 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 				if err != nil {
 					msg += " (" + err.Error() + ")"
 				}
+				if d != nil && d.Reason == engine.ReasonInvalidRequest {
+					return &exitError{2, errors.New(msg)} // the request itself is wrong
+				}
 				return &exitError{deniedExit, errors.New(msg)}
 			case err != nil:
 				code := res.ExitCode
