@@ -25,7 +25,8 @@ table) with what it said, each part of a shell line with its risk and
 effects (paths read, written and deleted, hosts reached), the rule that
 decided with its file and line, and the version of the policy files. With
 --json it prints the decision and its trace as JSON. It decides nothing
-for real and records nothing.`,
+for real and records nothing. A request that is not valid (no tool, no
+absolute cwd) is explained too, and explain exits 2.`,
 		Example: `  # why is this command asked about?
   echo '{"tool":"Bash","input":{"command":"npm test && git push"},"cwd":"'"$PWD"'"}' | toolgate explain
 

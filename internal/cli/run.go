@@ -51,7 +51,8 @@ interrupted. Its output is printed as it comes and run exits with its status.
 
 When a person must answer, the question is put on the terminal (/dev/tty);
 without a terminal the call is denied. A call that is not allowed exits 126
-with the reason on stderr. Every step is recorded in the event log (events.db
+with the reason on stderr; a request that is not valid (no tool, no
+absolute cwd) exits 2. Every step is recorded in the event log (events.db
 in the state directory, or --db), each run event with the sandbox's report.
 
 With "run_in_background": true the command keeps running after run exits,
