@@ -148,6 +148,11 @@ type Answer struct {
 	// of its event); the gate records it on permission.resolved as
 	// answerId, so whoever gave an answer can tell whether it was taken.
 	ID string `json:"id,omitempty"`
+	// Via is where the person answered: "terminal", "page" (the web
+	// approval page), "link" (an answer link of a notification) or
+	// "api"; empty when unknown. The gate records it on
+	// permission.resolved; it decides nothing.
+	Via string `json:"via,omitempty"`
 }
 
 // ConfirmWord is what a person must type to allow r when it is

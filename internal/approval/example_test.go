@@ -12,7 +12,7 @@ import (
 // A Terminal reads answers from In and writes questions to Out; both
 // default to /dev/tty. Here the person denies the call and says why.
 func ExampleTerminal() {
-	term := &approval.Terminal{In: strings.NewReader("n\nuse the test script\n"), Out: io.Discard}
+	term := &approval.Terminal{In: strings.NewReader("d\nuse the test script\n"), Out: io.Discard}
 	defer term.Close()
 	answer, err := term.Approve(context.Background(), &approval.Request{
 		Tool: "Bash", Summary: "Bash: make deploy", Risk: "execute",

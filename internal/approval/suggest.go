@@ -166,6 +166,59 @@ func suggestPath(tool, p string) string {
 	return tool + "(" + clean + ")"
 }
 
+// SuggestIn is [Suggest] for a call made in directory cwd of the project
+// at root (both absolute; root may be empty). A path that lies inside
+// root is suggested relative to it — Edit(src/main.go), Read(./go.mod) —
+// so that a rule kept in the project's policy travels with the
+// repository; a path outside root is suggested absolute. The two name the
+// same file in this project: a relative path rule is anchored to the
+// project root. The path is taken as written, joined to cwd and cleaned,
+// not resolved through links. For a rule that outlives the project (the
+// user's own policy) use [SuggestAbsolute]. Other tools get what
+// [Suggest] gives.
+func SuggestIn(tool, arg, cwd, root string) string {
+	abs, ok := pathArg(tool, arg, cwd)
+	if !ok {
+		return Suggest(tool, arg)
+	}
+	if root != "" && strings.HasPrefix(abs, strings.TrimSuffix(root, "/")+"/") {
+		// A relative form that is no rule (a name starting with ~) keeps
+		// the absolute one.
+		if rule := Suggest(tool, strings.TrimPrefix(abs, strings.TrimSuffix(root, "/")+"/")); rule != "" {
+			return rule
+		}
+	}
+	return Suggest(tool, abs)
+}
+
+// SuggestAbsolute is [SuggestIn] with every path absolute, for a rule
+// kept where it applies to every project (the user's policy), in which a
+// project-relative rule would name that file in each of them.
+func SuggestAbsolute(tool, arg, cwd string) string {
+	if abs, ok := pathArg(tool, arg, cwd); ok {
+		return Suggest(tool, abs)
+	}
+	return Suggest(tool, arg)
+}
+
+// pathArg returns the absolute, cleaned path of arg for a file tool.
+func pathArg(tool, arg, cwd string) (string, bool) {
+	canon, ok := policy.Canonical(tool)
+	if !ok || (canon != policy.ToolRead && canon != policy.ToolEdit && canon != policy.ToolWrite) || arg == "" {
+		return "", false
+	}
+	if strings.HasPrefix(arg, "~") {
+		return "", false
+	}
+	if !path.IsAbs(arg) {
+		if !path.IsAbs(cwd) {
+			return "", false
+		}
+		arg = path.Join(cwd, arg)
+	}
+	return path.Clean(arg), true
+}
+
 func suggestFetch(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {

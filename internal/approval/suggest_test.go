@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/policy"
@@ -106,5 +107,70 @@ func TestSuggestNothingForWrappers(t *testing.T) {
 		if got := Suggest("Bash", line); got != "" {
 			t.Errorf("Suggest(%q) = %q, want none", line, got)
 		}
+	}
+}
+
+// TestSuggestInProject: a path inside the project is suggested relative
+// to the project root, one outside absolute, and each suggestion — and
+// its absolute form for the user's policy — allows the file the person
+// was shown and nothing beside it: not a sibling, not a file of the same
+// name elsewhere, and, for the user's policy, not the same path in
+// another project.
+func TestSuggestInProject(t *testing.T) {
+	const root, other = "/w/p", "/w/q"
+	here := &policy.MatchContext{Root: root, Home: "/home/u"}
+	there := &policy.MatchContext{Root: other, Home: "/home/u"}
+	for _, tc := range []struct {
+		tool, arg, cwd string
+		want, user     string
+		seen           string   // the file shown, absolute
+		notHere        []string // files in this project it must not allow
+	}{
+		{"Edit", "/w/p/src/main.go", "/w/p", "Edit(src/main.go)", "Edit(/w/p/src/main.go)", "/w/p/src/main.go",
+			[]string{"/w/p/src/main.go.bak", "/w/p/src/other.go", "/w/p/main.go", "/w/p/x/src/main.go"}},
+		{"Edit", "main.go", "/w/p/src", "Edit(src/main.go)", "Edit(/w/p/src/main.go)", "/w/p/src/main.go",
+			[]string{"/w/p/main.go", "/w/p/src/sub/main.go"}},
+		{"Read", "/w/p/go.mod", "/w/p", "Read(./go.mod)", "Read(/w/p/go.mod)", "/w/p/go.mod",
+			[]string{"/w/p/sub/go.mod", "/w/p/go.sum"}},
+		{"Write", "../out/b.txt", "/w/p/src", "Write(out/b.txt)", "Write(/w/p/out/b.txt)", "/w/p/out/b.txt",
+			[]string{"/w/p/src/out/b.txt"}},
+		{"Read", "/etc/hosts", "/w/p", "Read(/etc/hosts)", "Read(/etc/hosts)", "/etc/hosts",
+			[]string{"/etc/hosts.allow", "/w/p/etc/hosts"}},
+		{"Read", "/w/project-old/a.go", "/w/p", "Read(/w/project-old/a.go)", "Read(/w/project-old/a.go)", "/w/project-old/a.go",
+			[]string{"/w/p/a.go"}},
+		{"Read", "/w/p", "/w/p", "Read(/w/p)", "Read(/w/p)", "/w/p", []string{"/w/project-old"}},
+		{"Read", "/w/p/~x", "/w/p", "Read(./~x)", "Read(/w/p/~x)", "/w/p/~x", []string{"/w/p/x", "/w/p/sub/~x"}},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			got := SuggestIn(tc.tool, tc.arg, tc.cwd, root)
+			user := SuggestAbsolute(tc.tool, tc.arg, tc.cwd)
+			if got != tc.want || user != tc.user {
+				t.Fatalf("SuggestIn = %q, SuggestAbsolute = %q; want %q, %q", got, user, tc.want, tc.user)
+			}
+			if got == "" {
+				return
+			}
+			family := map[string]string{"Read": "read", "Edit": "write", "Write": "write"}[tc.tool]
+			for _, rule := range []string{got, user} {
+				r, err := policy.ParseRule(rule, policy.Allow, policy.Position{File: "suggested"})
+				if err != nil {
+					t.Fatalf("%s does not parse: %v", rule, err)
+				}
+				if !r.MatchPath(family, tc.seen, here, false) {
+					t.Errorf("%s does not allow %s, which it was suggested for", rule, tc.seen)
+				}
+				for _, p := range tc.notHere {
+					if r.MatchPath(family, p, here, false) {
+						t.Errorf("%s, suggested for %s, also allows %s", rule, tc.seen, p)
+					}
+				}
+			}
+			// The rule for the user's policy holds in every project: it
+			// must not allow the same path in another one.
+			r, _ := policy.ParseRule(user, policy.Allow, policy.Position{File: "suggested"})
+			if moved := other + strings.TrimPrefix(tc.seen, root); strings.HasPrefix(tc.seen, root+"/") && r.MatchPath(family, moved, there, false) {
+				t.Errorf("%s, for the user's policy, also allows %s in another project", user, moved)
+			}
+		})
 	}
 }

@@ -38,6 +38,11 @@ const (
 	maxLineBytes  = 64 << 10
 )
 
+// ErrInputEnded is wrapped by the error of a question whose input ended
+// (end of file) before an answer was given; every later question fails
+// with it too.
+var ErrInputEnded = errors.New("the input ended before an answer was given")
+
 // Terminal is an [Approver] that asks a person at a terminal. Each
 // question shows what the call does — the tool, the summary, every part
 // with its risk, the engine's decision and reason, the paths it reads,
@@ -45,20 +50,23 @@ const (
 // reason and message, the rule that asked and the suggested rule — and
 // waits for one line:
 //
-//	y  allow once
+//	a  allow once
 //	s  allow for this session
 //	p  always allow in this project
 //	u  always allow for me
-//	e  edit the rule to remember, then choose s, p or u
-//	n  deny, then an optional message for the model
+//	e  edit the rule to remember, then choose p or u
+//	d  deny, then an optional message for the model
 //
-// Keys are case-insensitive; anything else asks again. s, p and u are
-// offered only when there is a rule to remember (the suggested one or one
-// written with e); an edited rule must parse and is returned in
-// [Answer.Rule]. For a [Request.Destructive] call only y and n are
-// offered, and y must be confirmed by typing [Request.ConfirmTarget] as
-// shown (or "yes" when it is empty); after [Terminal.ConfirmAttempts]
-// wrong confirmations the call is denied.
+// These are the keys and the words of the web approval page ([Keys]).
+// Keys are case-insensitive; anything else asks again, naming the keys.
+// s is always offered: it remembers this very call for the session, not
+// a rule. p and u are offered only when there is a rule to remember (the
+// suggested one or one written with e); an edited rule must parse and is
+// returned in [Answer.Rule]. For a [Request.Destructive] call only a and
+// d are offered, and a must be confirmed by typing
+// [Request.ConfirmTarget] as shown (or "yes" when it is empty); after
+// [Terminal.ConfirmAttempts] wrong confirmations the call is denied.
+// Every answer's [Answer.Via] is "terminal".
 //
 // Everything that came from the agent is shown with control characters,
 // escape sequences and bidirectional-text controls replaced by visible
@@ -288,7 +296,7 @@ func (t *Terminal) readLine(ctx context.Context, shown time.Time) (string, error
 			case l.drained:
 				continue
 			case l.err == io.EOF:
-				t.readErr = errors.New("approval terminal: the input ended before an answer was given")
+				t.readErr = fmt.Errorf("approval terminal: %w", ErrInputEnded)
 				return "", t.readErr
 			case l.err != nil:
 				t.readErr = fmt.Errorf("approval terminal: read: %w", l.err)
@@ -381,24 +389,26 @@ func (q *question) ask() (Answer, error) {
 	rule := q.req.SuggestedRule
 	q.menu(rule)
 	for {
-		s, err := q.line(q.st.bold("> "))
+		s, err := q.line(q.prompt(rule))
 		if err != nil {
 			return Answer{}, err
 		}
 		switch key := strings.ToLower(strings.TrimSpace(s)); key {
-		case "y":
-			return Answer{Kind: AllowOnce}, nil
-		case "s", "p", "u":
+		case KeyAllowOnce:
+			return Answer{Kind: AllowOnce, Via: ViaTerminal}, nil
+		case KeyAllowSession:
+			return Answer{Kind: AllowSession, Via: ViaTerminal}, nil
+		case KeyAllowProject, KeyAllowUser:
 			if rule == "" {
-				q.printf("There is no rule to remember this by: press e to write one, y to allow once or n to deny.\n")
+				q.printf("There is no rule to remember this by: press e to write one, or answer %s.\n", q.keyList(rule))
 				continue
 			}
-			a := Answer{Kind: rememberKeys[key]}
+			a := Answer{Kind: keyKinds[key], Via: ViaTerminal}
 			if rule != q.req.SuggestedRule {
 				a.Rule = rule
 			}
 			return a, nil
-		case "e":
+		case KeyEdit:
 			r, err := q.editRule(rule)
 			if err != nil {
 				return Answer{}, err
@@ -407,20 +417,79 @@ func (q *question) ask() (Answer, error) {
 				rule = r
 				q.menu(rule)
 			}
-		case "n":
+		case KeyDeny:
 			return q.deny()
 		default:
-			if rule == "" {
-				q.printf("Please answer y, e or n.\n")
-			} else {
-				q.printf("Please answer y, s, p, u, e or n.\n")
-			}
+			q.printf("Please answer %s.\n", q.keyList(rule))
 		}
 	}
 }
 
-// rememberKeys are the keys that remember an allow.
-var rememberKeys = map[string]Kind{"s": AllowSession, "p": AllowProject, "u": AllowUser}
+// The keys of an answer, the same on the terminal and on the web
+// approval page.
+const (
+	KeyAllowOnce    = "a"
+	KeyAllowSession = "s"
+	KeyAllowProject = "p"
+	KeyAllowUser    = "u"
+	KeyDeny         = "d"
+	// KeyEdit edits the rule that p and u remember (terminal only: the
+	// page shows the rule in a field).
+	KeyEdit = "e"
+)
+
+// Where a person answered ([Answer.Via]).
+const (
+	ViaTerminal = "terminal"
+	ViaPage     = "page"
+	ViaLink     = "link"
+	ViaAPI      = "api"
+)
+
+// Keys lists the answers in the order they are offered, each with its
+// key and its label, as the web approval page words them.
+var Keys = []struct {
+	Key   string
+	Kind  Kind
+	Label string
+}{
+	{KeyAllowOnce, AllowOnce, "Allow once"},
+	{KeyAllowSession, AllowSession, "Allow for session"},
+	{KeyAllowProject, AllowProject, "Always allow in project"},
+	{KeyAllowUser, AllowUser, "Always allow for me"},
+	{KeyDeny, Deny, "Deny"},
+}
+
+// keyKinds maps a key to the kind it answers.
+var keyKinds = map[string]Kind{KeyAllowOnce: AllowOnce, KeyAllowSession: AllowSession, KeyAllowProject: AllowProject, KeyAllowUser: AllowUser, KeyDeny: Deny}
+
+// label is the label of kind in [Keys].
+func label(kind Kind) string {
+	for _, k := range Keys {
+		if k.Kind == kind {
+			return k.Label
+		}
+	}
+	return string(kind)
+}
+
+// keyList names the keys offered, as "a, s, e or d".
+func (q *question) keyList(rule string) string {
+	if rule == "" {
+		return "a, s, e or d"
+	}
+	return "a, s, p, u, e or d"
+}
+
+// prompt is the prompt of a question that is not destructive: the keys
+// offered.
+func (q *question) prompt(rule string) string {
+	keys := "a/s/e/d"
+	if rule != "" {
+		keys = "a/s/p/u/e/d"
+	}
+	return q.st.bold("[" + keys + "] > ")
+}
 
 // editRule asks for the rule to remember until it parses; an empty line
 // keeps current.
@@ -452,21 +521,21 @@ func (q *question) editRule(current string) (string, error) {
 
 func (q *question) askDestructive() (Answer, error) {
 	q.printf("%s\n", q.st.red("This call cannot be undone, so it can only be allowed once."))
-	q.printf("  %s allow once (you will be asked to confirm)   %s deny\n", q.st.bold("[y]"), q.st.bold("[n]"))
+	q.printf("  %s %s (you will be asked to confirm)   %s %s\n", q.st.bold("[a]"), label(AllowOnce), q.st.bold("[d]"), label(Deny))
 	for {
-		s, err := q.line(q.st.bold("> "))
+		s, err := q.line(q.st.bold("[a/d] > "))
 		if err != nil {
 			return Answer{}, err
 		}
 		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "y":
+		case KeyAllowOnce:
 			return q.confirm()
-		case "n":
+		case KeyDeny:
 			return q.deny()
-		case "s", "p", "u", "e":
-			q.printf("A destructive call is never remembered: answer y to allow it once or n to deny it.\n")
+		case KeyAllowSession, KeyAllowProject, KeyAllowUser, KeyEdit:
+			q.printf("A destructive call is never remembered: answer a to allow it once or d to deny it.\n")
 		default:
-			q.printf("Please answer y or n.\n")
+			q.printf("Please answer a or d.\n")
 		}
 	}
 }
@@ -484,7 +553,7 @@ func (q *question) confirm() (Answer, error) {
 			return Answer{}, err
 		}
 		if q.req.Confirmed(s) {
-			return Answer{Kind: AllowOnce, Confirm: strings.TrimSpace(s)}, nil
+			return Answer{Kind: AllowOnce, Confirm: strings.TrimSpace(s), Via: ViaTerminal}, nil
 		}
 		left := attempts - i
 		if left <= 0 {
@@ -497,27 +566,33 @@ func (q *question) confirm() (Answer, error) {
 		q.printf("That is not %s; %d %s left.\n", target, left, tries)
 	}
 	q.printf("%s\n", q.st.red("Not confirmed, so the call is denied."))
-	return Answer{Kind: Deny, Message: "the user did not confirm the destructive call"}, nil
+	return Answer{Kind: Deny, Message: "the user did not confirm the destructive call", Via: ViaTerminal}, nil
 }
 
 func (q *question) deny() (Answer, error) {
 	s, err := q.line("Message for the model (optional, Enter to skip): ")
+	if errors.Is(err, ErrInputEnded) {
+		// The deny was given; only the optional message is missing.
+		return Answer{Kind: Deny, Via: ViaTerminal}, nil
+	}
 	if err != nil {
 		return Answer{}, err
 	}
-	return Answer{Kind: Deny, Message: strings.TrimSpace(s)}, nil
+	return Answer{Kind: Deny, Message: strings.TrimSpace(s), Via: ViaTerminal}, nil
 }
 
-// menu shows the choices for a call that is not destructive.
+// menu shows the choices for a call that is not destructive, with the
+// keys and words of the web approval page.
 func (q *question) menu(rule string) {
 	b := q.st.bold
+	q.printf("  %s %s   %s %s\n", b("[a]"), label(AllowOnce), b("[s]"), label(AllowSession))
 	if rule == "" {
-		q.printf("  %s allow once   %s write a rule to remember   %s deny\n", b("[y]"), b("[e]"), b("[n]"))
+		q.printf("  %s write a rule to keep   %s %s\n", b("[e]"), b("[d]"), label(Deny))
 		return
 	}
-	q.printf("  %s allow once   %s allow for this session   %s always allow in this project\n", b("[y]"), b("[s]"), b("[p]"))
-	q.printf("  %s always allow for me   %s edit the rule   %s deny\n", b("[u]"), b("[e]"), b("[n]"))
-	q.printf("  %s remembers %s\n", b("s, p, u"), show(rule))
+	q.printf("  %s %s   %s %s\n", b("[p]"), label(AllowProject), b("[u]"), label(AllowUser))
+	q.printf("  %s edit the rule   %s %s\n", b("[e]"), b("[d]"), label(Deny))
+	q.printf("  %s keep %s\n", b("p, u"), show(rule))
 }
 
 // render shows the call.
@@ -575,8 +650,11 @@ func (q *question) render() {
 		list("      ", "deletes", u.Deletes)
 		list("      ", "hosts", u.Hosts)
 	}
-	field("  ", "risk", st.risk(r.Risk, show(r.Risk)))
-	field("  ", "reason", show(r.Reason))
+	// One part that says what the call says is not said twice.
+	if len(r.Units) != 1 || r.Units[0].Risk != r.Risk || r.Units[0].Reason != r.Reason {
+		field("  ", "risk", st.risk(r.Risk, show(r.Risk)))
+		field("  ", "reason", show(r.Reason))
+	}
 	field("  ", "message", show(r.Message))
 	field("  ", "asked by", show(r.Rule))
 	field("  ", "suggested", show(r.SuggestedRule))

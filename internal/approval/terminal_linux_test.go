@@ -52,8 +52,8 @@ func TestTerminalOnPTY(t *testing.T) {
 		os.Unsetenv("NO_COLOR")
 		h := ptyTTY(t)
 		ch := h.ask(context.Background(), npmTest())
-		h.expect("\x1b[1m> \x1b[0m")
-		h.send("y")
+		h.expect("\x1b[1m[a/s/p/u/e/d] > \x1b[0m")
+		h.send("a")
 		if r := await(t, ch); r.err != nil || r.a.Kind != AllowOnce {
 			t.Fatalf("got %+v, %v", r.a, r.err)
 		}
@@ -63,7 +63,7 @@ func TestTerminalOnPTY(t *testing.T) {
 		h := ptyTTY(t)
 		ch := h.ask(context.Background(), npmTest())
 		h.expect("> ")
-		h.send("y")
+		h.send("a")
 		if r := await(t, ch); r.err != nil || r.a.Kind != AllowOnce {
 			t.Fatalf("got %+v, %v", r.a, r.err)
 		}
@@ -74,14 +74,14 @@ func TestTerminalOnPTY(t *testing.T) {
 	t.Run("type-ahead is not an answer", func(t *testing.T) {
 		h := ptyTTY(t)
 		// Typed before the question; the echo shows the terminal has it.
-		h.send("y")
-		h.expect("y\r\n")
+		h.send("a")
+		h.expect("a\r\n")
 		ch := h.ask(context.Background(), npmTest())
 		h.expect("> ")
-		h.send("n")
+		h.send("d")
 		h.expect("Message for the model")
 		h.send("typed after")
-		if r := await(t, ch); r.err != nil || r.a != (Answer{Kind: Deny, Message: "typed after"}) {
+		if r := await(t, ch); r.err != nil || r.a != (Answer{Kind: Deny, Message: "typed after", Via: ViaTerminal}) {
 			t.Fatalf("got %+v, %v", r.a, r.err)
 		}
 	})

@@ -172,51 +172,54 @@ func TestTerminal(t *testing.T) {
 		want     Answer
 		after    string // shown once the answer is given
 	}{
-		{"allow once", npmTest(), 0, []step{{"> ", "y"}}, Answer{Kind: AllowOnce}, ""},
-		{"keys ignore case and spaces", npmTest(), 0, []step{{"> ", "  Y "}}, Answer{Kind: AllowOnce}, ""},
+		{"allow once", npmTest(), 0, []step{{"> ", "a"}}, Answer{Kind: AllowOnce}, ""},
+		{"keys ignore case and spaces", npmTest(), 0, []step{{"> ", "  A "}}, Answer{Kind: AllowOnce}, ""},
 		{"session", npmTest(), 0, []step{{"> ", "s"}}, Answer{Kind: AllowSession}, ""},
 		{"project", npmTest(), 0, []step{{"> ", "p"}}, Answer{Kind: AllowProject}, ""},
 		{"user", npmTest(), 0, []step{{"> ", "u"}}, Answer{Kind: AllowUser}, ""},
-		{"deny with a message", npmTest(), 0, []step{{"> ", "n"}, {"Message for the model", "  not now  "}},
+		{"deny with a message", npmTest(), 0, []step{{"> ", "d"}, {"Message for the model", "  not now  "}},
 			Answer{Kind: Deny, Message: "not now"}, ""},
-		{"deny without a message", npmTest(), 0, []step{{"> ", "n"}, {"Message for the model", ""}},
+		{"deny without a message", npmTest(), 0, []step{{"> ", "d"}, {"Message for the model", ""}},
 			Answer{Kind: Deny}, ""},
 		{"invalid input asks again", npmTest(), 0, []step{
-			{"> ", "x"}, {"Please answer y, s, p, u, e or n.", ""}, {"Please answer y, s, p, u, e or n.", "yes please"},
-			{"Please answer", "y"}}, Answer{Kind: AllowOnce}, ""},
+			{"> ", "x"}, {"Please answer a, s, p, u, e or d.", ""}, {"Please answer a, s, p, u, e or d.", "yes please"},
+			{"Please answer", "a"}}, Answer{Kind: AllowOnce}, ""},
 		{"edit then project", npmTest(), 0, []step{
 			{"> ", "e"}, {"Rule to remember (Enter keeps Bash(npm test:*)): ", "Bash(npm run:*)"},
-			{"remembers Bash(npm run:*)", ""}, {"> ", "p"}}, Answer{Kind: AllowProject, Rule: "Bash(npm run:*)"}, ""},
+			{"keep Bash(npm run:*)", ""}, {"> ", "p"}}, Answer{Kind: AllowProject, Rule: "Bash(npm run:*)"}, ""},
 		{"edit that does not parse asks again", npmTest(), 0, []step{
 			{"> ", "e"}, {"Rule to remember", "Bash(npm"}, {"Not a rule: 1:9: expected ')'", "NoSuchTool(x)"},
-			{"Not a rule: 1:1: unknown tool", "Read(src/a.go)"}, {"remembers Read(src/a.go)", "u"}},
+			{"Not a rule: 1:1: unknown tool", "Read(src/a.go)"}, {"keep Read(src/a.go)", "u"}},
 			Answer{Kind: AllowUser, Rule: "Read(src/a.go)"}, ""},
-		{"edit kept", npmTest(), 0, []step{{"> ", "e"}, {"Rule to remember", ""}, {"> ", "s"}},
-			Answer{Kind: AllowSession}, ""},
-		{"edit back to the suggestion", npmTest(), 0, []step{{"> ", "e"}, {"Rule to remember", " Bash(npm test:*) "}, {"> ", "s"}},
-			Answer{Kind: AllowSession}, ""},
+		{"edit kept", npmTest(), 0, []step{{"> ", "e"}, {"Rule to remember", ""}, {"> ", "p"}},
+			Answer{Kind: AllowProject}, ""},
+		{"edit back to the suggestion", npmTest(), 0, []step{{"> ", "e"}, {"Rule to remember", " Bash(npm test:*) "}, {"> ", "u"}},
+			Answer{Kind: AllowUser}, ""},
+		{"old keys are not answers", npmTest(), 0, []step{{"> ", "y"}, {"Please answer a, s, p, u, e or d.", "n"},
+			{"Please answer a, s, p, u, e or d.", "a"}}, Answer{Kind: AllowOnce}, ""},
 		{"no rule to remember", noRule, 0, []step{
-			{"> ", "s"}, {"There is no rule to remember", "p"}, {"There is no rule to remember", "k"},
-			{"Please answer y, e or n.", "e"}, {"Rule to remember (a policy rule", "Bash(npm test)"}, {"> ", "s"}},
-			Answer{Kind: AllowSession, Rule: "Bash(npm test)"}, ""},
-		{"destructive confirmed", rmDist(), 0, []step{{"> ", "y"}, {"Type /p/dist to allow it: ", "/p/dist"}},
+			{"[a/s/e/d] > ", "p"}, {"There is no rule to remember", "u"}, {"There is no rule to remember", "k"},
+			{"Please answer a, s, e or d.", "e"}, {"Rule to remember (a policy rule", "Bash(npm test)"}, {"[a/s/p/u/e/d] > ", "p"}},
+			Answer{Kind: AllowProject, Rule: "Bash(npm test)"}, ""},
+		{"session without a rule", noRule, 0, []step{{"[s] Allow for session", "s"}}, Answer{Kind: AllowSession}, ""},
+		{"destructive confirmed", rmDist(), 0, []step{{"> ", "a"}, {"Type /p/dist to allow it: ", "/p/dist"}},
 			Answer{Kind: AllowOnce, Confirm: "/p/dist"}, ""},
 		{"destructive confirmed on the second try", rmDist(), 0, []step{
-			{"> ", "y"}, {"Type /p/dist", "dist"}, {"That is not /p/dist; 2 tries left.", "/p/dist"}},
+			{"> ", "a"}, {"Type /p/dist", "dist"}, {"That is not /p/dist; 2 tries left.", "/p/dist"}},
 			Answer{Kind: AllowOnce, Confirm: "/p/dist"}, ""},
 		{"destructive not confirmed", rmDist(), 0, []step{
-			{"> ", "y"}, {"Type /p/dist", "y"}, {"2 tries left", ""}, {"1 try left", "/p/dis"}},
+			{"> ", "a"}, {"Type /p/dist", "y"}, {"2 tries left", ""}, {"1 try left", "/p/dis"}},
 			Answer{Kind: Deny, Message: "the user did not confirm the destructive call"}, "Not confirmed"},
-		{"destructive with one attempt", rmDist(), 1, []step{{"> ", "y"}, {"Type /p/dist", "x"}},
+		{"destructive with one attempt", rmDist(), 1, []step{{"> ", "a"}, {"Type /p/dist", "x"}},
 			Answer{Kind: Deny, Message: "the user did not confirm the destructive call"}, "Not confirmed"},
 		{"destructive is never remembered", rmDist(), 0, []step{
 			{"> ", "p"}, {"never remembered", "s"}, {"never remembered", "e"}, {"never remembered", "q"},
-			{"Please answer y or n.", "n"}, {"Message for the model", "no"}},
+			{"Please answer a or d.", "d"}, {"Message for the model", "no"}},
 			Answer{Kind: Deny, Message: "no"}, ""},
-		{"destructive without a target", noTarget, 0, []step{{"> ", "y"}, {"Type yes to allow it: ", "yes"}},
+		{"destructive without a target", noTarget, 0, []step{{"> ", "a"}, {"Type yes to allow it: ", "yes"}},
 			Answer{Kind: AllowOnce, Confirm: "yes"}, ""},
 		{"destructive target typed as shown", escTarget, 0, []step{
-			{"> ", "y"}, {`Type /p/a\x1b[2Jb to allow it: `, `/p/a\x1b[2Jb`}},
+			{"> ", "a"}, {`Type /p/a\x1b[2Jb to allow it: `, `/p/a\x1b[2Jb`}},
 			Answer{Kind: AllowOnce, Confirm: `/p/a\x1b[2Jb`}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,8 +232,10 @@ func TestTerminal(t *testing.T) {
 				h.send(s.send)
 			}
 			r := await(t, ch)
-			if r.err != nil || r.a != c.want {
-				t.Fatalf("got %+v, %v; want %+v\nscreen:\n%s", r.a, r.err, c.want, h.scr.String())
+			want := c.want
+			want.Via = ViaTerminal
+			if r.err != nil || r.a != want {
+				t.Fatalf("got %+v, %v; want %+v\nscreen:\n%s", r.a, r.err, want, h.scr.String())
 			}
 			if c.after != "" {
 				h.expect(c.after)
@@ -261,7 +266,7 @@ func TestTerminalShowsCall(t *testing.T) {
 	h := newTTY(t)
 	r1 := h.ask(context.Background(), req)
 	h.expect("> ")
-	h.send("y")
+	h.send("a")
 	h.expect("Type ")
 	h.send("/home/u/p/dist")
 	if r := await(t, r1); r.err != nil || r.a.Kind != AllowOnce {
@@ -269,7 +274,7 @@ func TestTerminalShowsCall(t *testing.T) {
 	}
 	r2 := h.ask(context.Background(), other)
 	h.expect("> ")
-	h.send("n")
+	h.send("d")
 	h.expect("Message for the model (optional, Enter to skip): ")
 	h.send("")
 	if r := await(t, r2); r.err != nil || r.a.Kind != Deny {
@@ -347,7 +352,7 @@ func TestTerminalStaleLine(t *testing.T) {
 	h.expect("> ")
 	cancel()
 	await(t, ch)
-	h.send("y")
+	h.send("a")
 	// Wait until the reader has the line, so that it is complete before
 	// the next question is shown.
 	deadline := time.Now().Add(wait)
@@ -359,10 +364,10 @@ func TestTerminalStaleLine(t *testing.T) {
 	}
 	ch = h.ask(context.Background(), npmTest())
 	h.expect("> ")
-	h.send("n")
+	h.send("d")
 	h.expect("Message for the model")
 	h.send("late")
-	if r := await(t, ch); r.err != nil || r.a != (Answer{Kind: Deny, Message: "late"}) {
+	if r := await(t, ch); r.err != nil || r.a != (Answer{Kind: Deny, Message: "late", Via: ViaTerminal}) {
 		t.Fatalf("got %+v, %v", r.a, r.err)
 	}
 }
@@ -390,7 +395,7 @@ func TestTerminalSerializes(t *testing.T) {
 	if s := h.scr.String(); strings.Contains(s, "second") || strings.Contains(s, "skipped") {
 		t.Fatalf("a waiting question was shown:\n%s", s)
 	}
-	h.send("y")
+	h.send("a")
 	if r := await(t, r1); r.err != nil || r.a.Kind != AllowOnce {
 		t.Fatalf("first: got %+v, %v", r.a, r.err)
 	}
@@ -432,7 +437,7 @@ func TestTerminalManyQuestions(t *testing.T) {
 		if _, dup := answered[name]; dup {
 			t.Fatalf("%s asked twice", name)
 		}
-		kind, key := AllowOnce, "y"
+		kind, key := AllowOnce, "a"
 		if len(answered)%2 == 1 {
 			kind, key = AllowSession, "s"
 		}
@@ -463,16 +468,28 @@ func TestTerminalInputEnds(t *testing.T) {
 }
 
 func TestTerminalLastLineWithoutNewline(t *testing.T) {
-	term := &Terminal{In: strings.NewReader("n\nno newline"), Out: io.Discard}
+	term := &Terminal{In: strings.NewReader("d\nno newline"), Out: io.Discard}
 	a, err := term.Approve(context.Background(), npmTest())
-	if err != nil || a != (Answer{Kind: Deny, Message: "no newline"}) {
+	if err != nil || a != (Answer{Kind: Deny, Message: "no newline", Via: ViaTerminal}) {
 		t.Fatalf("got %+v, %v", a, err)
 	}
 }
 
+// TestTerminalDenyAtTheEnd: a deny whose optional message the input
+// ends before is still a deny; the next question finds the input ended.
+func TestTerminalDenyAtTheEnd(t *testing.T) {
+	term := &Terminal{In: strings.NewReader("d\n"), Out: io.Discard}
+	if a, err := term.Approve(context.Background(), npmTest()); err != nil || a != (Answer{Kind: Deny, Via: ViaTerminal}) {
+		t.Fatalf("got %+v, %v", a, err)
+	}
+	if _, err := term.Approve(context.Background(), npmTest()); !errors.Is(err, ErrInputEnded) {
+		t.Fatalf("after the end: %v", err)
+	}
+}
+
 func TestTerminalScriptedAnswers(t *testing.T) {
-	term := &Terminal{In: strings.NewReader("y\nx\nn\nbecause\n"), Out: io.Discard}
-	for _, want := range []Answer{{Kind: AllowOnce}, {Kind: Deny, Message: "because"}} {
+	term := &Terminal{In: strings.NewReader("a\nx\nd\nbecause\n"), Out: io.Discard}
+	for _, want := range []Answer{{Kind: AllowOnce, Via: ViaTerminal}, {Kind: Deny, Message: "because", Via: ViaTerminal}} {
 		a, err := term.Approve(context.Background(), npmTest())
 		if err != nil || a != want {
 			t.Fatalf("got %+v, %v; want %+v", a, err, want)
@@ -481,7 +498,7 @@ func TestTerminalScriptedAnswers(t *testing.T) {
 }
 
 func TestTerminalClosed(t *testing.T) {
-	term := &Terminal{In: strings.NewReader("y\n"), Out: io.Discard}
+	term := &Terminal{In: strings.NewReader("a\n"), Out: io.Discard}
 	if err := term.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +573,7 @@ func TestTerminalNeutralisesEscapes(t *testing.T) {
 		h.expect("Not a rule: it holds control characters")
 		h.send("")
 		h.expect("> ")
-		h.send("n")
+		h.send("d")
 		h.expect("Message for the model")
 		h.send("")
 		if r := await(t, ch); r.err != nil || r.a.Kind != Deny {
@@ -588,7 +605,7 @@ func TestTerminalNeutralisesEscapes(t *testing.T) {
 		req.Destructive = true
 		ch := h.ask(context.Background(), req)
 		h.expect("> ")
-		h.send("y")
+		h.send("a")
 		h.expect(`Type /p\x1b[2J\x1b[H to allow it: `)
 		h.send(`/p\x1b[2J\x1b[H`)
 		if r := await(t, ch); r.err != nil || r.a.Kind != AllowOnce {

@@ -44,7 +44,7 @@ func (f *serverFlags) register(c *cobra.Command) {
 	if def == "" {
 		def = DefaultServer
 	}
-	fl.StringVar(&f.server, "server", def, "URL of the toolgate server (default $TOOLGATE_SERVER or "+DefaultServer+")")
+	fl.StringVar(&f.server, "server", def, "URL of the toolgate server; $TOOLGATE_SERVER sets the default")
 	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where approver.token is")
 	fl.StringVar(&f.tokenFile, "token-file", "", "approver token file (default approver.token in the state directory)")
 }
@@ -108,6 +108,12 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("no toolgate server listens at %s: start toolgate serve, or name the server with --server or $TOOLGATE_SERVER", a.base)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped before the toolgate server at %s answered", a.base)
+		}
 		return fmt.Errorf("cannot reach the toolgate server at %s: %w", a.base, err)
 	}
 	defer resp.Body.Close()
@@ -234,11 +240,30 @@ func approveCmd() *cobra.Command {
 asks you, one at a time, about every call waiting for a person: the ones
 pending when it starts and each new one as it is asked. A question that is
 answered elsewhere (the web page), times out or is withdrawn disappears.
-It runs until interrupted.`,
+
+Answer with one key and Enter, the same keys as on the web page:
+  a  Allow once
+  s  Allow for session (this very call, until the session ends)
+  p  Always allow in project (keeps the rule shown in the project's policy)
+  u  Always allow for me (keeps the rule shown in your user policy, with
+     a path in the project made absolute, since that policy holds for
+     every project)
+  e  edit the rule that p and u keep
+  d  Deny, then an optional message for the model
+A destructive call offers only a and d, and a asks you to type what it
+deletes.
+
+It runs until interrupted (Ctrl-C) or until its input ends: answers piped
+in are used in order, and once the last is used approve stops.`,
+		Example: `  # answer in this terminal while an agent works
+  toolgate approve
+
+  # only one session's questions, from a server on another port
+  toolgate approve --session s1 --server http://127.0.0.1:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if session != "" && !validSession(session) {
-				return usageError("--session %q is not a valid session id", session)
+				return usageError("--session %q is not a valid session id: use 1 to 128 letters, digits, '_', '.', ':' or '-'", session)
 			}
 			api, err := sf.client()
 			if err != nil {
@@ -246,11 +271,12 @@ It runs until interrupted.`,
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			in, ended, piped := watchEOF(c.InOrStdin())
 			a := &approver{
 				api: api, out: c.OutOrStdout(), errOut: c.ErrOrStderr(),
-				term:    &approval.Terminal{In: c.InOrStdin(), Out: c.OutOrStdout()},
+				term:    &approval.Terminal{In: in, Out: c.OutOrStdout()},
 				session: session, seen: map[string]bool{}, cancels: map[string]context.CancelFunc{},
-				resolved: map[string]bool{}, wake: make(chan struct{}, 1),
+				resolved: map[string]bool{}, wake: make(chan struct{}, 1), ended: ended, echo: piped,
 			}
 			return a.run(ctx)
 		},
@@ -285,6 +311,55 @@ type approver struct {
 	resolved map[string]bool // ids known to be resolved
 	cancels  map[string]context.CancelFunc
 	wake     chan struct{}
+	ended    <-chan struct{} // closed once the input ended and its last line was read
+	echo     bool            // the input is no terminal, so nothing echoes what was answered
+}
+
+// watchEOF returns a reader of in, a channel closed once in has ended
+// and all of it was read, and whether in is no terminal. A terminal is
+// returned as it is (the approval terminal discards what was typed ahead
+// on it; its end shows when a question reads it); any other input is
+// passed on one line per read, so that its end is seen only once its
+// last line was taken as an answer.
+func watchEOF(in io.Reader) (io.Reader, <-chan struct{}, bool) {
+	ended := make(chan struct{})
+	if f, ok := in.(*os.File); ok && isTerminalFile(f) {
+		return in, ended, false
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer close(ended)
+		br := bufio.NewReader(in)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				if _, werr := pw.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr, ended, true
+}
+
+// answerLabel is the page's word for an answer.
+func answerLabel(k approval.Kind) string {
+	for _, key := range approval.Keys {
+		if key.Kind == k {
+			return key.Label
+		}
+	}
+	return string(k)
+}
+
+// isTerminalFile reports whether f is a character device, as a terminal is.
+func isTerminalFile(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (a *approver) run(ctx context.Context) error {
@@ -298,7 +373,8 @@ func (a *approver) run(ctx context.Context) error {
 	if err := a.api.do(ctx, http.MethodGet, "/v1/approvals"+q, nil, &list); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.out, "toolgate approve: connected to %s; %d pending. Waiting for questions (Ctrl-C to stop).\n", a.api.base, len(list.Approvals))
+	fmt.Fprintf(a.out, "toolgate approve: connected to %s; %d pending. Waiting for questions (Ctrl-C or the end of input stops).\n", a.api.base, len(list.Approvals))
+	fmt.Fprintln(a.out, "Keys: a allow once · s allow for session · p always allow in project · u always allow for me · e edit the rule · d deny")
 	for _, ap := range list.Approvals {
 		a.enqueue(ap)
 	}
@@ -319,7 +395,9 @@ func (a *approver) run(ctx context.Context) error {
 			dropped = true
 		}
 	})
-	a.work(ctx)
+	if a.work(ctx) {
+		fmt.Fprintln(a.out, "toolgate approve: the input ended; stopping.")
+	}
 	return nil
 }
 
@@ -373,8 +451,9 @@ func (a *approver) enqueue(ap server.Approval) {
 	}
 }
 
-// work asks about the queued approvals one at a time, oldest first.
-func (a *approver) work(ctx context.Context) {
+// work asks about the queued approvals one at a time, oldest first, until
+// ctx ends or the input ends; it reports whether the input ended.
+func (a *approver) work(ctx context.Context) bool {
 	for {
 		a.mu.Lock()
 		var ap server.Approval
@@ -388,19 +467,24 @@ func (a *approver) work(ctx context.Context) {
 			select {
 			case <-a.wake:
 				continue
+			case <-a.ended:
+				return true
 			case <-ctx.Done():
-				return
+				return false
 			}
 		}
-		a.ask(ctx, ap)
+		if err := a.ask(ctx, ap); errors.Is(err, approval.ErrInputEnded) {
+			return true
+		}
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 	}
 }
 
-// ask puts one approval to the person and sends the answer.
-func (a *approver) ask(ctx context.Context, ap server.Approval) {
+// ask puts one approval to the person and sends the answer. It returns
+// the terminal's error when no answer was given.
+func (a *approver) ask(ctx context.Context, ap server.Approval) error {
 	qctx, cancel := context.WithDeadline(ctx, ap.Deadline)
 	defer cancel()
 	a.mu.Lock()
@@ -413,17 +497,25 @@ func (a *approver) ask(ctx context.Context, ap server.Approval) {
 		a.mu.Unlock()
 	}()
 	if already || ap.Request == nil {
-		return
+		return nil
 	}
 	fmt.Fprintf(a.out, "\n[%s] session %s, answer by %s\n", termtext.Args(ap.ID, ap.Session, ap.Deadline.Local().Format("15:04:05"))...)
 	ans, err := a.term.Approve(qctx, ap.Request)
 	if err != nil {
-		if qctx.Err() == nil && ctx.Err() == nil {
+		if qctx.Err() == nil && ctx.Err() == nil && !errors.Is(err, approval.ErrInputEnded) {
 			fmt.Fprintf(a.errOut, "toolgate approve: %v\n", termtext.Args(err)...)
 		}
-		return
+		return err
 	}
-	body := map[string]string{"answer": string(ans.Kind)}
+	if a.echo {
+		// Nothing echoed the answer read from a pipe: say it.
+		echo := answerLabel(ans.Kind)
+		if ans.Message != "" {
+			echo += ": " + termtext.Escape(ans.Message)
+		}
+		fmt.Fprintln(a.out, echo)
+	}
+	body := map[string]string{"answer": string(ans.Kind), "via": approval.ViaTerminal}
 	if ans.Message != "" {
 		body["message"] = ans.Message
 	}
@@ -444,6 +536,7 @@ func (a *approver) ask(ctx context.Context, ap server.Approval) {
 	case res.Decision != nil:
 		fmt.Fprintf(a.out, "  → %s (%s)\n", termtext.Args(res.Decision.Decision, res.Decision.Reason)...)
 	}
+	return nil
 }
 
 func loginLinkCmd() *cobra.Command {
@@ -451,7 +544,16 @@ func loginLinkCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "login-link",
 		Short: "Print a fresh one-time login link for a running server's approval page",
-		Args:  cobra.NoArgs,
+		Long: `login-link asks a running toolgate serve, with the approver token, for a
+new one-time link to its approval page and prints it. A link works once
+and for ten minutes; the page it opens stays signed in, in that tab, for
+up to 12 hours. Use it when the link serve printed has expired or was
+used, or to open the page in another browser.`,
+		Example: `  toolgate login-link
+
+  # open it at once
+  xdg-open "$(toolgate login-link)"`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			api, err := sf.client()
 			if err != nil {

@@ -36,6 +36,9 @@ func artifactCmd() *cobra.Command {
 		Long: `artifact prints, byte for byte, the full output stored under ID: the id
 a tool.completed event records under "artifact". It fails for an unknown id
 and for stored bytes that no longer hash to their id.`,
+		Example: `  # the id is in the tool.completed event of the call
+  toolgate audit --events --type tool.completed --json
+  toolgate artifact sha256-1f2e3d…`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			x, err := executorAt(dir)
@@ -66,7 +69,8 @@ func rollbackCmd() *cobra.Command {
 to its content before the call (removing the files it created), but only if
 each file still holds exactly what the call wrote. Otherwise it prints how
 each file differs from what the call left, changes nothing, and exits 1.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  toolgate rollback tc_4f1c2a9b0d3e5f67`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			x, err := executorAt(dir)
 			if err != nil {
@@ -101,6 +105,8 @@ func toolsCmd() *cobra.Command {
 schemas. With --mode plan only the read-only ones are listed: in plan mode the
 write and execute tools (write, edit, patch, shell) are not offered, and the
 executor refuses a call to one.`,
+		Example: `  toolgate tools
+  toolgate tools --mode plan --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			m := policy.ModeDefault

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,20 +34,30 @@ func auditCmd() *cobra.Command {
 		types, decisions, tools   []string
 		limit                     int
 		asJSON, follow, verify    bool
+		events                    bool
 		stateDir                  string
 	)
 	c := &cobra.Command{
 		Use:   "audit",
 		Short: "Show the event log: who allowed what, when, by which rule",
-		Long: `audit prints the events of the log that match the filters, as a table or,
-with --json, as JSON Lines. --since and --until take an RFC 3339 time or a
-duration back from now (90m, 24h). With --follow it keeps printing new
-events until interrupted.
+		Long: `audit prints the decisions of the log: one row per tool call decided,
+with when, the session, the agent (by the name of its token file in
+--state-dir: agent for agent.token, ci for agent-ci.token), what was run (the command, path, URL
+or MCP tool, cut to one line), the decision, who decided (a policy rule,
+a stage of the policy such as the sandbox, a user via the terminal, the
+web page, an answer link or the API, or the system) and the reason. A
+question still waiting for a person is shown last, as ask. Rows are
+oldest first. With --json each row is a JSON object on a line of its own.
 
-The table shows a decision, reason, actor and rule only for the events the
-gate wrote; what an agent posted (session.started, turn.started,
-user.message, turn.completed) is never shown or selected as a decision.
-Text from the log is printed with control characters escaped (\x1b, \n).
+--events prints the events themselves instead, one row each (--type
+selects events and implies --events). What an agent posted
+(session.started, turn.started, user.message, turn.completed) is never
+shown or selected as a decision.
+
+--since and --until take an RFC 3339 time or a duration back from now
+(90m, 24h). With --follow audit keeps printing new decisions (or events)
+until interrupted. Text from the log is printed with control characters
+escaped (\x1b, \n).
 
 With --verify, audit checks the log instead of printing it: every
 session's events (or --session's) are chained by hashes keyed with the
@@ -54,11 +65,33 @@ approver token (read from --state-dir), and it reports each event that was
 edited, deleted or reordered since it was written, with its session, seq
 and event id, and exits 1 if any was. Events stored before the log was
 chained are counted, not checked.`,
+		Example: `  # what was decided in the last hour
+  toolgate audit --since 1h
+
+  # every deny of one session, as JSON Lines
+  toolgate audit --session s1 --decision deny --json
+
+  # the raw events, as they were written
+  toolgate audit --events --session s1
+
+  # check that nobody edited the log
+  toolgate audit --verify`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if len(types) > 0 {
+				events = true
+			}
 			f := eventlog.Filter{Session: session, Decisions: decisions, Tools: tools, Limit: limit}
 			for _, t := range types {
 				f.Types = append(f.Types, eventlog.Type(t))
+			}
+			for _, d := range decisions {
+				if d != "allow" && d != "ask" && d != "deny" {
+					return usageError("--decision %q: use allow, ask or deny", d)
+				}
+			}
+			if limit < 0 {
+				return usageError("--limit %d: use a count of 0 (all) or more", limit)
 			}
 			var err error
 			if f.Since, err = parseWhen(since); err != nil {
@@ -87,9 +120,12 @@ chained are counted, not checked.`,
 					return err
 				}
 				if !rep.OK() {
-					return &exitError{1, fmt.Errorf("the event log %s was changed after it was written: %d problem(s)", db, len(rep.Problems))}
+					return silentExit(1) // the report says what was changed, once
 				}
 				return nil
+			}
+			if !events {
+				return auditDecisions(c.Context(), c.OutOrStdout(), store, f, asJSON, follow, server.AgentNames(stateDir))
 			}
 			out := newAuditWriter(c.OutOrStdout(), asJSON)
 			ctx := c.Context()
@@ -127,16 +163,17 @@ chained are counted, not checked.`,
 	fl := c.Flags()
 	fl.StringVar(&db, "db", DefaultLogPath(), "event log: a SQLite file or a postgres:// connection string")
 	fl.StringVar(&session, "session", "", "only this session")
-	fl.StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
-	fl.StringSliceVar(&decisions, "decision", nil, "only events whose decision is one of these (allow, ask, deny)")
-	fl.StringSliceVar(&tools, "tool", nil, "only events for these tools")
-	fl.StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or a duration back from now)")
-	fl.StringVar(&until, "until", "", "only events before this time (RFC 3339, or a duration back from now)")
-	fl.IntVar(&limit, "limit", 0, "at most this many events (0: all)")
+	fl.BoolVar(&events, "events", false, "print the raw events, one row each, instead of one row per decision")
+	fl.StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated); implies --events")
+	fl.StringSliceVar(&decisions, "decision", nil, "only decisions that are one of these: allow, ask, deny")
+	fl.StringSliceVar(&tools, "tool", nil, "only calls of these tools, as the agent named them (Bash, Read, ...)")
+	fl.StringVar(&since, "since", "", "only what happened at or after this time (RFC 3339, or a duration back from now)")
+	fl.StringVar(&until, "until", "", "only what happened before this time (RFC 3339, or a duration back from now)")
+	fl.IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON Lines")
-	fl.BoolVar(&follow, "follow", false, "keep printing new events")
+	fl.BoolVar(&follow, "follow", false, "keep printing new decisions (or events) until interrupted")
 	fl.BoolVar(&verify, "verify", false, "check that no event was edited, deleted or reordered, instead of printing them")
-	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "the server's state directory, whose approver token --verify checks with")
+	fl.StringVar(&stateDir, "state-dir", server.DefaultStateDir(), "the server's state directory: its approver token is what --verify checks with, and its agent token files name the agents")
 	return c
 }
 
@@ -201,4 +238,53 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// auditDecisions prints one row per decision of the events f selects
+// (its types, decisions, tools and limit apply to the rows), and with
+// follow keeps printing new ones until ctx ends or a signal comes.
+func auditDecisions(ctx context.Context, w io.Writer, store eventlog.Store, f eventlog.Filter, asJSON, follow bool, agents map[string]string) error {
+	rf := &rowFilter{decisions: f.Decisions, tools: f.Tools, limit: f.Limit}
+	f.Types, f.Decisions, f.Tools, f.Limit = decisionTypes, nil, nil, 0
+	rows := newDecisionRows(agents)
+	out := newRowWriter(w, asJSON)
+	last := map[string]int64{}
+	for e, err := range store.Query(ctx, f) {
+		if err != nil {
+			return err
+		}
+		last[e.Session] = max(last[e.Session], e.Seq)
+		if r, ok := rows.add(e); ok && rf.keep(r) {
+			out.write(r)
+		}
+	}
+	if !follow {
+		for _, r := range rows.pending() {
+			if rf.keep(r) {
+				out.write(r)
+			}
+		}
+		out.flush(true)
+		return nil
+	}
+	out.flush(false)
+	rows.asked = nil
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	for e, err := range store.Subscribe(ctx, f) {
+		if err != nil {
+			if errors.Is(err, ctx.Err()) {
+				return nil
+			}
+			return err
+		}
+		if e.Seq <= last[e.Session] {
+			continue // already read by the query
+		}
+		if r, ok := rows.add(e); ok && rf.keep(r) {
+			out.write(r)
+			out.flush(false)
+		}
+	}
+	return nil
 }

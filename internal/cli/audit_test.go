@@ -56,7 +56,7 @@ func TestAudit(t *testing.T) {
 	if !strings.Contains(out, "TIME") || strings.Count(out, "\n") != 3 || !strings.Contains(out, "user_approved") || strings.Contains(out, "rule_deny") {
 		t.Fatalf("table:\n%s", out)
 	}
-	out, _, _ = run(t, dir, "", "audit", "--db", db, "--tool", "Bash", "--since", "2026-01-01T00:04:30Z", "--json")
+	out, _, _ = run(t, dir, "", "audit", "--db", db, "--tool", "Bash", "--since", "2026-01-01T00:04:30Z", "--json", "--events")
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "Bash(rm -rf:*)") {
 		t.Fatalf("since:\n%s", out)
 	}
@@ -150,12 +150,22 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
-	// Today's policy denies git: tc_3 changes; tc_2 was a person's answer,
-	// which the policy alone would ask.
+	// Today's policy denies git: tc_3 changes. tc_2 was asked and a
+	// person allowed it: today's policy asks too, so it does not change.
 	out, stderr, code := run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(git:*)", "--no-verify")
-	if code != 1 || !strings.Contains(out, "tc_3") || !strings.Contains(out, "rule_deny") || !strings.Contains(out, "tc_2") ||
-		strings.Contains(out, "tc_1") || !strings.Contains(out, "2 of 3 calls decide differently") {
-		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+	if code != 1 || !strings.Contains(out, "tc_3") || !strings.Contains(out, "rule_deny") || strings.Contains(out, "tc_2") ||
+		strings.Contains(out, "tc_1") || !strings.Contains(out, "1 of 3 calls of session s1 decide differently") || stderr != "" {
+		t.Fatalf("exit %d:\n%s--- stderr:\n%s", code, out, stderr)
+	}
+	// Denying npm today changes the call a person allowed then: the
+	// policy asked, and now denies.
+	out, stderr, code = run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(npm:*)", "--no-verify")
+	if code != 1 || !strings.Contains(out, "tc_2  Bash  ask (user: allow)  deny") || strings.Contains(out, "tc_3") || stderr != "" {
+		t.Fatalf("exit %d:\n%s--- stderr:\n%s", code, out, stderr)
+	}
+	out, stderr, code = run(t, dir, "", "replay", "s1", "--db", db, "--no-verify")
+	if code != 0 || !strings.Contains(out, "0 of 3 calls") || strings.Contains(out, "CALL") || stderr != "" {
+		t.Fatalf("nothing changes: exit %d:\n%s--- stderr:\n%s", code, out, stderr)
 	}
 	if _, stderr, code := run(t, dir, "", "replay", "nope", "--db", db, "--no-verify"); code != 2 || !strings.Contains(stderr, "no tool calls") {
 		t.Fatalf("unknown session: exit %d %s", code, stderr)

@@ -27,7 +27,14 @@ on stdin and prints one decision as JSON. With --batch it reads JSON Lines
 and prints one decision line per request, in order; a bad line gets a deny
 with reason invalid_request so the outputs stay aligned. check runs no user
 hook: a call a PreToolUse hook of the policy would judge is denied with
-reason hook (toolgate serve runs them).`,
+reason hook (toolgate serve runs them).
+
+A single request that is not valid (not JSON, no "tool", no absolute
+"cwd") is a usage error: the deny is printed and check exits 2.`,
+		Example: `  echo '{"tool":"Bash","input":{"command":"git status"},"cwd":"'"$PWD"'"}' | toolgate check
+
+  # many at once, one JSON object per line
+  toolgate check --batch < requests.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			eng, err := pf.engine(c)
@@ -43,7 +50,16 @@ reason hook (toolgate serve runs them).`,
 			if err != nil {
 				return err
 			}
-			return out.Encode(checkOne(c, eng, req))
+			d := checkOne(c, eng, req)
+			if err := out.Encode(d); err != nil {
+				return err
+			}
+			if d.Reason == engine.ReasonInvalidRequest {
+				// The deny is printed for whoever reads the decision; the
+				// request itself was wrong.
+				return usageError("%s", d.Message)
+			}
+			return nil
 		},
 	}
 	pf.register(c)

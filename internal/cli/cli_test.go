@@ -219,15 +219,20 @@ allow = ["Bash(git push origin main)"]
 	if code != 1 || !strings.Contains(out, "is shadowed") || strings.Contains(out, "trusted_projects") {
 		t.Fatalf("trusted project file: exit %d:\n%s", code, out)
 	}
-	out, _, code = run(t, dir, "", "policy", "lint")
-	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is shadowed") || strings.Contains(out, "trusted_projects") {
-		t.Fatalf("trusted project: exit %d:\n%s", code, out)
+	out, stderr, code := run(t, dir, "", "policy", "lint")
+	if code != 1 || !strings.Contains(out, "policy.toml:3:11: allow rule Bash(git push origin main) is shadowed") || strings.Contains(out, "trusted_projects") ||
+		!strings.HasSuffix(out, "1 finding(s) in 2 file(s)\n") || stderr != "" {
+		t.Fatalf("trusted project: exit %d:\n%s--- stderr:\n%s", code, out, stderr)
+	}
+	// lint decides nothing: the flags of a decision are not its own.
+	if _, stderr, code := run(t, dir, "", "policy", "lint", "--mode", "plan"); code != 2 || !strings.Contains(stderr, "unknown flag: --mode") || !strings.Contains(stderr, "toolgate policy lint --help") {
+		t.Fatalf("lint --mode: exit %d %s", code, stderr)
 	}
 	bad := filepath.Join(dir, "bad.toml")
 	if err := os.WriteFile(bad, []byte("[permissions]\nallow = [\"Bash(ls\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := run(t, dir, "", "policy", "lint", bad)
+	_, stderr, code = run(t, dir, "", "policy", "lint", bad)
 	if code != 1 || !strings.Contains(stderr, "bad.toml:2:18: expected ')'") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -285,12 +290,12 @@ reason = "credential_access"
 	t.Chdir(filepath.Join(dir, "project"))
 	// Untrusted, the project's allow rule does not count.
 	out, stderr, code := run(t, dir, "", "policy", "test")
-	if code != 1 || !strings.Contains(out, "policy.toml:4:1: FAIL Bash: got ask (execute_effect") || !strings.Contains(stderr, "2 of 3 policy tests failed") {
+	if code != 1 || !strings.Contains(out, "policy.toml:4:1: FAIL Bash: got ask (execute_effect") || !strings.Contains(out, "2 of 3 policy tests failed") || stderr != "" {
 		t.Fatalf("untrusted: exit %d:\n%s%s", code, out, stderr)
 	}
 	trustProject(t, dir)
 	out, stderr, code = run(t, dir, "", "policy", "test")
-	if code != 1 || !strings.Contains(out, "policy.toml:9:1: FAIL Bash: got deny (sandbox_rejected") || !strings.Contains(stderr, "1 of 3 policy tests failed") {
+	if code != 1 || !strings.Contains(out, "policy.toml:9:1: FAIL Bash: got deny (sandbox_rejected") || !strings.Contains(out, "1 of 3 policy tests failed") || stderr != "" {
 		t.Fatalf("trusted: exit %d:\n%s%s", code, out, stderr)
 	}
 }

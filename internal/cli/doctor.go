@@ -85,6 +85,9 @@ func doctorCmd() *cobra.Command {
 Each check prints one line, ok, warn or fail, and a fix line for a warn or
 fail; --json prints them as JSON. Naming groups runs only those. doctor
 changes nothing. It exits 1 when a check fails, 0 otherwise.`,
+		Example: `  toolgate doctor
+  toolgate doctor hooks server    # only these checks
+  toolgate doctor --json`,
 		ValidArgs: doctorGroups,
 		Args:      cobra.OnlyValidArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -358,6 +361,11 @@ func (d *doctorEnv) checkServer() {
 		Role string `json:"role"`
 	}
 	if err := api.do(ctx, http.MethodGet, "/v1/whoami", nil, &who); err != nil {
+		if msg := err.Error(); strings.HasPrefix(msg, "no toolgate server listens") || strings.HasPrefix(msg, "cannot reach") {
+			d.add("server", statusFail, fmt.Sprintf("cannot reach the toolgate server at %s: %v", api.base, err),
+				"start toolgate serve, or name the server that runs with --server or $TOOLGATE_SERVER")
+			return
+		}
 		d.add("server", statusFail, fmt.Sprintf("the toolgate server at %s does not accept the agent token: %v", api.base, err),
 			"check that the server runs with --state-dir "+d.stateDir+", or set $TOOLGATE_TOKEN to its agent token")
 		return

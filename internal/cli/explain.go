@@ -18,7 +18,21 @@ func explainCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "explain",
 		Short: "Show every pipeline step for one tool call read as JSON on stdin",
-		Args:  cobra.NoArgs,
+		Long: `explain reads one request on stdin, as check does, decides it, and shows
+how: each step of the pipeline (deny rules, sandbox, ask rules, the tool's
+own check, safety checks, mode, allow rules, prior approvals, the default
+table) with what it said, each part of a shell line with its risk and
+effects (paths read, written and deleted, hosts reached), the rule that
+decided with its file and line, and the version of the policy files. With
+--json it prints the decision and its trace as JSON. It decides nothing
+for real and records nothing. A request that is not valid (no tool, no
+absolute cwd) is explained too, and explain exits 2.`,
+		Example: `  # why is this command asked about?
+  echo '{"tool":"Bash","input":{"command":"npm test && git push"},"cwd":"'"$PWD"'"}' | toolgate explain
+
+  # the same under a rule you are about to add
+  echo '{"tool":"Read","input":{"file_path":".env"},"cwd":"'"$PWD"'"}' | toolgate explain --allow 'Read(./.env)'`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			eng, err := pf.engine(c)
 			if err != nil {
@@ -32,9 +46,15 @@ func explainCmd() *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(c.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(d)
+				if err := enc.Encode(d); err != nil {
+					return err
+				}
+			} else {
+				WriteExplain(c.OutOrStdout(), req, d)
 			}
-			WriteExplain(c.OutOrStdout(), req, d)
+			if d.Reason == engine.ReasonInvalidRequest {
+				return usageError("%s", d.Message) // the request itself is wrong
+			}
 			return nil
 		},
 	}

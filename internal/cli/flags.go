@@ -27,6 +27,13 @@ func (f *policyFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.approval, "approval", "", "approval axis: on-request, always, never")
 	fl.StringVar(&f.sandbox, "sandbox", "", "sandbox axis: read-only, workspace-write, danger-full-access")
 	fl.BoolVar(&f.network, "network", false, "allow network access in the workspace-write sandbox (--network=true|false)")
+	f.registerFiles(c)
+}
+
+// registerFiles registers only the flags that locate the policy files,
+// for the commands that read the files and decide nothing.
+func (f *policyFlags) registerFiles(c *cobra.Command) {
+	fl := c.Flags()
 	fl.StringVar(&f.project, "project", "", "project root (default: nearest directory with .toolgate/ or .git above the request's cwd)")
 	fl.StringVar(&f.managed, "managed-policy", "", "managed policy file (default $TOOLGATE_MANAGED_POLICY or /etc/toolgate/managed.toml)")
 	fl.StringVar(&f.user, "user-policy", "", "user policy file (default $XDG_CONFIG_HOME/toolgate/policy.toml)")

@@ -30,7 +30,7 @@ func (f *hookFlags) register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVar(&f.server, "server", "", "URL of a running toolgate serve to ask a person through (default $TOOLGATE_SERVER, else "+DefaultServer+" when its agent token is in the state directory)")
 	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where agent.token is (the token may also come from $TOOLGATE_TOKEN)")
-	fl.BoolVar(&f.noWrap, "no-sandbox-wrap", false, "hand an allowed shell command back as it is instead of wrapped in `toolgate sandbox`")
+	fl.BoolVar(&f.noWrap, "no-sandbox-wrap", false, "hand an allowed shell command back as it is instead of wrapped in toolgate sandbox")
 	fl.StringVar(&f.db, "db", "", "event log the after-tool events are recorded in: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
 }
 
@@ -74,6 +74,8 @@ masked), when this machine has Landlock and mount namespaces; otherwise
 it goes unwrapped and the reason says why. --no-sandbox-wrap turns this
 off, as does wrap_hooks = false in a policy file (a project the user
 does not trust cannot set it). Codex's answer carries no input, so its commands are not wrapped.`,
+		Example: `  # install the hook for Claude Code in your own settings
+  toolgate hook install claude-code`,
 	}
 	for _, cl := range hook.Clients {
 		c.AddCommand(hookClientCmd(cl))
@@ -88,7 +90,13 @@ func hookClientCmd(client hook.Client) *cobra.Command {
 	c := &cobra.Command{
 		Use:   string(client),
 		Short: "Answer a " + string(client) + " tool hook read as JSON on stdin",
-		Args:  cobra.NoArgs,
+		Long: "The " + string(client) + ` hook: it reads the JSON the client hands its
+tool hook on stdin and answers in the client's format, as toolgate hook
+--help describes. toolgate hook install writes it into the client's
+settings; you rarely run it yourself.`,
+		Example: "  # what toolgate hook install writes\n  toolgate hook install " + string(client) + "\n\n" +
+			"  # try it by hand\n  echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"cwd\":\"/tmp\"}' | toolgate hook " + string(client),
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			reply := runHook(c, client, &pf, &hf)
 			c.OutOrStdout().Write(reply.Stdout)

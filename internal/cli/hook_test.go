@@ -187,7 +187,7 @@ func TestHookFailsClosed(t *testing.T) {
 		flags   []string
 		stderr  string
 	}{
-		{"garbage stdin", func(string) string { return "rm -rf / please" }, env.flags, "not a JSON object"},
+		{"garbage stdin", func(string) string { return "rm -rf / please" }, env.flags, "it is not JSON"},
 		{"empty stdin", func(string) string { return "" }, env.flags, "empty hook input"},
 		{"broken policy", func(c string) string { return payloadFor(c, "Bash", env.project, ls, nil) }, brokenFlags, "broken.toml"},
 		{"unknown tool", func(c string) string { return payloadFor(c, "Frobnicate", env.project, ls, nil) }, env.flags, "unknown tool"},
@@ -217,7 +217,7 @@ func TestHookFailsClosed(t *testing.T) {
 	t.Run("token but no server", func(t *testing.T) {
 		t.Setenv("TOOLGATE_TOKEN", "tok")
 		code, out, stderr := runHookCLI(t, "codex", payloadFor("codex", "Bash", env.project, ls, nil), append(append([]string{}, env.flags...), "--server", "http://127.0.0.1:1")...)
-		if code != 2 || !strings.Contains(stderr, "cannot reach") {
+		if code != 2 || !strings.Contains(stderr, "no toolgate server listens at http://127.0.0.1:1") {
 			t.Fatalf("exit %d: %s %s", code, out, stderr)
 		}
 	})

@@ -52,6 +52,7 @@ hooks is reported and left in place.`
 		Use:       verb + " claude-code|gemini|codex",
 		Short:     short,
 		Long:      long,
+		Example:   "  toolgate hook " + verb + " claude-code\n  toolgate hook " + verb + " gemini --project",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"claude-code", "gemini", "codex"},
 		RunE: func(c *cobra.Command, args []string) error {

@@ -38,6 +38,9 @@ written is parsed again with the policy parser, as the engine will read it.
 init then lists the agent clients it finds (claude, gemini and codex on
 PATH, or their settings directories) and the command that installs
 toolgate's hooks for each; --hooks runs them (the user's settings).`,
+		Example: `  cd ~/src/myproject && toolgate init
+  toolgate init --hooks          # also install the hooks of the agent clients found
+  toolgate init --dir ../other --force`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			root, err := projectDir(dir)

@@ -54,7 +54,7 @@ func TestAuditAgentEventIsNoDecision(t *testing.T) {
 			t.Errorf("audit %v selects the agent's message as a decision:\n%s", args, out)
 		}
 	}
-	out, _, _ := run(t, dir, "", "audit", "--db", db, "--session", "s1")
+	out, _, _ := run(t, dir, "", "audit", "--db", db, "--session", "s1", "--events")
 	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "user.message") && (strings.Contains(line, "allow") || strings.Contains(line, "user_approved") || strings.Contains(line, "Bash")) {
 			t.Errorf("audit shows the agent's message as a decision: %q", line)
@@ -81,7 +81,33 @@ func TestAuditEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
-	out, stderr, code := run(t, dir, "", "audit", "--db", db)
+	for _, view := range []struct {
+		flag  string
+		lines int // the header, the row and, for decisions, the count
+	}{{"--events", 2}, {"--events=false", 3}} {
+		auditEscapes(t, dir, db, view.flag, view.lines)
+	}
+	// The decision view shows what was run, escaped too.
+	store, err = sqlite.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, _ := json.Marshal(map[string]any{"tool": "Bash", "toolCallId": "tc_9", "input": map[string]string{"command": evil}})
+	res, _ := json.Marshal(map[string]string{"tool": "Bash", "toolCallId": "tc_9", "decision": "deny", "reason": "rule_deny", "actor": "policy"})
+	if _, err := store.Append(context.Background(), "s2", eventlog.Draft{Type: eventlog.TypeToolCallRequested, Payload: call},
+		eventlog.Draft{Type: eventlog.TypePermissionResolved, Payload: res}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	out, _, _ := run(t, dir, "", "audit", "--db", db, "--session", "s2")
+	if strings.ContainsAny(out, "\x1b\r\x07\t\u202e") || strings.Count(out, "\n") != 3 || !strings.Contains(out, `Bash: x\x1b]0;owned`) {
+		t.Errorf("the command is not shown escaped on one line:\n%q", out)
+	}
+}
+
+func auditEscapes(t *testing.T, dir, db, flag string, lines int) {
+	t.Helper()
+	out, stderr, code := run(t, dir, "", "audit", "--db", db, flag)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -94,8 +120,8 @@ func TestAuditEscapes(t *testing.T) {
 	if bytes.Contains(b, []byte("\u202e")) {
 		t.Errorf("a bidirectional control reaches the terminal raw:\n%q", out)
 	}
-	if n := bytes.Count(b, []byte("\n")); n != 2 {
-		t.Errorf("%d lines printed for one event, want the header and one row:\n%s", n, out)
+	if n := bytes.Count(b, []byte("\n")); n != lines {
+		t.Errorf("audit %s: %d lines printed for one event, want %d:\n%s", flag, n, lines, out)
 	}
 	want := `x\x1b]0;owned\x07\x1b[2J\r2026-01-01T00:00:00Z  s9  1  permission.resolved  Bash  allow\nFAKE\tROW\u202e`
 	if !bytes.Contains(b, []byte(want)) {

@@ -13,7 +13,13 @@ import (
 )
 
 func policyCmd() *cobra.Command {
-	c := &cobra.Command{Use: "policy", Short: "Work with policy files"}
+	c := &cobra.Command{Use: "policy", Short: "Work with policy files",
+		Long: `policy checks and tests the policy files of a project (.toolgate/policy.toml,
+.toolgate/policy.local.toml), the user's ($XDG_CONFIG_HOME/toolgate/policy.toml)
+and the managed one, and imports other tools' permission settings.`,
+		Example: `  toolgate policy lint
+  toolgate policy test
+  toolgate policy import claude-code > .toolgate/policy.toml`}
 	c.AddCommand(lintCmd(), testCmd())
 	c.AddCommand(policyImportCmd())
 	return c
@@ -28,6 +34,11 @@ func testCmd() *cobra.Command {
 current project (managed, user, project, local) under the merged policy, and
 reports each whose decision (or reason) differs, with its file and line. It
 exits 1 when any fails.`,
+		Example: `  # in the project
+  toolgate policy test
+
+  # with a rule you are about to add
+  toolgate policy test --deny 'Bash(git push:*)'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			root, files, err := pf.projectFiles()
@@ -56,7 +67,8 @@ exits 1 when any fails.`,
 				}
 			}
 			if failed > 0 {
-				return &exitError{1, fmt.Errorf("%d of %d policy tests failed", failed, ran)}
+				fmt.Fprintf(c.OutOrStdout(), "%d of %d policy tests failed\n", failed, ran)
+				return silentExit(1)
 			}
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d policy tests passed\n", ran)
 			return nil
@@ -78,11 +90,16 @@ settings that are ignored: among them the allow rules and loosening
 settings of a project that the user or managed policy does not list in
 trusted_projects (a FILE at <root>/.toolgate/policy.toml is judged as that
 project's). It exits 1 when it finds anything.`,
+		Example: `  # the layers of the project around the current directory
+  toolgate policy lint
+
+  # one file, as a project's policy
+  toolgate policy lint .toolgate/policy.toml`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var files []*policy.File
 			if len(args) > 0 {
 				for _, a := range args {
-					src, err := os.ReadFile(a)
+					src, err := readInput(a, "policy file")
 					if err != nil {
 						return err
 					}
@@ -115,13 +132,14 @@ project's). It exits 1 when it finds anything.`,
 				fmt.Fprintln(c.OutOrStdout(), termtext.Args(f)...)
 			}
 			if len(findings) > 0 {
-				return &exitError{1, fmt.Errorf("%d finding(s)", len(findings))}
+				fmt.Fprintf(c.OutOrStdout(), "%d finding(s) in %d file(s)\n", len(findings), len(files))
+				return silentExit(1)
 			}
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d file(s), %s\n", termtext.Args(len(files), set)...)
 			return nil
 		},
 	}
-	pf.register(c)
+	pf.registerFiles(c)
 	return c
 }
 

@@ -14,7 +14,9 @@ import (
 )
 
 func policyImportCmd() *cobra.Command {
-	c := &cobra.Command{Use: "import", Short: "Translate another tool's permission settings into a toolgate policy file"}
+	c := &cobra.Command{Use: "import", Short: "Translate another tool's permission settings into a toolgate policy file",
+		Long:    "import translates another tool's permission settings into a toolgate policy file; see its subcommands.",
+		Example: "  toolgate policy import claude-code -o .toolgate/policy.toml"}
 	c.AddCommand(importClaudeCmd())
 	return c
 }
@@ -33,13 +35,18 @@ where it came from. What it cannot translate is listed on stderr with the
 reason, and so is every rule toolgate reads differently from Claude Code.
 When a deny or ask rule cannot be translated the policy is still written,
 and the command exits 1: that policy is looser than the settings.`,
+		Example: `  # the project's Claude Code settings, into the project's policy
+  toolgate policy import claude-code -o .toolgate/policy.toml
+
+  # a given file, to stdout
+  toolgate policy import claude-code ~/.claude/settings.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			file, source, err := claudeSettingsFile(args)
 			if err != nil {
 				return err
 			}
-			src, err := os.ReadFile(file)
+			src, err := readInput(file, "Claude Code settings file")
 			if err != nil {
 				return err
 			}

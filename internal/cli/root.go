@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -40,18 +41,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // RunContext is [Run] with a context that ends long-running verbs
 // (serve, audit --follow).
 func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := &cobra.Command{
-		Use:           "toolgate",
-		Short:         "The permission gate for AI agents' tool calls",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := newRoot()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
-	root.AddCommand(initCmd(), doctorCmd(), completionCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -65,4 +59,71 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return ee.code
 	}
 	return 1
+}
+
+// newRoot returns the toolgate command with all its subcommands.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "toolgate",
+		Short: "The permission gate for AI agents' tool calls",
+		Long: `toolgate decides every tool call an AI agent wants to make — a shell
+command, a file read or write, a web fetch, an MCP tool — as allow, ask or
+deny under your policy, asks you when it asks (on a web page or in a
+terminal), and records every decision in an event log.
+
+Start with toolgate serve (the server and its approval page) and toolgate
+hook install (for Claude Code, Gemini CLI or Codex); see what was decided
+with toolgate audit, and why with toolgate explain.`,
+		Example: `  toolgate serve
+  toolgate hook install claude-code
+  toolgate audit --since 1h`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
+	root.AddCommand(initCmd(), doctorCmd(), completionCmd())
+	usageErrors(root)
+	return root
+}
+
+// readInput reads a file named on the command line; what a missing or
+// unreadable one is called says what was expected (a usage error, exit 2).
+func readInput(path, what string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, usageError("no %s at %s", what, path)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, usageError("the %s %s cannot be read: permission denied", what, path)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, usageError("the %s %s cannot be read: %v", what, path, err)
+	}
+	return data, nil
+}
+
+// usageErrors makes a wrong flag or a wrong number of arguments, on any
+// command, a usage error (exit 2) that says where the usage is.
+func usageErrors(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(c *cobra.Command, a []string) error {
+				if err := args(c, a); err != nil {
+					return usageError("%v (usage: %s)\nRun '%s --help' for more.", err, c.UseLine(), c.CommandPath())
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

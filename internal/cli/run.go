@@ -51,7 +51,8 @@ interrupted. Its output is printed as it comes and run exits with its status.
 
 When a person must answer, the question is put on the terminal (/dev/tty);
 without a terminal the call is denied. A call that is not allowed exits 126
-with the reason on stderr. Every step is recorded in the event log (events.db
+with the reason on stderr; a request that is not valid (no tool, no
+absolute cwd) exits 2. Every step is recorded in the event log (events.db
 in the state directory, or --db), each run event with the sandbox's report.
 
 With "run_in_background": true the command keeps running after run exits,
@@ -140,6 +141,9 @@ the workspace; their full output is kept as an artifact (toolgate artifact).`,
 				if err != nil {
 					msg += " (" + err.Error() + ")"
 				}
+				if d != nil && d.Reason == engine.ReasonInvalidRequest {
+					return &exitError{2, errors.New(msg)} // the request itself is wrong
+				}
 				return &exitError{deniedExit, errors.New(msg)}
 			case err != nil:
 				code := res.ExitCode
@@ -207,7 +211,12 @@ func psCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ps",
 		Short: "List the background processes that toolgate run started",
-		Args:  cobra.NoArgs,
+		Long: `ps lists the processes toolgate run started in the background and that
+are still running, with their id, session, process id, start time and
+command. toolgate kill ID stops one.`,
+		Example: `  toolgate ps
+  toolgate ps --session s1`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			procs, err := shellrun.List(stateDir, session)
 			if err != nil {
@@ -251,7 +260,12 @@ func killCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "kill ID",
 		Short: "Stop a background process that toolgate run started, with its whole process group",
-		Args:  cobra.ExactArgs(1),
+		Long: `kill sends SIGTERM to the process group of a background process toolgate
+run started (its ID as toolgate ps lists it) and, if it is still running
+after --grace, SIGKILL.`,
+		Example: `  toolgate kill bg_3c9d
+  toolgate kill bg_3c9d --grace 10s`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			p, err := shellrun.Kill(stateDir, args[0], grace)
 			if errors.Is(err, shellrun.ErrNoProcess) {

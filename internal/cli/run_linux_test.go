@@ -162,7 +162,7 @@ func TestRunTerminal(t *testing.T) {
 			if bytes.Contains(seen.Bytes(), []byte("> ")) {
 				close(asked)
 				time.Sleep(100 * time.Millisecond)
-				io.WriteString(ptm, "y\r")
+				io.WriteString(ptm, "a\r")
 				io.Copy(io.Discard, ptm)
 				return
 			}

@@ -88,6 +88,11 @@ notify of the state directory and in $TOOLGATE_NOTIFY. A webhook URL is a
 secret, and the server's command line is readable by every local process
 and by agents running ps: --notify is refused unless --notify-insecure-argv
 accepts that.`,
+		Example: `  # the server, with the approval page, on 127.0.0.1:8765
+  toolgate serve
+
+  # every session bound to one workspace, a person given two minutes
+  toolgate serve --workspace ~/src/app --timeout 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := checkListenAddr(addr, allowRemote); err != nil {

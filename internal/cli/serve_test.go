@@ -324,10 +324,13 @@ func TestApprove(t *testing.T) {
 	go func() {
 		done <- RunContext(ctx, []string{"approve", "--server", rs.url, "--state-dir", rs.stateDir}, inR, out, out)
 	}()
+	exited := false
 	defer func() {
 		cancel()
 		inW.Close()
-		<-done
+		if !exited {
+			<-done
+		}
 	}()
 	waitOut := func(want string, n int) {
 		t.Helper()
@@ -341,14 +344,14 @@ func TestApprove(t *testing.T) {
 	}
 	waitOut("["+first+"]", 1)
 	waitOut("> ", 1)
-	if _, err := io.WriteString(inW, "y\n"); err != nil {
+	if _, err := io.WriteString(inW, "a\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitOut("→ allow (user_approved)", 1)
 	second := ask("s2")
 	waitOut("["+second+"]", 1)
 	waitOut("> ", 2)
-	if _, err := io.WriteString(inW, "n\n"); err != nil {
+	if _, err := io.WriteString(inW, "d\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitOut("Message for the model", 1)
@@ -360,7 +363,7 @@ func TestApprove(t *testing.T) {
 	third := askCmd("s3", "rm -rf dist")
 	waitOut("["+third+"]", 1)
 	waitOut("> ", 3)
-	if _, err := io.WriteString(inW, "y\n"); err != nil {
+	if _, err := io.WriteString(inW, "a\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitOut("to allow it: ", 1)
@@ -368,6 +371,32 @@ func TestApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOut("→ allow (user_approved)", 2)
+	// Allow for session is offered as on the page.
+	fourth := askCmd("s4", "make test")
+	waitOut("["+fourth+"]", 1)
+	waitOut("[s] Allow for session", 3)
+	if _, err := io.WriteString(inW, "s\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("→ allow (user_approved)", 3)
+	// The end of the input ends approve, cleanly.
+	inW.Close()
+	select {
+	case code := <-done:
+		exited = true
+		if code != 0 || !strings.Contains(out.String(), "the input ended") {
+			t.Fatalf("approve at the end of its input: exit %d\n%s", code, out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("approve kept running after its input ended:\n%s", out)
+	}
+	// The log says the answers came from the terminal.
+	for _, id := range []string{first, second, third, fourth} {
+		e := resolvedEvent(t, rs, id)
+		if e["via"] != "terminal" || e["actor"] != "user" {
+			t.Fatalf("permission.resolved of %s: %v", id, e)
+		}
+	}
 
 	var stdout, stderr bytes.Buffer
 	if code := Run([]string{"login-link", "--server", rs.url, "--state-dir", rs.stateDir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
@@ -518,4 +547,26 @@ func TestServeWebhooksOffTheCommandLine(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 	})
+}
+
+// resolvedEvent returns the payload of the permission.resolved event of
+// tool call id in the server's event log.
+func resolvedEvent(t *testing.T, rs *runningServer, id string) map[string]any {
+	t.Helper()
+	store, err := sqlite.Open(filepath.Join(rs.stateDir, "events.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for e, err := range store.Query(context.Background(), eventlog.Filter{Types: []eventlog.Type{eventlog.TypePermissionResolved}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if json.Unmarshal(e.Payload, &m) == nil && m["toolCallId"] == id {
+			return m
+		}
+	}
+	t.Fatalf("no permission.resolved for %s", id)
+	return nil
 }

@@ -294,10 +294,13 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	}
 	t.Tool, t.Cwd = req.Tool, req.Cwd
 	if req.Tool == "" {
-		return deny(ReasonInvalidRequest, `request has no "tool"`), t
+		return deny(ReasonInvalidRequest, `request has no "tool": name the tool called, such as "tool":"Bash"`), t
 	}
-	if req.Cwd == "" || !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
-		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" must be an absolute directory, got %q`, req.Cwd)), t
+	if req.Cwd == "" {
+		return deny(ReasonInvalidRequest, `request has no "cwd": give the absolute directory the call runs in, such as "cwd":"/home/you/project"`), t
+	}
+	if !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
+		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" is %q: it must be an absolute directory, such as "/home/you/project"`, req.Cwd)), t
 	}
 	tool, ok := policy.Canonical(req.Tool)
 	if !ok {

@@ -249,7 +249,7 @@ func (st *state) judge(u *Unit) {
 	// 6. Safety checks: protected paths always ask, in every mode.
 	for _, w := range u.Writes {
 		if w.Class == "protected" {
-			msg := fmt.Sprintf("%s is a protected path (%s): writing it always asks", w.Requested, w.Real)
+			msg := fmt.Sprintf("%s is a protected path: writing it always asks", pathAs(w.Requested, w.Real))
 			st.step(u, "safety", "ask", msg)
 			st.decide(u, policy.Ask, ReasonProtectedPath, SourceSafety, nil, msg)
 			u.hard = true
@@ -393,7 +393,7 @@ func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
 	}
 	for _, w := range u.Writes {
 		if !w.Unknown && !w.Inside {
-			return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox permits writes only inside the workspace %s and writable roots; %s resolves to %s", st.sandbox, st.env.root, w.Requested, w.Real)
+			return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox permits writes only inside the workspace %s and writable roots, not to %s", st.sandbox, st.env.root, pathAs(w.Requested, w.Real))
 		}
 	}
 	if u.network && (st.sandbox == policy.SandboxReadOnly || !st.network) {
@@ -413,7 +413,7 @@ func (st *state) credentialCheck(u *Unit) (string, Reason) {
 	}{{"read", u.Reads}, {"write", u.Writes}} {
 		for _, p := range g.paths {
 			if p.Class == "credential" && !explicit(g.family, p.Real) {
-				return fmt.Sprintf("%s (%s) holds credentials; only an allow rule naming it explicitly, such as %s(%s), unlocks it", p.Requested, p.Real, map[string]string{"read": "Read", "write": "Edit"}[g.family], p.Real), ReasonCredential
+				return fmt.Sprintf("%s holds credentials; only an allow rule naming it explicitly, such as %s(%s), unlocks it", pathAs(p.Requested, p.Real), map[string]string{"read": "Read", "write": "Edit"}[g.family], p.Real), ReasonCredential
 			}
 		}
 	}
@@ -826,4 +826,14 @@ func (st *state) wrap(_ context.Context, d *Decision, t *Trace, hard bool) *Deci
 		t.Steps = append(t.Steps, Step{"approval axis", "deny", "never: nobody to confirm"})
 	}
 	return d
+}
+
+// pathAs names a path in a message as it was written and, when that is
+// not where it goes, where it really goes: "keys/id_rsa (at
+// /home/u/.ssh/id_rsa)", or "/etc" once.
+func pathAs(requested, real string) string {
+	if requested == "" || requested == real {
+		return real
+	}
+	return requested + " (at " + real + ")"
 }

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/toolgate/toolgate/internal/jsonerr"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
 )
@@ -90,12 +92,31 @@ func DecodeRequest(data []byte) (*Request, error) {
 	dec.UseNumber()
 	var r Request
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("invalid request: %w", err)
+		return nil, requestError(data, err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("invalid request: more than one JSON value")
+		return nil, fmt.Errorf("invalid request: more than one JSON value at byte %d; send one object such as %s", dec.InputOffset()+1, requestExample)
 	}
 	return &r, nil
+}
+
+// requestExample is a request, for error messages.
+const requestExample = `{"tool":"Bash","input":{"command":"ls"},"cwd":"/home/you/project"}`
+
+// requestFields are the fields a request may have.
+const requestFields = `tool, input, cwd, session, mode, agent, parent_agent and shell`
+
+// requestError says what is wrong with a request that does not decode:
+// where, which field, and what is accepted.
+func requestError(data []byte, err error) error {
+	what := jsonerr.Describe(data, err, map[string]string{"input": `an object of the tool's arguments, such as {"command":"ls"}`})
+	if strings.HasPrefix(what, "unknown field ") {
+		return fmt.Errorf("invalid request: %s; a request has the fields %s", what, requestFields)
+	}
+	if strings.HasPrefix(what, "field ") {
+		return fmt.Errorf("invalid request: %s", what)
+	}
+	return fmt.Errorf("invalid request: %s; send one JSON object such as %s", what, requestExample)
 }
 
 // Reason is a typed reason code for a decision.

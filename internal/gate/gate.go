@@ -212,6 +212,9 @@ type (
 		// AnswerID is the id of the answer taken (approval.Answer.ID),
 		// when it has one.
 		AnswerID string `json:"answerId,omitempty"`
+		// Via is where the person answered (approval.Answer.Via):
+		// "terminal", "page", "link" or "api"; empty when unknown.
+		Via string `json:"via,omitempty"`
 		// Scope is how long an allow holds: "once", "session", "project"
 		// or "user". The gate records it; remembering is done elsewhere.
 		Scope string `json:"scope,omitempty"`
@@ -286,6 +289,7 @@ type Question struct {
 	askedOf     Actor
 	destructive bool
 	suggested   string
+	userRule    string // suggested with its path absolute, for the user's policy
 	bound       *Receipt
 	via         *through // the caller's channel to the person, or nil
 	waited      atomic.Bool
@@ -431,10 +435,15 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 
 	destructive := d.Risk == risk.Destructive
 	arg, summary := describe(req, g.redact)
-	suggested := ""
+	suggested, userRule := "", ""
 	if !destructive {
 		// A destructive call is never remembered, so no rule is offered.
-		suggested = approval.Suggest(req.Tool, arg)
+		root := ""
+		if call != nil {
+			root = call.Root
+		}
+		suggested = approval.SuggestIn(req.Tool, arg, req.Cwd, root)
+		userRule = approval.SuggestAbsolute(req.Tool, arg, req.Cwd)
 	}
 	target := ""
 	if destructive {
@@ -473,7 +482,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		encodeErr = cmp.Or(encodeErr, fmt.Errorf("gate: redact the question: %w", err))
 	} else if changed {
 		if red.SuggestedRule != suggested {
-			red.SuggestedRule, suggested = "", ""
+			red.SuggestedRule, suggested, userRule = "", "", ""
 		}
 		question = red
 	}
@@ -502,7 +511,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 
 	q := &Question{
 		g: g, req: req, turn: turn, id: id, d: d, call: call, res: res, ar: ar, question: question,
-		askedOf: askedOf, destructive: destructive, suggested: suggested, bound: bound, via: via,
+		askedOf: askedOf, destructive: destructive, suggested: suggested, userRule: userRule, bound: bound, via: via,
 	}
 	return verdict{d: d, id: id, call: call}, q, nil
 }
@@ -510,7 +519,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 // wait is the part of a decision that waits for an answer.
 func (q *Question) wait(ctx context.Context) (verdict, error) {
 	g, req, turn, id, d, call, ar := q.g, q.req, q.turn, q.id, q.d, q.call, q.ar
-	askedOf, destructive, suggested, bound := q.askedOf, q.destructive, q.suggested, q.bound
+	askedOf, destructive, suggested, userRule, bound := q.askedOf, q.destructive, q.suggested, q.userRule, q.bound
 	res := q.res
 	if q.waited.Swap(true) {
 		out := *d
@@ -586,10 +595,10 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 				fmt.Sprintf("no answer within %s, so the call is denied", g.opts.Timeout))
 		case outcomeCancelled:
 			setDeny(engine.ReasonApprovalCancelled, ActorSystem,
-				fmt.Sprintf("the request was cancelled while waiting for approval: %v", err))
+				cancelledWhy(err))
 			res.Error = err.Error()
 		default:
-			res.AnswerID = ans.ID
+			res.AnswerID, res.Via = ans.ID, ans.Via
 			if err == nil {
 				err = ans.Validate()
 			}
@@ -618,7 +627,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 					if destructive || call == nil {
 						res.Scope, res.Downgraded = "once", true
 						res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: destructive calls are never remembered)", ans.Kind)
-					} else if err := g.remember(ctx, turn, ans, suggested, call, bound, &res); err != nil {
+					} else if err := g.remember(ctx, turn, ans, suggested, userRule, call, bound, &res); err != nil {
 						// What was remembered cannot be shown in the log:
 						// the call is not allowed.
 						res.Decision, res.Reason, res.Actor = policy.Deny, engine.ReasonPolicyError, ActorSystem
@@ -658,7 +667,12 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 // or a rule written to a policy file. res records what was remembered.
 // A session approval is built from bound, the receipt of the call as it
 // was when the question was asked.
-func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested string, call *engine.Call, bound *Receipt, res *PermissionResolved) error {
+//
+// The suggested rule names a path inside the project relative to the
+// project root; kept in the user's policy, which holds for every project,
+// it is kept as userRule, with the path absolute, so that it allows no
+// more there than was seen.
+func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, suggested, userRule string, call *engine.Call, bound *Receipt, res *PermissionResolved) error {
 	req := call.Request
 	if ans.Kind == approval.AllowSession {
 		if why := call.UnseenDependency(); why != "" || bound == nil {
@@ -683,6 +697,9 @@ func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, s
 	rule := ans.Rule
 	if rule == "" {
 		rule = suggested
+		if res.Scope == "user" && userRule != "" {
+			rule = userRule
+		}
 	}
 	res.Rule = rule
 	if rule == "" {
@@ -956,4 +973,16 @@ func shownPath(p engine.PathFact) string {
 		return p.Real
 	}
 	return p.Requested
+}
+
+// cancelledWhy says, in a decision's message, why a question was given up
+// before it was answered; the error itself is recorded apart.
+func cancelledWhy(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "the call was withdrawn (the agent, the connection or the server stopped) before anyone answered, so it is denied"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the call's own deadline passed before anyone answered, so it is denied"
+	}
+	return "the question was given up before anyone answered, so the call is denied"
 }

@@ -23,11 +23,17 @@ func TestRememberedRules(t *testing.T) {
 		file     string // relative to project ("P/") or home ("H/")
 		want     string // the rule in the file; "" means no file written
 		nextAsks bool
+		write    bool // the call writes P/src/new.txt instead of running npm
 	}{
-		{"project answer goes to the local file", approval.Answer{Kind: approval.AllowProject}, "P/" + policy.LocalFile, "Bash(npm run test -- --watch)", false},
-		{"user answer goes to the user file", approval.Answer{Kind: approval.AllowUser}, "H/.config/toolgate/policy.toml", "Bash(npm run test -- --watch)", false},
-		{"edited rule is saved as edited", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm run:*)"}, "P/" + policy.LocalFile, "Bash(npm run:*)", false},
-		{"a rule that does not parse is not saved", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm"}, "P/" + policy.LocalFile, "", true},
+		{"project answer goes to the local file", approval.Answer{Kind: approval.AllowProject}, "P/" + policy.LocalFile, "Bash(npm run test -- --watch)", false, false},
+		{"user answer goes to the user file", approval.Answer{Kind: approval.AllowUser}, "H/.config/toolgate/policy.toml", "Bash(npm run test -- --watch)", false, false},
+		{"edited rule is saved as edited", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm run:*)"}, "P/" + policy.LocalFile, "Bash(npm run:*)", false, false},
+		{"a rule that does not parse is not saved", approval.Answer{Kind: approval.AllowProject, Rule: "Bash(npm"}, "P/" + policy.LocalFile, "", true, false},
+		// A path in the project is kept relative to the project root, so
+		// that the rule travels with it; in the user's policy, which holds
+		// for every project, it is kept absolute.
+		{"project path rule is project-relative", approval.Answer{Kind: approval.AllowProject}, "P/" + policy.LocalFile, `"Write(src/new.txt)"`, false, true},
+		{"user path rule is absolute", approval.Answer{Kind: approval.AllowUser}, "H/.config/toolgate/policy.toml", `"Write(P/src/new.txt)"`, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -45,8 +51,12 @@ func TestRememberedRules(t *testing.T) {
 			g, err := New(eng, store, ap, Options{Rules: PolicyFiles{User: userFile}})
 			must(t, err)
 			req := func() *engine.Request {
+				if c.write {
+					return &engine.Request{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(project, "src/new.txt"), "content": "x"}, Cwd: project, Session: "s1"}
+				}
 				return &engine.Request{Tool: "Bash", Input: map[string]any{"command": "npm run test -- --watch"}, Cwd: project, Session: "s1"}
 			}
+			c.want = strings.ReplaceAll(c.want, "P/", project+"/")
 			d, err := g.Check(context.Background(), req(), "")
 			must(t, err)
 			if d.Decision != policy.Allow {

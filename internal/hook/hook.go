@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/jsonerr"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -93,6 +94,9 @@ type payload struct {
 	MCPContext json.RawMessage `json:"mcp_context"`
 }
 
+// hookExample is a hook input, for error messages.
+const hookExample = `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/home/you/project"}`
+
 // Parse reads one hook payload of client. It fails on anything it cannot
 // judge exactly: bad JSON, a missing or relative cwd, a missing tool
 // name, an event other than the client's before/after tool events, a
@@ -112,7 +116,7 @@ func Parse(client Client, data []byte) (*Call, error) {
 	dec.UseNumber()
 	var p payload
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("hook input is not a JSON object: %v", err)
+		return nil, fmt.Errorf("hook input: %s; expected the JSON object the client hands its tool hook, such as %s", jsonerr.Describe(data, err, nil), hookExample)
 	}
 	if dec.More() {
 		return nil, errors.New("hook input holds more than one JSON value")
@@ -125,17 +129,20 @@ func Parse(client Client, data []byte) (*Call, error) {
 		call.Phase = phase
 	}
 	if p.ToolName == "" {
-		return nil, errors.New(`hook input has no "tool_name"`)
+		return nil, fmt.Errorf(`hook input has no "tool_name": expected the JSON object the client hands its tool hook, such as %s`, hookExample)
 	}
-	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return nil, fmt.Errorf(`hook input's "cwd" %q is not an absolute directory`, p.Cwd)
+	if p.Cwd == "" {
+		return nil, fmt.Errorf(`hook input has no "cwd": it must be the absolute directory the tool runs in, such as "cwd":"/home/you/project"`)
+	}
+	if !filepath.IsAbs(p.Cwd) {
+		return nil, fmt.Errorf(`hook input's "cwd" is %q: it must be an absolute directory, such as "/home/you/project"`, p.Cwd)
 	}
 	input := map[string]any{}
 	if len(p.ToolInput) > 0 && string(p.ToolInput) != "null" {
 		d := json.NewDecoder(bytes.NewReader(p.ToolInput))
 		d.UseNumber()
 		if err := d.Decode(&input); err != nil {
-			return nil, fmt.Errorf(`hook input's "tool_input" is not a JSON object: %v`, err)
+			return nil, fmt.Errorf(`hook input's "tool_input": %s; it must be an object of the tool's arguments, such as {"command":"ls"}`, jsonerr.Describe(p.ToolInput, err, nil))
 		}
 	}
 	tool, err := toolName(client, p)

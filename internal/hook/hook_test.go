@@ -46,7 +46,9 @@ func TestParseMapsTools(t *testing.T) {
 		{"codex post string", Codex, `{"cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"plain"}`, "Bash", After, policy.ToolShell, "plain", ""},
 
 		{"empty", ClaudeCode, ``, "", 0, "", "", "empty hook input"},
-		{"garbage", Gemini, `not json`, "", 0, "", "", "not a JSON object"},
+		{"garbage", Gemini, `not json`, "", 0, "", "", `it is not JSON: "ot json" at byte 2`},
+		{"tool name a number", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":3}`, "", 0, "", "", `field "tool_name" is a JSON number; it must be a string`},
+		{"no cwd", ClaudeCode, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, "", 0, "", "", `has no "cwd": it must be the absolute directory`},
 		{"two values", Codex, `{} {}`, "", 0, "", "", "more than one"},
 		{"unknown tool", ClaudeCode, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Frobnicate","tool_input":{}}`, "", 0, "", "", "unknown tool"},
 		{"no tool", Codex, `{"cwd":"/w","hook_event_name":"PreToolUse","tool_input":{}}`, "", 0, "", "", "tool_name"},

@@ -25,6 +25,10 @@ type answerRequest struct {
 	Message string        `json:"message"`
 	Rule    string        `json:"rule"`
 	Confirm string        `json:"confirm"`
+	// Via is where the person answered, for the audit: "terminal" or
+	// "api" (the default). An answer from the web page is "page"
+	// whatever it says.
+	Via string `json:"via"`
 }
 
 // respondRequest is the body of POST /v1/sessions/{id}/respond.
@@ -115,7 +119,7 @@ func (s *Server) lookup(ctx context.Context, id string) (Approval, error) {
 }
 
 // handleAnswer: POST /v1/approvals/{id} (approver).
-func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ principal) error {
+func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, p principal) error {
 	id, err := pathID(r, "approval id")
 	if err != nil {
 		return err
@@ -130,7 +134,27 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ principa
 	if err := checkReply(body.Answer, body.Message, body.Rule); err != nil {
 		return err
 	}
-	return s.answer(w, r, id, Reply(body))
+	via, err := answeredVia(p, body.Via)
+	if err != nil {
+		return err
+	}
+	return s.answer(w, r, id, Reply{Answer: body.Answer, Message: body.Message, Rule: body.Rule, Confirm: body.Confirm, Via: via})
+}
+
+// answeredVia is where an answer of p came from: "page" for the web
+// page's browser session, else what the client says it is ("terminal"
+// or "api", the default).
+func answeredVia(p principal, said string) (string, error) {
+	if p.web != nil {
+		return approval.ViaPage, nil
+	}
+	switch said {
+	case "", approval.ViaAPI:
+		return approval.ViaAPI, nil
+	case approval.ViaTerminal:
+		return said, nil
+	}
+	return "", errorf(http.StatusBadRequest, "field \"via\" must be \"terminal\" or \"api\", not %q", clip(said, 40))
 }
 
 // checkReply validates the parts of an answer the broker does not.
@@ -218,7 +242,7 @@ type answeredCall struct {
 // it, the session's only pending approval, if this server holds it and no
 // other was pending beside it since it was asked; otherwise the id is
 // required (400). The response names the call answered.
-func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ principal) error {
+func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, p principal) error {
 	session, err := pathID(r, "session id")
 	if err != nil {
 		return err
@@ -285,7 +309,8 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 				session, len(pending), strings.Join(pending, ", "))
 		}
 	}
-	a, code, err := s.answerID(r.Context(), id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm})
+	via, _ := answeredVia(p, "")
+	a, code, err := s.answerID(r.Context(), id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm, Via: via})
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func TestNotificationLinks(t *testing.T) {
 	if code, _ := form(t, approve, nil, e.ts.URL); code != 200 {
 		t.Fatalf("approve: %d", code)
 	}
-	if got := e.resolvedSoon(t, "s1"); got["decision"] != "allow" || got["actor"] != "user" {
+	if got := e.resolvedSoon(t, "s1"); got["decision"] != "allow" || got["actor"] != "user" || got["via"] != "link" {
 		t.Fatalf("resolved %v", got)
 	}
 	// Used twice, or its sibling after it: nothing happens.

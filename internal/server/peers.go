@@ -358,6 +358,9 @@ type answerPayload struct {
 	Confirm    string        `json:"confirm,omitempty"`
 	Actor      gate.Actor    `json:"actor"`
 	Sig        string        `json:"sig"`
+	// Via is where the person answered, for the audit; it decides
+	// nothing and is not signed.
+	Via string `json:"via,omitempty"`
 }
 
 // signAnswer returns the signature of p, an answer in session, under the
@@ -396,7 +399,7 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
 				err = aerr
 			} else {
-				_, err = s.broker.answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm}, answerID(e.ID))
+				_, err = s.broker.answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm, Via: p.Via}, answerID(e.ID))
 			}
 		}
 		if err != nil {
@@ -491,6 +494,7 @@ func (s *Server) answerRemote(ctx context.Context, a Approval, reply Reply) (App
 		Message: red.String(reply.Message), Rule: red.String(reply.Rule), Confirm: reply.Confirm, Actor: gate.ActorUser,
 	}
 	p.Sig = s.signAnswer(a.Session, p)
+	p.Via = reply.Via
 	payload, err := json.Marshal(p)
 	if err != nil {
 		return Approval{}, err

@@ -83,6 +83,29 @@ func agentID(tok string) string {
 	return "agent:" + hex.EncodeToString(sum[:8])
 }
 
+// AgentNames returns the names of the agent tokens kept in dir by the id
+// the log records for each (a session.bound event's owner, "agent:…"):
+// "agent" for agent.token and NAME for agent-NAME.token. It creates
+// nothing; a token file it cannot read, or one other users may read, is
+// left out.
+func AgentNames(dir string) map[string]string {
+	names := map[string]string{}
+	if dir == "" {
+		return names
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, agentTokenGlob))
+	files = append([]string{filepath.Join(dir, AgentTokenFile)}, files...)
+	for _, path := range files {
+		tok, err := ReadTokenFile(path)
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".token")
+		names[agentID(tok)] = strings.TrimPrefix(name, "agent-")
+	}
+	return names
+}
+
 // DefaultStateDir is where toolgate keeps its state:
 // $XDG_STATE_HOME/toolgate, or ~/.local/state/toolgate.
 func DefaultStateDir() string {
