@@ -816,3 +816,253 @@ func TestSignedOut(t *testing.T) {
 	other.do(chromedp.Navigate(srv.base + "/"))
 	other.waitFor("another tab to be signed out", `document.body.dataset.signedOut === "true"`)
 }
+
+// checkTool sends a call of tool with input to POST /v1/check as agent in
+// session, waiting for the final decision, delivered on the channel.
+func (s *server) checkTool(session, agent, tool string, input map[string]any) <-chan decision {
+	ch := make(chan decision, 1)
+	go func() {
+		var d decision
+		_, d.err = s.call(context.Background(), s.agent, http.MethodPost, "/v1/check", map[string]any{
+			"tool": tool, "input": input, "cwd": s.project, "session": session, "agent": agent, "wait": true,
+		}, &d)
+		ch <- d
+	}()
+	return ch
+}
+
+// overflowing lists the elements of the shown view that stick out: wider
+// than the window, reaching past its right edge, or wider than the box
+// of their parent, unless an ancestor between them scrolls or clips on
+// purpose. It is empty when every element fits.
+const overflowing = `(() => {
+  const vw = document.documentElement.clientWidth;
+  const out = [];
+  const clips = (el) => { const s = getComputedStyle(el); return ["auto", "scroll", "hidden", "clip"].includes(s.overflowX); };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.classList.length ? "." + [...el.classList].join(".") : "");
+  for (const el of document.querySelectorAll("header.topbar, header.topbar *, main *")) {
+    if (el.closest("[hidden]") || el.getClientRects().length === 0) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0) continue;
+    let scrolled = false;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) if (clips(a)) { scrolled = true; break; }
+    if (scrolled) continue;
+    const p = el.parentElement;
+    const pr = p.getBoundingClientRect();
+    if (r.right > vw + 1 || r.left < -1) out.push(name(el) + " reaches " + Math.round(r.left) + ".." + Math.round(r.right) + " of a " + vw + "px window");
+    else if (r.width > pr.width + 1 && getComputedStyle(el).position !== "absolute") out.push(name(el) + " is " + Math.round(r.width) + "px in a " + Math.round(pr.width) + "px " + name(p));
+    if (out.length > 12) break;
+  }
+  return out;
+})()`
+
+// TestApprovalQueueAndReview: several questions make a compact queue,
+// grouped by session and agent, a line each; an edit opens into a diff of
+// the file as it was when asked (line numbers, added and removed lines,
+// the secret in the file redacted, an invisible character shown as an
+// escape), a write into a clipped preview, an MCP call into its arguments
+// by key; "deny all from this session" denies each of its questions, after
+// one confirmation, and the page says what it did.
+func TestApprovalQueueAndReview(t *testing.T) {
+	requireBrowser(t)
+	shots := artifacts(t)
+	srv := startServer(t, "--timeout", "2m")
+	const secret = "ghp_R7gTq2Vx9LmN4pZs8KjW3hYb6FdC1eA0uXoI"
+	var lines []string
+	for i := 1; i <= 40; i++ {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	lines[4] = `const token = "` + secret + `"`
+	lines[19] = "func handler() { return old() }"
+	if err := os.WriteFile(filepath.Join(srv.project, "main.go"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(srv.login))
+	b.waitFor("the page to start", `document.body.dataset.ready === "true"`)
+	b.waitFor("the event stream", `document.getElementById("conn").dataset.state === "live"`)
+
+	edit := srv.checkTool("review", "coder", "Edit", map[string]any{
+		"file_path": "main.go", "old_string": "func handler() { return old() }", "new_string": "func handler() {\n\treturn new\u200b()\n}",
+	})
+	ae := srv.pending(t, "review")
+	var content []string
+	for i := 1; i <= 50; i++ {
+		content = append(content, fmt.Sprintf("generated %d", i))
+	}
+	write := srv.checkTool("review", "coder", "Write", map[string]any{"file_path": "gen.txt", "content": strings.Join(content, "\n") + "\n"})
+	patch := srv.checkTool("fixes", "fixer", "apply_patch", map[string]any{
+		"input": "*** Begin Patch\n*** Update File: main.go\n@@\n line 9\n-line 10\n+line ten\n line 11\n*** End Patch\n",
+	})
+	mcp := srv.checkTool("fixes", "fixer", "mcp__tracker__create_issue", map[string]any{
+		"title": "Build fails", "body": "Steps:\n1. make\n2. see the error", "labels": []any{"bug", "ci"}, "priority": 2,
+	})
+	var noisy []<-chan decision
+	for _, c := range []string{"npm run a", "npm run b", "npm run c"} {
+		noisy = append(noisy, srv.checkTool("noisy", "looper", "Bash", map[string]any{"command": c}))
+	}
+	var all []approval
+	deadline := time.Now().Add(30 * time.Second)
+	for len(all) < 7 && time.Now().Before(deadline) {
+		var res struct {
+			Approvals []approval `json:"approvals"`
+		}
+		if _, err := srv.call(context.Background(), srv.approver, http.MethodGet, "/v1/approvals?state=pending", nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		all = res.Approvals
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(all) != 7 {
+		t.Fatalf("%d questions pending, want 7", len(all))
+	}
+	b.waitFor("seven lines in the queue", `document.querySelectorAll("#cards article.card").length === 7`)
+
+	t.Run("CompactQueue", func(t *testing.T) {
+		b := b.on(t)
+		groups := eval[[]string](b, `[...document.querySelectorAll(".queue-group")].map(g => g.dataset.session + ":" + g.querySelectorAll("article.card").length + ":" + g.querySelector(".group-agents").innerText.replace(/\s+/g, " "))`)
+		slices.Sort(groups)
+		if want := []string{"fixes:2:agent fixer", "noisy:3:agent looper", "review:2:agent coder"}; !slices.Equal(groups, want) {
+			t.Errorf("the queue's groups are %q, want %q", groups, want)
+		}
+		// One card is open, the others are a line each.
+		open := eval[int](b, `document.querySelectorAll("#cards article.card.open").length`)
+		if open != 1 {
+			t.Errorf("%d cards are open, want 1", open)
+		}
+		heights := eval[[]float64](b, `[...document.querySelectorAll("#cards article.card:not(.open)")].map(c => c.getBoundingClientRect().height)`)
+		for _, h := range heights {
+			if h > 60 {
+				t.Errorf("a closed question is %.0fpx tall, want a single line (at most 60px)", h)
+			}
+		}
+		if h := eval[float64](b, `document.getElementById("cards").getBoundingClientRect().height - document.querySelector("#cards article.card.open").getBoundingClientRect().height`); h > 600 {
+			t.Errorf("six closed questions take %.0fpx, want less than 600px", h)
+		}
+	})
+
+	t.Run("EditAsDiff", func(t *testing.T) {
+		b := b.on(t)
+		sel := card(ae.ID)
+		b.do(chromedp.Click(chromedp.CSS(sel+" .card-toggle"), chromedp.NodeVisible))
+		if eval[bool](b, "document.querySelector("+js(sel)+").classList.contains('open')") == false {
+			b.do(chromedp.Click(chromedp.CSS(sel+" .card-toggle"), chromedp.NodeVisible))
+		}
+		b.waitFor("the diff", "document.querySelector("+js(sel+" table.diff")+") !== null")
+		rows := eval[[]string](b, "[...document.querySelectorAll("+js(sel+" table.diff tr")+")].map(r => r.className + '|' + [...r.cells].map(c => c.textContent).join('|'))")
+		joined := strings.Join(rows, "\n")
+		for _, want := range []string{
+			"diff-del|20||−|func handler() { return old() }",
+			"diff-add||20|+|func handler() {",
+			"diff-add||21|+|\treturn new\\u200b()",
+			"diff-ctx|17|17||line 17",
+			"diff-hunk|@@ -17,7 +17,9 @@",
+		} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("the diff has no row %q:\n%s", want, joined)
+			}
+		}
+		text := eval[string](b, "document.querySelector("+js(sel)+").innerText")
+		if strings.Contains(text, secret) {
+			t.Errorf("the card shows the secret in the file")
+		}
+		colors := eval[[]string](b, "['.diff-add', '.diff-del', '.diff-ctx'].map(c => getComputedStyle(document.querySelector("+js(sel)+" + ' tr' + c)).backgroundColor)")
+		if colors[0] == colors[1] || colors[0] == colors[2] || colors[1] == colors[2] {
+			t.Errorf("added, removed and unchanged lines share colours: %q", colors)
+		}
+	})
+
+	t.Run("WritePreviewAndMCPArguments", func(t *testing.T) {
+		b := b.on(t)
+		var aw, am approval
+		for _, a := range all {
+			switch {
+			case strings.Contains(a.Request.Summary, "gen.txt"):
+				aw = a
+			case strings.HasPrefix(a.Request.Summary, "mcp__"):
+				am = a
+			}
+		}
+		for _, id := range []string{aw.ID, am.ID} {
+			if !eval[bool](b, "document.querySelector("+js(card(id))+").classList.contains('open')") {
+				b.do(chromedp.Click(chromedp.CSS(card(id)+" .card-toggle"), chromedp.NodeVisible))
+			}
+		}
+		preview := eval[string](b, "document.querySelector("+js(card(aw.ID)+" .change-write")+").innerText")
+		if !strings.Contains(preview, "generated 30") || strings.Contains(preview, "generated 31") || !strings.Contains(preview, "20 more lines") {
+			t.Errorf("the write's preview is not the first 30 lines and \"20 more lines\":\n%s", preview)
+		}
+		args := eval[[]string](b, "[...document.querySelectorAll("+js(card(am.ID)+" dl.arglist > dt")+")].map(d => d.textContent + '=' + d.nextElementSibling.innerText)")
+		if want := []string{"body=Steps:\n1. make\n2. see the error", "labels=bug\nci", "priority=2", "title=Build fails"}; !slices.Equal(args, want) {
+			t.Errorf("the MCP call's arguments read %q, want %q", args, want)
+		}
+	})
+
+	t.Run("Screenshots", func(t *testing.T) {
+		b := b.on(t)
+		b.viewport(1280, 800, false, "light")
+		_ = eval[chromedp.Void](b, "window.scrollTo(0, 0)")
+		time.Sleep(300 * time.Millisecond)
+		b.screenshot(shots, "queue-desktop", false)
+		b.screenshot(shots, "queue-desktop-full", true)
+		b.viewport(390, 844, true, "light")
+		_ = eval[chromedp.Void](b, "window.scrollTo(0, 0)")
+		time.Sleep(300 * time.Millisecond)
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("at phone width, elements of the queue stick out:\n%s", strings.Join(bad, "\n"))
+		}
+		b.screenshot(shots, "queue-phone", false)
+		b.screenshot(shots, "queue-phone-full", true)
+		b.viewport(390, 844, true, "dark")
+		time.Sleep(300 * time.Millisecond)
+		b.screenshot(shots, "queue-phone-dark", true)
+		b.viewport(1280, 800, false, "light")
+	})
+
+	t.Run("DenyAllFromSession", func(t *testing.T) {
+		b := b.on(t)
+		group := `.queue-group[data-session="noisy"]`
+		b.do(chromedp.Click(chromedp.CSS(group+" button.deny-all"), chromedp.NodeVisible))
+		b.waitFor("the confirmation", "!document.querySelector("+js(group+" .deny-all-box")+").hidden")
+		// Nothing is denied before the confirmation.
+		time.Sleep(300 * time.Millisecond)
+		if n := eval[int](b, "document.querySelectorAll("+js(group+" article.card:not(.answered)")+").length"); n != 3 {
+			t.Fatalf("before the confirmation %d questions of the session wait, want 3", n)
+		}
+		b.do(chromedp.SendKeys(chromedp.CSS(group+" input.deny-all-msg"), "stop looping"),
+			chromedp.Click(chromedp.CSS(group+" button.deny-all-confirm"), chromedp.NodeVisible))
+		for _, ch := range noisy {
+			d := awaitDecision(t, ch)
+			if d.Decision != "deny" || d.Reason != "user_denied" || d.Message != "stop looping" {
+				t.Errorf("a call of the session got %s (%s: %q), want deny (user_denied: \"stop looping\")", d.Decision, d.Reason, d.Message)
+			}
+		}
+		b.waitFor("the group to go", "!document.querySelector("+js(group)+")")
+		note := eval[string](b, `document.getElementById("answered-note").innerText`)
+		if !strings.Contains(note, "Denied 3 questions from session noisy") || !strings.Contains(note, "undo not possible") {
+			t.Errorf("after the bulk deny the page says %q", note)
+		}
+		// The other sessions' questions still wait.
+		if n := eval[int](b, `document.querySelectorAll("#cards article.card").length`); n != 4 {
+			t.Errorf("%d questions left, want the other 4", n)
+		}
+		for _, ev := range srv.events(t, "session=noisy&type=permission.resolved") {
+			var p struct {
+				Actor string `json:"actor"`
+			}
+			_ = json.Unmarshal(ev.Payload, &p)
+			if p.Actor != "user" {
+				t.Errorf("a bulk denial is recorded with actor %q, want user", p.Actor)
+			}
+		}
+	})
+
+	for _, a := range all {
+		if a.Session != "noisy" {
+			srv.answer(t, a.ID, map[string]any{"answer": "deny"})
+		}
+	}
+	for _, ch := range []<-chan decision{edit, write, patch, mcp} {
+		awaitDecision(t, ch)
+	}
+}
