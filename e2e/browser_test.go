@@ -729,6 +729,7 @@ func TestApprovalPage(t *testing.T) {
 
 func TestPhoneLayoutFits(t *testing.T) {
 	requireBrowser(t)
+	shots := artifacts(t)
 	srv := startServer(t)
 	b := newBrowser(t)
 	b.viewport(390, 844, true, "light")
@@ -749,11 +750,53 @@ func TestPhoneLayoutFits(t *testing.T) {
 	b.waitCard(a.ID)
 	for _, route := range []string{"#/", "#/live", "#/audit", "#/overview", "#/policy"} {
 		b.route(route)
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond)
 		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %dpx wide at phone width (390px): it scrolls sideways", route, w)
 		}
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("%s at phone width (390px): elements stick out:\n%s", route, strings.Join(bad, "\n"))
+		}
 	}
+	t.Run("AuditCards", func(t *testing.T) {
+		// At phone width the audit's rows are cards: each cell says
+		// which column it is, nothing scrolls sideways, the newest event
+		// is on top, with its date and its agent.
+		b := b.on(t)
+		srv.check(t, "phone-audit", "git status")
+		time.Sleep(20 * time.Millisecond)
+		srv.check(t, "phone-audit", "git status")
+		b.route("#/audit?type=permission.resolved")
+		b.waitFor("the audit rows", `document.querySelectorAll("#audit-rows tr").length > 1`)
+		if d := eval[string](b, `getComputedStyle(document.querySelector("#audit-rows tr")).display`); d != "grid" {
+			t.Errorf("an audit row is shown as %q at phone width, want a card (grid)", d)
+		}
+		if d := eval[string](b, `getComputedStyle(document.querySelector(".audit-table thead")).display`); d != "none" {
+			t.Errorf("the audit's column heads show at phone width (%s); each cell is labelled instead", d)
+		}
+		unlabelled := eval[int](b, `[...document.querySelectorAll("#audit-rows td")].filter(td => td.offsetParent && !getComputedStyle(td, "::before").content.replace(/"/g, "")).length`)
+		if unlabelled > 0 {
+			t.Errorf("%d shown audit cells have no label", unlabelled)
+		}
+		times := eval[[]string](b, `[...document.querySelectorAll("#audit-rows time")].map(t => t.getAttribute("datetime"))`)
+		if !slices.IsSortedFunc(times, func(x, y string) int { return strings.Compare(y, x) }) {
+			t.Errorf("the audit is not newest first: %q", times)
+		}
+		first := eval[string](b, `document.querySelector("#audit-rows tr").innerText`)
+		year := fmt.Sprint(time.Now().Year())
+		if !strings.Contains(first, year) || !strings.Contains(first, "e2e-agent") {
+			t.Errorf("the newest audit card does not show its date (%s) and agent:\n%s", year, first)
+		}
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("the audit cards stick out:\n%s", strings.Join(bad, "\n"))
+		}
+		b.screenshot(shots, "audit-phone", false)
+		b.route("#/policy?session=phone&cwd=" + srv.project)
+		b.waitFor("the policy", `document.querySelector("#policy-body .default-table") !== null`)
+		time.Sleep(300 * time.Millisecond)
+		b.screenshot(shots, "policy-phone", true)
+	})
+
 	b.route("#/")
 	heights := eval[[]float64](b, "[...document.querySelectorAll("+js(card(a.ID)+" button")+")].map(b => b.getBoundingClientRect().height)")
 	for _, h := range heights {
@@ -831,14 +874,16 @@ func (s *server) checkTool(session, agent, tool string, input map[string]any) <-
 	return ch
 }
 
-// overflowing lists the elements of the shown view that stick out: wider
-// than the window, reaching past its right edge, or wider than the box
-// of their parent, unless an ancestor between them scrolls or clips on
-// purpose. It is empty when every element fits.
+// overflowing lists the elements of the page that stick out: reaching
+// past the window's edges, or wider than the box of their parent, unless
+// an ancestor between them clips its content on purpose (overflow hidden,
+// as an ellipsis does). An ancestor that scrolls sideways does not excuse
+// them: at phone width nothing should need sideways scrolling. It is
+// empty when every element fits.
 const overflowing = `(() => {
   const vw = document.documentElement.clientWidth;
   const out = [];
-  const clips = (el) => { const s = getComputedStyle(el); return ["auto", "scroll", "hidden", "clip"].includes(s.overflowX); };
+  const clips = (el) => { const s = getComputedStyle(el); return ["hidden", "clip"].includes(s.overflowX); };
   const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.classList.length ? "." + [...el.classList].join(".") : "");
   for (const el of document.querySelectorAll("header.topbar, header.topbar *, main *")) {
     if (el.closest("[hidden]") || el.getClientRects().length === 0) continue;

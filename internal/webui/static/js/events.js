@@ -2,7 +2,7 @@
 // timeline of one tool call.
 
 import { api, allEvents, Stream, EVENT_TYPES, serverNow } from "./api.js";
-import { h, replace, reasonText, riskClass, decisionClass, fmtTime, kv, debounce } from "./dom.js";
+import { h, replace, reasonText, riskClass, decisionClass, fmtTime, fmtDateTime, kv, debounce } from "./dom.js";
 import { seen, recent, onSeen, noteEvent } from "./state.js";
 
 // calls maps a tool call id to the tool and input of its
@@ -31,7 +31,7 @@ function agentContent(ev) {
 function noteCall(ev) {
   const p = ev.payload || {};
   if (ev.type !== "model.tool_call_requested" || !p.toolCallId) return;
-  calls.set(p.toolCallId, { tool: p.tool, input: p.input });
+  calls.set(p.toolCallId, { tool: p.tool, input: p.input, agent: p.agent });
   if (calls.size > 20000) calls.delete(calls.keys().next().value);
 }
 
@@ -236,6 +236,7 @@ function liveRow(ev) {
 
 // ---- Audit ----
 
+const AUDIT_COLUMNS = ["Time", "Session", "Agent", "Event", "Tool / call", "Decision", "Reason", "By", "Rule"];
 const audit = { root: h("section", { class: "view", id: "view-audit", "aria-labelledby": "audit-title" }) };
 const f = {
   session: h("input", { type: "search", name: "session", list: "audit-sessions", autocomplete: "off", placeholder: "any" }),
@@ -252,8 +253,8 @@ const f = {
 };
 audit.table = h("tbody", { id: "audit-rows" });
 audit.status = h("p", { class: "muted", role: "status", id: "audit-status" });
-audit.more = h("button", { type: "button", class: "btn", hidden: true, onclick: () => runAudit(true) }, "Load more");
-audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { e.preventDefault(); runAudit(false); } },
+audit.more = h("button", { type: "button", class: "btn", id: "audit-more", hidden: true, onclick: () => showMore() }, "Show older");
+audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { e.preventDefault(); runAudit(); } },
   field("Session", f.session), field("Tool", f.tool), field("Decision", f.decision), field("Reason", f.reason),
   field("Events", f.type), field("From", f.since), field("To", f.until),
   h("div", { class: "filter-actions" },
@@ -270,8 +271,8 @@ audit.root.append(
   audit.form,
   audit.status,
   h("div", { class: "table-wrap" },
-    h("table", { class: "table audit-table" },
-      h("thead", null, h("tr", null, ["Time", "Session", "Event", "Tool / call", "Decision", "Reason", "By", "Rule"].map((c) => h("th", { scope: "col" }, c)))),
+    h("table", { class: "table audit-table stack-phone" },
+      h("thead", null, h("tr", null, AUDIT_COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
       audit.table)),
   audit.more);
 
@@ -283,7 +284,7 @@ function quickRange(r) {
   const ms = { "1h": 3600e3, "24h": 86400e3, "7d": 7 * 86400e3 }[r];
   f.since.value = localInput(new Date(serverNow() - ms));
   f.until.value = "";
-  runAudit(false);
+  runAudit();
 }
 
 function localInput(d) {
@@ -302,7 +303,7 @@ export function showAudit(params) {
     for (const [k, el] of Object.entries(f)) el.value = params.get(k) ?? (k === "type" ? "permission.resolved" : "");
   }
   if (!f.since.value) f.since.value = localInput(new Date(serverNow() - 86400e3));
-  runAudit(false);
+  runAudit();
 }
 
 function filterParams() {
@@ -313,47 +314,64 @@ function filterParams() {
   };
 }
 
-async function runAudit(more) {
+// The audit shows the newest events first. The log is read oldest first,
+// so a search reads the whole range, up to AUDIT_READ events, and keeps
+// the newest of what matched; rows are shown AUDIT_PAGE at a time.
+const AUDIT_READ = 25000;
+const AUDIT_PAGE = 200;
+
+async function runAudit() {
   const params = filterParams();
   const reason = f.reason.value.trim();
   const gen = (audit.gen = (audit.gen || 0) + 1);
-  if (!more) {
-    audit.rows = [];
-    audit.after = "";
-    replace(audit.table);
-    const q = new URLSearchParams();
-    for (const [k, el] of Object.entries(f)) if (el.value || k === "type") q.set(k, el.value);
-    history.replaceState(null, "", "#/audit?" + q);
-  }
+  audit.rows = [];
+  audit.shown = 0;
+  replace(audit.table);
+  audit.more.hidden = true;
+  const q = new URLSearchParams();
+  for (const [k, el] of Object.entries(f)) if (el.value || k === "type") q.set(k, el.value);
+  history.replaceState(null, "", "#/audit?" + q);
   audit.status.textContent = "Searching…";
   const page = 500;
   try {
     let got = [];
-    let after = audit.after;
-    let lastPage = false;
-    // Keep reading pages until one page's worth passed the reason filter.
-    while (got.length < page) {
+    let after = "";
+    let read = 0;
+    let cut = false;
+    for (;;) {
       const res = await api("/v1/events", { params: { ...params, after, limit: page } });
+      if (gen !== audit.gen) return; // a newer search started meanwhile
       const evs = (res && res.events) || [];
       if (evs.length > 0) after = evs[evs.length - 1].id;
+      read += evs.length;
       got.push(...evs.filter((ev) => !reason || gateFields(ev).reason === reason));
       // A page the server cut short by size says "more".
-      if (evs.length < page && !(res && res.more)) { lastPage = true; break; }
+      if (evs.length < page && !(res && res.more)) break;
+      if (read >= AUDIT_READ) { cut = true; break; }
     }
-    await findCalls(got, params.session);
-    if (gen !== audit.gen) return; // a newer search started meanwhile
-    audit.after = after;
-    audit.rows.push(...got);
-    for (const ev of got) {
-      noteEvent(ev);
-      audit.table.append(auditRow(ev));
-    }
-    audit.more.hidden = lastPage;
-    audit.status.textContent = audit.rows.length === 0 ? "No events match." :
-      audit.rows.length + " event" + (audit.rows.length === 1 ? "" : "s") + (lastPage ? "" : " so far — load more for the rest");
+    got.reverse();
+    await findCalls(got.slice(0, AUDIT_PAGE * 5).reverse(), params.session);
+    if (gen !== audit.gen) return;
+    audit.rows = got;
+    audit.cut = cut;
+    for (const ev of got.slice(0, 2000)) noteEvent(ev);
+    showMore();
   } catch (err) {
     if (gen === audit.gen) audit.status.textContent = "Could not search: " + err.message;
   }
+}
+
+// showMore shows the next AUDIT_PAGE rows, older than those shown.
+async function showMore() {
+  const next = audit.rows.slice(audit.shown, audit.shown + AUDIT_PAGE);
+  if (audit.shown > 0) await findCalls(next.slice().reverse(), filterParams().session);
+  for (const ev of next) audit.table.append(auditRow(ev));
+  audit.shown += next.length;
+  const n = audit.rows.length;
+  audit.more.hidden = audit.shown >= n;
+  audit.status.textContent = n === 0 ? "No events match." :
+    n + " event" + (n === 1 ? "" : "s") + ", newest first" + (audit.shown < n ? " · showing " + audit.shown : "") +
+    (audit.cut ? " · the range holds more than " + AUDIT_READ.toLocaleString() + " events: these are the newest of the first ones read; narrow the range" : "");
 }
 
 // findCalls reads the model.tool_call_requested events of the calls evs
@@ -375,19 +393,24 @@ async function findCalls(evs, session) {
   }
 }
 
+// auditRow is one event as a row; at phone width the rows are cards, each
+// cell labelled with its column (data-label).
 function auditRow(ev) {
   const p = gateFields(ev);
   const link = callLink(ev);
   const what = subject(ev) || describe(ev);
+  const agent = p.agent || (calls.get(p.toolCallId) || {}).agent || "";
+  const cell = (i, attrs, ...children) => h("td", { ...attrs, "data-label": AUDIT_COLUMNS[i] }, ...children);
   return h("tr", { class: p.decision ? decisionClass(p.decision) : null },
-    h("td", { class: "mono nowrap" }, h("time", { datetime: ev.time }, fmtTime(ev.time))),
-    h("td", { class: "mono wrap-any" }, h("a", { href: "#/live?session=" + encodeURIComponent(ev.session), class: "plain" }, ev.session)),
-    h("td", null, typeChip(ev.type), ev.type === "injection.suspected" ? [" ", injectionChip([p.class])] : null),
-    h("td", { class: "subject wrap-any" }, link ? h("a", { href: link, class: "mono" }, what || p.toolCallId) : h("span", { class: "mono" }, what)),
-    h("td", null, p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null),
-    h("td", { class: "nowrap", title: p.reason || "" }, reasonText(p.reason)),
-    h("td", { class: "nowrap" }, p.actor || ""),
-    h("td", { class: "mono wrap-any" }, p.rule || ""));
+    cell(0, { class: "mono nowrap audit-time" }, h("time", { datetime: ev.time, title: ev.time }, fmtDateTime(ev.time))),
+    cell(1, { class: "mono wrap-any" }, h("a", { href: "#/live?session=" + encodeURIComponent(ev.session), class: "plain" }, ev.session)),
+    cell(2, { class: ["wrap-any", !agent && "empty-cell"] }, agent),
+    cell(3, null, typeChip(ev.type), ev.type === "injection.suspected" ? [" ", injectionChip([p.class])] : null),
+    cell(4, { class: "subject wrap-any" }, link ? h("a", { href: link, class: "mono" }, what || p.toolCallId) : h("span", { class: "mono" }, what)),
+    cell(5, { class: !p.decision && "empty-cell" }, p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null),
+    cell(6, { class: ["wrap-any", !p.reason && "empty-cell"], title: p.reason || "" }, reasonText(p.reason)),
+    cell(7, { class: ["nowrap", !p.actor && "empty-cell"] }, p.actor || ""),
+    cell(8, { class: ["mono wrap-any", !p.rule && "empty-cell"] }, p.rule || ""));
 }
 
 function download() {
