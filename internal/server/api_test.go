@@ -897,7 +897,9 @@ func TestStatsAddUp(t *testing.T) {
 	e := newEnv(t)
 	ap := e.tokens.Approver
 	now := time.Now().UTC()
-	at := func(h int) time.Time { return now.Truncate(time.Hour).Add(time.Duration(h) * time.Hour).Add(5 * time.Minute) }
+	at := func(h int) time.Time {
+		return now.Truncate(time.Hour).Add(time.Duration(h) * time.Hour).Add(5 * time.Minute)
+	}
 	ev := func(when time.Time, typ eventlog.Type, payload string) eventlog.Draft {
 		return eventlog.Draft{Time: when, Type: typ, Payload: json.RawMessage(payload)}
 	}
