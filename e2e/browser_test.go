@@ -1102,6 +1102,40 @@ func TestApprovalQueueAndReview(t *testing.T) {
 		}
 	})
 
+	t.Run("OverviewAddsUp", func(t *testing.T) {
+		// The tiles add up: allowed + denied + pending = calls, with
+		// asked a part of them; the chart is zoomed to the minutes the
+		// calls came in, and draws "asked" as bars.
+		b := b.on(t)
+		b.route("#/overview")
+		b.waitFor("the chart", `document.querySelector("#overview-body .chart") !== null`)
+		n := eval[map[string]int](b, `Object.fromEntries([...document.querySelectorAll("#overview-tiles .tile")].map(t => [t.dataset.tile, Number(t.querySelector(".tile-n").textContent)]))`)
+		if n["calls"] != n["allowed"]+n["denied"]+n["pending"] || n["calls"] != 7 || n["pending"] != 4 || n["denied"] != 3 {
+			t.Errorf("the tiles read %v, want 7 calls = 0 allowed + 3 denied + 4 pending", n)
+		}
+		if asked := eval[string](b, `document.querySelector("#overview-sum .asked-n").textContent`); asked != "7" {
+			t.Errorf("the overview says %s asked a person, want 7", asked)
+		}
+		if period := eval[string](b, `document.querySelector("#overview-body h2").textContent`); !strings.Contains(period, "minute") {
+			t.Errorf("calls that came within a minute are drawn in periods of %q, want minutes", period)
+		}
+		if n := eval[int](b, `document.querySelectorAll("#overview-body .chart .ask-bar").length`); n == 0 {
+			t.Errorf("the chart draws no bar for the asked calls")
+		}
+		b.screenshot(shots, "overview-desktop", true)
+		b.viewport(390, 844, true, "light")
+		b.route("#/")
+		b.route("#/overview")
+		b.waitFor("the chart", `document.querySelector("#overview-body .chart") !== null`)
+		time.Sleep(300 * time.Millisecond)
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("the overview sticks out at phone width:\n%s", strings.Join(bad, "\n"))
+		}
+		b.screenshot(shots, "overview-phone", true)
+		b.viewport(1280, 800, false, "light")
+		b.route("#/")
+	})
+
 	for _, a := range all {
 		if a.Session != "noisy" {
 			srv.answer(t, a.ID, map[string]any{"answer": "deny"})
