@@ -148,6 +148,11 @@ type Answer struct {
 	// of its event); the gate records it on permission.resolved as
 	// answerId, so whoever gave an answer can tell whether it was taken.
 	ID string `json:"id,omitempty"`
+	// Via names the channel the answer came through ("page", "api",
+	// "link", "terminal", "command", "webhook", "remote" for an answer
+	// given to another server): the approver that took it sets it, never
+	// the answer's own JSON. The gate records it on permission.resolved.
+	Via string `json:"-"`
 }
 
 // ConfirmWord is what a person must type to allow r when it is

@@ -204,6 +204,9 @@ type (
 		// AnswerID is the id of the answer taken (approval.Answer.ID),
 		// when it has one.
 		AnswerID string `json:"answerId,omitempty"`
+		// Via is the channel a person's answer came through
+		// (approval.Answer.Via): page, api, link, terminal, ...
+		Via string `json:"via,omitempty"`
 		// Scope is how long an allow holds: "once", "session", "project"
 		// or "user". The gate records it; remembering is done elsewhere.
 		Scope string `json:"scope,omitempty"`
@@ -550,7 +553,7 @@ func (q *Question) wait(ctx context.Context) (verdict, error) {
 				fmt.Sprintf("the request was cancelled while waiting for approval: %v", err))
 			res.Error = err.Error()
 		default:
-			res.AnswerID = ans.ID
+			res.AnswerID, res.Via = ans.ID, ans.Via
 			if err == nil {
 				err = ans.Validate()
 			}

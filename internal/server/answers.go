@@ -115,7 +115,7 @@ func (s *Server) lookup(ctx context.Context, id string) (Approval, error) {
 }
 
 // handleAnswer: POST /v1/approvals/{id} (approver).
-func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ principal) error {
+func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, p principal) error {
 	id, err := pathID(r, "approval id")
 	if err != nil {
 		return err
@@ -130,7 +130,11 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ principa
 	if err := checkReply(body.Answer, body.Message, body.Rule); err != nil {
 		return err
 	}
-	return s.answer(w, r, id, Reply(body))
+	via := "api"
+	if p.web != nil {
+		via = "page"
+	}
+	return s.answer(w, r, id, Reply{Answer: body.Answer, Message: body.Message, Rule: body.Rule, Confirm: body.Confirm, Via: via})
 }
 
 // checkReply validates the parts of an answer the broker does not.
@@ -285,7 +289,7 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, _ princip
 				session, len(pending), strings.Join(pending, ", "))
 		}
 	}
-	a, code, err := s.answerID(r.Context(), id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm})
+	a, code, err := s.answerID(r.Context(), id, Reply{Answer: kind, Message: body.Message, Confirm: body.Confirm, Via: "api"})
 	if err != nil {
 		return err
 	}

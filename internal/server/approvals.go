@@ -440,6 +440,8 @@ type Reply struct {
 	// Confirm must equal the request's ConfirmTarget to allow a
 	// destructive call.
 	Confirm string
+	// Via is the channel the reply came through (approval.Answer.Via).
+	Via string
 }
 
 // Answer gives the approval id the person's reply. Errors wrap
@@ -475,7 +477,7 @@ func (b *Broker) answer(id string, r Reply, answerID string) (Approval, error) {
 			out.Rule = req.SuggestedRule
 		}
 	}
-	e.answer <- approval.Answer{Kind: r.Answer, Message: r.Message, Rule: r.Rule, Confirm: r.Confirm, ID: answerID}
+	e.answer <- approval.Answer{Kind: r.Answer, Message: r.Message, Rule: r.Rule, Confirm: r.Confirm, ID: answerID, Via: r.Via}
 	b.resolveLocked(e, out)
 	return b.copyLocked(e), nil
 }

@@ -152,9 +152,9 @@ func (s *Server) handleLinkAnswer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reply := Reply{Answer: approval.AllowOnce, Confirm: r.PostForm.Get("confirm")}
+	reply := Reply{Answer: approval.AllowOnce, Confirm: r.PostForm.Get("confirm"), Via: "link"}
 	if c.Action == notify.ActionDeny {
-		reply = Reply{Answer: approval.Deny, Message: clip(r.PostForm.Get("message"), 500)}
+		reply = Reply{Answer: approval.Deny, Message: clip(r.PostForm.Get("message"), 500), Via: "link"}
 	}
 	if _, err := s.broker.Answer(a.ID, reply); err != nil {
 		v := s.linkView(c, a)

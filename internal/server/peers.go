@@ -396,7 +396,7 @@ func (s *Server) remoteAnswer(e eventlog.Event) {
 			if aerr := checkReply(p.Answer, p.Message, p.Rule); aerr != nil {
 				err = aerr
 			} else {
-				_, err = s.broker.answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm}, answerID(e.ID))
+				_, err = s.broker.answer(p.ToolCallID, Reply{Answer: p.Answer, Message: p.Message, Rule: p.Rule, Confirm: p.Confirm, Via: "remote"}, answerID(e.ID))
 			}
 		}
 		if err != nil {
