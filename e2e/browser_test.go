@@ -607,6 +607,11 @@ func TestApprovalPage(t *testing.T) {
 		if slices.Contains(chips, "allow") {
 			t.Errorf("the call's timeline shows an allow: %v", chips)
 		}
+		// The person denied it on this page: the timeline says so.
+		decided := eval[string](b, `[...document.querySelectorAll(".timeline .tl-item")].find(li => li.querySelector(".type-chip").title === "permission.resolved").innerText`)
+		if !strings.Contains(decided, "answered by a person on the approval page") || !strings.Contains(decided, "person · page") {
+			t.Errorf("the timeline does not say the person answered on the page:\n%s", decided)
+		}
 		b.screenshot(shots, "timeline-desktop", true)
 	})
 

@@ -86,7 +86,7 @@ export function handleEvent(ev) {
       const entry = pending.get(id);
       pushRecent({
         id, session: ev.session, time: ev.time, decision: p.decision, reason: p.reason,
-        actor: p.actor, message: p.message, rule: p.rule,
+        actor: p.actor, via: p.via, message: p.message, rule: p.rule,
         summary: entry ? entry.a.request.summary : p.tool || "",
       });
     }
@@ -264,7 +264,7 @@ function renderRecent() {
       h("span", { class: "recent-main" },
         h("a", { class: "recent-summary mono", title: x.summary, href: "#/call/" + encodeURIComponent(x.session) + "/" + encodeURIComponent(x.id) }, x.summary || x.id),
         h("span", { class: "recent-by muted" },
-          x.actor !== "user" ? reasonText(x.reason) : answeredHere.has(x.id) ? "by you" : "by a person",
+          x.actor !== "user" ? reasonText(x.reason) : answeredHere.has(x.id) ? "by you" : x.via === "page" ? "by a person on a page" : x.via ? "by a person · " + x.via : "by a person",
           x.decision === "deny" && x.actor === "user" && x.message ? " · the model was told “" + x.message + "”" : "")),
       h("time", { class: "muted recent-time", datetime: x.time }, fmtTime(x.time)))));
 }

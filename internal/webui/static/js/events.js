@@ -59,7 +59,7 @@ function describe(ev) {
     case "permission.answered":
       return what + " — " + (p.answer || "") + " given on another server" + (p.message ? " · “" + p.message + "”" : "");
     case "permission.resolved":
-      return what + " — " + reasonText(p.reason) + (p.actor === "user" ? "" : " (" + (p.actor || "policy") + ")") +
+      return what + " — " + reasonText(p.reason) + " · " + byWhom(p) +
         (p.rule ? " · " + p.rule : "") + (p.decision === "deny" && p.message ? " · “" + p.message + "”" : "");
     case "tool.completed":
     case "tool.failed":
@@ -91,6 +91,31 @@ function describe(ev) {
       return "session started" + (typeof agentContent(ev).agent === "string" ? " by " + agentContent(ev).agent : "");
     default:
       return compact(p);
+  }
+}
+
+// VIAS names the channels a person's answer comes through
+// (permission.resolved's via).
+const VIAS = {
+  page: "on the approval page", api: "through the API", link: "through a notification's link",
+  terminal: "in the terminal", command: "by the approval command", webhook: "through the approval webhook",
+  "mcp-elicitation": "in the MCP client (elicitation)", remote: "on another server",
+};
+
+// byWhom says who decided a permission.resolved event, and for a person
+// through which channel.
+export function byWhom(p) {
+  switch (p.actor) {
+    case "user":
+      return "answered by a person " + (VIAS[p.via] || (p.via ? "via " + p.via : "(channel not recorded)"));
+    case "hook":
+      return "answered by a hook";
+    case "classifier":
+      return "decided by the classifier";
+    case "system":
+      return "decided by toolgate";
+    default:
+      return "decided by the policy";
   }
 }
 
@@ -409,7 +434,7 @@ function auditRow(ev) {
     cell(4, { class: "subject wrap-any" }, link ? h("a", { href: link, class: "mono" }, what || p.toolCallId) : h("span", { class: "mono" }, what)),
     cell(5, { class: !p.decision && "empty-cell" }, p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null),
     cell(6, { class: ["wrap-any", !p.reason && "empty-cell"], title: p.reason || "" }, reasonText(p.reason)),
-    cell(7, { class: ["nowrap", !p.actor && "empty-cell"] }, p.actor || ""),
+    cell(7, { class: ["nowrap", !p.actor && "empty-cell"], title: p.actor ? byWhom(p) : null }, p.actor || "", p.via ? " · " + p.via : ""),
     cell(8, { class: ["mono wrap-any", !p.rule && "empty-cell"] }, p.rule || ""));
 }
 
@@ -478,7 +503,9 @@ function timelineItem(ev, first, i) {
       typeChip(ev.type),
       p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null,
       p.riskAtDecision ? h("span", { class: ["chip", riskClass(p.riskAtDecision)] }, p.riskAtDecision) : null,
-      h("time", { class: "muted mono", datetime: ev.time }, fmtTime(ev.time)),
+      ev.type === "permission.resolved" ? h("span", { class: "chip actor-chip", title: "who decided" },
+        p.actor === "user" ? "person" + (p.via ? " · " + p.via : "") : p.actor || "policy") : null,
+      h("time", { class: "muted mono", datetime: ev.time }, fmtDateTime(ev.time)),
       i > 0 ? h("span", { class: "muted mono" }, "+" + (dt >= 1000 ? (dt / 1000).toFixed(1) + " s" : dt + " ms")) : null,
       h("span", { class: "muted mono" }, "#" + ev.seq)),
     h("p", { class: "tl-text" }, describe(ev)),
