@@ -370,6 +370,12 @@ func TestApprovalPage(t *testing.T) {
 		if !disabled() {
 			t.Fatal("Allow once is enabled before the confirmation is typed")
 		}
+		// The box starts empty, with no placeholder that looks typed in,
+		// and its label says what to type.
+		box := eval[[]string](b, "(e => [e.value, e.placeholder, e.closest('label').innerText])(document.querySelector("+js(card(a.ID)+" input.confirm-input")+"))")
+		if box[0] != "" || box[1] != "" || !strings.Contains(box[2], "Type "+a.ConfirmWord+" to confirm") {
+			t.Errorf("the confirmation box holds %q, placeholder %q, label %q; want it empty, labelled \"Type %s to confirm\"", box[0], box[1], box[2], a.ConfirmWord)
+		}
 		input := chromedp.CSS(card(a.ID) + " input.confirm-input")
 		b.do(chromedp.SendKeys(input, a.ConfirmWord+"x"))
 		if !disabled() {
@@ -381,6 +387,10 @@ func TestApprovalPage(t *testing.T) {
 		}
 		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
 		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
+		// Once the card has gone, the page still says what was done.
+		if note := eval[string](b, `(e => e.hidden ? "" : e.innerText)(document.getElementById("answered-note"))`); !strings.Contains(note, "Allowed once") || !strings.Contains(note, "undo not possible") {
+			t.Errorf("after the answer the page says %q, want \"Allowed once … — undo not possible\"", note)
+		}
 	})
 
 	t.Run("DestructiveConfirmNamesWhatIsLost", func(t *testing.T) {
@@ -763,6 +773,11 @@ func TestPhoneLayoutFits(t *testing.T) {
 			t.Errorf("%s at phone width (390px): elements stick out:\n%s", route, strings.Join(bad, "\n"))
 		}
 	}
+	// The sticky header hides what scrolls under it.
+	if bg := eval[string](b, `getComputedStyle(document.querySelector("header.topbar")).backgroundColor`); !strings.HasPrefix(bg, "rgb(") {
+		t.Errorf("the sticky header's background is %s, want an opaque colour", bg)
+	}
+
 	t.Run("AuditCards", func(t *testing.T) {
 		// At phone width the audit's rows are cards: each cell says
 		// which column it is, nothing scrolls sideways, the newest event
