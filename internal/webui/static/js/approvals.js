@@ -487,7 +487,11 @@ async function answerCard(id, answer, opts = {}) {
     else if (answer !== "allow_once" && d.message) text = d.message;
     const decision = d.decision || (answer === "deny" ? "deny" : "allow");
     finish(e, text, decision);
-    if (!opts.quiet) announce(text + ": " + (a.request.summary || a.request.tool || id), decision);
+    if (!opts.quiet) {
+      // Said in the page's words, whatever the gate's message says.
+      const said = decision === "deny" && answer !== "deny" ? "Not allowed" : ANSWERS[answer].done;
+      announce(said + ": " + (a.request.summary || a.request.tool || id), decision);
+    }
     return decision;
   } catch (err) {
     answeredHere.delete(id);
