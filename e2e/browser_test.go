@@ -813,8 +813,24 @@ func TestPhoneLayoutFits(t *testing.T) {
 		b.screenshot(shots, "audit-phone", false)
 		b.route("#/policy?session=phone&cwd=" + srv.project)
 		b.waitFor("the policy", `document.querySelector("#policy-body .default-table") !== null`)
+		b.waitFor("the session's values", `document.querySelector('#session-approval option[value=""]').textContent.includes("on-request")`)
 		time.Sleep(300 * time.Millisecond)
 		b.screenshot(shots, "policy-phone", true)
+		// The effective policy comes first; no command-line layer is
+		// shown when no flag was given; the switches show the values the
+		// session has now.
+		if first := eval[string](b, `document.querySelector("#view-policy .panel").id`); first != "effective-policy" {
+			t.Errorf("the policy view starts with %q, want the effective policy", first)
+		}
+		if layers := eval[string](b, `document.querySelector("#policy-body .policy-root").innerText`); strings.Contains(layers, "cli") {
+			t.Errorf("the policy shows a cli layer though no flag was given: %q", layers)
+		}
+		if mode := eval[string](b, `document.querySelector('#session-mode option[value=""]').textContent`); mode != "default (from the policy files)" {
+			t.Errorf("the mode switch reads %q, want the current value", mode)
+		}
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("the policy view sticks out:\n%s", strings.Join(bad, "\n"))
+		}
 	})
 
 	b.route("#/")
