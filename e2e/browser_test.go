@@ -1055,16 +1055,18 @@ func TestApprovalQueueAndReview(t *testing.T) {
 
 	t.Run("WritePreviewAndMCPArguments", func(t *testing.T) {
 		b := b.on(t)
-		var aw, am approval
+		var aw, am, ap approval
 		for _, a := range all {
 			switch {
 			case strings.Contains(a.Request.Summary, "gen.txt"):
 				aw = a
 			case strings.HasPrefix(a.Request.Summary, "mcp__"):
 				am = a
+			case strings.HasPrefix(a.Request.Summary, "apply_patch"):
+				ap = a
 			}
 		}
-		for _, id := range []string{aw.ID, am.ID} {
+		for _, id := range []string{aw.ID, am.ID, ap.ID} {
 			if !eval[bool](b, "document.querySelector("+js(card(id))+").classList.contains('open')") {
 				b.do(chromedp.Click(chromedp.CSS(card(id)+" .card-toggle"), chromedp.NodeVisible))
 			}
@@ -1072,6 +1074,13 @@ func TestApprovalQueueAndReview(t *testing.T) {
 		preview := eval[string](b, "document.querySelector("+js(card(aw.ID)+" .change-write")+").innerText")
 		if !strings.Contains(preview, "generated 30") || strings.Contains(preview, "generated 31") || !strings.Contains(preview, "20 more lines") {
 			t.Errorf("the write's preview is not the first 30 lines and \"20 more lines\":\n%s", preview)
+		}
+		// The patch, applied to the file as it was, with its numbers.
+		patch := eval[string](b, "[...document.querySelectorAll("+js(card(ap.ID)+" table.diff tr")+")].map(r => r.className + '|' + [...r.cells].map(c => c.textContent).join('|')).join('\\n')")
+		for _, want := range []string{"diff-del|10||−|line 10", "diff-add||10|+|line ten", "diff-hunk|@@ -7,7 +7,7 @@"} {
+			if !strings.Contains(patch, want) {
+				t.Errorf("the patch's diff has no row %q:\n%s", want, patch)
+			}
 		}
 		args := eval[[]string](b, "[...document.querySelectorAll("+js(card(am.ID)+" dl.arglist > dt")+")].map(d => d.textContent + '=' + d.nextElementSibling.innerText)")
 		if want := []string{"body=Steps:\n1. make\n2. see the error", "labels=bug\nci", "priority=2", "title=Build fails"}; !slices.Equal(args, want) {
