@@ -46,7 +46,8 @@ type Approval struct {
 	Agent string `json:"agent,omitempty"`
 	// Files are the files an edit, write or patch would change, as they
 	// were when the question was asked (see [File]); empty for other
-	// tools and for questions another server holds.
+	// tools, for questions another server holds, and in what an agent
+	// token is shown.
 	Files []File `json:"files,omitempty"`
 
 	digest string    // of another server's question: its payloadDigest

@@ -98,3 +98,32 @@ func TestApprovalCarriesFilesAsAsked(t *testing.T) {
 		t.Errorf("after a rewrite the question shows %+v, want the file as it was asked about", a.Files)
 	}
 }
+
+// TestAgentCannotReadFilesThroughItsQuestion: the attack is an agent that
+// asks to write a file it may not read (one a Read deny rule keeps from
+// it, say) and reads the file's content from its own question, which the
+// server read as itself. An agent token is shown its questions without
+// the files; only the approver sees them.
+func TestAgentCannotReadFilesThroughItsQuestion(t *testing.T) {
+	e := newEnv(t)
+	must(t, os.WriteFile(filepath.Join(e.project, "private.txt"), []byte("the server's own notes\n"), 0o600))
+	r := e.call("POST", "/v1/check", e.tokens.Agent, map[string]any{
+		"tool": "Write", "input": map[string]any{"file_path": "private.txt", "content": "x"}, "cwd": e.project, "session": "exfil", "wait": false,
+	})
+	m := r.json(t)
+	if m["state"] != "pending" {
+		t.Fatalf("the write is not asked about: %s", r.body)
+	}
+	id := m["approval_id"].(string)
+	for _, path := range []string{"/v1/approvals/" + id, "/v1/approvals?session=exfil", "/v1/approvals"} {
+		body := string(e.call("GET", path, e.tokens.Agent, nil).body)
+		if !strings.Contains(body, id) || strings.Contains(body, "own notes") || strings.Contains(body, `"files"`) {
+			t.Errorf("GET %s as the agent: %s; want the question without the file", path, body)
+		}
+	}
+	var a Approval
+	e.call("GET", "/v1/approvals/"+id, e.tokens.Approver, nil).decode(t, &a)
+	if len(a.Files) != 1 || !strings.Contains(a.Files[0].Content, "own notes") {
+		t.Errorf("the approver is not shown the file as it was: %+v", a.Files)
+	}
+}
