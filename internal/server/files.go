@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -81,12 +82,19 @@ func readFile(path string, red *gate.Redactor) File {
 		f.Note = "larger than 64 KiB: no diff is shown"
 		return f
 	}
-	fd, err := os.Open(path)
+	// Opened without following a symlink and without blocking, and
+	// checked again once open: the file may have been swapped for a
+	// link or a pipe since Lstat.
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		f.Note = "cannot be read"
 		return f
 	}
 	defer fd.Close()
+	if st, err := fd.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Note = "not a regular file"
+		return f
+	}
 	b, err := io.ReadAll(io.LimitReader(fd, fileLimit+1))
 	if err != nil || len(b) > fileLimit {
 		f.Note = "cannot be read"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -26,6 +27,8 @@ func TestApprovalCarriesFilesAsAsked(t *testing.T) {
 	write("main.go", small)
 	write("big.txt", strings.Repeat("x", 70<<10))
 	write("bin.dat", "a\x00b")
+	// A pipe would block a reader that opened it: it is not read.
+	must(t, syscall.Mkfifo(filepath.Join(e.project, "pipe"), 0o644))
 	sum := sha256.Sum256([]byte(small))
 	version := "sha256:" + hex.EncodeToString(sum[:])
 	bsum := sha256.Sum256([]byte("a\x00b"))
@@ -46,6 +49,8 @@ func TestApprovalCarriesFilesAsAsked(t *testing.T) {
 			[]File{{Path: "big.txt", Note: "larger than 64 KiB"}}},
 		{"binary", "Write", map[string]any{"file_path": "bin.dat", "content": "y"},
 			[]File{{Path: "bin.dat", Version: binVersion, Note: "not text"}}},
+		{"pipe", "Write", map[string]any{"file_path": "pipe", "content": "y"},
+			[]File{{Path: "pipe", Note: "not a regular file"}}},
 		{"patch", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: main.go\n@@\n-func main() {}\n+func main() { run() }\n*** End Patch\n"},
 			[]File{{Path: "main.go", Version: version, Content: "func main() {}"}}},
 		{"shell", "Bash", map[string]any{"command": "echo hi > main.go"}, nil},
