@@ -1147,6 +1147,16 @@ func TestApprovalQueueAndReview(t *testing.T) {
 		}
 	})
 
+	t.Run("TimelineShowsTheChange", func(t *testing.T) {
+		b := b.on(t)
+		b.route("#/call/review/" + ae.ID)
+		b.waitFor("the call's question", `document.querySelector("#call-body .panel") !== null`)
+		if n := eval[int](b, `document.querySelectorAll("#call-body table.diff tr.diff-add").length`); n != 3 {
+			t.Errorf("the call's page shows %d added lines, want the edit's 3", n)
+		}
+		b.route("#/")
+	})
+
 	t.Run("OverviewAddsUp", func(t *testing.T) {
 		// The tiles add up: allowed + denied + pending = calls, with
 		// asked a part of them; the chart is zoomed to the minutes the

@@ -4,6 +4,7 @@
 import { api, allEvents, Stream, EVENT_TYPES, serverNow } from "./api.js";
 import { h, replace, reasonText, riskClass, decisionClass, fmtTime, fmtDateTime, kv, debounce } from "./dom.js";
 import { seen, recent, onSeen, noteEvent } from "./state.js";
+import { changeView } from "./change.js";
 
 // calls maps a tool call id to the tool and input of its
 // model.tool_call_requested event, so that later events of the call, which
@@ -490,6 +491,7 @@ function approvalSummary(a) {
         h("span", { class: ["chip", decisionClass(d.decision)] }, d.decision || a.state),
       " ", h("span", { class: "muted" }, reasonText(d.reason), d.answer && d.answer !== "deny" ? " · " + d.answer.replace("_", " ") : ""),
       d.message && d.decision === "deny" ? h("span", null, " — “" + d.message + "”") : null),
+    changeView(a),
     r.units && r.units.length ? h("ul", { class: "units compact" }, r.units.map((u) => h("li", null,
       h("code", null, u.label), " ", h("span", { class: ["chip", riskClass(u.risk)] }, u.risk), " ",
       h("span", { class: ["chip", decisionClass(u.decision)] }, u.decision)))) : null);
