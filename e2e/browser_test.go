@@ -713,6 +713,9 @@ func TestApprovalPage(t *testing.T) {
 			b.waitFor(name, ready+` && !document.querySelector(".toast")`)
 			time.Sleep(300 * time.Millisecond) // let transitions settle
 			b.screenshot(shots, name, full)
+			if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+				t.Errorf("%s: elements stick out:\n%s", name, strings.Join(bad, "\n"))
+			}
 		}
 		twoCards := "document.querySelector(" + js(card(a1.ID)) + ") && document.querySelector(" + js(card(a2.ID)) + ")"
 		chart := `document.querySelector("#overview-body .chart") !== null`
