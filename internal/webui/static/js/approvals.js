@@ -182,8 +182,10 @@ function updateGroup(g) {
   g.count.textContent = es.length === 1 ? "1 waiting" : es.length + " waiting";
   const agents = [...new Set(all.map((e) => e.a.agent || ""))];
   replace(g.agents, agents.filter(Boolean).map((x) => h("span", { class: "chip agent-chip", title: "agent" }, "agent " + x)));
+  // With one question, its own Deny does the same.
+  g.denyAll.hidden = es.length < 2 || !g.confirm.hidden;
   g.denyAll.disabled = es.length === 0;
-  g.denyAll.textContent = es.length > 1 ? "Deny all " + es.length + " from this session" : "Deny all from this session";
+  g.denyAll.textContent = "Deny all " + es.length + " from this session";
   g.first = Math.min(...all.map((e) => e.refs.deadline));
 }
 
@@ -304,11 +306,12 @@ function card(a, refs) {
     h("span", { class: "countdown", title: "Denied automatically at " + fmtTime(a.deadline) },
       h("span", { class: "countdown-track" }, refs.bar), refs.left));
 
+  // The session is the group's; the agent is said again, as a group may
+  // hold several.
   const meta = h("p", { class: "card-meta muted" },
-    "session ", h("a", { class: "mono", href: "#/live?session=" + encodeURIComponent(a.session), title: "Follow this session" }, a.session),
-    a.agent ? [" · agent ", h("span", { class: "mono" }, a.agent)] : null,
-    r.turn || a.turn ? [" · turn ", h("span", { class: "mono" }, r.turn || a.turn)] : null,
-    " · asked ", h("time", { datetime: a.created }, fmtTime(a.created)));
+    a.agent ? ["agent ", h("span", { class: "mono" }, a.agent), " · "] : null,
+    r.turn || a.turn ? ["turn ", h("span", { class: "mono" }, r.turn || a.turn), " · "] : null,
+    "asked ", h("time", { datetime: a.created }, fmtTime(a.created)));
 
   // What the call changes, when the page can show it, says more than the
   // summary, which then only names the file or the tool.
@@ -530,8 +533,8 @@ function askDenyAll(g) {
 
 function cancelDenyAll(g) {
   g.confirm.hidden = true;
-  g.denyAll.hidden = false;
   g.msg.value = "";
+  updateGroup(g);
 }
 
 // denyAll denies each question of g's session, one answer each through
