@@ -766,7 +766,7 @@ func TestPhoneLayoutFits(t *testing.T) {
 	ch := srv.checkAsync("phone", "rm -rf dist")
 	a := srv.pending(t, "phone")
 	b.waitCard(a.ID)
-	for _, route := range []string{"#/", "#/live", "#/audit", "#/overview", "#/policy"} {
+	for _, route := range []string{"#/", "#/live", "#/audit", "#/overview", "#/policy", "#/call/phone-long/" + al.ID} {
 		b.route(route)
 		time.Sleep(400 * time.Millisecond)
 		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {

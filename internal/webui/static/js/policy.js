@@ -307,7 +307,7 @@ function defaultTable(settings) {
   const rows = DEFAULTS.map(([risk, dec, note]) => {
     let d = dec, why = note;
     if (mode === "strict" && dec !== "deny") { d = "deny"; why = "strict mode: a call no rule allows is denied"; }
-    else if (mode === "bypassPermissions" && dec === "ask" && risk !== "destructive") { d = "allow"; why = "bypass mode (protected paths still ask)"; }
+    else if (mode === "bypassPermissions" && dec === "ask" && risk !== "destructive") { d = "allow"; why = "bypass mode (protected paths and code that cannot be judged still ask)"; }
     else if (mode === "acceptEdits" && risk === "write") { d = "allow"; why = "accept-edits mode, inside the workspace"; }
     else if (mode === "dontAsk" && dec === "ask") { d = "deny"; why = "don't-ask mode: what would ask is denied"; }
     else if (mode === "plan" && (risk === "write" || risk === "execute" || risk === "destructive")) { d = "deny"; why = "plan mode: read-only"; }
