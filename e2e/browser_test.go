@@ -619,7 +619,7 @@ func TestApprovalPage(t *testing.T) {
 		}
 		// The person denied it on this page: the timeline says so.
 		decided := eval[string](b, `[...document.querySelectorAll(".timeline .tl-item")].find(li => li.querySelector(".type-chip").title === "permission.resolved").innerText`)
-		if !strings.Contains(decided, "answered by a person on the approval page") || !strings.Contains(decided, "person · page") {
+		if !strings.Contains(decided, "a person answered on the approval page") || !strings.Contains(decided, "person · page") {
 			t.Errorf("the timeline does not say the person answered on the page:\n%s", decided)
 		}
 		b.screenshot(shots, "timeline-desktop", true)

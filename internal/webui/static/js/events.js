@@ -108,7 +108,7 @@ const VIAS = {
 export function byWhom(p) {
   switch (p.actor) {
     case "user":
-      return "answered by a person " + (VIAS[p.via] || (p.via ? "via " + p.via : "(channel not recorded)"));
+      return "a person answered " + (VIAS[p.via] || (p.via ? "via " + p.via : "(the channel is not recorded)"));
     case "hook":
       return "answered by a hook";
     case "classifier":
