@@ -1180,7 +1180,7 @@ func TestApprovalQueueAndReview(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#overview-body .chart .ask-bar").length`); n == 0 {
 			t.Errorf("the chart draws no bar for the asked calls")
 		}
-		b.screenshot(shots, "overview-desktop", true)
+		b.screenshot(shots, "overview-totals-desktop", true)
 		b.viewport(390, 844, true, "light")
 		b.route("#/")
 		b.route("#/overview")
@@ -1189,7 +1189,7 @@ func TestApprovalQueueAndReview(t *testing.T) {
 		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
 			t.Errorf("the overview sticks out at phone width:\n%s", strings.Join(bad, "\n"))
 		}
-		b.screenshot(shots, "overview-phone", true)
+		b.screenshot(shots, "overview-totals-phone", true)
 		b.viewport(1280, 800, false, "light")
 		b.route("#/")
 	})
