@@ -791,6 +791,10 @@ func TestPhoneLayoutFits(t *testing.T) {
 		srv.check(t, "phone-audit", "git status")
 		b.route("#/audit?type=permission.resolved")
 		b.waitFor("the audit rows", `document.querySelectorAll("#audit-rows tr").length > 1`)
+		// The results come first: the filters are folded away.
+		if top := eval[float64](b, `document.querySelector("#audit-rows tr").getBoundingClientRect().top`); top > 844 {
+			t.Errorf("the first audit card starts %.0fpx down, below the first screen (844px)", top)
+		}
 		if d := eval[string](b, `getComputedStyle(document.querySelector("#audit-rows tr")).display`); d != "grid" {
 			t.Errorf("an audit row is shown as %q at phone width, want a card (grid)", d)
 		}

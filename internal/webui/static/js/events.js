@@ -292,9 +292,14 @@ audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { 
   h("datalist", { id: "audit-reasons" }, ["rule_ask", "rule_deny", "destructive_effect", "execute_effect", "write_effect",
     "network_request", "credential_access", "protected_path", "sandbox_rejected", "user_approved", "user_denied",
     "approval_timeout", "approval_cancelled", "no_approver", "prior_approval", "rule_allow", "receipt_invalid"].map((r) => h("option", { value: r }))));
+// At phone width the filters fold away under a line that says what they
+// are set to, so that the results come first.
+audit.filterSummary = h("span", { class: "muted filter-summary" });
+audit.filters = h("details", { class: "filter-box", id: "audit-filters", open: !matchMedia("(max-width: 640px)").matches },
+  h("summary", null, "Filters ", audit.filterSummary), audit.form);
 audit.root.append(
   h("div", { class: "view-head" }, h("h1", { id: "audit-title" }, "Audit")),
-  audit.form,
+  audit.filters,
   audit.status,
   h("div", { class: "table-wrap" },
     h("table", { class: "table audit-table stack-phone" },
@@ -357,6 +362,9 @@ async function runAudit() {
   const q = new URLSearchParams();
   for (const [k, el] of Object.entries(f)) if (el.value || k === "type") q.set(k, el.value);
   history.replaceState(null, "", "#/audit?" + q);
+  const set = Object.entries(f).filter(([k, el]) => el.value && k !== "since" && k !== "until")
+    .map(([k, el]) => k === "type" ? el.selectedOptions[0]?.textContent || el.value : k + " " + el.value);
+  audit.filterSummary.textContent = "· " + (set.length ? set.join(", ") : "all") + (f.since.value ? " · from " + fmtDateTime(new Date(f.since.value).toISOString()) : "");
   audit.status.textContent = "Searching…";
   const page = 500;
   try {
