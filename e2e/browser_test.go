@@ -1143,13 +1143,18 @@ func TestApprovalQueueAndReview(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#cards article.card").length`); n != 4 {
 			t.Errorf("%d questions left, want the other 4", n)
 		}
-		for _, ev := range srv.events(t, "session=noisy&type=permission.resolved") {
+		evs := srv.events(t, "session=noisy&type=permission.resolved")
+		if len(evs) != 3 {
+			t.Errorf("session noisy has %d decisions, want 3", len(evs))
+		}
+		for _, ev := range evs {
 			var p struct {
 				Actor string `json:"actor"`
+				Via   string `json:"via"`
 			}
 			_ = json.Unmarshal(ev.Payload, &p)
-			if p.Actor != "user" {
-				t.Errorf("a bulk denial is recorded with actor %q, want user", p.Actor)
+			if p.Actor != "user" || p.Via != "page" {
+				t.Errorf("a bulk denial is recorded with actor %q via %q, want a person on the page", p.Actor, p.Via)
 			}
 		}
 	})
