@@ -371,6 +371,12 @@ func TestApprovalPage(t *testing.T) {
 		if !disabled() {
 			t.Fatal("Allow once is enabled before the confirmation is typed")
 		}
+		// The box starts empty, with no placeholder that looks typed in,
+		// and its label says what to type.
+		box := eval[[]string](b, "(e => [e.value, e.placeholder, e.closest('label').innerText])(document.querySelector("+js(card(a.ID)+" input.confirm-input")+"))")
+		if box[0] != "" || box[1] != "" || !strings.Contains(box[2], "Type "+a.ConfirmWord+" to confirm") {
+			t.Errorf("the confirmation box holds %q, placeholder %q, label %q; want it empty, labelled \"Type %s to confirm\"", box[0], box[1], box[2], a.ConfirmWord)
+		}
 		input := chromedp.CSS(card(a.ID) + " input.confirm-input")
 		b.do(chromedp.SendKeys(input, a.ConfirmWord+"x"))
 		if !disabled() {
@@ -382,6 +388,10 @@ func TestApprovalPage(t *testing.T) {
 		}
 		b.do(chromedp.Click(button(a.ID, "allow_once"), chromedp.NodeVisible))
 		agentGets(t, b, ch, a.ID, "allow", "user_approved", "")
+		// Once the card has gone, the page still says what was done.
+		if note := eval[string](b, `(e => e.hidden ? "" : e.innerText)(document.getElementById("answered-note"))`); !strings.Contains(note, "Allowed once") || !strings.Contains(note, "undo not possible") {
+			t.Errorf("after the answer the page says %q, want \"Allowed once … — undo not possible\"", note)
+		}
 	})
 
 	t.Run("DestructiveConfirmNamesWhatIsLost", func(t *testing.T) {
@@ -608,6 +618,11 @@ func TestApprovalPage(t *testing.T) {
 		if slices.Contains(chips, "allow") {
 			t.Errorf("the call's timeline shows an allow: %v", chips)
 		}
+		// The person denied it on this page: the timeline says so.
+		decided := eval[string](b, `[...document.querySelectorAll(".timeline .tl-item")].find(li => li.querySelector(".type-chip").title === "permission.resolved").innerText`)
+		if !strings.Contains(decided, "a person answered on the approval page") || !strings.Contains(decided, "person · page") {
+			t.Errorf("the timeline does not say the person answered on the page:\n%s", decided)
+		}
 		b.screenshot(shots, "timeline-desktop", true)
 	})
 
@@ -699,6 +714,9 @@ func TestApprovalPage(t *testing.T) {
 			b.waitFor(name, ready+` && !document.querySelector(".toast")`)
 			time.Sleep(300 * time.Millisecond) // let transitions settle
 			b.screenshot(shots, name, full)
+			if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+				t.Errorf("%s: elements stick out:\n%s", name, strings.Join(bad, "\n"))
+			}
 		}
 		twoCards := "document.querySelector(" + js(card(a1.ID)) + ") && document.querySelector(" + js(card(a2.ID)) + ")"
 		chart := `document.querySelector("#overview-body .chart") !== null`
@@ -730,6 +748,7 @@ func TestApprovalPage(t *testing.T) {
 
 func TestPhoneLayoutFits(t *testing.T) {
 	requireBrowser(t)
+	shots := artifacts(t)
 	srv := startServer(t)
 	b := newBrowser(t)
 	b.viewport(390, 844, true, "light")
@@ -748,13 +767,80 @@ func TestPhoneLayoutFits(t *testing.T) {
 	ch := srv.checkAsync("phone", "rm -rf dist")
 	a := srv.pending(t, "phone")
 	b.waitCard(a.ID)
-	for _, route := range []string{"#/", "#/live", "#/audit", "#/overview", "#/policy"} {
+	for _, route := range []string{"#/", "#/live", "#/audit", "#/overview", "#/policy", "#/call/phone-long/" + al.ID} {
 		b.route(route)
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond)
 		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %dpx wide at phone width (390px): it scrolls sideways", route, w)
 		}
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("%s at phone width (390px): elements stick out:\n%s", route, strings.Join(bad, "\n"))
+		}
 	}
+	// The sticky header hides what scrolls under it.
+	if bg := eval[string](b, `getComputedStyle(document.querySelector("header.topbar")).backgroundColor`); !strings.HasPrefix(bg, "rgb(") {
+		t.Errorf("the sticky header's background is %s, want an opaque colour", bg)
+	}
+
+	t.Run("AuditCards", func(t *testing.T) {
+		// At phone width the audit's rows are cards: each cell says
+		// which column it is, nothing scrolls sideways, the newest event
+		// is on top, with its date and its agent.
+		b := b.on(t)
+		srv.check(t, "phone-audit", "git status")
+		time.Sleep(20 * time.Millisecond)
+		srv.check(t, "phone-audit", "git status")
+		b.route("#/audit?type=permission.resolved")
+		b.waitFor("the audit rows", `document.querySelectorAll("#audit-rows tr").length > 1`)
+		// The results come first: the filters are folded away.
+		if top := eval[float64](b, `document.querySelector("#audit-rows tr").getBoundingClientRect().top`); top > 844 {
+			t.Errorf("the first audit card starts %.0fpx down, below the first screen (844px)", top)
+		}
+		if d := eval[string](b, `getComputedStyle(document.querySelector("#audit-rows tr")).display`); d != "grid" {
+			t.Errorf("an audit row is shown as %q at phone width, want a card (grid)", d)
+		}
+		if d := eval[string](b, `getComputedStyle(document.querySelector(".audit-table thead")).display`); d != "none" {
+			t.Errorf("the audit's column heads show at phone width (%s); each cell is labelled instead", d)
+		}
+		unlabelled := eval[int](b, `[...document.querySelectorAll("#audit-rows td")].filter(td => td.offsetParent && !getComputedStyle(td, "::before").content.replace(/"/g, "")).length`)
+		if unlabelled > 0 {
+			t.Errorf("%d shown audit cells have no label", unlabelled)
+		}
+		times := eval[[]string](b, `[...document.querySelectorAll("#audit-rows time")].map(t => t.getAttribute("datetime"))`)
+		if !slices.IsSortedFunc(times, func(x, y string) int { return strings.Compare(y, x) }) {
+			t.Errorf("the audit is not newest first: %q", times)
+		}
+		first := eval[string](b, `document.querySelector("#audit-rows tr").innerText`)
+		year := fmt.Sprint(time.Now().Year())
+		if !strings.Contains(first, year) || !strings.Contains(first, "e2e-agent") {
+			t.Errorf("the newest audit card does not show its date (%s) and agent:\n%s", year, first)
+		}
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("the audit cards stick out:\n%s", strings.Join(bad, "\n"))
+		}
+		b.screenshot(shots, "audit-phone", false)
+		b.route("#/policy?session=phone&cwd=" + srv.project)
+		b.waitFor("the policy", `document.querySelector("#policy-body .default-table") !== null`)
+		b.waitFor("the session's values", `document.querySelector('#session-approval option[value=""]').textContent.includes("on-request")`)
+		time.Sleep(300 * time.Millisecond)
+		b.screenshot(shots, "policy-phone", true)
+		// The effective policy comes first; no command-line layer is
+		// shown when no flag was given; the switches show the values the
+		// session has now.
+		if first := eval[string](b, `document.querySelector("#view-policy .panel").id`); first != "effective-policy" {
+			t.Errorf("the policy view starts with %q, want the effective policy", first)
+		}
+		if layers := eval[string](b, `document.querySelector("#policy-body .policy-root").innerText`); strings.Contains(layers, "cli") {
+			t.Errorf("the policy shows a cli layer though no flag was given: %q", layers)
+		}
+		if mode := eval[string](b, `document.querySelector('#session-mode option[value=""]').textContent`); mode != "default (from the policy files)" {
+			t.Errorf("the mode switch reads %q, want the current value", mode)
+		}
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("the policy view sticks out:\n%s", strings.Join(bad, "\n"))
+		}
+	})
+
 	b.route("#/")
 	heights := eval[[]float64](b, "[...document.querySelectorAll("+js(card(a.ID)+" button")+")].map(b => b.getBoundingClientRect().height)")
 	for _, h := range heights {
@@ -816,4 +902,314 @@ func TestSignedOut(t *testing.T) {
 	other := b.newTab()
 	other.do(chromedp.Navigate(srv.base + "/"))
 	other.waitFor("another tab to be signed out", `document.body.dataset.signedOut === "true"`)
+}
+
+// checkTool sends a call of tool with input to POST /v1/check as agent in
+// session, waiting for the final decision, delivered on the channel.
+func (s *server) checkTool(session, agent, tool string, input map[string]any) <-chan decision {
+	ch := make(chan decision, 1)
+	go func() {
+		var d decision
+		_, d.err = s.call(context.Background(), s.agent, http.MethodPost, "/v1/check", map[string]any{
+			"tool": tool, "input": input, "cwd": s.project, "session": session, "agent": agent, "wait": true,
+		}, &d)
+		ch <- d
+	}()
+	return ch
+}
+
+// overflowing lists the elements of the page that stick out: reaching
+// past the window's edges, or wider than the box of their parent, unless
+// an ancestor between them clips its content on purpose (overflow hidden,
+// as an ellipsis does). An ancestor that scrolls sideways does not excuse
+// them: at phone width nothing should need sideways scrolling. It is
+// empty when every element fits.
+const overflowing = `(() => {
+  const vw = document.documentElement.clientWidth;
+  const out = [];
+  const clips = (el) => { const s = getComputedStyle(el); return ["hidden", "clip"].includes(s.overflowX); };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.classList.length ? "." + [...el.classList].join(".") : "");
+  for (const el of document.querySelectorAll("header.topbar, header.topbar *, main *")) {
+    if (el.closest("[hidden]") || el.getClientRects().length === 0) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0) continue;
+    let scrolled = false;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) if (clips(a)) { scrolled = true; break; }
+    if (scrolled) continue;
+    const p = el.parentElement;
+    const pr = p.getBoundingClientRect();
+    if (r.right > vw + 1 || r.left < -1) out.push(name(el) + " reaches " + Math.round(r.left) + ".." + Math.round(r.right) + " of a " + vw + "px window");
+    else if (r.width > pr.width + 1 && getComputedStyle(el).position !== "absolute") out.push(name(el) + " is " + Math.round(r.width) + "px in a " + Math.round(pr.width) + "px " + name(p));
+    if (out.length > 12) break;
+  }
+  return out;
+})()`
+
+// TestApprovalQueueAndReview: several questions make a compact queue,
+// grouped by session and agent, a line each; an edit opens into a diff of
+// the file as it was when asked (line numbers, added and removed lines,
+// the secret in the file redacted, an invisible character shown as an
+// escape), a write into a clipped preview, an MCP call into its arguments
+// by key; "deny all from this session" denies each of its questions, after
+// one confirmation, and the page says what it did.
+func TestApprovalQueueAndReview(t *testing.T) {
+	requireBrowser(t)
+	shots := artifacts(t)
+	srv := startServer(t, "--timeout", "2m")
+	const secret = "ghp_R7gTq2Vx9LmN4pZs8KjW3hYb6FdC1eA0uXoI"
+	var lines []string
+	for i := 1; i <= 40; i++ {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	lines[4] = `const token = "` + secret + `"`
+	lines[19] = "func handler() { return old() }"
+	if err := os.WriteFile(filepath.Join(srv.project, "main.go"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(srv.login))
+	b.waitFor("the page to start", `document.body.dataset.ready === "true"`)
+	b.waitFor("the event stream", `document.getElementById("conn").dataset.state === "live"`)
+
+	edit := srv.checkTool("review", "coder", "Edit", map[string]any{
+		"file_path": "main.go", "old_string": "func handler() { return old() }", "new_string": "func handler() {\n\treturn new\u200b()\n}",
+	})
+	ae := srv.pending(t, "review")
+	var content []string
+	for i := 1; i <= 50; i++ {
+		content = append(content, fmt.Sprintf("generated %d", i))
+	}
+	write := srv.checkTool("review", "coder", "Write", map[string]any{"file_path": "gen.txt", "content": strings.Join(content, "\n") + "\n"})
+	patch := srv.checkTool("fixes", "fixer", "apply_patch", map[string]any{
+		"input": "*** Begin Patch\n*** Update File: main.go\n@@\n line 9\n-line 10\n+line ten\n line 11\n*** End Patch\n",
+	})
+	mcp := srv.checkTool("fixes", "fixer", "mcp__tracker__create_issue", map[string]any{
+		"title": "Build fails", "body": "Steps:\n1. make\n2. see the error", "labels": []any{"bug", "ci"}, "priority": 2,
+	})
+	var noisy []<-chan decision
+	for _, c := range []string{"npm run a", "npm run b", "npm run c"} {
+		noisy = append(noisy, srv.checkTool("noisy", "looper", "Bash", map[string]any{"command": c}))
+	}
+	var all []approval
+	deadline := time.Now().Add(30 * time.Second)
+	for len(all) < 7 && time.Now().Before(deadline) {
+		var res struct {
+			Approvals []approval `json:"approvals"`
+		}
+		if _, err := srv.call(context.Background(), srv.approver, http.MethodGet, "/v1/approvals?state=pending", nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		all = res.Approvals
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(all) != 7 {
+		t.Fatalf("%d questions pending, want 7", len(all))
+	}
+	b.waitFor("seven lines in the queue", `document.querySelectorAll("#cards article.card").length === 7`)
+
+	t.Run("CompactQueue", func(t *testing.T) {
+		b := b.on(t)
+		groups := eval[[]string](b, `[...document.querySelectorAll(".queue-group")].map(g => g.dataset.session + ":" + g.querySelectorAll("article.card").length + ":" + g.querySelector(".group-agents").innerText.replace(/\s+/g, " "))`)
+		slices.Sort(groups)
+		if want := []string{"fixes:2:agent fixer", "noisy:3:agent looper", "review:2:agent coder"}; !slices.Equal(groups, want) {
+			t.Errorf("the queue's groups are %q, want %q", groups, want)
+		}
+		// One card is open, the others are a line each.
+		open := eval[int](b, `document.querySelectorAll("#cards article.card.open").length`)
+		if open != 1 {
+			t.Errorf("%d cards are open, want 1", open)
+		}
+		heights := eval[[]float64](b, `[...document.querySelectorAll("#cards article.card:not(.open)")].map(c => c.getBoundingClientRect().height)`)
+		for _, h := range heights {
+			if h > 60 {
+				t.Errorf("a closed question is %.0fpx tall, want a single line (at most 60px)", h)
+			}
+		}
+		if h := eval[float64](b, `document.getElementById("cards").getBoundingClientRect().height - document.querySelector("#cards article.card.open").getBoundingClientRect().height`); h > 600 {
+			t.Errorf("six closed questions take %.0fpx, want less than 600px", h)
+		}
+	})
+
+	t.Run("EditAsDiff", func(t *testing.T) {
+		b := b.on(t)
+		sel := card(ae.ID)
+		b.do(chromedp.Click(chromedp.CSS(sel+" .card-toggle"), chromedp.NodeVisible))
+		if eval[bool](b, "document.querySelector("+js(sel)+").classList.contains('open')") == false {
+			b.do(chromedp.Click(chromedp.CSS(sel+" .card-toggle"), chromedp.NodeVisible))
+		}
+		b.waitFor("the diff", "document.querySelector("+js(sel+" table.diff")+") !== null")
+		rows := eval[[]string](b, "[...document.querySelectorAll("+js(sel+" table.diff tr")+")].map(r => r.className + '|' + [...r.cells].map(c => c.textContent).join('|'))")
+		joined := strings.Join(rows, "\n")
+		for _, want := range []string{
+			"diff-del|20||−|func handler() { return old() }",
+			"diff-add||20|+|func handler() {",
+			"diff-add||21|+|\treturn new\\u200b()",
+			"diff-ctx|17|17||line 17",
+			"diff-hunk|@@ -17,7 +17,9 @@",
+		} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("the diff has no row %q:\n%s", want, joined)
+			}
+		}
+		text := eval[string](b, "document.querySelector("+js(sel)+").innerText")
+		if strings.Contains(text, secret) {
+			t.Errorf("the card shows the secret in the file")
+		}
+		colors := eval[[]string](b, "['.diff-add', '.diff-del', '.diff-ctx'].map(c => getComputedStyle(document.querySelector("+js(sel)+" + ' tr' + c)).backgroundColor)")
+		if colors[0] == colors[1] || colors[0] == colors[2] || colors[1] == colors[2] {
+			t.Errorf("added, removed and unchanged lines share colours: %q", colors)
+		}
+	})
+
+	t.Run("WritePreviewAndMCPArguments", func(t *testing.T) {
+		b := b.on(t)
+		var aw, am, ap approval
+		for _, a := range all {
+			switch {
+			case strings.Contains(a.Request.Summary, "gen.txt"):
+				aw = a
+			case strings.HasPrefix(a.Request.Summary, "mcp__"):
+				am = a
+			case strings.HasPrefix(a.Request.Summary, "apply_patch"):
+				ap = a
+			}
+		}
+		for _, id := range []string{aw.ID, am.ID, ap.ID} {
+			if !eval[bool](b, "document.querySelector("+js(card(id))+").classList.contains('open')") {
+				b.do(chromedp.Click(chromedp.CSS(card(id)+" .card-toggle"), chromedp.NodeVisible))
+			}
+		}
+		preview := eval[string](b, "document.querySelector("+js(card(aw.ID)+" .change-write")+").innerText")
+		if !strings.Contains(preview, "generated 30") || strings.Contains(preview, "generated 31") || !strings.Contains(preview, "20 more lines") {
+			t.Errorf("the write's preview is not the first 30 lines and \"20 more lines\":\n%s", preview)
+		}
+		// The patch, applied to the file as it was, with its numbers.
+		patch := eval[string](b, "[...document.querySelectorAll("+js(card(ap.ID)+" table.diff tr")+")].map(r => r.className + '|' + [...r.cells].map(c => c.textContent).join('|')).join('\\n')")
+		for _, want := range []string{"diff-del|10||−|line 10", "diff-add||10|+|line ten", "diff-hunk|@@ -7,7 +7,7 @@"} {
+			if !strings.Contains(patch, want) {
+				t.Errorf("the patch's diff has no row %q:\n%s", want, patch)
+			}
+		}
+		args := eval[[]string](b, "[...document.querySelectorAll("+js(card(am.ID)+" dl.arglist > dt")+")].map(d => d.textContent + '=' + d.nextElementSibling.innerText)")
+		if want := []string{"body=Steps:\n1. make\n2. see the error", "labels=bug\nci", "priority=2", "title=Build fails"}; !slices.Equal(args, want) {
+			t.Errorf("the MCP call's arguments read %q, want %q", args, want)
+		}
+	})
+
+	t.Run("Screenshots", func(t *testing.T) {
+		b := b.on(t)
+		b.viewport(1280, 800, false, "light")
+		_ = eval[chromedp.Void](b, "window.scrollTo(0, 0)")
+		time.Sleep(300 * time.Millisecond)
+		b.screenshot(shots, "queue-desktop", false)
+		b.screenshot(shots, "queue-desktop-full", true)
+		b.viewport(390, 844, true, "light")
+		_ = eval[chromedp.Void](b, "window.scrollTo(0, 0)")
+		time.Sleep(300 * time.Millisecond)
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("at phone width, elements of the queue stick out:\n%s", strings.Join(bad, "\n"))
+		}
+		b.screenshot(shots, "queue-phone", false)
+		b.screenshot(shots, "queue-phone-full", true)
+		b.viewport(390, 844, true, "dark")
+		time.Sleep(300 * time.Millisecond)
+		b.screenshot(shots, "queue-phone-dark", true)
+		b.viewport(1280, 800, false, "light")
+	})
+
+	t.Run("DenyAllFromSession", func(t *testing.T) {
+		b := b.on(t)
+		group := `.queue-group[data-session="noisy"]`
+		b.do(chromedp.Click(chromedp.CSS(group+" button.deny-all"), chromedp.NodeVisible))
+		b.waitFor("the confirmation", "!document.querySelector("+js(group+" .deny-all-box")+").hidden")
+		// Nothing is denied before the confirmation.
+		time.Sleep(300 * time.Millisecond)
+		if n := eval[int](b, "document.querySelectorAll("+js(group+" article.card:not(.answered)")+").length"); n != 3 {
+			t.Fatalf("before the confirmation %d questions of the session wait, want 3", n)
+		}
+		b.do(chromedp.SendKeys(chromedp.CSS(group+" input.deny-all-msg"), "stop looping"),
+			chromedp.Click(chromedp.CSS(group+" button.deny-all-confirm"), chromedp.NodeVisible))
+		for _, ch := range noisy {
+			d := awaitDecision(t, ch)
+			if d.Decision != "deny" || d.Reason != "user_denied" || d.Message != "stop looping" {
+				t.Errorf("a call of the session got %s (%s: %q), want deny (user_denied: \"stop looping\")", d.Decision, d.Reason, d.Message)
+			}
+		}
+		b.waitFor("the group to go", "!document.querySelector("+js(group)+")")
+		note := eval[string](b, `document.getElementById("answered-note").innerText`)
+		if !strings.Contains(note, "Denied 3 questions from session noisy") || !strings.Contains(note, "undo not possible") {
+			t.Errorf("after the bulk deny the page says %q", note)
+		}
+		// The other sessions' questions still wait.
+		if n := eval[int](b, `document.querySelectorAll("#cards article.card").length`); n != 4 {
+			t.Errorf("%d questions left, want the other 4", n)
+		}
+		evs := srv.events(t, "session=noisy&type=permission.resolved")
+		if len(evs) != 3 {
+			t.Errorf("session noisy has %d decisions, want 3", len(evs))
+		}
+		for _, ev := range evs {
+			var p struct {
+				Actor string `json:"actor"`
+				Via   string `json:"via"`
+			}
+			_ = json.Unmarshal(ev.Payload, &p)
+			if p.Actor != "user" || p.Via != "page" {
+				t.Errorf("a bulk denial is recorded with actor %q via %q, want a person on the page", p.Actor, p.Via)
+			}
+		}
+	})
+
+	t.Run("TimelineShowsTheChange", func(t *testing.T) {
+		b := b.on(t)
+		b.route("#/call/review/" + ae.ID)
+		b.waitFor("the call's question", `document.querySelector("#call-body .panel") !== null`)
+		if n := eval[int](b, `document.querySelectorAll("#call-body table.diff tr.diff-add").length`); n != 3 {
+			t.Errorf("the call's page shows %d added lines, want the edit's 3", n)
+		}
+		b.route("#/")
+	})
+
+	t.Run("OverviewAddsUp", func(t *testing.T) {
+		// The tiles add up: allowed + denied + pending = calls, with
+		// asked a part of them; the chart is zoomed to the minutes the
+		// calls came in, and draws "asked" as bars.
+		b := b.on(t)
+		b.route("#/overview")
+		b.waitFor("the chart", `document.querySelector("#overview-body .chart") !== null`)
+		n := eval[map[string]int](b, `Object.fromEntries([...document.querySelectorAll("#overview-tiles .tile")].map(t => [t.dataset.tile, Number(t.querySelector(".tile-n").textContent)]))`)
+		if n["calls"] != n["allowed"]+n["denied"]+n["pending"] || n["calls"] != 7 || n["pending"] != 4 || n["denied"] != 3 {
+			t.Errorf("the tiles read %v, want 7 calls = 0 allowed + 3 denied + 4 pending", n)
+		}
+		if asked := eval[string](b, `document.querySelector("#overview-sum .asked-n").textContent`); asked != "7" {
+			t.Errorf("the overview says %s asked a person, want 7", asked)
+		}
+		if period := eval[string](b, `document.querySelector("#overview-body h2").textContent`); !strings.Contains(period, "minute") {
+			t.Errorf("calls that came within a minute are drawn in periods of %q, want minutes", period)
+		}
+		if n := eval[int](b, `document.querySelectorAll("#overview-body .chart .ask-bar").length`); n == 0 {
+			t.Errorf("the chart draws no bar for the asked calls")
+		}
+		b.screenshot(shots, "overview-totals-desktop", true)
+		b.viewport(390, 844, true, "light")
+		b.route("#/")
+		b.route("#/overview")
+		b.waitFor("the chart", `document.querySelector("#overview-body .chart") !== null`)
+		time.Sleep(300 * time.Millisecond)
+		if bad := eval[[]string](b, overflowing); len(bad) > 0 {
+			t.Errorf("the overview sticks out at phone width:\n%s", strings.Join(bad, "\n"))
+		}
+		b.screenshot(shots, "overview-totals-phone", true)
+		b.viewport(1280, 800, false, "light")
+		b.route("#/")
+	})
+
+	for _, a := range all {
+		if a.Session != "noisy" {
+			srv.answer(t, a.ID, map[string]any{"answer": "deny"})
+		}
+	}
+	for _, ch := range []<-chan decision{edit, write, patch, mcp} {
+		awaitDecision(t, ch)
+	}
 }

@@ -83,8 +83,21 @@ func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request, p p
 	if list == nil {
 		list = []Approval{}
 	}
+	for i := range list {
+		list[i] = shownTo(p, list[i])
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
 	return nil
+}
+
+// shownTo is a as principal p may see it: an agent does not get the
+// files a question carries, which the server read as itself; through its
+// own question, an agent could read a file its sandbox keeps from it.
+func shownTo(p principal, a Approval) Approval {
+	if p.role != RoleApprover {
+		a.Files = nil
+	}
+	return a
 }
 
 // handleGetApproval: GET /v1/approvals/{id}.
@@ -102,7 +115,7 @@ func (s *Server) handleGetApproval(w http.ResponseWriter, r *http.Request, p pri
 	if err := s.readable(r.Context(), p, a.Session); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeJSON(w, http.StatusOK, shownTo(p, a))
 	return nil
 }
 

@@ -256,3 +256,31 @@ func TestConfirmNamesWhatIsLost(t *testing.T) {
 		t.Fatalf("resolved %v", p)
 	}
 }
+
+// TestAnswerRecordsItsChannel: permission.resolved says through which
+// channel a person answered: the page (a browser session) or the API
+// (the approver token).
+func TestAnswerRecordsItsChannel(t *testing.T) {
+	e := newEnv(t)
+	web := e.login(t)
+	for _, tc := range []struct {
+		name, token string
+		hdr         []string
+		want        string
+	}{
+		{"page", "", []string{SessionHeader, web, "Origin", e.ts.URL}, "page"},
+		{"api", e.tokens.Approver, nil, "api"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			session := "via-" + tc.name
+			id := e.ask(session, cmdAsk)
+			r := e.call("POST", "/v1/approvals/"+id, tc.token, map[string]any{"answer": "deny"}, tc.hdr...)
+			if r.code != 200 {
+				t.Fatalf("answer: %d %s", r.code, r.body)
+			}
+			if p := e.resolvedPayload(session); p["via"] != tc.want || p["actor"] != "user" {
+				t.Errorf("permission.resolved: via %v, actor %v; want via %s, actor user", p["via"], p["actor"], tc.want)
+			}
+		})
+	}
+}

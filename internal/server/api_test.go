@@ -608,7 +608,7 @@ func TestPolicyStatsWhoami(t *testing.T) {
 	var st Stats
 	r = e.call("GET", "/v1/stats?since=1h", ap, nil)
 	r.decode(t, &st)
-	if st.Totals != (Counts{Calls: 3, Allow: 1, Ask: 1, Deny: 2}) {
+	if st.Totals != (Counts{Calls: 3, Allow: 1, Ask: 1, Deny: 2, Pending: 0}) {
 		t.Fatalf("totals %+v", st.Totals)
 	}
 	if len(st.Hourly) != 1 || st.Hourly[0].Counts != st.Totals {
@@ -886,5 +886,71 @@ func (f failingQuery) Query(ctx context.Context, filter eventlog.Filter) iter.Se
 				return
 			}
 		}
+	}
+}
+
+// TestStatsAddUp: the overview's counts add up — every call that came in
+// the window is allowed, denied or pending, and "asked" is a part of them
+// — and a call is counted in the hour it came, not the hour it was
+// answered; a call that came before the window is not counted.
+func TestStatsAddUp(t *testing.T) {
+	e := newEnv(t)
+	ap := e.tokens.Approver
+	now := time.Now().UTC()
+	at := func(h int) time.Time {
+		return now.Truncate(time.Hour).Add(time.Duration(h) * time.Hour).Add(5 * time.Minute)
+	}
+	ev := func(when time.Time, typ eventlog.Type, payload string) eventlog.Draft {
+		return eventlog.Draft{Time: when, Type: typ, Payload: json.RawMessage(payload)}
+	}
+	_, err := e.store.Append(context.Background(), "hist",
+		// Came 30 hours ago, answered 20 hours ago: before the window.
+		ev(at(-30), eventlog.TypeToolCallRequested, `{"toolCallId":"tc_old","tool":"Bash"}`),
+		ev(at(-30), eventlog.TypePermissionRequested, `{"toolCallId":"tc_old","reason":"execute_effect"}`),
+		ev(at(-20), eventlog.TypePermissionResolved, `{"toolCallId":"tc_old","decision":"allow","reason":"user_approved"}`),
+		// Came 5 hours ago, answered 3 hours ago: counted 5 hours ago.
+		ev(at(-5), eventlog.TypeToolCallRequested, `{"toolCallId":"tc_late","tool":"Bash","agent":"coder"}`),
+		ev(at(-5), eventlog.TypePermissionRequested, `{"toolCallId":"tc_late","reason":"execute_effect"}`),
+		ev(at(-3), eventlog.TypePermissionResolved, `{"toolCallId":"tc_late","decision":"deny","reason":"user_denied"}`),
+		// Came 3 hours ago, allowed by policy at once.
+		ev(at(-3), eventlog.TypeToolCallRequested, `{"toolCallId":"tc_now","tool":"Read"}`),
+		ev(at(-3), eventlog.TypePermissionResolved, `{"toolCallId":"tc_now","decision":"allow","reason":"read_only"}`),
+	)
+	must(t, err)
+	// And one waiting now.
+	e.ask("live", cmdAsk)
+
+	var st Stats
+	r := e.call("GET", "/v1/stats?since=24h", ap, nil)
+	r.decode(t, &st)
+	if want := (Counts{Calls: 3, Allow: 1, Deny: 1, Pending: 1, Ask: 2}); st.Totals != want {
+		t.Fatalf("totals %+v, want %+v", st.Totals, want)
+	}
+	if c := st.Totals; c.Allow+c.Deny+c.Pending != c.Calls || c.Ask > c.Calls {
+		t.Errorf("the totals do not add up: %+v", c)
+	}
+	byHour := map[time.Time]Counts{}
+	for _, h := range st.Hourly {
+		byHour[h.Hour] = h.Counts
+		if h.Allow+h.Deny+h.Pending != h.Calls {
+			t.Errorf("hour %s does not add up: %+v", h.Hour, h.Counts)
+		}
+	}
+	if got := byHour[at(-5).Truncate(time.Hour)]; got != (Counts{Calls: 1, Deny: 1, Ask: 1}) {
+		t.Errorf("the hour the late answer's call came: %+v, want it denied there", got)
+	}
+	if got := byHour[at(-3).Truncate(time.Hour)]; got != (Counts{Calls: 1, Allow: 1}) {
+		t.Errorf("the hour of the late answer: %+v, want only the call that came then", got)
+	}
+
+	// Finer periods, for a range where everything came within an hour.
+	r = e.call("GET", "/v1/stats?since=24h&bucket=10m", ap, nil)
+	st = Stats{}
+	r.decode(t, &st)
+	if r.code != 200 || st.Bucket != "10m0s" || len(st.Hourly) != 3 || st.Hourly[0].Hour != at(-5).Truncate(10*time.Minute) {
+		t.Errorf("bucket=10m: %d, bucket %q, periods %+v", r.code, st.Bucket, st.Hourly)
+	}
+	if r := e.call("GET", "/v1/stats?bucket=7m", ap, nil); r.code != 400 || !strings.Contains(string(r.body), "one of 1m") {
+		t.Errorf("bucket=7m: %d %s, want 400 naming the buckets", r.code, r.body)
 	}
 }

@@ -41,6 +41,14 @@ type Approval struct {
 	// ConfirmWord, for a destructive call, is what the person must type
 	// (field "confirm" of the answer) to allow it: Request.ConfirmWord.
 	ConfirmWord string `json:"confirmWord,omitempty"`
+	// Agent is the name of the (sub)agent that made the call, when it
+	// gave one.
+	Agent string `json:"agent,omitempty"`
+	// Files are the files an edit, write or patch would change, as they
+	// were when the question was asked (see [File]); empty for other
+	// tools, for questions another server holds, and in what an agent
+	// token is shown.
+	Files []File `json:"files,omitempty"`
 
 	digest string    // of another server's question: its payloadDigest
 	seq    int64     // and the seq of its permission.requested event
@@ -159,9 +167,10 @@ type Broker struct {
 	dropped map[string]bool
 	closed  bool
 
-	onWait    func(time.Duration) // observes how long each approval waited
-	onPending func(Approval)      // told of each new pending approval
-	ownerOf   func(string) string // the token that started a session, "" unknown
+	onWait    func(time.Duration)            // observes how long each approval waited
+	onPending func(Approval)                 // told of each new pending approval
+	ownerOf   func(string) string            // the token that started a session, "" unknown
+	files     func(*approval.Request) []File // reads the files a question's call changes
 }
 
 // inflight is an id the gate is deciding a call under.
@@ -263,6 +272,14 @@ func withRegistered(ctx context.Context, f func(Approval)) context.Context {
 	return context.WithValue(ctx, registeredKey{}, f)
 }
 
+type agentKey struct{}
+
+// withAgent returns ctx carrying the name of the agent that made the call,
+// which [Broker.Approve] shows with its question.
+func withAgent(ctx context.Context, agent string) context.Context {
+	return context.WithValue(ctx, agentKey{}, agent)
+}
+
 // Approve implements [approval.Approver]: it makes req pending and waits
 // for [Broker.Answer] or the end of ctx, whose deadline is the approval's.
 func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.Answer, error) {
@@ -279,9 +296,20 @@ func (b *Broker) Approve(ctx context.Context, req *approval.Request) (approval.A
 	if rq.Destructive {
 		e.a.ConfirmWord = rq.ConfirmWord()
 	}
+	if agent, ok := ctx.Value(agentKey{}).(string); ok {
+		e.a.Agent = agent
+	}
 	b.mu.Lock()
-	ownerOf := b.ownerOf
+	ownerOf, files := b.ownerOf, b.files
 	b.mu.Unlock()
+	if files != nil {
+		// Read as the question goes out, just after the gate issued the
+		// receipt the answer will be bound to.
+		e.a.Files = files(&rq)
+		for _, f := range e.a.Files {
+			e.size += len(f.Path) + len(f.Content) + len(f.Version) + len(f.Note)
+		}
+	}
 	if ownerOf != nil {
 		e.owner = ownerOf(e.a.Session)
 	}

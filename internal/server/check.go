@@ -165,6 +165,7 @@ func (s *Server) check(ctx context.Context, req *engine.Request, turn string) Ch
 func (s *Server) wait(ctx context.Context, start time.Time, req *engine.Request, q *gate.Question, id string, asked chan<- Approval) CheckResponse {
 	var once sync.Once
 	observe := func() { once.Do(func() { s.met.observeCheck(time.Since(start)) }) }
+	ctx = withAgent(ctx, s.gate.Redactor().String(req.Agent))
 	ctx = withRegistered(ctx, func(a Approval) {
 		observe()
 		if asked != nil {

@@ -69,6 +69,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, p principal) 
 	stop := context.AfterFunc(s.base, cancel)
 	defer stop()
 	asked := make(chan string, 1) // the id of the call's question, once it asks
+	ctx = withAgent(ctx, s.gate.Redactor().String(req.Agent))
 	ctx = withRegistered(ctx, func(a Approval) {
 		select {
 		case asked <- a.ID:

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/gate"
@@ -256,6 +257,7 @@ func New(opts Options) (*Server, error) {
 	s.broker.mu.Lock()
 	s.broker.onWait = s.met.observeWait
 	s.broker.ownerOf = s.ownerOf
+	s.broker.files = func(r *approval.Request) []File { return snapshotFiles(r, g.Redactor()) }
 	if n := opts.Notifier; n != nil {
 		s.broker.onPending = func(a Approval) {
 			n.Notify(notify.Pending{

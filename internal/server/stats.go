@@ -22,6 +22,9 @@ const (
 	statsTop = 20
 )
 
+// statsBuckets are the periods GET /v1/stats counts by (bucket=).
+var statsBuckets = []time.Duration{time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour}
+
 // Stats is the answer to GET /v1/stats.
 type Stats struct {
 	Since time.Time `json:"since"`
@@ -29,10 +32,16 @@ type Stats struct {
 	// Truncated reports that the window held more events than one request
 	// reads; the counts cover the oldest ones.
 	Truncated bool `json:"truncated"`
-	// Totals counts calls, the final decisions, and how many asked a
-	// person.
+	// Totals counts the calls that came in the window by how they ended:
+	// Calls = Allow + Deny + Pending. Ask counts those of them that were
+	// put to a person (or a hook or classifier), whatever the answer.
 	Totals Counts `json:"totals"`
-	// Hourly holds the counts per hour, oldest first.
+	// Bucket is the length of the periods Hourly counts by: "1h0m0s"
+	// unless bucket= asked for another.
+	Bucket string `json:"bucket"`
+	// Hourly holds the counts per period (an hour, or the bucket asked
+	// for) a call came in, oldest first: a call answered an hour later is
+	// counted in the period it came.
 	Hourly []HourCounts `json:"hourly"`
 	// TopReasons and TopRules are what asked or denied most.
 	TopReasons []Ranked `json:"top_reasons"`
@@ -43,12 +52,14 @@ type Stats struct {
 	Agents   []Ranked `json:"agents"`
 }
 
-// Counts are the outcomes of calls.
+// Counts are the outcomes of calls. Calls = Allow + Deny + Pending; Ask
+// is a part of Calls, not a fourth outcome.
 type Counts struct {
-	Calls int `json:"calls"`
-	Allow int `json:"allow"`
-	Ask   int `json:"ask"`
-	Deny  int `json:"deny"`
+	Calls   int `json:"calls"`
+	Allow   int `json:"allow"`
+	Deny    int `json:"deny"`
+	Pending int `json:"pending"`
+	Ask     int `json:"ask"`
 }
 
 // HourCounts are the [Counts] of one hour.
@@ -67,9 +78,17 @@ type Ranked struct {
 // handleStats: GET /v1/stats?since= (approver).
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request, _ principal) error {
 	for k := range r.URL.Query() {
-		if k != "since" && k != "until" {
-			return errorf(http.StatusBadRequest, "unknown query parameter %q: stats takes since and until", clip(k, 40))
+		if k != "since" && k != "until" && k != "bucket" {
+			return errorf(http.StatusBadRequest, "unknown query parameter %q: stats takes since, until and bucket", clip(k, 40))
 		}
+	}
+	bucket := time.Hour
+	if v := r.URL.Query().Get("bucket"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || !slices.Contains(statsBuckets, d) {
+			return errorf(http.StatusBadRequest, "query parameter \"bucket\" %q: one of 1m, 5m, 10m, 15m, 30m, 1h", clip(v, 40))
+		}
+		bucket = d
 	}
 	now := s.clock().UTC()
 	since, err := parseWhen(r.URL.Query().Get("since"), now)
@@ -86,7 +105,7 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request, _ principal
 	if until.IsZero() {
 		until = now
 	}
-	st, err := s.stats(r, since.UTC(), until.UTC())
+	st, err := s.stats(r, since.UTC(), until.UTC(), bucket)
 	if err != nil {
 		return err
 	}
@@ -96,13 +115,13 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request, _ principal
 
 type rankKey struct{ name, decision string }
 
-func (s *Server) stats(r *http.Request, since, until time.Time) (*Stats, error) {
-	st := &Stats{Since: since, Until: until}
+func (s *Server) stats(r *http.Request, since, until time.Time, bucket time.Duration) (*Stats, error) {
+	st := &Stats{Since: since, Until: until, Bucket: bucket.String()}
 	hours := map[time.Time]*Counts{}
 	reasons, rules := map[rankKey]int{}, map[rankKey]int{}
 	sessions, agents := map[rankKey]int{}, map[rankKey]int{}
 	hour := func(t time.Time) *Counts {
-		h := t.UTC().Truncate(time.Hour)
+		h := t.UTC().Truncate(bucket)
 		c := hours[h]
 		if c == nil {
 			c = &Counts{}
@@ -115,47 +134,73 @@ func (s *Server) stats(r *http.Request, since, until time.Time) (*Stats, error) 
 		Since: since, Until: until, Limit: maxStatsEvents,
 	}
 	var payload struct {
-		Decision string `json:"decision"`
-		Reason   string `json:"reason"`
-		Rule     string `json:"rule"`
-		Agent    string `json:"agent"`
+		ToolCallID string `json:"toolCallId"`
+		Decision   string `json:"decision"`
+		Reason     string `json:"reason"`
+		Rule       string `json:"rule"`
+		Agent      string `json:"agent"`
 	}
+	// Each call is counted in the hour it came, by how it ended; a call
+	// that came before since is not counted, even when it ended after.
+	type call struct {
+		hour   time.Time
+		asked  bool
+		ending string // "allow", "deny", "" while pending
+	}
+	calls := map[[2]string]*call{}
 	n := 0
 	for e, err := range s.store.Query(r.Context(), f) {
 		if err != nil {
 			return nil, fmt.Errorf("read the event log: %w", err)
 		}
 		n++
-		payload.Decision, payload.Reason, payload.Rule, payload.Agent = "", "", "", ""
+		payload.ToolCallID, payload.Decision, payload.Reason, payload.Rule, payload.Agent = "", "", "", "", ""
 		_ = json.Unmarshal(e.Payload, &payload)
-		c := hour(e.Time)
+		key := [2]string{e.Session, payload.ToolCallID}
+		c := calls[key]
 		switch e.Type {
 		case eventlog.TypeToolCallRequested:
-			c.Calls++
-			st.Totals.Calls++
+			if c != nil || payload.ToolCallID == "" {
+				continue
+			}
+			calls[key] = &call{hour: e.Time.UTC().Truncate(bucket)}
 			sessions[rankKey{e.Session, ""}]++
 			if payload.Agent != "" {
 				agents[rankKey{payload.Agent, ""}]++
 			}
 		case eventlog.TypePermissionRequested:
-			c.Ask++
-			st.Totals.Ask++
 			reasons[rankKey{payload.Reason, "ask"}]++
 			if payload.Rule != "" {
 				rules[rankKey{payload.Rule, "ask"}]++
 			}
+			if c != nil {
+				c.asked = true
+			}
 		case eventlog.TypePermissionResolved:
-			switch payload.Decision {
-			case "allow":
-				c.Allow++
-				st.Totals.Allow++
-			case "deny":
-				c.Deny++
-				st.Totals.Deny++
+			if payload.Decision == "deny" {
 				reasons[rankKey{payload.Reason, "deny"}]++
 				if payload.Rule != "" {
 					rules[rankKey{payload.Rule, "deny"}]++
 				}
+			}
+			if c != nil && c.ending == "" && (payload.Decision == "allow" || payload.Decision == "deny") {
+				c.ending = payload.Decision
+			}
+		}
+	}
+	for _, c := range calls {
+		for _, k := range []*Counts{hour(c.hour), &st.Totals} {
+			k.Calls++
+			switch c.ending {
+			case "allow":
+				k.Allow++
+			case "deny":
+				k.Deny++
+			default:
+				k.Pending++
+			}
+			if c.asked {
+				k.Ask++
 			}
 		}
 	}

@@ -123,6 +123,16 @@ export function fmtTime(iso) {
   return d.toDateString() === today.toDateString() ? timeFmt.format(d) : dateTimeFmt.format(d);
 }
 
+const fullFmt = new Intl.DateTimeFormat(undefined, {
+  year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit",
+});
+
+// fmtDateTime shows a date and a time of day, always with the date.
+export function fmtDateTime(iso) {
+  const d = new Date(iso);
+  return isNaN(d) ? "" : fullFmt.format(d);
+}
+
 // fmtDuration shows a duration as "42s", "3m 05s" or "1h 02m".
 export function fmtDuration(ms) {
   const sec = Math.max(0, Math.ceil(ms / 1000));
@@ -160,4 +170,19 @@ export function kv(obj) {
     dl.appendChild(h("dd", null, typeof v === "object" ? h("pre", null, text) : text));
   }
   return dl;
+}
+
+// labelCells gives each cell of table's body the text of its column's
+// header as data-label, which a table of class stack-phone shows above
+// the cell at phone width, where each row is a card; an empty cell is
+// marked empty-cell and left out there.
+export function labelCells(table) {
+  const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
+  for (const tr of table.querySelectorAll("tbody tr")) {
+    [...tr.cells].forEach((td, i) => {
+      if (heads[i]) td.setAttribute("data-label", heads[i]);
+      if (td.textContent.trim() === "" && !td.querySelector("button")) td.classList.add("empty-cell");
+    });
+  }
+  return table;
 }

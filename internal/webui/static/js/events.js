@@ -2,8 +2,9 @@
 // timeline of one tool call.
 
 import { api, allEvents, Stream, EVENT_TYPES, serverNow } from "./api.js";
-import { h, replace, reasonText, riskClass, decisionClass, fmtTime, kv, debounce } from "./dom.js";
+import { h, replace, reasonText, riskClass, decisionClass, fmtTime, fmtDateTime, kv, debounce } from "./dom.js";
 import { seen, recent, onSeen, noteEvent } from "./state.js";
+import { changeView } from "./change.js";
 
 // calls maps a tool call id to the tool and input of its
 // model.tool_call_requested event, so that later events of the call, which
@@ -31,7 +32,7 @@ function agentContent(ev) {
 function noteCall(ev) {
   const p = ev.payload || {};
   if (ev.type !== "model.tool_call_requested" || !p.toolCallId) return;
-  calls.set(p.toolCallId, { tool: p.tool, input: p.input });
+  calls.set(p.toolCallId, { tool: p.tool, input: p.input, agent: p.agent });
   if (calls.size > 20000) calls.delete(calls.keys().next().value);
 }
 
@@ -59,7 +60,7 @@ function describe(ev) {
     case "permission.answered":
       return what + " — " + (p.answer || "") + " given on another server" + (p.message ? " · “" + p.message + "”" : "");
     case "permission.resolved":
-      return what + " — " + reasonText(p.reason) + (p.actor === "user" ? "" : " (" + (p.actor || "policy") + ")") +
+      return what + " — " + reasonText(p.reason) + " · " + byWhom(p) +
         (p.rule ? " · " + p.rule : "") + (p.decision === "deny" && p.message ? " · “" + p.message + "”" : "");
     case "tool.completed":
     case "tool.failed":
@@ -95,6 +96,31 @@ function describe(ev) {
       return "session started" + (typeof agentContent(ev).agent === "string" ? " by " + agentContent(ev).agent : "");
     default:
       return compact(p);
+  }
+}
+
+// VIAS names the channels a person's answer comes through
+// (permission.resolved's via).
+const VIAS = {
+  page: "on the approval page", api: "through the API", link: "through a notification's link",
+  terminal: "in the terminal", command: "by the approval command", webhook: "through the approval webhook",
+  "mcp-elicitation": "in the MCP client (elicitation)", remote: "on another server",
+};
+
+// byWhom says who decided a permission.resolved event, and for a person
+// through which channel.
+export function byWhom(p) {
+  switch (p.actor) {
+    case "user":
+      return "a person answered " + (VIAS[p.via] || (p.via ? "via " + p.via : "(the channel is not recorded)"));
+    case "hook":
+      return "answered by a hook";
+    case "classifier":
+      return "decided by the classifier";
+    case "system":
+      return "decided by toolgate";
+    default:
+      return "decided by the policy";
   }
 }
 
@@ -241,6 +267,7 @@ function liveRow(ev) {
 
 // ---- Audit ----
 
+const AUDIT_COLUMNS = ["Time", "Session", "Agent", "Event", "Tool / call", "Decision", "Reason", "By", "Rule"];
 const audit = { root: h("section", { class: "view", id: "view-audit", "aria-labelledby": "audit-title" }) };
 const f = {
   session: h("input", { type: "search", name: "session", list: "audit-sessions", autocomplete: "off", placeholder: "any" }),
@@ -257,8 +284,8 @@ const f = {
 };
 audit.table = h("tbody", { id: "audit-rows" });
 audit.status = h("p", { class: "muted", role: "status", id: "audit-status" });
-audit.more = h("button", { type: "button", class: "btn", hidden: true, onclick: () => runAudit(true) }, "Load more");
-audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { e.preventDefault(); runAudit(false); } },
+audit.more = h("button", { type: "button", class: "btn", id: "audit-more", hidden: true, onclick: () => showMore() }, "Show older");
+audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { e.preventDefault(); runAudit(); } },
   field("Session", f.session), field("Tool", f.tool), field("Decision", f.decision), field("Reason", f.reason),
   field("Events", f.type), field("From", f.since), field("To", f.until),
   h("div", { class: "filter-actions" },
@@ -270,13 +297,18 @@ audit.form = h("form", { class: "filters", id: "audit-form", onsubmit: (e) => { 
   h("datalist", { id: "audit-reasons" }, ["rule_ask", "rule_deny", "destructive_effect", "execute_effect", "write_effect",
     "network_request", "credential_access", "protected_path", "sandbox_rejected", "user_approved", "user_denied",
     "approval_timeout", "approval_cancelled", "no_approver", "prior_approval", "rule_allow", "receipt_invalid"].map((r) => h("option", { value: r }))));
+// At phone width the filters fold away under a line that says what they
+// are set to, so that the results come first.
+audit.filterSummary = h("span", { class: "muted filter-summary" });
+audit.filters = h("details", { class: "filter-box", id: "audit-filters", open: !matchMedia("(max-width: 640px)").matches },
+  h("summary", null, "Filters ", audit.filterSummary), audit.form);
 audit.root.append(
   h("div", { class: "view-head" }, h("h1", { id: "audit-title" }, "Audit")),
-  audit.form,
+  audit.filters,
   audit.status,
   h("div", { class: "table-wrap" },
-    h("table", { class: "table audit-table" },
-      h("thead", null, h("tr", null, ["Time", "Session", "Event", "Tool / call", "Decision", "Reason", "By", "Rule"].map((c) => h("th", { scope: "col" }, c)))),
+    h("table", { class: "table audit-table stack-phone" },
+      h("thead", null, h("tr", null, AUDIT_COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
       audit.table)),
   audit.more);
 
@@ -288,7 +320,7 @@ function quickRange(r) {
   const ms = { "1h": 3600e3, "24h": 86400e3, "7d": 7 * 86400e3 }[r];
   f.since.value = localInput(new Date(serverNow() - ms));
   f.until.value = "";
-  runAudit(false);
+  runAudit();
 }
 
 function localInput(d) {
@@ -307,7 +339,7 @@ export function showAudit(params) {
     for (const [k, el] of Object.entries(f)) el.value = params.get(k) ?? (k === "type" ? "permission.resolved" : "");
   }
   if (!f.since.value) f.since.value = localInput(new Date(serverNow() - 86400e3));
-  runAudit(false);
+  runAudit();
 }
 
 function filterParams() {
@@ -318,47 +350,67 @@ function filterParams() {
   };
 }
 
-async function runAudit(more) {
+// The audit shows the newest events first. The log is read oldest first,
+// so a search reads the whole range, up to AUDIT_READ events, and keeps
+// the newest of what matched; rows are shown AUDIT_PAGE at a time.
+const AUDIT_READ = 25000;
+const AUDIT_PAGE = 200;
+
+async function runAudit() {
   const params = filterParams();
   const reason = f.reason.value.trim();
   const gen = (audit.gen = (audit.gen || 0) + 1);
-  if (!more) {
-    audit.rows = [];
-    audit.after = "";
-    replace(audit.table);
-    const q = new URLSearchParams();
-    for (const [k, el] of Object.entries(f)) if (el.value || k === "type") q.set(k, el.value);
-    history.replaceState(null, "", "#/audit?" + q);
-  }
+  audit.rows = [];
+  audit.shown = 0;
+  replace(audit.table);
+  audit.more.hidden = true;
+  const q = new URLSearchParams();
+  for (const [k, el] of Object.entries(f)) if (el.value || k === "type") q.set(k, el.value);
+  history.replaceState(null, "", "#/audit?" + q);
+  const set = Object.entries(f).filter(([k, el]) => el.value && k !== "since" && k !== "until")
+    .map(([k, el]) => k === "type" ? el.selectedOptions[0]?.textContent || el.value : k + " " + el.value);
+  audit.filterSummary.textContent = "· " + (set.length ? set.join(", ") : "all") + (f.since.value ? " · from " + fmtDateTime(new Date(f.since.value).toISOString()) : "");
   audit.status.textContent = "Searching…";
   const page = 500;
   try {
     let got = [];
-    let after = audit.after;
-    let lastPage = false;
-    // Keep reading pages until one page's worth passed the reason filter.
-    while (got.length < page) {
+    let after = "";
+    let read = 0;
+    let cut = false;
+    for (;;) {
       const res = await api("/v1/events", { params: { ...params, after, limit: page } });
+      if (gen !== audit.gen) return; // a newer search started meanwhile
       const evs = (res && res.events) || [];
       if (evs.length > 0) after = evs[evs.length - 1].id;
+      read += evs.length;
       got.push(...evs.filter((ev) => !reason || gateFields(ev).reason === reason));
       // A page the server cut short by size says "more".
-      if (evs.length < page && !(res && res.more)) { lastPage = true; break; }
+      if (evs.length < page && !(res && res.more)) break;
+      if (read >= AUDIT_READ) { cut = true; break; }
     }
-    await findCalls(got, params.session);
-    if (gen !== audit.gen) return; // a newer search started meanwhile
-    audit.after = after;
-    audit.rows.push(...got);
-    for (const ev of got) {
-      noteEvent(ev);
-      audit.table.append(auditRow(ev));
-    }
-    audit.more.hidden = lastPage;
-    audit.status.textContent = audit.rows.length === 0 ? "No events match." :
-      audit.rows.length + " event" + (audit.rows.length === 1 ? "" : "s") + (lastPage ? "" : " so far — load more for the rest");
+    got.reverse();
+    await findCalls(got.slice(0, AUDIT_PAGE * 5).reverse(), params.session);
+    if (gen !== audit.gen) return;
+    audit.rows = got;
+    audit.cut = cut;
+    for (const ev of got.slice(0, 2000)) noteEvent(ev);
+    showMore();
   } catch (err) {
     if (gen === audit.gen) audit.status.textContent = "Could not search: " + err.message;
   }
+}
+
+// showMore shows the next AUDIT_PAGE rows, older than those shown.
+async function showMore() {
+  const next = audit.rows.slice(audit.shown, audit.shown + AUDIT_PAGE);
+  if (audit.shown > 0) await findCalls(next.slice().reverse(), filterParams().session);
+  for (const ev of next) audit.table.append(auditRow(ev));
+  audit.shown += next.length;
+  const n = audit.rows.length;
+  audit.more.hidden = audit.shown >= n;
+  audit.status.textContent = n === 0 ? "No events match." :
+    n + " event" + (n === 1 ? "" : "s") + ", newest first" + (audit.shown < n ? " · showing " + audit.shown : "") +
+    (audit.cut ? " · the range holds more than " + AUDIT_READ.toLocaleString() + " events: these are the newest of the first ones read; narrow the range" : "");
 }
 
 // findCalls reads the model.tool_call_requested events of the calls evs
@@ -380,19 +432,24 @@ async function findCalls(evs, session) {
   }
 }
 
+// auditRow is one event as a row; at phone width the rows are cards, each
+// cell labelled with its column (data-label).
 function auditRow(ev) {
   const p = gateFields(ev);
   const link = callLink(ev);
   const what = subject(ev) || describe(ev);
+  const agent = p.agent || (calls.get(p.toolCallId) || {}).agent || "";
+  const cell = (i, attrs, ...children) => h("td", { ...attrs, "data-label": AUDIT_COLUMNS[i] }, ...children);
   return h("tr", { class: p.decision ? decisionClass(p.decision) : null },
-    h("td", { class: "mono nowrap" }, h("time", { datetime: ev.time }, fmtTime(ev.time))),
-    h("td", { class: "mono wrap-any" }, h("a", { href: "#/live?session=" + encodeURIComponent(ev.session), class: "plain" }, ev.session)),
-    h("td", null, typeChip(ev.type), ev.type === "injection.suspected" ? [" ", injectionChip([p.class])] : null),
-    h("td", { class: "subject wrap-any" }, link ? h("a", { href: link, class: "mono" }, what || p.toolCallId) : h("span", { class: "mono" }, what)),
-    h("td", null, p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null),
-    h("td", { class: "nowrap", title: p.reason || "" }, reasonText(p.reason)),
-    h("td", { class: "nowrap" }, p.actor || ""),
-    h("td", { class: "mono wrap-any" }, p.rule || ""));
+    cell(0, { class: "mono nowrap audit-time" }, h("time", { datetime: ev.time, title: ev.time }, fmtDateTime(ev.time))),
+    cell(1, { class: "mono wrap-any" }, h("a", { href: "#/live?session=" + encodeURIComponent(ev.session), class: "plain" }, ev.session)),
+    cell(2, { class: ["wrap-any", !agent && "empty-cell"] }, agent),
+    cell(3, null, typeChip(ev.type), ev.type === "injection.suspected" ? [" ", injectionChip([p.class])] : null),
+    cell(4, { class: "subject wrap-any" }, link ? h("a", { href: link, class: "mono" }, what || p.toolCallId) : h("span", { class: "mono" }, what)),
+    cell(5, { class: !p.decision && "empty-cell" }, p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null),
+    cell(6, { class: ["wrap-any", !p.reason && "empty-cell"], title: p.reason || "" }, reasonText(p.reason)),
+    cell(7, { class: ["nowrap", !p.actor && "empty-cell"], title: p.actor ? byWhom(p) : null }, p.actor || "", p.via ? " · " + p.via : ""),
+    cell(8, { class: ["mono wrap-any", !p.rule && "empty-cell"] }, p.rule || ""));
 }
 
 function download() {
@@ -447,6 +504,7 @@ function approvalSummary(a) {
         h("span", { class: ["chip", decisionClass(d.decision)] }, d.decision || a.state),
       " ", h("span", { class: "muted" }, reasonText(d.reason), d.answer && d.answer !== "deny" ? " · " + d.answer.replace("_", " ") : ""),
       d.message && d.decision === "deny" ? h("span", null, " — “" + d.message + "”") : null),
+    changeView(a),
     r.units && r.units.length ? h("ul", { class: "units compact" }, r.units.map((u) => h("li", null,
       h("code", null, u.label), " ", h("span", { class: ["chip", riskClass(u.risk)] }, u.risk), " ",
       h("span", { class: ["chip", decisionClass(u.decision)] }, u.decision)))) : null);
@@ -460,7 +518,9 @@ function timelineItem(ev, first, i) {
       typeChip(ev.type),
       p.decision ? h("span", { class: ["chip", decisionClass(p.decision)] }, p.decision) : null,
       p.riskAtDecision ? h("span", { class: ["chip", riskClass(p.riskAtDecision)] }, p.riskAtDecision) : null,
-      h("time", { class: "muted mono", datetime: ev.time }, fmtTime(ev.time)),
+      ev.type === "permission.resolved" ? h("span", { class: "chip actor-chip", title: "who decided" },
+        p.actor === "user" ? "person" + (p.via ? " · " + p.via : "") : p.actor || "policy") : null,
+      h("time", { class: "muted mono", datetime: ev.time }, fmtDateTime(ev.time)),
       i > 0 ? h("span", { class: "muted mono" }, "+" + (dt >= 1000 ? (dt / 1000).toFixed(1) + " s" : dt + " ms")) : null,
       h("span", { class: "muted mono" }, "#" + ev.seq)),
     h("p", { class: "tl-text" }, describe(ev)),

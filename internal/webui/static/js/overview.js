@@ -5,12 +5,17 @@
 import { api, serverNow } from "./api.js";
 import { h, s, replace, reasonText, fmtHour } from "./dom.js";
 
-// The final decisions, stacked; "asked a person" is marked over them,
-// since every ask ends in one of them.
+// How the calls ended, stacked: together they are all the calls. "Asked"
+// is a part of them, drawn as a bar of its own beside the stack.
 const STACKED = [
   { key: "allow", label: "allowed" },
   { key: "deny", label: "denied" },
+  { key: "pending", label: "pending" },
 ];
+
+// BUCKETS are the periods the server counts by, shortest first, with
+// their names for bucket=.
+const BUCKETS = [[60e3, "1m"], [5 * 60e3, "5m"], [10 * 60e3, "10m"], [15 * 60e3, "15m"], [30 * 60e3, "30m"], [3600e3, "1h"]];
 
 const root = h("section", { class: "view", id: "view-overview", "aria-labelledby": "overview-title" });
 const range = h("select", { id: "overview-range", "aria-label": "Time range", onchange: () => showOverview() },
@@ -30,27 +35,50 @@ export function overviewView() {
 export async function showOverview() {
   const hours = Number(range.value);
   const since = new Date(serverNow() - hours * 3600e3);
-  const bucketMs = hours > 48 ? 6 * 3600e3 : 3600e3;
   if (!body.firstChild) replace(body, h("p", { class: "muted" }, "Counting…"));
   let st;
   try {
     st = await api("/v1/stats", { params: { since: since.toISOString() } });
+    // The chart shows from the first call of the range to now, in
+    // periods short enough to tell them apart.
+    let from = since.getTime();
+    let bucketMs = hours > 48 ? 6 * 3600e3 : 3600e3;
+    let rows = st.hourly || [];
+    let rowMs = 3600e3;
+    // At most three narrowings: each starts at the first period with a
+    // call, a period before it, and counts in the shortest periods that
+    // keep the chart within 48 columns.
+    for (let i = 0; i < 3; i++) {
+      const first = rows.find((r) => r.calls > 0);
+      if (!first) break;
+      from = Math.max(from, new Date(first.hour).getTime() - rowMs);
+      const fit = BUCKETS.find(([ms]) => (serverNow() - from) / ms <= 48);
+      if (!fit || fit[0] >= rowMs) {
+        if (rowMs < 3600e3 || (fit && fit[0] === 3600e3)) bucketMs = rowMs;
+        break;
+      }
+      const fine = await api("/v1/stats", { params: { since: new Date(from).toISOString(), bucket: fit[1] } });
+      rows = fine.hourly || [];
+      rowMs = fit[0];
+      bucketMs = rowMs;
+      st = { ...st, hourly: rows };
+    }
+    render(st, from, bucketMs);
   } catch (err) {
     replace(body, h("p", { class: "card-error" }, "Could not read the statistics: " + err.message));
     return;
   }
-  render(st, since.getTime(), bucketMs);
   note.textContent = st.truncated ? "The range holds more events than one request counts: the oldest are counted." : "";
 }
 
-// buckets sums the hourly counts into buckets of bucketMs.
+// buckets sums the counts into buckets of bucketMs.
 function buckets(hourly, bucketMs) {
   const m = new Map();
   for (const row of hourly || []) {
     const t = new Date(row.hour).getTime();
     if (isNaN(t)) continue;
     const start = Math.floor(t / bucketMs) * bucketMs;
-    const c = m.get(start) || { calls: 0, allow: 0, ask: 0, deny: 0 };
+    const c = m.get(start) || { calls: 0, allow: 0, deny: 0, pending: 0, ask: 0 };
     for (const k of Object.keys(c)) c[k] += row[k] || 0;
     m.set(start, c);
   }
@@ -59,12 +87,18 @@ function buckets(hourly, bucketMs) {
 
 function render(st, since, bucketMs) {
   const t = st.totals || {};
+  const pct = (n) => (t.calls ? Math.round((100 * (n || 0)) / t.calls) + "% of the calls" : "");
   replace(body,
-    h("div", { class: "tiles" },
-      tile("calls", t.calls), tile("allowed", t.allow, "dec-allow"),
-      tile("asked a person", t.ask, "dec-ask"), tile("denied", t.deny, "dec-deny")),
+    h("div", { class: "tiles", id: "overview-tiles" },
+      tile("calls", t.calls, "", "came in this range"),
+      tile("allowed", t.allow, "dec-allow", pct(t.allow)),
+      tile("denied", t.deny, "dec-deny", pct(t.deny)),
+      tile("pending", t.pending, "dec-pending", pct(t.pending))),
+    h("p", { class: "tiles-sum muted small", id: "overview-sum" },
+      "allowed + denied + pending = calls · of them ",
+      h("strong", { class: "asked-n" }, String(t.ask ?? 0)), " asked a person (", pct(t.ask) || "none", ")"),
     h("div", { class: "panel" },
-      h("h2", null, "Decisions over time"),
+      h("h2", null, "Calls over time ", h("span", { class: "muted small" }, "· by when they came, in periods of " + periodName(bucketMs))),
       chart(buckets(st.hourly, bucketMs), since, bucketMs)),
     h("div", { class: "grid-2" },
       h("div", { class: "panel" }, h("h2", null, "Why it asked or denied"),
@@ -78,57 +112,69 @@ function render(st, since, bucketMs) {
         bars(st.agents, (r) => r.name, "No agent named itself."))));
 }
 
-function tile(label, n, cls) {
-  return h("div", { class: ["tile", cls] }, h("span", { class: "tile-n" }, String(n ?? 0)), h("span", { class: "tile-label" }, label));
+function periodName(ms) {
+  return ms >= 3600e3 ? (ms / 3600e3 === 1 ? "an hour" : ms / 3600e3 + " hours") : ms / 60e3 === 1 ? "a minute" : ms / 60e3 + " minutes";
 }
 
-// chart draws a column per bucket from since to now: allowed and denied
-// stacked, and a line for the calls that asked a person.
+function tile(label, n, cls, sub) {
+  return h("div", { class: ["tile", cls], "data-tile": label },
+    h("span", { class: "tile-n" }, String(n ?? 0)), h("span", { class: "tile-label" }, label),
+    sub ? h("span", { class: "tile-sub muted small" }, sub) : null);
+}
+
+// chart draws a column per period from since to now: the calls that came
+// then, stacked by how they ended, and beside them a narrow bar of those
+// that asked a person.
 function chart(byStart, since, bucketMs) {
   const now = serverNow();
   const first = Math.floor(since / bucketMs) * bucketMs;
   const n = Math.max(1, Math.ceil((now - first) / bucketMs));
   let peak = 0;
-  for (const c of byStart.values()) peak = Math.max(peak, c.allow + c.deny, c.ask);
+  for (const c of byStart.values()) peak = Math.max(peak, c.allow + c.deny + c.pending, c.ask);
   // Drawn at the width it is shown at, so that its text stays readable.
   const W = Math.round(Math.min(720, Math.max(300, body.clientWidth - 40 || 720)));
   const H = W < 500 ? 180 : 220, L = 36, B = 24, T = 10;
   const cw = (W - L - 4) / n;
   const top = niceMax(peak);
   const y = (v) => H - B - ((H - B - T) * v) / top;
-  const g = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img", "aria-label": "Decisions over time by outcome" });
+  const g = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img", "aria-label": "Calls over time by how they ended" });
   for (const v of [0, top / 2, top]) {
     g.append(s("line", { x1: L, x2: W, y1: y(v), y2: y(v), class: "grid" }),
       s("text", { x: L - 6, y: y(v) + 4, class: "axis", "text-anchor": "end" }, String(Math.round(v))));
   }
+  const withDay = now - first > 20 * 3600e3;
   const labelEvery = Math.ceil(n / Math.max(3, Math.floor(W / 90)));
+  // The stack takes the left of a column, the asked bar the right; both
+  // at most 28px wide, so that one period is not one wide slab.
+  const bw = Math.min(28, cw * 0.5);
+  const aw = Math.min(10, cw * 0.2);
   for (let i = 0; i < n; i++) {
     const start = first + i * bucketMs;
-    const c = byStart.get(start) || { calls: 0, allow: 0, ask: 0, deny: 0 };
+    const c = byStart.get(start) || { calls: 0, allow: 0, deny: 0, pending: 0, ask: 0 };
     const x = L + i * cw;
+    const bx = x + (cw - bw - aw - 2) / 2;
     let acc = 0;
     for (const se of STACKED) {
       const v = c[se.key];
       if (!v) continue;
-      g.append(s("rect", { x: x + cw * 0.14, y: y(acc + v), width: Math.max(1, cw * 0.72), height: Math.max(0.5, y(acc) - y(acc + v)), class: "bar o-" + se.key, rx: 1.5 }));
+      g.append(s("rect", { x: bx, y: y(acc + v), width: Math.max(1, bw), height: Math.max(0.5, y(acc) - y(acc + v)), class: "bar o-" + se.key, rx: 1.5 }));
       acc += v;
     }
     if (c.ask > 0) {
-      g.append(s("line", { x1: x + cw * 0.06, x2: x + cw * 0.94, y1: y(c.ask), y2: y(c.ask), class: "ask-mark" }),
-        s("circle", { cx: x + cw / 2, cy: y(c.ask), r: Math.min(3.5, cw / 3), class: "ask-dot" }));
+      g.append(s("rect", { x: bx + bw + 2, y: y(c.ask), width: Math.max(1, aw), height: Math.max(0.5, y(0) - y(c.ask)), class: "bar ask-bar", rx: 1 }));
     }
-    const tip = fmtHour(start, true) + "\n" + c.calls + " calls · " + c.allow + " allowed · " + c.deny + " denied · " + c.ask + " asked a person";
+    const tip = fmtHour(start, true) + "\n" + c.calls + " calls: " + c.allow + " allowed · " + c.deny + " denied · " + c.pending + " pending · " + c.ask + " asked a person";
     g.append(s("rect", { x, y: T, width: cw, height: H - B - T, class: "hit" }, s("title", null, tip)));
     if (i % labelEvery === 0) {
       const cx = x + cw / 2;
       const anchor = cx > W - 40 ? "end" : cx < L + 30 ? "start" : "middle";
-      g.append(s("text", { x: anchor === "end" ? W : anchor === "start" ? L : cx, y: H - 6, class: "axis", "text-anchor": anchor }, fmtHour(start, bucketMs > 3600e3)));
+      g.append(s("text", { x: anchor === "end" ? W : anchor === "start" ? L : cx, y: H - 6, class: "axis", "text-anchor": anchor }, fmtHour(start, withDay)));
     }
   }
   const legend = h("ul", { class: "legend" },
     STACKED.map((se) => h("li", null, h("span", { class: "swatch o-" + se.key }), se.label)),
-    h("li", null, h("span", { class: "swatch swatch-mark o-ask" }), "asked a person"));
-  if (peak === 0) return h("div", null, g, h("p", { class: "muted" }, "No decisions in this range yet."));
+    h("li", null, h("span", { class: "swatch swatch-ask" }), "asked a person (a part of the calls)"));
+  if (peak === 0) return h("div", null, g, h("p", { class: "muted" }, "No calls in this range yet."));
   return h("div", null, g, legend);
 }
 

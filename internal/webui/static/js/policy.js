@@ -1,9 +1,15 @@
-// The policy view: the effective policy for a project with where each rule
-// came from, and a session's mode and axes with a switch.
+// The policy view: the effective policy for a project on top, with the
+// default table by risk and where each setting and rule came from; then a
+// session's mode and axes with a switch, each showing the value it has
+// now, and the session's approvals and leases.
 
 import { api } from "./api.js";
-import { h, replace, decisionClass, toast } from "./dom.js";
+import { h, replace, decisionClass, riskClass, toast, labelCells } from "./dom.js";
 import { seen, recent, onSeen } from "./state.js";
+
+// FROM_FILES labels the choice that leaves a setting to the policy files,
+// until the files' value is known.
+const FROM_FILES = "as the policy files say";
 
 const MODES = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "strict"];
 const APPROVALS = ["on-request", "always", "never"];
@@ -22,7 +28,7 @@ const sess = {
   approval: select("approval", APPROVALS),
   sandbox: select("sandbox", SANDBOXES),
   network: h("select", { name: "network", id: "session-network" },
-    h("option", { value: "" }, "from the policy files"), h("option", { value: "true" }, "on"), h("option", { value: "false" }, "off")),
+    h("option", { value: "" }, FROM_FILES), h("option", { value: "true" }, "on"), h("option", { value: "false" }, "off")),
   status: h("p", { class: "muted", role: "status", id: "session-policy-status" }),
   loaded: "", // the session whose settings the form shows
   current: {}, // and those settings
@@ -82,7 +88,7 @@ function renderGrants(id, list) {
     return;
   }
   const when = (t) => (t ? new Date(t).toLocaleString() : "—");
-  replace(grants.body, h("div", { class: "table-wrap" }, h("table", { class: "table grants-table", id: "grants-table" },
+  replace(grants.body, h("div", { class: "table-wrap" }, labelCells(h("table", { class: "table grants-table stack-phone", id: "grants-table" },
     h("thead", null, h("tr", null, ["kind", "what", "agent", "granted", "ends", ""].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", null, list.map((g) => h("tr", { "data-grant": g.id },
       h("td", null, h("span", { class: "chip" }, g.kind === "lease" ? "lease · " + g.capability : "session approval")),
@@ -93,7 +99,7 @@ function renderGrants(id, list) {
       h("td", { class: "muted" }, g.kind === "lease" ? when(g.expires) : "when a file it read changes"),
       h("td", null, h("button", {
         type: "button", class: "btn btn-deny btn-small", "aria-label": "Revoke " + g.id, onclick: () => revokeGrant(id, g.id),
-      }, "Revoke"))))))));
+      }, "Revoke")))))))));
 }
 
 async function revokeGrant(session, grant) {
@@ -127,7 +133,18 @@ async function grantLease() {
 
 function select(name, values) {
   return h("select", { name, id: "session-" + name },
-    h("option", { value: "" }, "from the policy files"), values.map((v) => h("option", { value: v }, v)));
+    h("option", { value: "" }, FROM_FILES), values.map((v) => h("option", { value: v }, v)));
+}
+
+// showFileValues names, in each switch's "policy files" choice, the value
+// the files give, so that the form shows what holds now.
+function showFileValues(settings) {
+  const show = (v) => (typeof v === "boolean" ? (v ? "on" : "off") : v || "default");
+  for (const k of ["mode", "approval", "sandbox", "network"]) {
+    const opt = sess[k].querySelector('option[value=""]');
+    const v = settings ? settings[k] : undefined;
+    opt.textContent = v === undefined || v === null ? FROM_FILES : show(v) + " (from the policy files)";
+  }
 }
 
 // ---- Effective policy ----
@@ -144,6 +161,12 @@ onSeen(() => {
 
 root.append(
   h("div", { class: "view-head" }, h("h1", { id: "policy-title" }, "Policy")),
+  h("div", { class: "panel", id: "effective-policy" },
+    h("h2", null, "Effective policy"),
+    h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); loadPolicy(); } },
+      h("label", { class: "field wide" }, h("span", null, "Project directory"), eff.cwd), cwdList,
+      h("div", { class: "filter-actions" }, h("button", { type: "submit", class: "btn btn-primary" }, "Show"))),
+    eff.body),
   h("div", { class: "panel" },
     h("h2", null, "Session mode and axes"),
     h("p", { class: "muted small" }, "A switch applies to the session's next call. Settings fixed by the managed policy or a command-line flag cannot be switched."),
@@ -151,13 +174,7 @@ root.append(
   h("div", { class: "panel" },
     h("h2", null, "Session approvals and leases"),
     h("p", { class: "muted small" }, "What the session may do again without asking. A lease lets the session's agent read or write one path for a while; it never unlocks credentials, protected paths or destructive calls."),
-    grants.body, grants.form, grants.status),
-  h("div", { class: "panel" },
-    h("h2", null, "Effective policy"),
-    h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); loadPolicy(); } },
-      h("label", { class: "field wide" }, h("span", null, "Project directory"), eff.cwd), cwdList,
-      h("div", { class: "filter-actions" }, h("button", { type: "submit", class: "btn btn-primary" }, "Show"))),
-    eff.body));
+    grants.body, grants.form, grants.status));
 
 export function policyView() {
   return root;
@@ -179,8 +196,12 @@ async function loadSession() {
   }
   sess.status.textContent = "Loading…";
   try {
-    fillSession(id, await api("/v1/sessions/" + encodeURIComponent(id) + "/policy"));
+    const v = await api("/v1/sessions/" + encodeURIComponent(id) + "/policy");
+    fillSession(id, v);
     sess.status.textContent = "Session " + id + ".";
+    // What the policy files give where the session works.
+    const cwd = (v && v.bound_workspace && v.bound_workspace !== "/") ? v.bound_workspace : eff.cwd.value.trim();
+    if (cwd) api("/v1/policy", { params: { cwd } }).then((p) => showFileValues(p && p.settings)).catch(() => showFileValues(null));
     grants.status.textContent = "";
     loadGrants(id);
   } catch (err) {
@@ -244,36 +265,82 @@ async function loadPolicy() {
 }
 
 // renderPolicy shows the answer of GET /v1/policy: the settings with the
-// layer or file:line that set each, the pooled rules in evaluation order
-// with their origin, the rules a managed lock set aside, and notes.
+// layer or file:line that set each, what decides when no rule does (the
+// default table by risk, as the mode and approval setting change it), the
+// pooled rules in evaluation order with their origin, the rules a managed
+// lock set aside, and notes.
 function renderPolicy(p) {
   const rules = p.rules || [];
+  const from = p.from || {};
+  // The command-line layer is there whether or not a flag was given; it
+  // is shown only when it holds a rule or sets something.
+  const cliUsed = rules.some((r) => r.layer === "cli") || Object.values(from).some((v) => /^cli\b/.test(v));
+  const files = (p.files || []).filter((f) => f.layer !== "cli" || cliUsed);
   replace(eff.body,
-    h("p", null, h("span", { class: "muted" }, "Project root "), h("code", null, p.root || "none found"),
-      (p.files || []).length > 0 ? [h("span", { class: "muted" }, " · layers "),
-        p.files.map((f) => h("span", { class: "chip", title: f.path || "" }, f.layer))] : null),
-    settingsTable(p.settings || {}, p.from || {}),
+    h("p", { class: "policy-root" }, h("span", { class: "muted" }, "Project root "), h("code", null, p.root || "none found"),
+      files.length > 0 ? [h("span", { class: "muted" }, " · layers "),
+        files.map((f) => [h("span", { class: "chip", title: f.path || "" }, f.layer), " "])] : null),
+    settingsTable(p.settings || {}, from),
+    h("h3", null, "When no rule decides ", h("span", { class: "muted" }, "· the default table by risk")),
+    defaultTable(p.settings || {}),
     h("h3", null, "Rules ", h("span", { class: "muted" }, "· " + rules.length + ", evaluated deny → ask → allow")),
     rules.length === 0 ? h("p", { class: "muted" }, "No rules: the default table decides by risk.") : rulesTable(rules),
     (p.ignored || []).length > 0 ? [h("h3", null, "Set aside by the managed policy"), rulesTable(p.ignored)] : null,
     (p.notes || []).length > 0 ? [h("h3", null, "Notes"), h("ul", { class: "notes" }, p.notes.map((n) => h("li", null, n)))] : null);
 }
 
+// DEFAULTS is the default table: what each risk gets when no rule decides.
+const DEFAULTS = [
+  ["read", "allow", ""],
+  ["write", "ask", ""],
+  ["execute", "ask", ""],
+  ["network", "ask", ""],
+  ["credential", "deny", "only a rule that names the path or host allows it"],
+  ["destructive", "ask", "typed confirmation; never remembered, asks every time"],
+];
+
+// defaultTable shows DEFAULTS as the mode and the approval setting
+// change them.
+function defaultTable(settings) {
+  const mode = settings.mode || "default";
+  const approval = settings.approval || "on-request";
+  const rows = DEFAULTS.map(([risk, dec, note]) => {
+    let d = dec, why = note;
+    if (mode === "strict" && dec !== "deny") { d = "deny"; why = "strict mode: a call no rule allows is denied"; }
+    else if (mode === "bypassPermissions" && dec === "ask" && risk !== "destructive") { d = "allow"; why = "bypass mode (protected paths and code that cannot be judged still ask)"; }
+    else if (mode === "acceptEdits" && risk === "write") { d = "allow"; why = "accept-edits mode, inside the workspace"; }
+    else if (mode === "dontAsk" && dec === "ask") { d = "deny"; why = "don't-ask mode: what would ask is denied"; }
+    else if (mode === "plan" && (risk === "write" || risk === "execute" || risk === "destructive")) { d = "deny"; why = "plan mode: read-only"; }
+    else if (approval === "always" && dec === "allow") { d = "ask"; why = "approval = always: every call asks"; }
+    else if (approval === "never" && dec === "ask") {
+      d = risk === "destructive" ? "deny" : "allow";
+      why = risk === "destructive" ? "approval = never: nobody is there to confirm" : "approval = never: runs if the sandbox contains it";
+    }
+    return h("tr", null,
+      h("td", null, h("span", { class: ["risk-badge", riskClass(risk)] }, risk)),
+      h("td", null, h("span", { class: ["chip", decisionClass(d)] }, d)),
+      h("td", { class: "muted wide-cell" }, why));
+  });
+  return h("div", { class: "table-wrap" }, labelCells(h("table", { class: "table default-table stack-phone" },
+    h("thead", null, h("tr", null, ["risk", "decision", "note"].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", null, rows))));
+}
+
 function settingsTable(settings, from) {
   const show = (v) => (v === null || v === undefined || (Array.isArray(v) && v.length === 0) ? "—" : Array.isArray(v) ? v.join(", ") : String(v));
-  return h("div", { class: "table-wrap" }, h("table", { class: "table settings-table" },
+  return h("div", { class: "table-wrap" }, labelCells(h("table", { class: "table settings-table stack-phone" },
     h("thead", null, h("tr", null, h("th", { scope: "col" }, "setting"), h("th", { scope: "col" }, "value"), h("th", { scope: "col" }, "set by"))),
     h("tbody", null, Object.entries(settings).map(([k, v]) => h("tr", null,
-      h("td", null, k), h("td", { class: "mono" }, show(v)),
-      h("td", { class: "mono muted" }, from[k] || "default"))))));
+      h("td", null, k), h("td", { class: "mono wrap-any" }, show(v)),
+      h("td", { class: "mono muted wrap-any set-by" }, from[k] || "default")))))));
 }
 
 function rulesTable(rules) {
-  return h("div", { class: "table-wrap" }, h("table", { class: "table rules-table" },
+  return h("div", { class: "table-wrap" }, labelCells(h("table", { class: "table rules-table stack-phone" },
     h("thead", null, h("tr", null, ["effect", "rule", "layer", "from"].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", null, rules.map((r) => h("tr", null,
       h("td", null, h("span", { class: ["chip", decisionClass(r.effect)] }, r.effect)),
-      h("td", { class: "mono" }, r.rule),
+      h("td", { class: "mono wrap-any" }, r.rule),
       h("td", null, r.layer),
-      h("td", { class: "mono muted" }, r.origin || (r.file ? r.file + ":" + r.line : ""), r.reason ? " — " + r.reason : ""))))));
+      h("td", { class: "mono muted wrap-any wide-cell" }, r.origin || (r.file ? r.file + ":" + r.line : ""), r.reason ? " — " + r.reason : "")))))));
 }
