@@ -128,6 +128,11 @@ func (a *apiClient) reportDenied(ctx context.Context, req *engine.Request, reaso
 // apiDecider decides an MCP proxy's calls through a running server.
 type apiDecider struct{ api *apiClient }
 
+// Denied implements [mcpproxy.Decider]: the server records the deny.
+func (d apiDecider) Denied(ctx context.Context, req *engine.Request, reason string) error {
+	return d.api.reportDenied(ctx, req, reason, "the MCP proxy's policy")
+}
+
 // Decide implements [mcpproxy.Decider]. The proxy runs a call as the
 // client sent it, so an allow of an input a user hook changed is a deny.
 func (d apiDecider) Decide(ctx context.Context, req *engine.Request) (*engine.Decision, error) {

@@ -186,7 +186,9 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 			reply = hook.Fail(client, d.Message)
 		}
 		if api != nil && apiErr == nil {
-			err := api.reportDenied(ctx, &call.Request, describe(d), "the "+string(client)+" hook's policy")
+			denied := call.Request
+			denied.Session = hookSession(call)
+			err := api.reportDenied(ctx, &denied, describe(d), "the "+string(client)+" hook's policy")
 			if err == nil {
 				return reply
 			}

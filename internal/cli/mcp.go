@@ -45,8 +45,11 @@ only for a trusted server: one named in trusted_mcp_servers or given
 --trusted. An untrusted server's calls ask unless an allow rule names the
 tool. A refused call returns a tool error with the reason. A call that needs
 a person goes to a running toolgate serve when --server or $TOOLGATE_SERVER
-is set (then the server decides and records every call); otherwise it is
-denied. Every decision is recorded in the event log.`,
+is set; otherwise it is denied. With a server, the proxy's own policy (its
+rule flags, --mode, --trusted and the policy files) is applied first: a
+call it denies is denied and reported to the server, whose log records it
+(agent_denied); every other call is the server's to decide and record.
+Without a server every decision is recorded in the event log.`,
 		Example: `  toolgate mcp --name fs --trusted -- npx -y @modelcontextprotocol/server-filesystem .`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
