@@ -176,3 +176,25 @@ func TestHookLocalDenyReachesServer(t *testing.T) {
 		t.Fatalf("the server's log: %v", calls)
 	}
 }
+
+// TestHookLocalDenyServerDown: when the server named for the hook does
+// not answer, a call the hook's policy denies is still denied, and
+// recorded in the local log instead.
+func TestHookLocalDenyServerDown(t *testing.T) {
+	env := newHookEnv(t)
+	t.Setenv("TOOLGATE_TOKEN", "agent-token-that-no-one-checks")
+	db := filepath.Join(t.TempDir(), "events.db")
+	flags := append(append([]string{}, env.flags...), "--db", db, "--server", "http://127.0.0.1:1", "--deny", "Bash(rm *)")
+	payload := payloadFor("codex", "Bash", env.project, map[string]any{"command": "rm -r build"}, map[string]any{"session_id": "down"})
+	code, out, stderr := runHookCLI(t, "codex", payload, flags...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	if d, reason := hookDecision(t, "codex", out); d != "deny" || !strings.Contains(reason, "rule_deny") {
+		t.Fatalf("answer %q (%s)", d, reason)
+	}
+	calls := loggedCalls(t, db, "down")
+	if len(calls) != 1 || calls[0].resolved["decision"] != "deny" || calls[0].resolved["reason"] != "rule_deny" || calls[0].resolved["actor"] != "policy" {
+		t.Fatalf("the local log: %v", calls)
+	}
+}
