@@ -103,8 +103,35 @@ func (a *apiClient) checkWait(ctx context.Context, req *engine.Request) (*engine
 	return nil, fmt.Errorf("the server answered %q although it was asked to wait for a person", resp.Decision.Decision)
 }
 
+// reportDenied tells the server that the agent's side denied req, by
+// (what denied it) for reason, so that its log records the deny (POST
+// /v1/check with "denied"). The call stays denied whatever happens; an
+// error says the server did not record it.
+func (a *apiClient) reportDenied(ctx context.Context, req *engine.Request, reason, by string) error {
+	body := struct {
+		Tool    string              `json:"tool"`
+		Input   map[string]any      `json:"input"`
+		Cwd     string              `json:"cwd"`
+		Session string              `json:"session"`
+		Denied  *server.AgentDenial `json:"denied"`
+	}{req.Tool, req.Input, req.Cwd, req.Session, &server.AgentDenial{Reason: reason, By: by}}
+	var resp server.CheckResponse
+	if err := a.do(ctx, http.MethodPost, "/v1/check", body, &resp); err != nil {
+		return err
+	}
+	if resp.Decision == nil || resp.Decision.Decision != policy.Deny {
+		return errors.New("the server did not record the call as denied")
+	}
+	return nil
+}
+
 // apiDecider decides an MCP proxy's calls through a running server.
 type apiDecider struct{ api *apiClient }
+
+// Denied implements [mcpproxy.Decider]: the server records the deny.
+func (d apiDecider) Denied(ctx context.Context, req *engine.Request, reason string) error {
+	return d.api.reportDenied(ctx, req, reason, "the MCP proxy's policy")
+}
 
 // Decide implements [mcpproxy.Decider]. The proxy runs a call as the
 // client sent it, so an allow of an input a user hook changed is a deny.

@@ -31,7 +31,7 @@ func (f *hookFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.server, "server", "", "URL of a running toolgate serve to ask a person through (default $TOOLGATE_SERVER, else "+DefaultServer+" when its agent token is in the state directory)")
 	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where agent.token is (the token may also come from $TOOLGATE_TOKEN)")
 	fl.BoolVar(&f.noWrap, "no-sandbox-wrap", false, "hand an allowed shell command back as it is instead of wrapped in toolgate sandbox")
-	fl.StringVar(&f.db, "db", "", "event log the after-tool events are recorded in: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
+	fl.StringVar(&f.db, "db", "", "event log the decisions made without a server and the after-tool events are recorded in: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
 }
 
 func hookCmd() *cobra.Command {
@@ -46,10 +46,14 @@ for Claude Code only, ask. When toolgate serve is running (found through
 --server, $TOOLGATE_SERVER or the state directory's agent.token; the token
 may come from $TOOLGATE_TOKEN) a call the local policy does not deny is put
 to it with POST /v1/check and "wait": the server's policy decides, and a
-question is answered by a person on its page while the hook waits. Without
-a server, a question goes to Claude Code as ask (an interactive session
-asks its person; claude -p blocks the call) and is a deny for Gemini CLI
-and Codex, whose ask would hang or run the tool.
+question is answered by a person on its page while the hook waits; a call
+the local policy denies is reported to it ("denied"), so that its log
+records the deny. Without a server, a question goes to Claude Code as ask
+(an interactive session asks its person; claude -p blocks the call) and is
+a deny for Gemini CLI and Codex, whose ask would hang or run the tool; the
+decision is recorded in the event log (--db, else events.db in the state
+directory) before the hook answers, as the request and its
+permission.resolved.
 
 After a tool runs (PostToolUse, AfterTool) the output is recorded as
 tool.completed in the event log (--db, else events.db in the state
@@ -173,6 +177,7 @@ func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlag
 
 func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFlags) hook.Reply {
 	client := call.Client
+	ctx := c.Context()
 	eng, err := hf.engine(c, pf)
 	if err != nil {
 		return hook.Fail(client, err.Error())
@@ -188,32 +193,55 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 			req.Mode = string(m)
 			req.ModeNoLooser = true
 		}
-		rd := eng.Check(c.Context(), &req)
-		if rd.Reason == engine.ReasonPolicyError {
-			return hook.Fail(client, rd.Message)
-		}
+		rd := eng.Check(ctx, &req)
 		if u, ok := req.Input["url"].(string); ok && req.Tool != call.Request.Tool {
 			rd.Message = strings.TrimPrefix(rd.Message+"; ", "; ") + "judged as " + req.Tool + " " + u
 		}
-		if rd.Decision == policy.Deny {
-			return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(rd)})
+		if rd.Decision == policy.Deny || rd.Reason == engine.ReasonPolicyError {
+			d = rd
+			break
 		}
 		if d == nil || d.Decision == policy.Allow {
 			d = rd
 		}
 	}
-	api, err := agentServer(hf.server, hf.stateDir, "", true)
-	if err != nil {
-		return hook.Fail(client, err.Error())
+	api, apiErr := agentServer(hf.server, hf.stateDir, "", true)
+	if d.Decision == policy.Deny || d.Reason == engine.ReasonPolicyError {
+		// A local deny is final; it is recorded where the decisions are:
+		// the server's log when a server is in use, else the local one.
+		reply := hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
+		if d.Reason == engine.ReasonPolicyError {
+			reply = hook.Fail(client, d.Message)
+		}
+		if api != nil && apiErr == nil {
+			denied := call.Request
+			denied.Session = hookSession(call)
+			err := api.reportDenied(ctx, &denied, describe(d), "the "+string(client)+" hook's policy")
+			if err == nil {
+				return reply
+			}
+			// The server did not take it: the local log records it.
+			if lerr := hf.record(ctx, eng, call, d, gate.ActorPolicy); lerr != nil {
+				return hook.Fail(client, fmt.Sprintf("%s; the deny could not be recorded: the server: %v; the local log: %v", describe(d), err, lerr))
+			}
+			return reply
+		}
+		if err := hf.record(ctx, eng, call, d, gate.ActorPolicy); err != nil {
+			return hook.Fail(client, fmt.Sprintf("%s; the deny could not be recorded: %v", describe(d), err))
+		}
+		return reply
+	}
+	if apiErr != nil {
+		return hook.Fail(client, apiErr.Error())
 	}
 	if api != nil {
-		allow := func(call *hook.Call, v hook.Verdict) hook.Reply { return hf.allow(c.Context(), eng, call, v) }
+		allow := func(call *hook.Call, v hook.Verdict) hook.Reply { return hf.allow(ctx, eng, call, v) }
 		if len(checks) == 1 {
-			return askServer(c.Context(), api, call, checks[0], allow)
+			return askServer(ctx, api, call, checks[0], allow)
 		}
 		var reasons []string
 		for _, req := range checks {
-			reply := askServer(c.Context(), api, call, req, func(cc *hook.Call, v hook.Verdict) hook.Reply {
+			reply := askServer(ctx, api, call, req, func(cc *hook.Call, v hook.Verdict) hook.Reply {
 				if cc != call {
 					return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 						"; a user hook changed the input of one of the call's checks, which cannot be handed back for a call judged in parts"})
@@ -227,17 +255,33 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		}
 		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: strings.Join(reasons, "; "), Input: call.Request.Input})
 	}
+	// Without a server the hook decides alone, and records its decision
+	// in the local log before it answers.
+	actor := gate.ActorPolicy
+	shown := describe(d) // what the client is told
 	if h := unrunHook(d, call.Request.Tool); h != nil {
-		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
-			"; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"})
+		shown += "; the policy's " + h.String() + " would judge this call, and user hooks run only in toolgate serve: start it so the hook asks it"
+		d = &engine.Decision{Decision: policy.Deny, Reason: engine.ReasonHook, Risk: d.Risk, Source: engine.SourceHook,
+			RuleOrigin: h.Origin(), PolicyVersion: d.PolicyVersion,
+			Message: fmt.Sprintf("the policy would decide %s (%s), but its %s would judge the call and user hooks run only in toolgate serve", d.Decision, d.Reason, h)}
+		actor = gate.ActorSystem
+	} else if d.Decision == policy.Ask && !hook.CanAsk(client) {
+		shown += "; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"
+		asked := *d
+		d = &asked
+		d.Decision, d.Reason = policy.Deny, engine.ReasonNoApprover
+		d.Message = fmt.Sprintf("it asks (%s: %s), and %s cannot ask a person without toolgate serve", asked.Reason, asked.Message, client)
+		actor = gate.ActorSystem
 	}
-	if d.Decision == policy.Ask && !hook.CanAsk(client) {
-		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
-			"; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"})
+	if err := hf.record(ctx, eng, call, d, actor); err != nil {
+		return hook.Fail(client, fmt.Sprintf("recording the decision: %v", err))
 	}
-	v := hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Request.Input}
+	if d.Decision == policy.Deny {
+		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: shown})
+	}
+	v := hook.Verdict{Decision: d.Decision, Reason: shown, Input: call.Request.Input}
 	if d.Decision == policy.Allow {
-		return hf.allow(c.Context(), eng, call, v)
+		return hf.allow(ctx, eng, call, v)
 	}
 	return hook.Answer(client, v)
 }
@@ -335,41 +379,84 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, r engine.Re
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }
 
+// logStore opens the local event log: --db, else events.db in the state
+// directory, chained under the server's key when the state directory
+// holds its approver token. It also returns the key the server's gate
+// redacts with, so that the hook records as the server would.
+func (hf *hookFlags) logStore(ctx context.Context) (eventlog.Store, []byte, error) {
+	db := hf.db
+	if db == "" {
+		if hf.stateDir == "" {
+			return nil, nil, errors.New("no event log: give --db or --state-dir")
+		}
+		if err := os.MkdirAll(hf.stateDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("state directory: %v", err)
+		}
+		db = filepath.Join(hf.stateDir, "events.db")
+	}
+	var tokens server.Tokens
+	if hf.stateDir != "" {
+		tok, err := server.ReadTokenFile(filepath.Join(hf.stateDir, server.ApproverTokenFile))
+		switch {
+		case err == nil:
+			tokens.Approver = tok
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, nil, fmt.Errorf("approver token: %v", err)
+		}
+	}
+	var chain, logKey []byte
+	if tokens.Approver != "" {
+		chain, logKey = tokens.ChainKey(), tokens.LogKey()
+	}
+	store, err := openStore(ctx, db, false, chain)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, logKey, nil
+}
+
+// hookSession is the session a hook's call is recorded in: the client's,
+// else one per client.
+func hookSession(call *hook.Call) string {
+	if call.Request.Session != "" {
+		return call.Request.Session
+	}
+	return "hook-" + string(call.Client)
+}
+
+// record records a before-tool decision the hook made without a server
+// in the local log, as the gate records an immediate decision
+// ([gate.Gate.Record]): the request and its permission.resolved, written
+// before the hook answers. The store is opened only here, so a hook that
+// puts its calls to a server opens none.
+func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.Call, d *engine.Decision, actor gate.Actor) error {
+	store, logKey, err := hf.logStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	g, err := gate.New(eng, store, nil, gate.Options{Headless: true, LogKey: logKey})
+	if err != nil {
+		return err
+	}
+	req := call.Request
+	req.Session = hookSession(call)
+	_, err = g.Record(ctx, &req, "", d, actor)
+	return err
+}
+
 // recordAfter records a finished call in the event log, with the
 // injection patterns its output shows, and returns those patterns. The
 // server takes no tool.completed from an agent, so the hook appends to
 // the log itself (SQLite allows several writers), chained under the
 // server's key when the state directory holds its approver token.
 func recordAfter(ctx context.Context, call *hook.Call, hf *hookFlags) ([]string, error) {
-	db := hf.db
-	if db == "" {
-		if hf.stateDir == "" {
-			return nil, errors.New("no event log: give --db or --state-dir")
-		}
-		if err := os.MkdirAll(hf.stateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("state directory: %v", err)
-		}
-		db = filepath.Join(hf.stateDir, "events.db")
-	}
-	var key []byte
-	if hf.stateDir != "" {
-		tok, err := server.ReadTokenFile(filepath.Join(hf.stateDir, server.ApproverTokenFile))
-		switch {
-		case err == nil:
-			key = server.ChainKeyFor(tok)
-		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("approver token: %v", err)
-		}
-	}
-	store, err := openStore(ctx, db, false, key)
+	store, _, err := hf.logStore(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
-	session := call.Request.Session
-	if session == "" {
-		session = "hook-" + string(call.Client)
-	}
+	session := hookSession(call)
 	preview, truncated := gate.Preview(call.Output)
 	completed := map[string]any{
 		"tool":            call.ClientTool,

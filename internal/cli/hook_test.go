@@ -476,6 +476,10 @@ func TestHookProtectsItsStateDir(t *testing.T) {
 	env := newHookEnv(t)
 	other := filepath.Join(t.TempDir(), "elsewhere")
 	db := filepath.Join(t.TempDir(), "log", "events.db")
+	// The hook records its decisions there.
+	if err := os.Mkdir(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	flags := append(append([]string{}, env.flags[:4]...), "--state-dir", other, "--db", db)
 	for _, path := range []string{filepath.Join(other, "agent.token"), db + "-wal"} {
 		payload := payloadFor("claude-code", "Read", env.project, map[string]any{"file_path": path}, nil)

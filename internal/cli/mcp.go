@@ -45,16 +45,20 @@ only for a trusted server: one named in trusted_mcp_servers or given
 --trusted. An untrusted server's calls ask unless an allow rule names the
 tool. A refused call returns a tool error with the reason. A call that needs
 a person goes to a running toolgate serve when --server or $TOOLGATE_SERVER
-is set (then the server decides and records every call). Otherwise, when the
-MCP client declared the elicitation capability, the person is asked through
-the client (an allow/deny form showing the tool, its arguments, why it asks
-and the risk): allow runs the call once, and decline, dismissing the form,
-an error or no answer within the approval timeout (30s) deny it; the answer
-is recorded as the user's with channel mcp-elicitation. The answer comes from
-the MCP client, which runs beside the agent, so it is as trustworthy as that
-client's own permission prompt: set mcp_elicitation = false in a policy file
-to never ask through the client. Without elicitation the call is denied.
-Every decision is recorded in the event log.`,
+is set. With a server, the proxy's own policy (its rule flags, --mode,
+--trusted and the policy files) is applied first: a call it denies is
+denied and reported to the server, whose log records it (agent_denied);
+every other call is the server's to decide and record. Without a server,
+when the MCP client declared the elicitation capability, the person is
+asked through the client (an allow/deny form showing the tool, its
+arguments, why it asks and the risk): allow runs the call once, and
+decline, dismissing the form, an error or no answer within the approval
+timeout (30s) deny it; the answer is recorded as the user's with channel
+mcp-elicitation. The answer comes from the MCP client, which runs beside
+the agent, so it is as trustworthy as that client's own permission prompt:
+set mcp_elicitation = false in a policy file to never ask through the
+client. Without elicitation the call is denied. Every decision is recorded
+in the event log.`,
 		Example: `  toolgate mcp --name fs --trusted -- npx -y @modelcontextprotocol/server-filesystem .`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -180,6 +180,10 @@ const (
 	// sandbox that would have contained it is missing, so it asks even
 	// under an allow rule.
 	ReasonUncontained Reason = "uncontained_code"
+	// ReasonAgentDenied: the agent's side (a client's hook, an MCP proxy
+	// with a policy of its own) denied the call before it reached the
+	// server, and reported it so that it is recorded.
+	ReasonAgentDenied Reason = "agent_denied"
 )
 
 // Source is the kind of pipeline stage that decided.

@@ -53,33 +53,56 @@ func CallID(ctx context.Context) string {
 // model.tool_call_requested, then permission.resolved with decision deny,
 // the reason and message given and actor system. It returns that deny.
 func (g *Gate) Refuse(ctx context.Context, req *engine.Request, turn string, reason engine.Reason, msg string) (*engine.Decision, error) {
+	d, _, err := g.RefuseCall(ctx, req, turn, reason, msg)
+	return d, err
+}
+
+// RefuseCall is [Gate.Refuse] that also returns the tool call id the
+// events carry. The decision is a deny whatever happens.
+func (g *Gate) RefuseCall(ctx context.Context, req *engine.Request, turn string, reason engine.Reason, msg string) (*engine.Decision, string, error) {
 	d := systemDeny(reason, msg)
+	id, err := g.Record(ctx, req, turn, d, ActorSystem)
+	return d, id, err
+}
+
+// Record records a decision made without the gate, with the gate's engine
+// alone, by an entry point that decides at once (an agent client's hook):
+// model.tool_call_requested, then permission.resolved carrying d's
+// decision, reason, risk, source, rule and message, and actor. Both events
+// are one append, as [Gate.Check] writes them: never a request without its
+// outcome. An ask is recorded as the decision that hands the question to
+// the client, whose person answers it outside toolgate. Record evaluates
+// nothing; it returns the tool call id the events carry, and an error when
+// the request names no session or the log cannot be written.
+func (g *Gate) Record(ctx context.Context, req *engine.Request, turn string, d *engine.Decision, actor Actor) (string, error) {
 	if req == nil || req.Session == "" {
-		return d, errors.New("gate: request has no session")
+		return "", errors.New("gate: request has no session")
+	}
+	if d == nil {
+		return "", errors.New("gate: no decision to record")
 	}
 	id := g.opts.NewID()
-	// Both events in one append, as [Gate.Check] writes them: never a
-	// request without its outcome.
 	requested, err := g.draft(turn, eventlog.TypeToolCallRequested, toolCallRequested{
 		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
 		Workspace: req.Workspace,
 	})
 	if err != nil {
-		return d, err
+		return id, err
 	}
 	resolved, err := g.draft(turn, eventlog.TypePermissionResolved, PermissionResolved{
-		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: ActorSystem,
-		RiskAtDecision: d.Risk, SourcedFrom: d.Source, Message: d.Message,
+		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: actor,
+		RiskAtDecision: d.Risk, SourcedFrom: d.Source, Rule: d.Rule, RuleOrigin: d.RuleOrigin,
+		Message: d.Message, Grant: d.Grant, PolicyVersion: d.PolicyVersion,
 	})
 	if err != nil {
-		return d, err
+		return id, err
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
 	defer cancel()
 	if _, err := g.store.Append(actx, req.Session, requested, resolved); err != nil {
-		return d, fmt.Errorf("gate: record the refusal: %w", err)
+		return id, fmt.Errorf("gate: record the decision: %w", err)
 	}
-	return d, nil
+	return id, nil
 }
 
 // Exec runs an allowed tool call. It should stop when ctx is done.

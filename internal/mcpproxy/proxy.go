@@ -37,6 +37,11 @@ import (
 // an error is a deny.
 type Decider interface {
 	Decide(ctx context.Context, req *engine.Request) (*engine.Decision, error)
+	// Denied reports a call the proxy's own policy denied, with the
+	// reason the model is given, so that the server records the deny;
+	// it asks the server for no decision. An error says it was not
+	// recorded there.
+	Denied(ctx context.Context, req *engine.Request, reason string) error
 }
 
 // Options configure a [Proxy].
@@ -55,8 +60,12 @@ type Options struct {
 	// Engine filters tools/list by the mode (plan mode hides what is not
 	// offered); required.
 	Engine *engine.Engine
-	// Remote, when set, decides the calls instead of Gate; the proxy
-	// then never asks through elicitation: the server asks its person.
+	// Remote, when set, decides the calls the proxy's own policy (the
+	// Engine's) does not deny, instead of Gate. A call that policy denies
+	// is denied, whatever Remote would say, and reported to Remote (or,
+	// when that fails, recorded by Gate).
+	// The proxy then never asks through elicitation: the server asks its
+	// person.
 	Remote Decider
 	// Cwd is the absolute directory the calls are judged from (the
 	// project the client started the proxy in). Required.
@@ -230,6 +239,17 @@ func (p *Proxy) handler(tool *mcp.Tool) mcp.ToolHandler {
 			return p.upstream.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		}
 		if p.opts.Remote != nil {
+			// The proxy's own policy first: its deny is final, and the
+			// server only records it.
+			if d := p.opts.Engine.Check(ctx, req); d.Decision == policy.Deny {
+				msg := denial(full, d, false)
+				if err := p.opts.Remote.Denied(ctx, req, msg); err != nil {
+					if _, lerr := p.opts.Gate.Record(ctx, req, "", d, gate.ActorPolicy); lerr != nil {
+						msg += fmt.Sprintf("; the deny could not be recorded: the toolgate server: %v; the local log: %v", err, lerr)
+					}
+				}
+				return refused(msg), nil
+			}
 			d, err := p.opts.Remote.Decide(ctx, req)
 			if err != nil {
 				return refused(fmt.Sprintf("toolgate denied %s: the toolgate server could not decide it: %v", full, err)), nil

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -337,5 +338,70 @@ func TestToolListChanges(t *testing.T) {
 	}
 	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err == nil {
 		t.Fatalf("the hidden tool ran: %v", res)
+	}
+}
+
+// unreachable is a server that cannot be reached: it decides nothing and
+// records nothing.
+type unreachable struct{ decided, reported int }
+
+func (u *unreachable) Decide(context.Context, *engine.Request) (*engine.Decision, error) {
+	u.decided++
+	return &engine.Decision{Decision: policy.Allow, Reason: engine.ReasonRuleAllow}, nil
+}
+
+func (u *unreachable) Denied(context.Context, *engine.Request, string) error {
+	u.reported++
+	return errors.New("connection refused")
+}
+
+// TestRemoteLocalDenyFallsBack: with a Remote, a call the proxy's policy
+// denies is never put to it for a decision (its allow would not count)
+// and never runs; when reporting it fails, the local gate records the
+// deny.
+func TestRemoteLocalDenyFallsBack(t *testing.T) {
+	w := newWorld(t, "", "mcp__files__echo")
+	layer, err := policy.ParseRules(policy.LayerCLI, nil, nil, []string{"mcp__files__write_file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(t.TempDir(), "none.toml")
+	w.eng, err = engine.New(engine.Options{Policy: engine.FromFiles(none, none, layer), Home: t.TempDir(), Project: w.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := &unreachable{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	upT, proxyUpT := mcp.NewInMemoryTransports()
+	go func() { _ = fileServer().Run(ctx, upT) }()
+	p, err := New(ctx, proxyUpT, Options{Name: "files", Trusted: true, Gate: w.gate, Engine: w.eng, Cwd: w.project, Session: "s1", Remote: remote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cliT, srvT := mcp.NewInMemoryTransports()
+	go func() { _ = p.Serve(ctx, srvT) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, cliT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	target := filepath.Join(w.project, "x.txt")
+	out, isErr := call(t, cs, "write_file", map[string]any{"path": target, "content": "x"})
+	if !isErr || !strings.Contains(out, "rule_deny") {
+		t.Fatalf("write_file: %q (isError %t)", out, isErr)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the upstream tool ran: %v", err)
+	}
+	if remote.decided != 0 || remote.reported != 1 {
+		t.Fatalf("remote decided %d, reported %d", remote.decided, remote.reported)
+	}
+	if got := w.decisions(t); !slices.Equal(got, []string{"mcp__files__write_file deny rule_deny"}) {
+		t.Fatalf("decisions %v", got)
+	}
+	if n := w.count(t, eventlog.TypeToolCallRequested); n != 1 {
+		t.Fatalf("%d requests in the log", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,41 @@ type checkRequest struct {
 	engine.Request
 	Turn string `json:"turn"`
 	Wait bool   `json:"wait"`
+	// Denied, when set, says the agent's side has denied the call
+	// already: the server records it as denied and decides nothing.
+	Denied *AgentDenial `json:"denied,omitempty"`
+}
+
+// AgentDenial is the "denied" field of POST /v1/check and /v1/run: the
+// agent's side (a client's hook, an MCP proxy) denied the call by a
+// policy of its own and reports it, so that the server's log holds it.
+// The agent can only make its gate stricter, so the server takes the
+// deny as it is: it records the request and a permission.resolved deny
+// with reason agent_denied and actor system, evaluates nothing, asks no
+// one, and answers deny. A call reported so is never allowed.
+type AgentDenial struct {
+	// Reason is why the agent's side denied the call, as it told its
+	// model; at most MaxDenialReason bytes are recorded.
+	Reason string `json:"reason"`
+	// By names what denied it, such as "hook policy".
+	By string `json:"by"`
+}
+
+// MaxDenialReason bounds the reason of an [AgentDenial] recorded in the
+// log; a longer one is cut.
+const MaxDenialReason = 2000
+
+// message is what the permission.resolved event of the denial says.
+func (a *AgentDenial) message() string {
+	by := strings.TrimSpace(clip(a.By, 100))
+	if by == "" {
+		by = "the agent's side"
+	}
+	msg := "denied by " + by + " before it reached the server"
+	if r := strings.TrimSpace(clip(a.Reason, MaxDenialReason)); r != "" {
+		msg += ": " + r
+	}
+	return msg
 }
 
 // CheckResponse is the answer to POST /v1/check.
@@ -101,6 +137,11 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 	if !s.track() {
 		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
+	if body.Denied != nil {
+		defer s.running.Done()
+		writeJSON(w, http.StatusOK, s.refuse(r.Context(), &req, body.Turn, body.Denied))
+		return nil
+	}
 	if body.Wait {
 		defer s.running.Done()
 		ctx, cancel := context.WithCancel(r.Context())
@@ -147,6 +188,14 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, p principal
 		// The client went away; the check goes on and is recorded.
 	}
 	return nil
+}
+
+// refuse records a call the agent's side denied, without deciding it,
+// and answers deny.
+func (s *Server) refuse(ctx context.Context, req *engine.Request, turn string, a *AgentDenial) CheckResponse {
+	start := time.Now()
+	d, id, err := s.gate.RefuseCall(ctx, req, turn, engine.ReasonAgentDenied, a.message())
+	return s.finish(start, req, gate.Outcome{Decision: d, ToolCallID: id}, err)
 }
 
 // check runs the gate on req, waiting for a person when it asks, and

@@ -55,6 +55,16 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, p principal) 
 	if err != nil {
 		return err
 	}
+	if body.Denied != nil {
+		// Denied on the agent's side: recorded, never run, wherever it is.
+		if !s.track() {
+			return errorf(http.StatusServiceUnavailable, "the server is shutting down")
+		}
+		defer s.running.Done()
+		resp := s.refuse(r.Context(), &req, body.Turn, body.Denied)
+		writeJSON(w, http.StatusOK, RunResponse{Decision: resp.Decision.Decision.String(), Reason: string(resp.Reason), Message: resp.Message})
+		return nil
+	}
 	// The server runs the call as its own user: only in the session's
 	// workspace, never where no workspace was bound.
 	if req.Workspace == NoWorkspace || !pathres.Within(pathres.Real(req.Workspace), pathres.Real(req.Cwd)) {

@@ -84,6 +84,7 @@ const reasons = {
   user_approved: "approved by a person", hook: "hook", nothing_to_run: "nothing to run",
   approval_cancelled: "caller went away", approver_error: "approver failed",
   receipt_invalid: "the call changed after it was asked about",
+  agent_denied: "denied on the agent's side",
 };
 
 // reasonText is a reason code in words, or the code itself when unknown.
