@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -426,47 +427,74 @@ func TestHookRecordsAfterTool(t *testing.T) {
 
 // TestHookLatency measures the hook's whole process, from exec to exit
 // of the built binary deciding one call with a policy file and recording
-// nothing, beside `toolgate --help`: the median of 50 runs of each.
+// it in the embedded log, beside `toolgate --version` and a minimal Go
+// program: 50 rounds, the three run in turn in each, and the median of
+// each printed.
 func TestHookLatency(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary 100 times")
+		t.Skip("builds and runs three programs 50 times each")
 	}
 	env := newHookEnv(t)
-	bin := filepath.Join(t.TempDir(), "toolgate")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "toolgate")
 	build := exec.Command("go", "build", "-o", bin, "github.com/toolgate/toolgate/cmd/toolgate")
 	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
+	}
+	minimal := filepath.Join(dir, "minimal")
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	build = exec.Command("go", "build", "-o", minimal, "main.go")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "GO111MODULE=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the minimal program: %v\n%s", err, out)
 	}
 	pol := filepath.Join(env.project, "policy.toml")
 	if err := os.WriteFile(pol, []byte("[permissions]\nallow = [\"Bash(git status)\"]\ndeny = [\"Bash(rm *)\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	payload := payloadFor("claude-code", "Bash", env.project, map[string]any{"command": "git status"}, nil)
-	median := func(args []string, stdin string) time.Duration {
-		var ds []time.Duration
-		for range 50 {
-			cmd := exec.Command(bin, args...)
-			cmd.Stdin = strings.NewReader(stdin)
+	hookArgs := []string{"hook", "claude-code", "--user-policy", pol, "--managed-policy", filepath.Join(env.project, "none.toml"), "--state-dir", env.state}
+	progs := []struct {
+		name  string
+		path  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"minimal Go program", minimal, nil, "", ""},
+		{"toolgate --version", bin, []string{"--version"}, "", "toolgate "},
+		{"toolgate hook claude-code", bin, hookArgs, payload, `"allow"`},
+	}
+	times := make([][]time.Duration, len(progs))
+	for range 50 {
+		for i, p := range progs {
+			cmd := exec.Command(p.path, p.args...)
+			cmd.Stdin = strings.NewReader(p.stdin)
 			var out bytes.Buffer
 			cmd.Stdout = &out
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v: %v %s", args, err, out.String())
+				t.Fatalf("%s: %v %s", p.name, err, out.String())
 			}
-			ds = append(ds, time.Since(start))
-			if len(args) > 1 && !strings.Contains(out.String(), `"allow"`) {
-				t.Fatalf("hook answer: %s", out.String())
+			times[i] = append(times[i], time.Since(start))
+			if !strings.Contains(out.String(), p.want) {
+				t.Fatalf("%s printed %q, want %q in it", p.name, out.String(), p.want)
 			}
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[len(ds)/2]
 	}
-	hookArgs := []string{"hook", "claude-code", "--user-policy", pol, "--managed-policy", filepath.Join(env.project, "none.toml"), "--state-dir", env.state}
-	h := median(hookArgs, payload)
-	help := median([]string{"--help"}, "")
-	t.Logf("median of 50: toolgate hook claude-code %v, toolgate --help %v", h, help)
-	fmt.Printf("hook latency (median of 50): hook claude-code %v; --help %v\n", h, help)
+	med := make([]time.Duration, len(progs))
+	for i := range progs {
+		slices.Sort(times[i])
+		med[i] = times[i][len(times[i])/2]
+	}
+	line := fmt.Sprintf("hook latency (median of 50, run in turn): minimal Go program %v; toolgate --version %v; toolgate hook claude-code %v (%v above the minimal program)",
+		med[0].Round(10*time.Microsecond), med[1].Round(10*time.Microsecond), med[2].Round(10*time.Microsecond), (med[2] - med[0]).Round(10*time.Microsecond))
+	t.Log(line)
+	fmt.Println(line)
 }
 
 // TestHookProtectsItsStateDir: the state directory and event log a hook

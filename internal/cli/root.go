@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/termtext"
@@ -77,9 +78,11 @@ with toolgate audit, and why with toolgate explain.`,
 		Example: `  toolgate serve
   toolgate hook install claude-code
   toolgate audit --since 1h`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("toolgate {{.Version}}\n")
 	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
 	root.AddCommand(initCmd(), doctorCmd(), completionCmd())
 	usageErrors(root)
@@ -126,4 +129,27 @@ func usageErrors(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// version is the module's version as the build recorded it (a tag for
+// go install …@vX, "(devel)" for a build in a checkout) and, when known,
+// the commit it was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "+modified"
+		}
+	}
+	return v
 }
