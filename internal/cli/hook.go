@@ -61,14 +61,17 @@ does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
 stderr.
 
-An allowed shell command (Bash, run_shell_command) is handed back to
-Claude Code and Gemini CLI wrapped so that it runs under toolgate sandbox
+An allowed shell command (Bash, run_shell_command, and Codex's
+exec_command, which its hooks name Bash) is handed back to the client
+wrapped (Claude Code's and Codex's updatedInput, Gemini CLI's tool_input)
+so that it runs under toolgate sandbox
 with the mode, network, workspace and writable roots the policy gives it
 (danger-full-access: the whole file system writable, credentials still
 masked), when this machine has Landlock and mount namespaces; otherwise
 it goes unwrapped and the reason says why. --no-sandbox-wrap turns this
 off, as does wrap_hooks = false in a policy file (a project the user
-does not trust cannot set it). Codex's answer carries no input, so its commands are not wrapped.`,
+does not trust cannot set it). Codex runs the wrapped command in the
+call's own working directory; its apply_patch gets no input back.`,
 	}
 	for _, cl := range hook.Clients {
 		c.AddCommand(hookClientCmd(cl))
@@ -193,7 +196,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 			"; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"})
 	}
-	v := hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: call.Request.Input}
+	v := hook.Verdict{Decision: d.Decision, Reason: describe(d), Input: carried(call, call.Request.Input)}
 	if d.Decision == policy.Allow {
 		return hf.allow(c.Context(), eng, call, v)
 	}
@@ -255,6 +258,15 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	return hook.Answer(client, v)
 }
 
+// carried returns in when call's client takes the input of an allow back
+// ([hook.CarriesInput]), else nil.
+func carried(call *hook.Call, in map[string]any) map[string]any {
+	if !hook.CarriesInput(call.Client, call.Request.Tool) {
+		return nil
+	}
+	return in
+}
+
 // describe is the reason a client shows for a decision.
 func describe(d *engine.Decision) string {
 	s := fmt.Sprintf("toolgate: %s (%s)", d.Decision, d.Reason)
@@ -275,7 +287,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(
 		return hook.Fail(call.Client, err.Error())
 	}
 	if d.Decision == policy.Allow && d.UpdatedInput != nil {
-		if call.Client != hook.ClaudeCode && call.Client != hook.Gemini {
+		if !hook.CarriesInput(call.Client, call.Request.Tool) {
 			return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 				"; a user hook changed the call's input, and " + string(call.Client) + "'s hook answer cannot carry a changed input"})
 		}
@@ -284,7 +296,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(
 		return allow(&changed, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: d.UpdatedInput})
 	}
 	if d.Decision == policy.Allow {
-		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: r.Input})
+		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: carried(call, r.Input)})
 	}
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }

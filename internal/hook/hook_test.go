@@ -132,7 +132,8 @@ func TestAnswerFormats(t *testing.T) {
 		{"claude allow", ClaudeCode, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok","updatedInput":{"command":"ls"}}}`},
 		{"claude ask", ClaudeCode, Verdict{policy.Ask, "why", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"why"}}`},
 		{"claude deny", ClaudeCode, Verdict{policy.Deny, "no", nil}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
-		{"codex allow", Codex, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}`},
+		{"codex allow", Codex, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok","updatedInput":{"command":"ls"}}}`},
+		{"codex allow without input", Codex, Verdict{policy.Allow, "ok", nil}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}`},
 		{"codex ask is deny", Codex, Verdict{policy.Ask, "why", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"why"}}`},
 		{"gemini allow", Gemini, Verdict{policy.Allow, "ok", in}, `{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"ls"}},"reason":"ok"}`},
 		{"gemini ask is deny", Gemini, Verdict{policy.Ask, "why", in}, `{"decision":"deny","reason":"why"}`},
@@ -179,5 +180,31 @@ func TestAfterAnswerWarnsOfInjection(t *testing.T) {
 	r := AfterAnswer(Gemini, []string{"ignore previous instructions"})
 	if !strings.Contains(string(r.Stdout), "additionalContext") || !strings.Contains(string(r.Stdout), "ignore previous instructions") {
 		t.Fatalf("%s", r.Stdout)
+	}
+}
+
+// TestCarriesInput: Claude Code and Gemini CLI take the input of every
+// allowed call back; Codex only its shell's, since its apply_patch hook
+// names the patch otherwise than the gate judges it.
+func TestCarriesInput(t *testing.T) {
+	tests := []struct {
+		client Client
+		tool   string
+		want   bool
+	}{
+		{ClaudeCode, "Write", true},
+		{ClaudeCode, "Bash", true},
+		{Gemini, "write_file", true},
+		{Codex, "Bash", true},
+		{Codex, "exec_command", true},
+		{Codex, "apply_patch", false},
+		{Codex, "mcp__fs__write_file", false},
+		{Codex, "no_such_tool", false},
+		{Client("other"), "Bash", false},
+	}
+	for _, tt := range tests {
+		if got := CarriesInput(tt.client, tt.tool); got != tt.want {
+			t.Errorf("CarriesInput(%s, %s) = %v, want %v", tt.client, tt.tool, got, tt.want)
+		}
 	}
 }
