@@ -259,9 +259,9 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 }
 
 // carried returns in when call's client takes the input of an allow back
-// ([hook.CarriesInput]), else nil.
+// ([hook.CarriesInput]) and the call was judged as it was sent, else nil.
 func carried(call *hook.Call, in map[string]any) map[string]any {
-	if !hook.CarriesInput(call.Client, call.Request.Tool) {
+	if call.Rewritten || !hook.CarriesInput(call.Client, call.Request.Tool) {
 		return nil
 	}
 	return in
@@ -287,7 +287,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, allow func(
 		return hook.Fail(call.Client, err.Error())
 	}
 	if d.Decision == policy.Allow && d.UpdatedInput != nil {
-		if !hook.CarriesInput(call.Client, call.Request.Tool) {
+		if call.Rewritten || !hook.CarriesInput(call.Client, call.Request.Tool) {
 			return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 				"; a user hook changed the call's input, and " + string(call.Client) + "'s hook answer cannot carry a changed input"})
 		}
