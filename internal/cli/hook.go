@@ -56,6 +56,13 @@ tool.completed in the event log (--db, else events.db in the state
 directory) with injection.suspected events for output that looks like
 prompt injection; the model is warned of those.
 
+The clients' own tools are decided by a table (see README, Agent
+clients): those that change only the agent's state (TodoWrite,
+AskUserQuestion, write_todos, update_plan, ...) and subagents (Agent) are
+allowed; scheduling (CronCreate, ScheduleWakeup), Skill and ExitPlanMode
+ask in every mode and are denied in plan mode; EnterWorktree and Gemini's
+save_memory are judged as the writes they make; the rest stay unknown.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
