@@ -18,7 +18,6 @@ func TestClientToolNames(t *testing.T) {
 		{"AskUserQuestion", ToolAgentState, true, true},
 		{"ToolSearch", ToolAgentState, true, true},
 		{"agentstate", ToolAgentState, true, true},
-		{"subagent", ToolSubagent, true, true},
 		{"CronCreate", ToolSchedule, true, true},
 		{"ScheduleWakeup", ToolSchedule, true, true},
 		{"Skill", ToolSkill, true, true},
@@ -44,6 +43,6 @@ func TestClientToolNames(t *testing.T) {
 		t.Errorf("a bare TodoWrite rule must cover agentstate and nothing else")
 	}
 	if _, err := ParseRule("Agent", Deny, Position{}); err == nil {
-		t.Errorf("a rule naming Agent parsed; its tool is named subagent")
+		t.Errorf("a rule naming Agent parsed; toolgate does not know that tool")
 	}
 }

@@ -27,9 +27,6 @@ const (
 	// ToolAgentState changes nothing but the agent's own state: its todo
 	// list, a question to its person, a background shell's output.
 	ToolAgentState Tool = "agentstate"
-	// ToolSubagent starts a subagent, whose own tool calls are judged
-	// one by one as the parent's are.
-	ToolSubagent Tool = "subagent"
 	// ToolSchedule makes the agent run again later, unattended.
 	ToolSchedule Tool = "schedule"
 	// ToolSkill loads a skill or command, which may run lines of its own.
@@ -71,10 +68,6 @@ var aliases = map[string]Tool{
 	"crondelete": ToolAgentState, "enterplanmode": ToolAgentState, "get_goal": ToolAgentState,
 	"reportfindings": ToolAgentState, "toolsearch": ToolAgentState,
 
-	// Not "agent" or "task": names that generic say nothing of what a
-	// tool does outside the client that gave them.
-	"subagent": ToolSubagent,
-
 	"schedule": ToolSchedule, "croncreate": ToolSchedule, "schedulewakeup": ToolSchedule,
 
 	"skill": ToolSkill,
@@ -83,11 +76,11 @@ var aliases = map[string]Tool{
 }
 
 // ClientTool reports whether t is one of the agent clients' own tools
-// (agentstate, subagent, schedule, skill, planexit), which toolgate knows
+// (agentstate, schedule, skill, planexit), which toolgate knows
 // only under the names the clients give them.
 func (t Tool) ClientTool() bool {
 	switch t {
-	case ToolAgentState, ToolSubagent, ToolSchedule, ToolSkill, ToolPlanExit:
+	case ToolAgentState, ToolSchedule, ToolSkill, ToolPlanExit:
 		return true
 	}
 	return false

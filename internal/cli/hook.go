@@ -58,8 +58,7 @@ prompt injection; the model is warned of those.
 
 The clients' own tools are decided by a table (see README, Agent
 clients): those that change only the agent's state (TodoWrite,
-AskUserQuestion, write_todos, update_plan, ...) and subagents (Agent) are
-allowed; scheduling (CronCreate, ScheduleWakeup), Skill and ExitPlanMode
+AskUserQuestion, write_todos, update_plan, ...) are allowed; scheduling (CronCreate, ScheduleWakeup), Skill and ExitPlanMode
 ask in every mode and are denied in plan mode; EnterWorktree and Gemini's
 save_memory are judged as the writes they make; the rest stay unknown.
 

@@ -7,9 +7,8 @@ import (
 )
 
 // TestHookOwnTools: the clients' own tools get the decision their table
-// entry says, under the local policy and flags: agent-state tools and
-// subagents are allowed (and a subagent's input is not handed back, for
-// it was judged as another tool), tools that act ask (Claude Code) or
+// entry says, under the local policy and flags: agent-state tools are
+// allowed, tools that act ask (Claude Code) or
 // are denied (the clients that cannot ask), ExitPlanMode is denied in
 // plan mode even when a rule would allow it, a write a tool is judged as
 // is judged as a write, refused tools fail closed, and rules name the
@@ -27,8 +26,7 @@ func TestHookOwnTools(t *testing.T) {
 	}{
 		{"todo", "claude-code", "TodoWrite", map[string]any{"todos": []any{}}, nil, nil, "allow", 0, "own state"},
 		{"question", "claude-code", "AskUserQuestion", map[string]any{"questions": []any{}}, nil, nil, "allow", 0, "own state"},
-		{"agent", "claude-code", "Agent", map[string]any{"prompt": "look"}, nil, nil, "allow", 0, "subagent"},
-		{"agent denied by rule", "claude-code", "Agent", map[string]any{"prompt": "look"}, nil, []string{"--deny", "subagent"}, "deny", 0, "rule_deny"},
+		{"agent", "claude-code", "Agent", map[string]any{"prompt": "look"}, nil, nil, "deny", 2, "parent's session"},
 		{"cron create asks", "claude-code", "CronCreate", map[string]any{"cron": "* * * * *", "prompt": "x"}, nil, nil, "ask", 0, "run again later"},
 		{"skill asks even when allowed", "claude-code", "Skill", map[string]any{"skill": "deploy"}, nil, []string{"--allow", "Skill"}, "ask", 0, "no hook sees"},
 		{"skill denied by rule", "claude-code", "Skill", map[string]any{"skill": "deploy"}, nil, []string{"--deny", "Skill"}, "deny", 0, "rule_deny"},
@@ -53,8 +51,8 @@ func TestHookOwnTools(t *testing.T) {
 			if code != tt.code || d != tt.decision || !strings.Contains(reason, tt.reason) {
 				t.Fatalf("exit %d, %s %q; want exit %d, %s with %q (stderr %s)", code, d, reason, tt.code, tt.decision, tt.reason, errOut)
 			}
-			if tt.tool == "Agent" && d == "allow" && hookInput(t, tt.client, out) != nil {
-				t.Fatalf("a subagent's input was handed back although it was judged as another tool: %s", out)
+			if tt.tool == "EnterWorktree" && hookInput(t, tt.client, out) != nil {
+				t.Fatalf("an input was handed back for a call judged as another tool: %s", out)
 			}
 		})
 	}

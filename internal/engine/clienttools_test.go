@@ -6,8 +6,8 @@ import (
 	"github.com/toolgate/toolgate/policy"
 )
 
-// TestClientTools: the agent clients' own tools. Agent-state tools and
-// subagents are allowed as reads are; scheduling, skills and leaving plan
+// TestClientTools: the agent clients' own tools. Agent-state tools are
+// allowed as reads are; scheduling, skills and leaving plan
 // mode ask in every mode, whatever allow rule or bypass says, are denied
 // where nobody can be asked, and plan mode does not offer them; deny
 // rules name them by the client's or the canonical name.
@@ -20,8 +20,6 @@ allow = ["Skill", "CronCreate", "ExitPlanMode"]`}
 		{name: "todo list", tool: "TodoWrite", input: map[string]any{"todos": []any{}}, want: policy.Allow, reason: ReasonReadOnly},
 		{name: "question", tool: "AskUserQuestion", input: none, want: policy.Allow, reason: ReasonReadOnly},
 		{name: "todo list in plan mode", tool: "write_todos", input: none, mode: "plan", want: policy.Allow, reason: ReasonReadOnly},
-		{name: "subagent", tool: "subagent", input: map[string]any{"prompt": "x"}, want: policy.Allow, reason: ReasonReadOnly},
-		{name: "subagent in plan mode", tool: "subagent", input: none, mode: "plan", want: policy.Allow, reason: ReasonReadOnly},
 		{name: "schedule asks", tool: "CronCreate", input: none, want: policy.Ask, reason: ReasonExecute},
 		{name: "schedule asks despite an allow rule", l: allowAll, tool: "CronCreate", input: none, want: policy.Ask, reason: ReasonExecute},
 		{name: "skill asks in bypass", tool: "Skill", input: none, mode: "bypassPermissions", want: policy.Ask, reason: ReasonExecute},
@@ -32,6 +30,6 @@ allow = ["Skill", "CronCreate", "ExitPlanMode"]`}
 		{name: "deny rule by client name", l: layers{project: `[permissions]
 deny = ["TodoWrite"]`}, tool: "update_plan", input: none, want: policy.Deny, reason: ReasonRuleDeny},
 		{name: "deny rule by canonical name", l: layers{project: `[permissions]
-deny = ["subagent"]`}, tool: "subagent", input: none, want: policy.Deny, reason: ReasonRuleDeny},
+deny = ["skill"]`}, tool: "Skill", input: none, want: policy.Deny, reason: ReasonRuleDeny},
 	})
 }

@@ -332,8 +332,6 @@ func (st *state) defaultTable(u *Unit) (policy.Decision, Reason, string) {
 		switch st.call.tool {
 		case policy.ToolAgentState:
 			return policy.Allow, ReasonReadOnly, st.call.req.Tool + " changes only the agent's own state"
-		case policy.ToolSubagent:
-			return policy.Allow, ReasonReadOnly, st.call.req.Tool + " starts a subagent, whose tool calls are judged one by one"
 		}
 		return policy.Allow, ReasonReadOnly, "reads inside the workspace are allowed"
 	case risk.Credential:

@@ -68,7 +68,6 @@ var tools = map[policy.Tool]toolMeta{
 	// The agent clients' own tools take inputs the gate does not read:
 	// what they do is the tool itself.
 	policy.ToolAgentState: {readOnly: true, base: risk.Read, parse: parseNothing},
-	policy.ToolSubagent:   {readOnly: true, base: risk.Read, parse: parseNothing},
 	policy.ToolSchedule: {base: risk.Execute, parse: parseNothing,
 		acts: "makes the agent run again later, with nobody there to watch it"},
 	policy.ToolSkill: {base: risk.Execute, parse: parseNothing,

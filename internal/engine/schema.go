@@ -74,7 +74,6 @@ var toolSchemas = map[policy.Tool]string{
 	policy.ToolMCP: `{"type": "object"}`,
 
 	policy.ToolAgentState: `{"type": "object"}`,
-	policy.ToolSubagent:   `{"type": "object"}`,
 	policy.ToolSchedule:   `{"type": "object"}`,
 	policy.ToolSkill:      `{"type": "object"}`,
 	policy.ToolPlanExit:   `{"type": "object"}`,

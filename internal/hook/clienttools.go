@@ -27,7 +27,7 @@ type own struct {
 // what they do: schedule, skill and planexit ask in every mode, plan
 // mode denies them, and a write is judged as a write. Most client names
 // are aliases in [policy.Canonical], so that a rule and `toolgate
-// explain` can name them; Agent and Task are judged as subagent.
+// explain` can name them.
 var ownTools = map[Client]map[string]own{
 	ClaudeCode: {
 		// Writes the session's todo list, which only the agent and its
@@ -64,12 +64,13 @@ var ownTools = map[Client]map[string]own{
 		// A skill or slash command may run `!` shell lines of its own,
 		// which no hook sees: a person decides (ask).
 		"Skill": {},
-		// Start a subagent ("Task" before Claude Code 2.x): each of its
-		// tool calls comes through this hook again, and the client's mode
-		// it passes on cannot loosen the gate. One started in a worktree
-		// of its own (isolation) first writes that worktree in the
-		// repository, as EnterWorktree does.
-		"Agent": {judge: subagent}, "Task": {judge: subagent},
+		// Start a subagent ("Task" before Claude Code 2.x). Each of its
+		// tool calls comes through this hook again, but under the
+		// parent's session_id: the hook does not tell them apart, so a
+		// subagent would use its parent's session approvals and leases,
+		// which a subagent must never inherit. Unknown until the hook
+		// passes the subagent on as the request's agent and parent.
+		"Agent": {refuse: subagentRefused}, "Task": {refuse: subagentRefused},
 		// Creates a git worktree under .claude/worktrees in the repository
 		// and moves the session there: a write in the repository.
 		"EnterWorktree": {judge: enterWorktree},
@@ -122,7 +123,7 @@ func ownTool(client Client, name, cwd string, in map[string]any) (tool string, j
 	o, listed := ownTools[client][name]
 	switch {
 	case listed && o.refuse != "":
-		return "", nil, false, fmt.Errorf("tool %q stays unknown: %s, so it is denied", name, o.refuse)
+		return "", nil, false, fmt.Errorf("unknown tool %q: %s, so toolgate denies it", name, o.refuse)
 	case listed && o.judge != nil:
 		tool, judged, err := o.judge(cwd, in)
 		if err != nil {
@@ -145,12 +146,7 @@ func scheduleWakeup(_ string, in map[string]any) (string, map[string]any, error)
 	return "ScheduleWakeup", in, nil
 }
 
-func subagent(cwd string, in map[string]any) (string, map[string]any, error) {
-	if iso, ok := in["isolation"]; ok && iso != nil && iso != "" {
-		return enterWorktree(cwd, map[string]any{})
-	}
-	return string(policy.ToolSubagent), in, nil
-}
+const subagentRefused = "a subagent's calls reach the hook under its parent's session, whose approvals and leases a subagent must not inherit"
 
 // enterWorktree judges the worktree EnterWorktree creates as a write of
 // <cwd>/.claude/worktrees/<name> (the directory itself when no name is
