@@ -45,7 +45,9 @@ var ownTools = map[Client]map[string]own{
 		"ListAgents": {},
 		// Lists the session's scheduled prompts.
 		"CronList": {},
-		// Takes a scheduled prompt away: one run less, none added.
+		// Takes a scheduled prompt away (from the session, or from
+		// .claude/scheduled_tasks.json for a durable one): one run less,
+		// none added.
 		"CronDelete": {},
 		// Enters plan mode, which makes the agent stricter.
 		"EnterPlanMode": {},
@@ -54,8 +56,10 @@ var ownTools = map[Client]map[string]own{
 		// Fetches the schemas of the client's deferred tools; each of
 		// those is judged when it is called.
 		"ToolSearch": {},
-		// Schedule the agent to run again later, unattended: a person
-		// decides (ask). Ending the loop (stop) is the agent's own state.
+		// Schedule the agent to run again later, unattended (CronCreate's
+		// durable jobs even after a restart, from
+		// .claude/scheduled_tasks.json): a person decides (ask). Ending
+		// ScheduleWakeup's loop (stop) is the agent's own state.
 		"CronCreate":     {},
 		"ScheduleWakeup": {judge: scheduleWakeup},
 		// Leaves plan mode: denied in plan mode (toolgate's, or the
@@ -71,8 +75,11 @@ var ownTools = map[Client]map[string]own{
 		// which a subagent must never inherit. Unknown until the hook
 		// passes the subagent on as the request's agent and parent.
 		"Agent": {refuse: subagentRefused}, "Task": {refuse: subagentRefused},
-		// Creates a git worktree under .claude/worktrees in the repository
-		// and moves the session there: a write in the repository.
+		// With a name (or none), creates a git worktree under
+		// .claude/worktrees in the repository and moves the session there:
+		// a write in the repository. With a path, moves the session into
+		// an existing worktree, which may lie outside the project: that
+		// stays unknown.
 		"EnterWorktree": {judge: enterWorktree},
 		// Leaving a worktree and keeping it changes only where the session
 		// works; removing it deletes the worktree and its branch, whatever
@@ -84,9 +91,11 @@ var ownTools = map[Client]map[string]own{
 		// Sends a message to other agents and sessions, local or in the
 		// cloud, whose own gates toolgate does not know.
 		"SendMessage": {refuse: "SendMessage reaches other agents and sessions, whose gates toolgate does not know"},
-		// Watches a background process and feeds its events to the model;
-		// what it watches and runs is not judged.
-		"Monitor": {refuse: "Monitor watches and runs what toolgate cannot judge"},
+		// Runs a long-lived shell command (or opens a WebSocket) in the
+		// background and feeds each line it prints to the model. Judged as
+		// a shell it would run outside the sandbox, for its input is not
+		// what Bash's is; Bash with run_in_background is judged and wrapped.
+		"Monitor": {refuse: "Monitor runs a background command or WebSocket outside the sandbox toolgate wraps Bash in: use Bash with run_in_background"},
 	},
 	Gemini: {
 		// Writes the session's todo list.
@@ -154,6 +163,9 @@ const subagentRefused = "a subagent's calls reach the hook under its parent's se
 // repository's root, which is the session's directory when the session
 // starts there, as it does in a project.
 func enterWorktree(cwd string, in map[string]any) (string, map[string]any, error) {
+	if _, ok := in["path"]; ok {
+		return "", nil, fmt.Errorf("input.path moves the session into an existing worktree, which may lie outside the project, so toolgate denies it: give a name instead")
+	}
 	dir := filepath.Join(cwd, ".claude", "worktrees")
 	if v, ok := in["name"]; ok && v != nil {
 		name, ok := v.(string)

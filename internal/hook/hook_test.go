@@ -242,6 +242,7 @@ func TestOwnTools(t *testing.T) {
 		{"enter worktree", ClaudeCode, "EnterWorktree", `{"name":"feat"}`, "Write", policy.ToolWrite, true, map[string]any{"file_path": "/w/.claude/worktrees/feat"}, ""},
 		{"enter worktree unnamed", ClaudeCode, "EnterWorktree", `{}`, "Write", policy.ToolWrite, true, map[string]any{"file_path": "/w/.claude/worktrees"}, ""},
 		{"enter worktree climbing", ClaudeCode, "EnterWorktree", `{"name":"../../../etc"}`, "Write", policy.ToolWrite, true, map[string]any{"file_path": "/etc"}, ""},
+		{"enter worktree by path", ClaudeCode, "EnterWorktree", `{"path":"/elsewhere/wt"}`, "", "", false, nil, "input.path moves the session"},
 		{"enter worktree bad name", ClaudeCode, "EnterWorktree", `{"name":7}`, "", "", false, nil, "input.name"},
 		{"exit worktree keep", ClaudeCode, "ExitWorktree", `{"action":"keep"}`, "agentstate", policy.ToolAgentState, true, nil, ""},
 		{"exit worktree remove", ClaudeCode, "ExitWorktree", `{"action":"remove","discard_changes":true}`, "", "", false, nil, "removes the worktree"},
