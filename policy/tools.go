@@ -20,6 +20,19 @@ const (
 	ToolWebSearch Tool = "websearch"
 	// ToolMCP is the family of MCP tools, named mcp__server__tool.
 	ToolMCP Tool = "mcp"
+
+	// The agent clients' own tools (see internal/hook for which client
+	// sends which, and why each is judged as it is).
+
+	// ToolAgentState changes nothing but the agent's own state: its todo
+	// list, a question to its person, a background shell's output.
+	ToolAgentState Tool = "agentstate"
+	// ToolSchedule makes the agent run again later, unattended.
+	ToolSchedule Tool = "schedule"
+	// ToolSkill loads a skill or command, which may run lines of its own.
+	ToolSkill Tool = "skill"
+	// ToolPlanExit leaves the client's plan mode.
+	ToolPlanExit Tool = "planexit"
 )
 
 // aliases maps every accepted spelling, lower-cased, to its canonical tool.
@@ -45,6 +58,32 @@ var aliases = map[string]Tool{
 	"fetch": ToolFetch, "webfetch": ToolFetch, "web_fetch": ToolFetch, "http.fetch": ToolFetch,
 
 	"websearch": ToolWebSearch, "web_search": ToolWebSearch, "google_web_search": ToolWebSearch,
+
+	"view_image": ToolRead,
+
+	"agentstate": ToolAgentState, "todowrite": ToolAgentState, "write_todos": ToolAgentState,
+	"update_plan": ToolAgentState, "askuserquestion": ToolAgentState, "request_user_input": ToolAgentState,
+	"bashoutput": ToolAgentState, "taskoutput": ToolAgentState, "killshell": ToolAgentState,
+	"taskstop": ToolAgentState, "listagents": ToolAgentState, "cronlist": ToolAgentState,
+	"crondelete": ToolAgentState, "enterplanmode": ToolAgentState, "get_goal": ToolAgentState,
+	"reportfindings": ToolAgentState, "toolsearch": ToolAgentState,
+
+	"schedule": ToolSchedule, "croncreate": ToolSchedule, "schedulewakeup": ToolSchedule,
+
+	"skill": ToolSkill,
+
+	"planexit": ToolPlanExit, "exitplanmode": ToolPlanExit,
+}
+
+// ClientTool reports whether t is one of the agent clients' own tools
+// (agentstate, schedule, skill, planexit), which toolgate knows
+// only under the names the clients give them.
+func (t Tool) ClientTool() bool {
+	switch t {
+	case ToolAgentState, ToolSchedule, ToolSkill, ToolPlanExit:
+		return true
+	}
+	return false
 }
 
 // Canonical returns the canonical tool for an agent's tool name, matching

@@ -65,19 +65,28 @@ WebFetch of each URL the prompt holds (and of the raw.githubusercontent.com
 URL Gemini CLI fetches for a github.com blob), allowed only when every one
 is allowed; a prompt without a URL is denied.
 
+The clients' own tools are decided by a table (see README, Agent
+clients): those that change only the agent's state (TodoWrite,
+AskUserQuestion, write_todos, update_plan, ...) are allowed; scheduling (CronCreate, ScheduleWakeup), Skill and ExitPlanMode
+ask in every mode and are denied in plan mode; EnterWorktree and Gemini's
+save_memory are judged as the writes they make; the rest stay unknown.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
 stderr.
 
-An allowed shell command (Bash, run_shell_command) is handed back to
-Claude Code and Gemini CLI wrapped so that it runs under toolgate sandbox
+An allowed shell command (Bash, run_shell_command, and Codex's
+exec_command, which its hooks name Bash) is handed back to the client
+wrapped (Claude Code's and Codex's updatedInput, Gemini CLI's tool_input)
+so that it runs under toolgate sandbox
 with the mode, network, workspace and writable roots the policy gives it
 (danger-full-access: the whole file system writable, credentials still
 masked), when this machine has Landlock and mount namespaces; otherwise
 it goes unwrapped and the reason says why. --no-sandbox-wrap turns this
 off, as does wrap_hooks = false in a policy file (a project the user
-does not trust cannot set it). Codex's answer carries no input, so its commands are not wrapped.`,
+does not trust cannot set it). Codex runs the wrapped command in the
+call's own working directory; its apply_patch gets no input back.`,
 		Example: `  # install the hook for Claude Code in your own settings
   toolgate hook install claude-code`,
 	}
@@ -279,7 +288,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	if d.Decision == policy.Deny {
 		return hook.Answer(client, hook.Verdict{Decision: policy.Deny, Reason: shown})
 	}
-	v := hook.Verdict{Decision: d.Decision, Reason: shown, Input: call.Request.Input}
+	v := hook.Verdict{Decision: d.Decision, Reason: shown, Input: carried(call, call.Request.Input)}
 	if d.Decision == policy.Allow {
 		return hf.allow(ctx, eng, call, v)
 	}
@@ -345,6 +354,15 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	return hook.Answer(client, v)
 }
 
+// carried returns in when call's client takes the input of an allow back
+// ([hook.CarriesInput]) and the call was judged as it was sent, else nil.
+func carried(call *hook.Call, in map[string]any) map[string]any {
+	if call.Rewritten || !hook.CarriesInput(call.Client, call.Request.Tool) {
+		return nil
+	}
+	return in
+}
+
 // describe is the reason a client shows for a decision.
 func describe(d *engine.Decision) string {
 	s := fmt.Sprintf("toolgate: %s (%s)", d.Decision, d.Reason)
@@ -365,7 +383,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, r engine.Re
 		return hook.Fail(call.Client, err.Error())
 	}
 	if d.Decision == policy.Allow && d.UpdatedInput != nil {
-		if call.Client != hook.ClaudeCode && call.Client != hook.Gemini {
+		if call.Rewritten || !hook.CarriesInput(call.Client, call.Request.Tool) {
 			return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d) +
 				"; a user hook changed the call's input, and " + string(call.Client) + "'s hook answer cannot carry a changed input"})
 		}
@@ -374,7 +392,7 @@ func askServer(ctx context.Context, api *apiClient, call *hook.Call, r engine.Re
 		return allow(&changed, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: d.UpdatedInput})
 	}
 	if d.Decision == policy.Allow {
-		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: call.Request.Input})
+		return allow(call, hook.Verdict{Decision: policy.Allow, Reason: describe(d), Input: carried(call, call.Request.Input)})
 	}
 	return hook.Answer(call.Client, hook.Verdict{Decision: policy.Deny, Reason: describe(d)})
 }

@@ -698,3 +698,31 @@ func TestHookGeminiFetch(t *testing.T) {
 		t.Fatalf("several URLs, one private: %s", out)
 	}
 }
+
+// TestHookChangedShellInputCodex: a Codex shell command a user hook of the
+// server's policy changed goes back to Codex as its updatedInput, which
+// Codex runs, instead of being denied.
+func TestHookChangedShellInputCodex(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "change.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '{\"updatedInput\": {\"command\": \"touch b.txt\"}}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(dir, "user.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf("[permissions]\nallow = [\"Bash(touch b.txt)\"]\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = %q\n", script)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startServe(t, "--user-policy", user)
+	t.Setenv("TOOLGATE_SERVER", "")
+	t.Setenv("TOOLGATE_TOKEN", "")
+	none := filepath.Join(rs.project, "none.toml")
+	flags := []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+	payload := payloadFor("codex", "Bash", rs.project, map[string]any{"command": "touch a.txt"}, map[string]any{"session_id": "changed-codex"})
+	code, out, errOut := runHookCLI(t, "codex", payload, flags...)
+	d, reason := hookDecision(t, "codex", out)
+	in := hookInput(t, "codex", out)
+	cmd, _ := in["command"].(string)
+	if code != 0 || d != "allow" || !strings.Contains(cmd, "touch b.txt") || strings.Contains(cmd, "a.txt") {
+		t.Fatalf("exit %d, %s %q, command %q; want an allow handing back the changed command (stderr %s)", code, d, reason, cmd, errOut)
+	}
+}

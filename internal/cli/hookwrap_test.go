@@ -46,8 +46,8 @@ func wrapSandboxHere(t *testing.T, ws string) {
 
 // TestHookWrapsShell: an allowed shell command comes back to Claude Code
 // and Gemini CLI wrapped in `toolgate sandbox` with the workspace and the
-// state directory masked, its other fields kept; Codex's answer holds no
-// input; denied, asked and non-shell calls, and --no-sandbox-wrap, hand
+// state directory masked, its other fields kept, and to Codex as its
+// updatedInput; denied, asked and non-shell calls, and --no-sandbox-wrap, hand
 // back no wrapped command.
 func TestHookWrapsShell(t *testing.T) {
 	env := newHookEnv(t)
@@ -66,7 +66,8 @@ func TestHookWrapsShell(t *testing.T) {
 	}{
 		{"claude bash", "claude-code", "Bash", map[string]any{"command": "ls -la 'x y'", "timeout": 5000.0, "description": "list"}, nil, "allow", true},
 		{"gemini shell", "gemini", "run_shell_command", map[string]any{"command": "ls -la 'x y'", "description": "list"}, nil, "allow", true},
-		{"codex bash", "codex", "Bash", map[string]any{"command": "ls"}, nil, "allow", false},
+		{"codex bash", "codex", "Bash", map[string]any{"command": "ls -la 'x y'"}, nil, "allow", true},
+		{"codex off", "codex", "Bash", map[string]any{"command": "ls"}, []string{"--no-sandbox-wrap"}, "allow", false},
 		{"claude deny", "claude-code", "Bash", map[string]any{"command": "rm -rf /"}, nil, "deny", false},
 		{"gemini deny", "gemini", "run_shell_command", map[string]any{"command": "rm -rf /"}, nil, "deny", false},
 		{"claude ask", "claude-code", "Write", map[string]any{"file_path": file, "content": "x"}, nil, "ask", false},

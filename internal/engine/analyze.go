@@ -1640,6 +1640,10 @@ func redactAll(words []string) []string {
 func (e *env) toolUnit(c *call) *Unit {
 	u := &Unit{Label: c.req.Tool, Risk: c.meta.base, known: true}
 	u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("the %s tool is classed %s", c.tool, c.meta.base))
+	if c.meta.acts != "" {
+		u.exec = c.req.Tool + " " + c.meta.acts
+		u.RiskWhy = append(u.RiskWhy, u.exec)
+	}
 	for _, p := range c.paths {
 		f := e.pathFact(e.cwd, p.raw)
 		// A search tool leaves hidden files out, as ripgrep does; one it

@@ -329,6 +329,10 @@ func (st *state) defaultTable(u *Unit) (policy.Decision, Reason, string) {
 	why := strings.Join(u.RiskWhy, "; ")
 	switch u.Risk {
 	case risk.Read:
+		switch st.call.tool {
+		case policy.ToolAgentState:
+			return policy.Allow, ReasonReadOnly, st.call.req.Tool + " changes only the agent's own state"
+		}
 		return policy.Allow, ReasonReadOnly, "reads inside the workspace are allowed"
 	case risk.Credential:
 		return policy.Deny, ReasonCredential, why

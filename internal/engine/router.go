@@ -18,6 +18,9 @@ import (
 type toolMeta struct {
 	readOnly bool
 	base     risk.Level
+	// acts, for an agent client's own tool that acts beyond the agent,
+	// says what it does: a person decides it in every mode.
+	acts string
 	// parse checks the arguments and fills the call; an error names the
 	// offending field.
 	parse func(in map[string]any, c *call) error
@@ -61,7 +64,20 @@ var tools = map[policy.Tool]toolMeta{
 	policy.ToolFetch:     {readOnly: true, base: risk.Network, parse: parseFetch},
 	policy.ToolWebSearch: {readOnly: true, base: risk.Network, parse: parseWebSearch},
 	policy.ToolMCP:       {base: risk.Execute, parse: parseMCP},
+
+	// The agent clients' own tools take inputs the gate does not read:
+	// what they do is the tool itself.
+	policy.ToolAgentState: {readOnly: true, base: risk.Read, parse: parseNothing},
+	policy.ToolSchedule: {base: risk.Execute, parse: parseNothing,
+		acts: "makes the agent run again later, with nobody there to watch it"},
+	policy.ToolSkill: {base: risk.Execute, parse: parseNothing,
+		acts: "loads a skill or command, which may run shell lines of its own that no hook sees"},
+	policy.ToolPlanExit: {base: risk.Execute, parse: parseNothing,
+		acts: "leaves plan mode, after which the agent may write and run programs"},
 }
+
+// parseNothing accepts any input: the tool's effect does not depend on it.
+func parseNothing(map[string]any, *call) error { return nil }
 
 // fieldError is an argument problem, naming the field.
 type fieldError struct {

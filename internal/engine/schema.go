@@ -72,6 +72,11 @@ var toolSchemas = map[policy.Tool]string{
 	  "required": ["query"]
 	}`,
 	policy.ToolMCP: `{"type": "object"}`,
+
+	policy.ToolAgentState: `{"type": "object"}`,
+	policy.ToolSchedule:   `{"type": "object"}`,
+	policy.ToolSkill:      `{"type": "object"}`,
+	policy.ToolPlanExit:   `{"type": "object"}`,
 }
 
 // compiledSchemas returns the compiled schemas by tool. They are compiled

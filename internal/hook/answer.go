@@ -20,8 +20,10 @@ type Verdict struct {
 	Decision policy.Decision
 	Reason   string
 	// Input is the tool input the decision was made on; an allow hands it
-	// back to Claude Code (updatedInput) and Gemini CLI (tool_input), so
-	// that the input that runs is the input that was judged.
+	// back to Claude Code and Codex (updatedInput) and Gemini CLI
+	// (tool_input), so that the input that runs is the input that was
+	// judged. The caller leaves it nil where [CarriesInput] says the
+	// client's tool takes no input back.
 	Input map[string]any
 }
 
@@ -59,7 +61,7 @@ func Answer(c Client, v Verdict) Reply {
 			"permissionDecision":       d.String(),
 			"permissionDecisionReason": v.Reason,
 		}
-		if c == ClaudeCode && d == policy.Allow && v.Input != nil {
+		if d == policy.Allow && v.Input != nil {
 			hs["updatedInput"] = v.Input
 		}
 		out = map[string]any{"hookSpecificOutput": hs}

@@ -63,6 +63,10 @@ type Call struct {
 	Request engine.Request
 	// ClientTool is the tool name as the client sent it.
 	ClientTool string
+	// Rewritten reports that Request is not the call as the client sent
+	// it but what the client's tool does (EnterWorktree as the write of
+	// its worktree, say): no input may be handed back to the client.
+	Rewritten bool
 	// ToolUseID is the client's id of the call, when it sends one.
 	ToolUseID string
 	// PermissionMode is Claude Code's permission_mode, when sent.
@@ -146,6 +150,10 @@ func Parse(client Client, data []byte) (*Call, error) {
 		}
 	}
 	tool, err := toolName(client, p)
+	if err != nil {
+		return nil, err
+	}
+	tool, input, call.Rewritten, err = ownTool(client, tool, p.Cwd, input)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +138,8 @@ func TestAnswerFormats(t *testing.T) {
 		{"claude allow", ClaudeCode, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok","updatedInput":{"command":"ls"}}}`},
 		{"claude ask", ClaudeCode, Verdict{policy.Ask, "why", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"why"}}`},
 		{"claude deny", ClaudeCode, Verdict{policy.Deny, "no", nil}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
-		{"codex allow", Codex, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}`},
+		{"codex allow", Codex, Verdict{policy.Allow, "ok", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok","updatedInput":{"command":"ls"}}}`},
+		{"codex allow without input", Codex, Verdict{policy.Allow, "ok", nil}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}`},
 		{"codex ask is deny", Codex, Verdict{policy.Ask, "why", in}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"why"}}`},
 		{"gemini allow", Gemini, Verdict{policy.Allow, "ok", in}, `{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"ls"}},"reason":"ok"}`},
 		{"gemini ask is deny", Gemini, Verdict{policy.Ask, "why", in}, `{"decision":"deny","reason":"why"}`},
@@ -240,5 +242,135 @@ func TestGeminiFetchJudgedByItsPrompt(t *testing.T) {
 	call, err := Parse(ClaudeCode, []byte(`{"cwd":"/w","hook_event_name":"PreToolUse","tool_name":"WebFetch","tool_input":{"url":"https://example.com","prompt":"see http://10.0.0.1/"}}`))
 	if err != nil || call.Request.Input["url"] != "https://example.com" {
 		t.Fatalf("claude WebFetch: %v %v", call, err)
+	}
+}
+
+// TestCarriesInput: Claude Code and Gemini CLI take the input of every
+// allowed call back; Codex only its shell's, since its apply_patch hook
+// names the patch otherwise than the gate judges it.
+func TestCarriesInput(t *testing.T) {
+	tests := []struct {
+		client Client
+		tool   string
+		want   bool
+	}{
+		{ClaudeCode, "Write", true},
+		{ClaudeCode, "Bash", true},
+		{Gemini, "write_file", true},
+		{Codex, "Bash", true},
+		{Codex, "exec_command", true},
+		{Codex, "apply_patch", false},
+		{Codex, "mcp__fs__write_file", false},
+		{Codex, "no_such_tool", false},
+		{Client("other"), "Bash", false},
+	}
+	for _, tt := range tests {
+		if got := CarriesInput(tt.client, tt.tool); got != tt.want {
+			t.Errorf("CarriesInput(%s, %s) = %v, want %v", tt.client, tt.tool, got, tt.want)
+		}
+	}
+}
+
+// TestOwnTools: each client's own tools are judged as the table says:
+// agent-state tools under their name (an alias of agentstate), acting
+// tools as what they do, refused ones denied with their reason, and
+// another client's tool, or a name in no table, unknown.
+func TestOwnTools(t *testing.T) {
+	tests := []struct {
+		name      string
+		client    Client
+		tool      string
+		input     string
+		wantTool  string
+		canon     policy.Tool
+		rewritten bool
+		judged    map[string]any // nil: the input as sent
+		err       string
+	}{
+		{"todo", ClaudeCode, "TodoWrite", `{"todos":[]}`, "TodoWrite", policy.ToolAgentState, false, nil, ""},
+		{"question", ClaudeCode, "AskUserQuestion", `{"questions":[]}`, "AskUserQuestion", policy.ToolAgentState, false, nil, ""},
+		{"background output", ClaudeCode, "BashOutput", `{"bash_id":"1"}`, "BashOutput", policy.ToolAgentState, false, nil, ""},
+		{"stop task", ClaudeCode, "TaskStop", `{"task_id":"1"}`, "TaskStop", policy.ToolAgentState, false, nil, ""},
+		{"cron delete", ClaudeCode, "CronDelete", `{"id":"1"}`, "CronDelete", policy.ToolAgentState, false, nil, ""},
+		{"tool search", ClaudeCode, "ToolSearch", `{"query":"x"}`, "ToolSearch", policy.ToolAgentState, false, nil, ""},
+		{"cron create", ClaudeCode, "CronCreate", `{"cron":"* * * * *","prompt":"x"}`, "CronCreate", policy.ToolSchedule, false, nil, ""},
+		{"wakeup", ClaudeCode, "ScheduleWakeup", `{"delaySeconds":60,"prompt":"x"}`, "ScheduleWakeup", policy.ToolSchedule, false, nil, ""},
+		{"wakeup stop", ClaudeCode, "ScheduleWakeup", `{"stop":true}`, "agentstate", policy.ToolAgentState, true, nil, ""},
+		{"exit plan", ClaudeCode, "ExitPlanMode", `{"plan":"x"}`, "ExitPlanMode", policy.ToolPlanExit, false, nil, ""},
+		{"skill", ClaudeCode, "Skill", `{"skill":"deploy"}`, "Skill", policy.ToolSkill, false, nil, ""},
+		{"agent", ClaudeCode, "Agent", `{"prompt":"x"}`, "", "", false, nil, `unknown tool "Agent": a subagent's calls`},
+		{"task", ClaudeCode, "Task", `{"prompt":"x"}`, "", "", false, nil, "parent's session"},
+		{"enter worktree", ClaudeCode, "EnterWorktree", `{"name":"feat"}`, "Write", policy.ToolWrite, true, map[string]any{"file_path": "/w/.claude/worktrees/feat"}, ""},
+		{"enter worktree unnamed", ClaudeCode, "EnterWorktree", `{}`, "Write", policy.ToolWrite, true, map[string]any{"file_path": "/w/.claude/worktrees"}, ""},
+		{"enter worktree climbing", ClaudeCode, "EnterWorktree", `{"name":"../../../etc"}`, "Write", policy.ToolWrite, true, map[string]any{"file_path": "/etc"}, ""},
+		{"enter worktree by path", ClaudeCode, "EnterWorktree", `{"path":"/elsewhere/wt"}`, "", "", false, nil, "input.path moves the session"},
+		{"enter worktree bad name", ClaudeCode, "EnterWorktree", `{"name":7}`, "", "", false, nil, "input.name"},
+		{"exit worktree keep", ClaudeCode, "ExitWorktree", `{"action":"keep"}`, "agentstate", policy.ToolAgentState, true, nil, ""},
+		{"exit worktree remove", ClaudeCode, "ExitWorktree", `{"action":"remove","discard_changes":true}`, "", "", false, nil, "removes the worktree"},
+		{"exit worktree no action", ClaudeCode, "ExitWorktree", `{}`, "", "", false, nil, "removes the worktree"},
+		{"workflow", ClaudeCode, "Workflow", `{"script":"x"}`, "", "", false, nil, "Workflow runs a script"},
+		{"send message", ClaudeCode, "SendMessage", `{"to":"x","message":"y"}`, "", "", false, nil, "unknown tool"},
+		{"monitor", ClaudeCode, "Monitor", `{}`, "", "", false, nil, "unknown tool"},
+		{"placeholder", ClaudeCode, "DeferredToolPlaceholder", `{}`, "", "", false, nil, "unknown tool"},
+		{"gemini todos", Gemini, "write_todos", `{"todos":[]}`, "write_todos", policy.ToolAgentState, false, nil, ""},
+		{"gemini memory", Gemini, "save_memory", `{"fact":"x"}`, "write_file", policy.ToolWrite, true, map[string]any{"file_path": "~/.gemini/GEMINI.md"}, ""},
+		{"gemini many files", Gemini, "read_many_files", `{"include":["**"]}`, "", "", false, nil, "read_many_files reads"},
+		{"gemini has no TodoWrite", Gemini, "TodoWrite", `{}`, "", "", false, nil, "not a tool gemini has"},
+		{"codex plan", Codex, "update_plan", `{"plan":[]}`, "update_plan", policy.ToolAgentState, false, nil, ""},
+		{"codex question", Codex, "request_user_input", `{"questions":[]}`, "request_user_input", policy.ToolAgentState, false, nil, ""},
+		{"codex image", Codex, "view_image", `{"path":"/w/a.png"}`, "view_image", policy.ToolRead, false, nil, ""},
+		{"codex stdin", Codex, "write_stdin", `{"session_id":1,"chars":"rm -rf /\n"}`, "", "", false, nil, "write_stdin types"},
+		{"codex has no Skill", Codex, "Skill", `{"skill":"x"}`, "", "", false, nil, "not a tool codex has"},
+		{"canonical name is no client's", ClaudeCode, "agentstate", `{}`, "", "", false, nil, "not a tool claude-code has"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := `{"cwd":"/w","hook_event_name":"` + map[Client]string{Gemini: "BeforeTool"}[tt.client] + `","tool_name":"` + tt.tool + `","tool_input":` + tt.input + `}`
+			if tt.client != Gemini {
+				data = strings.Replace(data, `"hook_event_name":""`, `"hook_event_name":"PreToolUse"`, 1)
+			}
+			call, err := Parse(tt.client, []byte(data))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if call.Request.Tool != tt.wantTool || call.Rewritten != tt.rewritten || call.ClientTool != tt.tool {
+				t.Fatalf("judged as %q (rewritten %v, client tool %q), want %q (%v)", call.Request.Tool, call.Rewritten, call.ClientTool, tt.wantTool, tt.rewritten)
+			}
+			if c, _ := policy.Canonical(call.Request.Tool); c != tt.canon {
+				t.Fatalf("canonical %q, want %q", c, tt.canon)
+			}
+			if tt.judged != nil && !reflect.DeepEqual(call.Request.Input, tt.judged) {
+				t.Fatalf("judged input %v, want %v", call.Request.Input, tt.judged)
+			}
+		})
+	}
+}
+
+// TestOwnToolsTable: every name a table lets through is judged under a
+// name the policy knows, so that no table entry is denied by accident.
+func TestOwnToolsTable(t *testing.T) {
+	for client, tools := range ownTools {
+		for name, o := range tools {
+			if o.refuse != "" {
+				continue
+			}
+			tool := name
+			if o.judge != nil {
+				var err error
+				if tool, _, err = o.judge("/w", map[string]any{"action": "keep"}); err != nil {
+					t.Errorf("%s %s: %v", client, name, err)
+					continue
+				}
+			}
+			if _, ok := policy.Canonical(tool); !ok {
+				t.Errorf("%s %s is judged as %q, which policy.Canonical does not know", client, name, tool)
+			}
+		}
 	}
 }

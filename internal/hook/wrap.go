@@ -67,9 +67,10 @@ func Wrap(c Confine, command string) (string, error) {
 }
 
 // Wrappable reports whether [WrapInput] wraps a call's command: only a
-// command judged as bash, for the sandbox runs it with bash.
+// command judged as bash, for the sandbox runs it with bash, of a client
+// whose answer carries the input back ([CarriesInput]).
 func Wrappable(client Client, tool string, input map[string]any) bool {
-	if t, known := policy.Canonical(tool); !known || t != policy.ToolShell || client == Codex {
+	if t, known := policy.Canonical(tool); !known || t != policy.ToolShell || !CarriesInput(client, tool) {
 		return false
 	}
 	if engine.ShellOf(&engine.Request{Tool: tool}) != "bash" {
@@ -82,8 +83,7 @@ func Wrappable(client Client, tool string, input map[string]any) bool {
 // WrapInput returns a copy of a shell call's input with its command
 // wrapped by [Wrap], every other field kept. ok is false when the call is
 // not one whose command the client's answer carries back (a tool other
-// than a bash shell, an input without a "command" string, or Codex, whose
-// answer holds no input).
+// than a bash shell, or an input without a "command" string).
 func WrapInput(client Client, tool string, input map[string]any, c Confine) (wrapped map[string]any, ok bool, err error) {
 	if !Wrappable(client, tool, input) {
 		return nil, false, nil
@@ -98,4 +98,23 @@ func WrapInput(client Client, tool string, input map[string]any, c Confine) (wra
 	}
 	wrapped["command"] = line
 	return wrapped, true, nil
+}
+
+// CarriesInput reports whether client's allow of a call of tool (the name
+// the call is judged under) hands the tool input back, so that the input
+// that runs is the one judged, or wrapped. Claude Code (updatedInput) and
+// Gemini CLI (tool_input) take it back for every tool. Codex 0.171 runs
+// the updatedInput of a PreToolUse allow, keeping the call's working
+// directory; it is handed back for its shell (exec_command, whose hook
+// is named Bash, with the command as "command") only: its apply_patch
+// hook names the patch "command" where toolgate judges it as "patch".
+func CarriesInput(client Client, tool string) bool {
+	switch client {
+	case ClaudeCode, Gemini:
+		return true
+	case Codex:
+		t, known := policy.Canonical(tool)
+		return known && t == policy.ToolShell
+	}
+	return false
 }

@@ -102,7 +102,8 @@ func TestWrapInput(t *testing.T) {
 	}{
 		{"claude bash", hook.ClaudeCode, "Bash", map[string]any{"command": "ls", "timeout": 5000, "description": "list"}, true},
 		{"gemini shell", hook.Gemini, "run_shell_command", map[string]any{"command": "ls", "directory": "sub"}, true},
-		{"codex: its answer holds no input", hook.Codex, "Bash", map[string]any{"command": "ls"}, false},
+		{"codex bash (exec_command)", hook.Codex, "Bash", map[string]any{"command": "ls"}, true},
+		{"codex apply_patch takes no input back", hook.Codex, "apply_patch", map[string]any{"command": "*** Begin Patch"}, false},
 		{"read is not a shell", hook.ClaudeCode, "Read", map[string]any{"file_path": "/w/a"}, false},
 		{"write is not a shell", hook.Gemini, "write_file", map[string]any{"file_path": "/w/a", "command": "x"}, false},
 		{"no command string", hook.ClaudeCode, "Bash", map[string]any{"command": []any{"ls"}}, false},
