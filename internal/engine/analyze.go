@@ -1214,6 +1214,10 @@ var inlineFlags = map[string][]string{
 	"emacs": {"--eval", "-eval", "-f", "--funcall", "-l", "--load", "--batch", "-batch", "--script", "-x"},
 }
 
+// editors are the programs of inlineFlags whose inline code is editor
+// commands, not code a rule for the interpreter was written for.
+var editors = map[string]bool{"vim": true, "vi": true, "nvim": true, "ex": true, "view": true, "emacs": true}
+
 // inlineCode returns the option with which prog is given code in its
 // words (python3 -c, node -e, vim -c or +cmd), or "".
 func inlineCode(prog string, args []string) string {
@@ -1436,6 +1440,12 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.Code = append(u.Code, e.pathFact(cmd.Dir, f))
 		}
 		u.exec, u.opaque = eff.Exec, eff.Opaque
+		if f := inlineCode(name, cmd.Args); f != "" && editors[name] && u.exec == "" {
+			// An editor's commands run shell commands (:!cmd,
+			// :call system()), which no rule for the editor covers.
+			u.exec = name + " " + f + " runs editor commands, which may run shell commands"
+			u.Risk = risk.Max(u.Risk, risk.Execute)
+		}
 		if u.exec != "" {
 			u.RiskWhy = append(u.RiskWhy, u.exec)
 		}
@@ -1487,9 +1497,14 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 	} else if v := assignedUnknownEnv(cmd); v != "" {
 		// A program may read options, code or paths from a variable:
 		// only the inert ones are known.
+		// A rule for the command does not cover what the variable makes it
+		// run (GOFLAGS=-toolexec=x, RUSTC_WRAPPER=x, CC=x).
 		u.known = false
 		u.Risk = risk.Max(u.Risk, risk.Execute)
-		u.RiskWhy = append(u.RiskWhy, "gives the program "+v+", which toolgate does not know to be inert: the program may read options, code or paths from it")
+		if u.exec == "" {
+			u.exec = "gives the program " + v + ", which toolgate does not know to be inert: the program may read options, code or paths from it"
+		}
+		u.RiskWhy = append(u.RiskWhy, u.exec)
 	}
 	for _, r := range cmd.Redirects {
 		if r.Heredoc != "" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
