@@ -21,6 +21,9 @@ func runnerOption(base string, args []string) string {
 				name == "--shell", name == "--editor", name == "--browser", name == "--call", name == "-c",
 				strings.HasPrefix(name, "--config."), name == "--config":
 				return base + " " + name + " names a program or configuration that runs programs"
+			case name == "--prefix", name == "-C", name == "--dir", name == "--cwd", name == "--workspace", name == "-w",
+				name == "--workspaces", name == "-ws", name == "--filter", name == "-F", name == "--recursive", name == "-r":
+				return base + " " + name + " runs the scripts of another package than the one in the directory it runs in"
 			}
 			if i == 0 {
 				switch a {

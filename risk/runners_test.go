@@ -60,6 +60,11 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "npx -c 'rm -rf ~'", runs: true},
 		{line: "pnpm test --config.script-shell=/tmp/evil", runs: true},
 		{line: "yarn dlx evil", runs: true},
+		{line: "npm test --prefix /tmp/evil", runs: true},
+		{line: "npm --prefix=/tmp/evil test", runs: true},
+		{line: "pnpm -C /tmp/evil test", runs: true},
+		{line: "yarn --cwd /tmp/evil test", runs: true},
+		{line: "npm test -w other", runs: true},
 		// make
 		{line: "make"},
 		{line: "make -j4 build"},
