@@ -564,6 +564,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		if base == "rsync" && e.Network {
 			e.Level = Network
 		}
+		if why := runnerOption(base, args); why != "" {
+			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
+		}
 		if flags.has("--delete") || flags.has("--delete-after") || flags.has("--delete-before") || flags.has("--remove-source-files") {
 			e.Level, e.Destructive = Destructive, base+" --delete removes files at the destination"
 		}
@@ -720,7 +723,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	case "patch":
 		// patch writes the files its diff names, which the words do not.
 		e.Opaque = "patch writes the files its diff names"
-	case "npm", "npx", "yarn", "pnpm", "bun", "cargo", "make", "gmake", "pytest", "py.test":
+	case "npm", "npx", "yarn", "pnpm", "bun", "cargo", "make", "gmake", "pytest", "py.test", "ssh":
 		if why := runnerOption(base, args); why != "" {
 			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
 		}

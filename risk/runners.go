@@ -2,9 +2,10 @@ package risk
 
 import "strings"
 
-// runnerOption returns why the words of a build or test runner that toolgate
-// has no spec for make it run a program other than the one a rule for the
-// command allows, or "": an option that names a shell, a wrapper or a
+// runnerOption returns why the words of a program that toolgate has no
+// spec for (build and test runners, package managers, ssh and rsync) make
+// it run a program other than the one a rule for the command allows, or
+// "": an option that names a shell, a wrapper, a proxy command or a
 // plugin, configuration that may name one, or a make variable set on the
 // command line, which the recipes may run. The words after "--" go to the
 // script or program the runner starts, not to the runner.
@@ -30,6 +31,25 @@ func runnerOption(base string, args []string) string {
 				case "exec", "x", "dlx":
 					return base + " " + a + " runs the program it is given, which may be any package's"
 				}
+			}
+		case "ssh", "scp", "sftp":
+			if why := sshOption(base, args, i); why != "" {
+				return why
+			}
+		case "rsync":
+			v, ok := "", false
+			switch {
+			case a == "-e" || a == "--rsh":
+				if i+1 < len(args) {
+					v, ok = args[i+1], true
+				}
+			case strings.HasPrefix(a, "--rsh="):
+				v, ok = a[len("--rsh="):], true
+			case strings.HasPrefix(a, "-e") && len(a) > 2 && !strings.HasPrefix(a, "--"):
+				v, ok = a[2:], true
+			}
+			if f := strings.Fields(v); ok && (len(f) == 0 || f[0] != "ssh" || runnerOption("ssh", f[1:]) != "" || strings.ContainsAny(v, "'\"\\$`;|&<>()")) {
+				return "rsync " + name + " names the program rsync runs to reach the other side"
 			}
 		case "cargo":
 			switch {
@@ -88,4 +108,52 @@ var inertGitConfigKeys = map[string]bool{
 func inertGitConfig(kv string) bool {
 	k, v, _ := strings.Cut(kv, "=")
 	return inertGitConfigKeys[strings.ToLower(k)] && !strings.ContainsAny(v, "/!$`")
+}
+
+// inertSSHOptions are the ssh -o keys (lower case) that name no program,
+// library or configuration file: any other (ProxyCommand, LocalCommand,
+// KnownHostsCommand, PKCS11Provider, Include, …) may run one.
+var inertSSHOptions = map[string]bool{
+	"stricthostkeychecking": true, "batchmode": true, "connecttimeout": true, "serveraliveinterval": true,
+	"serveralivecountmax": true, "port": true, "user": true, "loglevel": true, "compression": true,
+	"identitiesonly": true, "passwordauthentication": true, "pubkeyauthentication": true,
+	"connectionattempts": true, "tcpkeepalive": true, "addressfamily": true, "requesttty": true,
+	"checkhostip": true, "hashknownhosts": true, "updatehostkeys": true, "visualhostkey": true,
+	"preferredauthentications": true, "kbdinteractiveauthentication": true, "numberofpasswordprompts": true,
+}
+
+// sshOption returns why the option of ssh, scp or sftp in args[i] makes it
+// run a program or read configuration that may name one, or "".
+func sshOption(base string, args []string, i int) string {
+	a := args[i]
+	if len(a) < 2 || a[0] != '-' || strings.HasPrefix(a, "--") {
+		return ""
+	}
+	var opt string
+	switch {
+	case a == "-o" && i+1 < len(args):
+		opt = args[i+1]
+	case strings.HasPrefix(a, "-o") && len(a) > 2:
+		opt = a[2:]
+	case a == "-F" || strings.HasPrefix(a, "-F"):
+		return base + " -F reads a configuration file, which may name programs to run"
+	case a == "-I" || strings.HasPrefix(a, "-I") && base == "ssh":
+		return base + " -I loads a PKCS#11 library"
+	case base != "ssh" && (a == "-S" || strings.HasPrefix(a, "-S") || a == "-D" && base == "sftp"):
+		return base + " " + a[:2] + " names the program it runs to reach the other side"
+	default:
+		return ""
+	}
+	key, val, ok := strings.Cut(opt, "=")
+	if !ok {
+		key, val, _ = strings.Cut(strings.TrimSpace(opt), " ")
+	}
+	key = strings.ToLower(strings.TrimSpace(key))
+	if key == "userknownhostsfile" && strings.TrimSpace(val) == "/dev/null" {
+		return ""
+	}
+	if !inertSSHOptions[key] {
+		return base + " -o " + key + " is not known to be inert: it may run a program or read one's configuration"
+	}
+	return ""
 }

@@ -334,7 +334,8 @@ var trickLines = []string{
 	`git -c core.sshCommand=id fetch origin`, `git difftool -x id`, `git --exec-path=. status`, `less +'!id' README.md`,
 	`vim -c '!id' README.md`, `man -P id ls`, `MANPAGER=id man ls`, `rsync -e id README.md x:`,
 	`ssh -o ProxyCommand=id host`, `zip -T -TT id out.zip README.md`, `tar -cf out.tar --use-compress-program=id README.md`,
-	`EDITOR=id git commit`, `PERL5OPT=-Mx cat README.md`,
+	`EDITOR=id git commit`, `PERL5OPT=-Mx cat README.md`, `npm test --prefix ..`, `scp -S id README.md x:`,
+	`ssh -o KnownHostsCommand=id host`, `rsync -e 'sh -c id' README.md x:`,
 	// Programs that read files their operands do not name.
 	`sed 'r idlink' README.md`, `sed 'R .env' README.md`, `sed -n 'w out.txt' README.md`, `tar -cf - -T list.txt`,
 	`tar -czf - --files-from=list.txt`, `wc --files0-from=list0`, `du --files0-from=list0`, `sort --files0-from=list0`,
