@@ -1011,9 +1011,12 @@ func (e *env) unitsIn(d dialect, src, dir, skip string) []*Unit {
 	return units
 }
 
-// execOption returns the command that fd -x/-X/--exec runs, as a command
-// of its own, or nil.
+// execOption returns the command that fd -x/-X/--exec runs, or go's -exec
+// or -toolexec, as a command of its own, or nil.
 func execOption(cmd *shell.Command) *shell.Command {
+	if cmd.Name == "go" {
+		return goExecOption(cmd)
+	}
 	if cmd.Name != "fd" && cmd.Name != "fdfind" {
 		return nil
 	}
@@ -1031,6 +1034,49 @@ func execOption(cmd *shell.Command) *shell.Command {
 				Wrappers: append(append([]string{}, cmd.Wrappers...), "fd -x"), Via: "fd -x",
 				Source: strings.Join(rest, " "), Line: cmd.Line, Col: cmd.Col,
 			}
+		}
+	}
+	return nil
+}
+
+// goExecOption returns the program that go's -exec or -toolexec runs,
+// with the binary or tool it is handed as a word not known until the line
+// runs, or nil. go splits the value at spaces; a value with quotes or one
+// not known statically is left to the go command's own unit, which asks.
+func goExecOption(cmd *shell.Command) *shell.Command {
+	for i, a := range cmd.Args {
+		if cmd.ArgDynamic[i] {
+			continue
+		}
+		if a == "-args" || a == "--args" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if name != "-exec" && name != "-toolexec" && name != "exec" && name != "toolexec" {
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(cmd.Args) || cmd.ArgDynamic[i+1] {
+				return nil
+			}
+			val = cmd.Args[i+1]
+		}
+		f := strings.Fields(val)
+		if len(f) == 0 || strings.ContainsAny(val, `'"\`) {
+			return nil
+		}
+		prog := f[0]
+		if shell.SystemBinDir(filepath.Dir(prog)) {
+			prog = filepath.Base(prog)
+		}
+		args := append(f[1:len(f):len(f)], "{}")
+		dyn := make([]bool, len(args))
+		dyn[len(dyn)-1] = true
+		via := "go " + strings.TrimLeft(name, "-")
+		return &shell.Command{
+			Name: prog, Args: args, ArgDynamic: dyn, Dir: cmd.Dir,
+			Wrappers: append(append([]string{}, cmd.Wrappers...), via), Via: via,
+			Source: val, Line: cmd.Line, Col: cmd.Col,
 		}
 	}
 	return nil
