@@ -9,7 +9,12 @@ import "strings"
 // plugin, configuration that may name one, or a make variable set on the
 // command line, which the recipes may run. The words after "--" go to the
 // script or program the runner starts, not to the runner.
+//
+// npm, make and pytest take unambiguous abbreviations of their long
+// options (npm's --script-sh, make's --ev, pytest's --pyarg): a long word
+// that begins one of the options named here is read as that option.
 func runnerOption(base string, args []string) string {
+	sub := false
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -18,15 +23,15 @@ func runnerOption(base string, args []string) string {
 		switch base {
 		case "npm", "npx", "yarn", "pnpm", "bun":
 			switch {
-			case name == "--script-shell", name == "--node-options", name == "--userconfig", name == "--globalconfig",
-				name == "--shell", name == "--editor", name == "--browser", name == "--call", name == "-c",
-				strings.HasPrefix(name, "--config."), name == "--config":
+			case abbrev(name, "--script-shell", "--node-options", "--userconfig", "--globalconfig", "--shell",
+				"--editor", "--browser", "--call", "--config"), name == "-c", strings.HasPrefix(name, "--config."):
 				return base + " " + name + " names a program or configuration that runs programs"
-			case name == "--prefix", name == "-C", name == "--dir", name == "--cwd", name == "--workspace", name == "-w",
-				name == "--workspaces", name == "-ws", name == "--filter", name == "-F", name == "--recursive", name == "-r":
+			case abbrev(name, "--prefix", "--dir", "--cwd", "--workspace", "--workspaces", "--filter", "--recursive"),
+				name == "-C", name == "-w", name == "-ws", name == "-F", name == "-r":
 				return base + " " + name + " runs the scripts of another package than the one in the directory it runs in"
 			}
-			if i == 0 {
+			if !sub && !strings.HasPrefix(a, "-") {
+				sub = true
 				switch a {
 				case "exec", "x", "dlx":
 					return base + " " + a + " runs the program it is given, which may be any package's"
@@ -58,7 +63,7 @@ func runnerOption(base string, args []string) string {
 			}
 		case "make", "gmake":
 			switch {
-			case name == "--eval", strings.HasPrefix(a, "-E"):
+			case abbrev(name, "--eval"), strings.HasPrefix(a, "-E"):
 				return "make " + name + " evaluates make code, which may run commands"
 			case !strings.HasPrefix(a, "-") && strings.Contains(a, "=") && (i == 0 || !makeValueFlag(args[i-1])):
 				return "make " + name + "= overrides a variable, which changes the commands the recipes run"
@@ -68,8 +73,8 @@ func runnerOption(base string, args []string) string {
 			case a == "-p" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "no:"),
 				strings.HasPrefix(a, "-p") && len(a) > 2 && !strings.HasPrefix(strings.TrimPrefix(a[2:], "="), "no:"):
 				return "pytest -p loads a plugin, which is code from outside the project"
-			case name == "--pyargs", name == "--rootdir", name == "--confcutdir", name == "-c", name == "--config-file",
-				name == "--override-ini", name == "-o", strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+			case abbrev(name, "--pyargs", "--rootdir", "--confcutdir", "--config-file", "--override-ini"), name == "-c",
+				name == "-o", strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
 				return "pytest " + name + " changes which configuration and code pytest loads"
 			}
 		}
@@ -156,4 +161,16 @@ func sshOption(base string, args []string, i int) string {
 		return base + " -o " + key + " is not known to be inert: it may run a program or read one's configuration"
 	}
 	return ""
+}
+
+// abbrev reports whether name, a long option as written, is one of full
+// or an abbreviation of one that getopt_long, nopt or argparse would take
+// for it: at least two letters after the dashes.
+func abbrev(name string, full ...string) bool {
+	for _, f := range full {
+		if name == f || len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasPrefix(f, name) {
+			return true
+		}
+	}
+	return false
 }

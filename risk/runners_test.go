@@ -83,6 +83,13 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "pnpm -C /tmp/evil test", runs: true},
 		{line: "yarn --cwd /tmp/evil test", runs: true},
 		{line: "npm test -w other", runs: true},
+		{line: "npm test --script-sh=/tmp/evil", runs: true},
+		{line: "npm test --node-opt=--require=x", runs: true},
+		{line: "npm --yes exec evil", runs: true},
+		{line: "npm test --silent --if-present"},
+		{line: "make --ev=x", runs: true},
+		{line: "pytest --pyarg evil", runs: true},
+		{line: "pytest --root=/tmp", runs: true},
 		// make
 		{line: "make"},
 		{line: "make -j4 build"},
