@@ -178,6 +178,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 		if base == "tar" {
 			args, dyn = tarOldStyle(args, dyn, sp)
 		}
+		if base == "go" {
+			args, dyn = goWords(args, dyn, nil)
+		}
 		p = sp.Parse(args, dyn)
 		if p.Unknown != "" {
 			// Unknown, but what the words still show stands: a destructive
@@ -228,9 +231,22 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 			if o.Option.Value == ValCode && slices.Contains(grammarCode[base], o.Name) {
 				continue // the program's own grammar judges this code
 			}
+			if base == "git" && o.Name == "-c" && inertGitConfig(o.Value) {
+				continue // a key that changes only how git shows things
+			}
 			e.Level, e.Known = Max(e.Level, Execute), false
 			if e.Exec == "" {
 				e.Exec = fmt.Sprintf("%s %s runs the program or code it is given", base, o.Spelled)
+			}
+		}
+	}
+	if base == "go" && p.Sub != nil {
+		switch p.SubName {
+		case "generate":
+			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, "go generate runs the commands that the //go:generate lines of the source name"
+		case "env":
+			if slices.Contains(args, "-w") || slices.Contains(args, "-u") {
+				e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, "go env -w writes go's environment file, whose GOFLAGS later go commands read as options"
 			}
 		}
 	}
@@ -548,6 +564,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		if base == "rsync" && e.Network {
 			e.Level = Network
 		}
+		if why := runnerOption(base, args); why != "" {
+			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
+		}
 		if flags.has("--delete") || flags.has("--delete-after") || flags.has("--delete-before") || flags.has("--remove-source-files") {
 			e.Level, e.Destructive = Destructive, base+" --delete removes files at the destination"
 		}
@@ -704,6 +723,28 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	case "patch":
 		// patch writes the files its diff names, which the words do not.
 		e.Opaque = "patch writes the files its diff names"
+	case "npm", "npx", "yarn", "pnpm", "bun", "cargo", "make", "gmake", "pytest", "py.test", "ssh":
+		if why := runnerOption(base, args); why != "" {
+			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
+		}
+	case "python", "python3":
+		if len(args) > 1 && args[0] == "-m" {
+			switch args[1] {
+			case "pytest":
+				if why := runnerOption("pytest", args[2:]); why != "" {
+					e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
+				}
+			case "pip", "pip3":
+				if len(args) > 2 {
+					switch args[2] {
+					case "install", "download", "wheel", "index", "search":
+						e.Network = true
+					}
+				}
+			}
+		}
+	}
+	switch base {
 	case "npm", "yarn", "pnpm", "pip", "pip3", "cargo", "go", "uv", "poetry":
 		if len(ops) > 0 {
 			switch ops[0] {
@@ -1264,6 +1305,10 @@ func gitEffect(args []string, dyn []bool, e *Effect) {
 	var repo []string
 	for j := 0; j < i; j++ {
 		a := args[j]
+		if a == "-c" && j+1 < len(args) && inertGitConfig(args[j+1]) {
+			j++
+			continue
+		}
 		if a == "-c" || strings.HasPrefix(a, "--exec-path") || strings.HasPrefix(a, "--config-env") {
 			// -c core.pager=..., alias.x='!cmd' and friends run commands.
 			e.Level, e.Known, e.Exec = Execute, false, "git "+a+" can run any command"

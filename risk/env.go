@@ -33,6 +33,39 @@ func InertEnv(name string) bool {
 // program's effects as its words say: an inert variable whose value names
 // no file. The C library reads a file that TZ=:FILE, TZ=/path or a locale
 // name with a slash points to.
+//
+// GOFLAGS holds options of the go command: it is inert when every one is a
+// flag of go test or go build that toolgate knows and that names no
+// program and no file (GOFLAGS=-mod=mod, not GOFLAGS=-toolexec=x).
 func InertEnvValue(name, value string) bool {
+	if name == "GOFLAGS" {
+		return inertGoFlags(value)
+	}
 	return InertEnv(name) && !strings.ContainsAny(value, "/:")
+}
+
+func inertGoFlags(value string) bool {
+	sp := Lookup("go")
+	if sp == nil || sp.Subcommands["test"] == nil {
+		return false
+	}
+	words := strings.Fields(value)
+	for _, w := range words {
+		if !strings.HasPrefix(w, "-") || strings.ContainsAny(w, `'"\`) {
+			return false
+		}
+	}
+	words, _ = goWords(words, nil, sp.Subcommands["test"])
+	p := sp.Subcommands["test"].Parse(words, nil)
+	if p.Unknown != "" || p.Problem != "" || len(p.Operands) > 0 {
+		return false
+	}
+	for _, o := range p.Options {
+		switch o.Option.Value {
+		case ValNone, ValInert, ValPattern:
+		default:
+			return false
+		}
+	}
+	return true
 }

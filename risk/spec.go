@@ -236,9 +236,9 @@ var builtinSpecs = sync.OnceValue(func() map[string]*Spec {
 
 // builtinTables returns every built-in table: the fixed ones the
 // specs_*.go files register, and those built from shared parts (the
-// tools' table with its type options, git's subcommands).
+// tools' table with its type options, git's and go's subcommands).
 func builtinTables() ([]specSource, []subcommandSource) {
-	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), gitSubcommandSources()
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), append(gitSubcommandSources(), goSubcommandSources()...)
 }
 
 // loadSpecs parses tables and indexes their specs by program name and

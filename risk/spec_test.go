@@ -202,6 +202,9 @@ func FuzzSpecParse(f *testing.F) {
 	f.Add("find", ".\x00-exec\x00grep\x00-l\x00{}\x00+\x00-fprintf\x00x")
 	f.Add("less", "+G\x00+!id\x00-k")
 	f.Add("lsof", "+D\x00/tmp\x00-i\x00:80")
+	f.Add("go", "test\x00-exec\x00/bin/rm\x00./...\x00-args\x00-x")
+	f.Add("go", "build\x00--toolexec=sh\x00-o\x00$o\x00-overlays=x")
+	f.Add("go", "$sub\x00-vettool\x00x")
 	f.Fuzz(func(t *testing.T, prog, words string) {
 		sp := Lookup(prog)
 		if sp == nil {

@@ -1011,9 +1011,12 @@ func (e *env) unitsIn(d dialect, src, dir, skip string) []*Unit {
 	return units
 }
 
-// execOption returns the command that fd -x/-X/--exec runs, as a command
-// of its own, or nil.
+// execOption returns the command that fd -x/-X/--exec runs, or go's -exec
+// or -toolexec, as a command of its own, or nil.
 func execOption(cmd *shell.Command) *shell.Command {
+	if cmd.Name == "go" {
+		return goExecOption(cmd)
+	}
 	if cmd.Name != "fd" && cmd.Name != "fdfind" {
 		return nil
 	}
@@ -1031,6 +1034,49 @@ func execOption(cmd *shell.Command) *shell.Command {
 				Wrappers: append(append([]string{}, cmd.Wrappers...), "fd -x"), Via: "fd -x",
 				Source: strings.Join(rest, " "), Line: cmd.Line, Col: cmd.Col,
 			}
+		}
+	}
+	return nil
+}
+
+// goExecOption returns the program that go's -exec or -toolexec runs,
+// with the binary or tool it is handed as a word not known until the line
+// runs, or nil. go splits the value at spaces; a value with quotes or one
+// not known statically is left to the go command's own unit, which asks.
+func goExecOption(cmd *shell.Command) *shell.Command {
+	for i, a := range cmd.Args {
+		if cmd.ArgDynamic[i] {
+			continue
+		}
+		if a == "-args" || a == "--args" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if name != "-exec" && name != "-toolexec" && name != "exec" && name != "toolexec" {
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(cmd.Args) || cmd.ArgDynamic[i+1] {
+				return nil
+			}
+			val = cmd.Args[i+1]
+		}
+		f := strings.Fields(val)
+		if len(f) == 0 || strings.ContainsAny(val, `'"\`) {
+			return nil
+		}
+		prog := f[0]
+		if shell.SystemBinDir(filepath.Dir(prog)) {
+			prog = filepath.Base(prog)
+		}
+		args := append(f[1:len(f):len(f)], "{}")
+		dyn := make([]bool, len(args))
+		dyn[len(dyn)-1] = true
+		via := "go " + strings.TrimLeft(name, "-")
+		return &shell.Command{
+			Name: prog, Args: args, ArgDynamic: dyn, Dir: cmd.Dir,
+			Wrappers: append(append([]string{}, cmd.Wrappers...), via), Via: via,
+			Source: val, Line: cmd.Line, Col: cmd.Col,
 		}
 	}
 	return nil
@@ -1213,6 +1259,10 @@ var inlineFlags = map[string][]string{
 	"ex": {"-c", "--cmd", "+", "-S", "-s"}, "view": {"-c", "--cmd", "+", "-S", "-s"},
 	"emacs": {"--eval", "-eval", "-f", "--funcall", "-l", "--load", "--batch", "-batch", "--script", "-x"},
 }
+
+// editors are the programs of inlineFlags whose inline code is editor
+// commands, not code a rule for the interpreter was written for.
+var editors = map[string]bool{"vim": true, "vi": true, "nvim": true, "ex": true, "view": true, "emacs": true}
 
 // inlineCode returns the option with which prog is given code in its
 // words (python3 -c, node -e, vim -c or +cmd), or "".
@@ -1436,6 +1486,12 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 			u.Code = append(u.Code, e.pathFact(cmd.Dir, f))
 		}
 		u.exec, u.opaque = eff.Exec, eff.Opaque
+		if f := inlineCode(name, cmd.Args); f != "" && editors[name] && u.exec == "" {
+			// An editor's commands run shell commands (:!cmd,
+			// :call system()), which no rule for the editor covers.
+			u.exec = name + " " + f + " runs editor commands, which may run shell commands"
+			u.Risk = risk.Max(u.Risk, risk.Execute)
+		}
 		if u.exec != "" {
 			u.RiskWhy = append(u.RiskWhy, u.exec)
 		}
@@ -1487,9 +1543,14 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 	} else if v := assignedUnknownEnv(cmd); v != "" {
 		// A program may read options, code or paths from a variable:
 		// only the inert ones are known.
+		// A rule for the command does not cover what the variable makes it
+		// run (GOFLAGS=-toolexec=x, RUSTC_WRAPPER=x, CC=x).
 		u.known = false
 		u.Risk = risk.Max(u.Risk, risk.Execute)
-		u.RiskWhy = append(u.RiskWhy, "gives the program "+v+", which toolgate does not know to be inert: the program may read options, code or paths from it")
+		if u.exec == "" {
+			u.exec = "gives the program " + v + ", which toolgate does not know to be inert: the program may read options, code or paths from it"
+		}
+		u.RiskWhy = append(u.RiskWhy, u.exec)
 	}
 	for _, r := range cmd.Redirects {
 		if r.Heredoc != "" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {

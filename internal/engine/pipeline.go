@@ -220,6 +220,11 @@ func (st *state) judge(u *Unit) {
 			// The option nobody listed is the first thing to fix.
 			floorReason = ReasonUnknownOption
 		}
+	case u.unknownOption != "":
+		// Knowledge of options is an allow-list: an option nobody listed
+		// may run a program or write a file, which a rule for the command
+		// does not cover.
+		floor, floorHard, floorReason = fmt.Sprintf("%s is not known to take %s: it may do anything", u.view.Name, u.unknownOption), true, ReasonUnknownOption
 	case u.secretVar != "":
 		floor, floorHard, floorReason = u.secretVar, true, ReasonCredential
 	case uncontained(c.req.Containment, u) != "":

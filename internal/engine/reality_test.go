@@ -323,6 +323,19 @@ var trickLines = []string{
 	`git -c diff.external=id diff`, `git -c core.fsmonitor=id status`, `git grep --open-files-in-pager=id KEY`,
 	`rg --pre id KEY`, `env -S id`, `sort --compress-program=id README.md`, `git log --ext-diff -p -1`,
 	`jq -n '$ENV'`, `date -f idlink`, `date -f .env`,
+	// Build and test runners, pagers and editors given options or variables
+	// that run another program.
+	`go test -exec id ./...`, `go test --exec=id ./...`, `go build -toolexec id ./...`, `go vet -vettool=id ./...`,
+	`go run -exec id .`, `go generate ./...`, `go env -w GOFLAGS=-exec=id`, `GOFLAGS=-toolexec=id go build ./...`,
+	`CC=id go build ./...`, `cargo build --config build.rustc-wrapper=id`, `RUSTC_WRAPPER=id cargo build`,
+	`npm test --script-shell=id`, `npm exec -- id`, `npx -c id`, `NODE_OPTIONS=--require=./x.js npm test`,
+	`make SHELL=id`, `make --eval='x:=$(shell id)'`, `MAKEFLAGS=--eval=x make`, `pytest -p evil`, `pytest --pyargs evil`,
+	`PYTEST_ADDOPTS='-p evil' pytest`, `python3 -m pytest -p evil`, `git -c some.unknown.key=1 status`,
+	`git -c core.sshCommand=id fetch origin`, `git difftool -x id`, `git --exec-path=. status`, `less +'!id' README.md`,
+	`vim -c '!id' README.md`, `man -P id ls`, `MANPAGER=id man ls`, `rsync -e id README.md x:`,
+	`ssh -o ProxyCommand=id host`, `zip -T -TT id out.zip README.md`, `tar -cf out.tar --use-compress-program=id README.md`,
+	`EDITOR=id git commit`, `PERL5OPT=-Mx cat README.md`, `npm test --prefix ..`, `scp -S id README.md x:`,
+	`ssh -o KnownHostsCommand=id host`, `rsync -e 'sh -c id' README.md x:`,
 	// Programs that read files their operands do not name.
 	`sed 'r idlink' README.md`, `sed 'R .env' README.md`, `sed -n 'w out.txt' README.md`, `tar -cf - -T list.txt`,
 	`tar -czf - --files-from=list.txt`, `wc --files0-from=list0`, `du --files0-from=list0`, `sort --files0-from=list0`,

@@ -1,0 +1,90 @@
+package risk
+
+import "strings"
+
+// The go command in the spec language of ParseSpecs: the build flags that
+// build, install, run, test and vet share, and the flags of each. The
+// lists follow "go help build", "go help testflag" and "go help vet" of
+// Go 1.22.
+//
+// What the spec decides:
+//
+//   - -exec (run, test) and -toolexec (every build) name a program go
+//     runs, with the built binary or each tool as its arguments; vet's
+//     -vettool is the analysis tool go runs. They are kind exec, so a rule
+//     that allows go test does not allow the program they name.
+//   - go generate runs the commands that //go:generate lines of the
+//     source name, which the words do not show: Command types it as
+//     running a program. go env -w and -u write go's environment file,
+//     whose GOFLAGS later go commands read as options: typed so too.
+//   - Subcommands that only report or manage modules (env, list, mod,
+//     work, version, doc, …) parse no options here: their words stay
+//     operands, as before this spec.
+//   - -overlay and -modfile replace source files and the module file with
+//     others, which may bring code from anywhere: kind code.
+//   - go accepts --flag for -flag, and no abbreviations; Command reads the one-dash spelling.
+//     A flag given a value (-v=true) is unknown: it asks.
+const goBuildFlags = `
+  -C=dir -a -n -p=inert -race -msan -asan -cover -covermode=inert -coverpkg=pat -v -work -x
+  -asmflags=inert -buildmode=inert -buildvcs?=inert -compiler=inert -gccgoflags=inert -gcflags=inert
+  -installsuffix=inert -ldflags=inert -linkshared -mod=inert -modcacherw -modfile=code -overlay=code
+  -pgo=inert -pkgdir=dir -tags=inert -trimpath -toolexec=exec -json`
+
+const goTestFlags = `
+  -exec=exec -c -o=write -fullpath -vet=inert -bench=pat -benchmem -benchtime=inert -count=inert
+  -coverprofile=write -cpu=inert -failfast -fuzz=pat -fuzzminimizetime=inert -fuzztime=inert
+  -list=pat -parallel=inert -run=pat -short -shuffle=inert -skip=pat -timeout=inert
+  -blockprofile=write -blockprofilerate=inert -cpuprofile=write -memprofile=write
+  -memprofilerate=inert -mutexprofile=write -mutexprofilefraction=inert -outputdir=dir -trace=write`
+
+func init() {
+	specSources = append(specSources, specSource{"go", "go: @single @noabbrev"})
+}
+
+// goSubcommandSources returns the subcommands of go.
+func goSubcommandSources() []subcommandSource {
+	return []subcommandSource{
+		{"go build", "go", "build: @single @noabbrev -o=write" + goBuildFlags},
+		{"go install", "go", "install: @single @noabbrev" + goBuildFlags},
+		{"go run", "go", "run: @single @noabbrev @posix -exec=exec" + goBuildFlags},
+		{"go test", "go", "test: @single @noabbrev" + goBuildFlags + goTestFlags},
+		{"go vet", "go", "vet: @single @noabbrev -vettool=exec" + goBuildFlags},
+		{"go generate", "go", "generate: @single @noabbrev -run=pat -skip=pat" + goBuildFlags},
+		{"go others", "go", `
+bug clean doc env fix fmt get list mod work tool version telemetry: @free
+`},
+	}
+}
+
+// goWords returns go's words as its spec reads them: --flag spelled -flag,
+// as the go command accepts both; a one-dash word that names no flag of
+// the subcommand spelled --word, so that the parse reports it unknown
+// rather than reading it as a cluster of short flags, which go has not
+// (-overlays is not -o verlays); and the words after go test's -args left
+// out, since go hands them to the test binary it builds. sub is the spec
+// of the subcommand when the words hold none (GOFLAGS).
+func goWords(args []string, dyn []bool, sub *Spec) ([]string, []bool) {
+	out, outDyn := make([]string, 0, len(args)), make([]bool, 0, len(args))
+	for i, a := range args {
+		d := i < len(dyn) && dyn[i]
+		if !d {
+			if sub == nil && len(out) == 0 && !strings.HasPrefix(a, "-") {
+				sub = Lookup("go").Subcommands[a]
+				out, outDyn = append(out, a), append(outDyn, d)
+				continue
+			}
+			if strings.HasPrefix(a, "--") && len(a) > 2 {
+				a = a[1:]
+			}
+			if sub != nil && sub.Program == "test" && a == "-args" {
+				break
+			}
+			name, _, _ := strings.Cut(a, "=")
+			if len(name) > 2 && name[0] == '-' && name[1] != '-' && sub != nil && !sub.Free && sub.long[name[1:]] == nil {
+				a = "-" + a
+			}
+		}
+		out, outDyn = append(out, a), append(outDyn, d)
+	}
+	return out, outDyn
+}
