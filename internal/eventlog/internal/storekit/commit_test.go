@@ -95,3 +95,87 @@ func TestCommitterRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelinedCommitterWaitsForSync: with a SyncFunc, an append is
+// acknowledged only after a sync that follows its commit; the next batch
+// is committed while a sync runs; a failed sync fails its appends with a
+// NoRetry error and every later append without committing it.
+func TestPipelinedCommitterWaitsForSync(t *testing.T) {
+	var mu sync.Mutex
+	var commits []string
+	syncing, release := make(chan struct{}, 8), make(chan error)
+	c := NewPipelinedCommitter("test", 100, func(batch []*Request) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range batch {
+			commits = append(commits, r.Session)
+			r.Events = make([]eventlog.Event, len(r.Drafts))
+		}
+		return nil
+	}, func(batch []*Request) error {
+		syncing <- struct{}{}
+		return <-release
+	})
+	defer c.Close()
+	committed := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), commits...)
+	}
+	waitSync := func(what string) {
+		t.Helper()
+		select {
+		case <-syncing:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no sync of %s", what)
+		}
+	}
+	drafts := []eventlog.Draft{{Type: eventlog.TypeToolStarted}}
+	appendAsync := func(session string) chan error {
+		ch := make(chan error, 1)
+		go func() {
+			_, err := c.Append(context.Background(), session, drafts)
+			ch <- err
+		}()
+		return ch
+	}
+
+	a := appendAsync("a")
+	waitSync("a") // a is committed and its sync is running
+	b := appendAsync("b")
+	deadline := time.Now().Add(5 * time.Second)
+	for len(committed()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := committed(); len(got) != 2 {
+		t.Fatalf("b was not committed while a's sync ran: commits %v", got)
+	}
+	select {
+	case err := <-a:
+		t.Fatalf("a was acknowledged (%v) before its sync ended", err)
+	case err := <-b:
+		t.Fatalf("b was acknowledged (%v) before any sync covered it", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release <- nil
+	if err := <-a; err != nil {
+		t.Fatalf("a: %v", err)
+	}
+	waitSync("b")
+	select {
+	case err := <-b:
+		t.Fatalf("b was acknowledged (%v) before its sync ended", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	errDisk := errors.New("input/output error")
+	release <- errDisk
+	if err := <-b; !errors.Is(err, errDisk) || !IsNoRetry(err) {
+		t.Fatalf("b after a failed sync: %v, want a NoRetry error wrapping %v", err, errDisk)
+	}
+	if _, err := c.Append(context.Background(), "c", drafts); !errors.Is(err, errDisk) {
+		t.Fatalf("c after a failed sync: %v, want %v", err, errDisk)
+	}
+	if got := committed(); len(got) != 2 {
+		t.Errorf("c was committed after a failed sync: commits %v", got)
+	}
+}
