@@ -138,61 +138,18 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 			return fmt.Errorf("append to %s: record the last event of session %q: %w", s.path, session, err)
 		}
 	}
-	// Subscribers must not read the rows before they are durable (see
-	// high), so they are announced as committed before they are.
-	committed := s.committedID.Load()
-	s.committedID.Store(lastID)
 	if _, err := s.stmts.commit.ExecContext(ctx); err != nil {
 		// A failed COMMIT leaves the transaction open; the deferred
 		// ROLLBACK ends it and the cache is rebuilt from the file.
-		s.committedID.Store(committed)
 		clear(s.lastSeq)
 		return fmt.Errorf("append to %s: commit: %w", s.path, err)
 	}
 	for session, h := range s.staged {
 		s.lastSeq[session] = h
 	}
-	if s.wal == nil {
-		s.lastID.Store(lastID)
-		s.notify.Broadcast()
-	}
-	return nil
-}
-
-// syncBatches is the writer's [storekit.SyncFunc] in SyncFull: it fsyncs
-// the WAL, which makes every transaction committed so far durable, and
-// then lets subscribers read them.
-func (s *Store) syncBatches(batches []*storekit.Request) error {
-	if err := s.wal.sync(); err != nil {
-		return err
-	}
-	var last int64
-	for _, r := range batches {
-		for _, e := range r.Events {
-			last = max(last, e.ID)
-		}
-	}
-	if last > s.lastID.Load() {
-		s.lastID.Store(last)
-	}
+	s.lastID.Store(lastID)
 	s.notify.Broadcast()
 	return nil
-}
-
-// high returns the highest events.id a subscriber may read: the highest
-// in the file, unless this store has a commit whose fsync is not done, in
-// which case the highest it has made durable. committedID is read after
-// the query and set before the COMMIT, so a row the query saw but that is
-// not yet durable is never let through.
-func (s *Store) high(ctx context.Context) (int64, error) {
-	var high int64
-	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&high); err != nil {
-		return 0, queryErr(ctx, s.path, err)
-	}
-	if durable := s.lastID.Load(); s.committedID.Load() > durable {
-		high = min(high, durable)
-	}
-	return high, nil
 }
 
 // readHead returns the last event of session that the next one chains

@@ -3,15 +3,9 @@
 //
 // # Durability
 //
-// With the default [SyncFull], the write-ahead log is fsynced after every
-// commit and before any of its callers is acknowledged, so an acknowledged
-// event survives kill -9 of the process, a kernel crash and a power cut.
-// SQLite itself commits without syncing (synchronous=NORMAL) and the store
-// fsyncs the WAL file in a goroutine of its own, so that the next batch is
-// committed while the disk syncs the previous one. Subscribers of the store
-// see an event only once it is durable; a Query, or another process
-// reading the file, may see one whose fsync is still running, for the
-// length of that fsync. Surviving
+// With the default [SyncFull], every commit fsyncs the write-ahead log
+// before any of its callers is acknowledged, so an acknowledged event
+// survives kill -9 of the process, a kernel crash and a power cut. Surviving
 // kill -9 alone would not need the fsync: a committed WAL frame is already
 // in the kernel's page cache, which outlives the process; [SyncNormal]
 // offers exactly that, trading the last commits on power loss for speed.
@@ -24,19 +18,19 @@
 // which takes every append waiting in its queue (up to
 // [Options].MaxBatch events, and waiting up to 50 µs for as many appends
 // as recent batches had), assigns their sequence numbers, inserts them in
-// one IMMEDIATE transaction and commits; the syncer then fsyncs the WAL
-// once for every batch committed since its last fsync and acknowledges
-// each caller. The appends that arrive while one batch is being synced
-// form the next batch, committed meanwhile, so the number of fsyncs grows
-// with time, not with the number of writers. Sequence numbers are assigned by the writer
+// one IMMEDIATE transaction, commits (one fsync) and then acknowledges
+// each caller. The appends that arrive while one commit is being synced
+// form the next batch, so the number of fsyncs grows with time, not with
+// the number of writers. Sequence numbers are assigned by the writer
 // alone, from a cache of each session's last seq that is dropped whenever
 // another process has written the file (PRAGMA data_version), so they are
 // gapless; if a batch fails, each append in it is retried alone, so one
 // append's failure is not another's.
 //
-// A caller that waits for each Append before making the next gets at
-// most one event per sync, and N such callers at most N events per sync.
-// More throughput takes more events per Append or more callers.
+// SQLite holds its write lock until a commit's sync is done, so commits do
+// not overlap: a caller that waits for each Append before making the next
+// gets at most one event per sync, and N such callers at most N events per
+// commit. More throughput takes more events per Append or more callers.
 //
 // # Checkpoints
 //

@@ -34,7 +34,13 @@ func (s *Store) Query(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog
 func (s *Store) Subscribe(ctx context.Context, f eventlog.Filter) iter.Seq2[eventlog.Event, error] {
 	return storekit.Follow(ctx, f, storekit.StartID(f, s.lastID.Load()), storekit.Source{
 		Where: s.path,
-		High:  s.high,
+		High: func(ctx context.Context) (int64, error) {
+			var high int64
+			if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&high); err != nil {
+				return 0, queryErr(ctx, s.path, err)
+			}
+			return high, nil
+		},
 		Scan: func(ctx context.Context, f eventlog.Filter, afterID, upToID int64, limit int) ([]eventlog.Event, error) {
 			page := make([]eventlog.Event, 0, limit)
 			err := s.scan(ctx, f, afterID, upToID, limit, "id", func(e eventlog.Event) bool {

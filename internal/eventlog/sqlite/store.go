@@ -21,12 +21,10 @@ import (
 type Sync int
 
 const (
-	// SyncFull, the default, fsyncs the write-ahead log after every commit,
-	// before acknowledging it (the store's own fsync, overlapped with the
-	// next commit; see the package documentation): an acknowledged append
-	// survives the process being killed, the kernel crashing and the power
-	// failing. Group commit makes the fsync one per batch, not one per
-	// event.
+	// SyncFull, the default, fsyncs the write-ahead log at every commit
+	// (PRAGMA synchronous=FULL): an acknowledged append survives the
+	// process being killed, the kernel crashing and the power failing.
+	// Group commit makes the fsync one per batch, not one per event.
 	SyncFull Sync = iota
 	// SyncNormal leaves the fsync to checkpoints (PRAGMA
 	// synchronous=NORMAL in WAL mode): an acknowledged append survives the
@@ -84,15 +82,7 @@ type Store struct {
 
 	writer *storekit.Committer
 
-	// lastID is the highest events.id this store has made durable, the
-	// start of new subscriptions. committedID is the highest it has
-	// committed (set just before the COMMIT); while it is ahead of lastID a
-	// commit waits for its fsync, and subscribers read no further than
-	// lastID. wal is the write-ahead log the syncer fsyncs (nil in
-	// SyncNormal, where SQLite's own commit is all there is).
-	lastID      atomic.Int64
-	committedID atomic.Int64
-	wal         *walFile
+	lastID atomic.Int64 // highest committed events.id, the subscription cursor
 
 	notify storekit.Notifier // broadcast after each commit
 
@@ -118,7 +108,8 @@ func Open(path string, opts *Options) (*Store, error) {
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
 	}
-	if _, err := o.Sync.pragma(); err != nil {
+	syncMode, err := o.Sync.pragma()
+	if err != nil {
 		return nil, fmt.Errorf("open event log %s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)
@@ -132,11 +123,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
-	// In both modes SQLite's commit does not wait for the disk
-	// (synchronous=NORMAL: it syncs the WAL before a checkpoint and the
-	// database after one); in SyncFull the store fsyncs the WAL itself
-	// after each commit, before acknowledging it (see walFile).
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "synchronous("+syncMode+")")
 	q.Add("_pragma", "journal_size_limit(67108864)")
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	db, err := sql.Open("sqlite", dsn)
@@ -156,12 +143,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	if o.Sync == SyncFull {
-		s.wal = &walFile{path: abs + "-wal"}
-		s.writer = storekit.NewPipelinedCommitter(abs, o.MaxBatch, s.writeBatch, s.syncBatches)
-	} else {
-		s.writer = storekit.NewCommitter(abs, o.MaxBatch, s.writeBatch)
-	}
+	s.writer = storekit.NewCommitter(abs, o.MaxBatch, s.writeBatch)
 	return s, nil
 }
 
@@ -215,7 +197,6 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("open event log %s: %w", s.path, err)
 	}
 	s.lastID.Store(last)
-	s.committedID.Store(last)
 	return nil
 }
 
@@ -235,7 +216,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.writer.Close()
 		close(s.done)
-		err := errors.Join(s.stmts.close(), s.wconn.Close(), s.db.Close(), s.wal.close())
+		err := errors.Join(s.stmts.close(), s.wconn.Close(), s.db.Close())
 		if err != nil {
 			s.closeErr = fmt.Errorf("close event log %s: %w", s.path, err)
 		}

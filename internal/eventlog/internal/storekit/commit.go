@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,12 +73,6 @@ type Committer struct {
 	closed bool
 	queue  chan *Request
 
-	// With a SyncFunc, committed batches go to the syncer goroutine
-	// through synced, and syncErr, once set, fails every later batch.
-	sync    SyncFunc
-	synced  chan []*Request
-	syncErr atomic.Pointer[error]
-
 	stopped chan struct{} // closed when the goroutine has returned
 
 	commits, events atomic.Int64 // for Stats
@@ -98,56 +91,14 @@ const maxGather = 50 * time.Microsecond
 // most maxBatch events (a single larger request is still one batch).
 // where names the store in errors.
 func NewCommitter(where string, maxBatch int, commit CommitFunc) *Committer {
-	return newCommitter(where, maxBatch, commit, nil)
-}
-
-// A SyncFunc makes durable every transaction committed before it was
-// called (an fsync of the log). It is given the requests of the batches
-// committed since the last call, in commit order, with their Events set,
-// for bookkeeping that must wait for durability.
-type SyncFunc func(batches []*Request) error
-
-// NewPipelinedCommitter is [NewCommitter] for a store whose commit does not
-// wait for the disk: commit returns once the transaction is committed, and
-// sync then makes it durable. The syncer runs in a goroutine of its own,
-// so the next batch is committed while the previous one is synced; one
-// sync covers every batch committed while the previous sync ran. A request
-// is acknowledged only after a sync that covers it succeeded. A failed
-// sync leaves the outcome of its batches unknown: their requests get the
-// error, not retried, and so does every later request, since the store
-// can no longer promise durability.
-func NewPipelinedCommitter(where string, maxBatch int, commit CommitFunc, sync SyncFunc) *Committer {
-	return newCommitter(where, maxBatch, commit, sync)
-}
-
-func newCommitter(where string, maxBatch int, commit CommitFunc, sync SyncFunc) *Committer {
 	c := &Committer{
 		where:    where,
 		maxBatch: max(maxBatch, 1),
 		commit:   commit,
 		queue:    make(chan *Request, 1024),
 		stopped:  make(chan struct{}),
-		sync:     sync,
 	}
-	if sync != nil {
-		// Unbuffered: the writer hands a committed batch over only when the
-		// syncer is free, and gathers the next one meanwhile, so at most
-		// one batch is committed ahead of the sync in progress.
-		c.synced = make(chan []*Request)
-		syncerDone := make(chan struct{})
-		go c.syncer(syncerDone)
-		go func() {
-			c.run()
-			close(c.synced)
-			<-syncerDone
-			close(c.stopped)
-		}()
-		return c
-	}
-	go func() {
-		c.run()
-		close(c.stopped)
-	}()
+	go c.run()
 	return c
 }
 
@@ -210,6 +161,7 @@ func (c *Committer) Close() {
 }
 
 func (c *Committer) run() {
+	defer close(c.stopped)
 	batch := make([]*Request, 0, 64)
 	expect := 0 // how many requests a batch is expected to gather
 	for {
@@ -272,10 +224,6 @@ func (c *Committer) fill(batch *[]*Request, n *int) bool {
 }
 
 func (c *Committer) commitBatch(batch []*Request) {
-	if c.sync != nil {
-		c.commitPipelined(batch)
-		return
-	}
 	err := c.try(batch)
 	if err != nil && len(batch) > 1 && !IsNoRetry(err) {
 		for _, r := range batch {
@@ -287,77 +235,6 @@ func (c *Committer) commitBatch(batch []*Request) {
 	for _, r := range batch {
 		r.err = err
 		close(r.done)
-	}
-}
-
-// commitPipelined commits batch and hands the requests committed to the
-// syncer; those that failed are answered at once.
-func (c *Committer) commitPipelined(batch []*Request) {
-	if p := c.syncErr.Load(); p != nil {
-		for _, r := range batch {
-			r.err = *p
-			close(r.done)
-		}
-		return
-	}
-	var ok []*Request
-	err := c.try(batch)
-	switch {
-	case err == nil:
-		ok = slices.Clone(batch)
-	case len(batch) > 1 && !IsNoRetry(err):
-		for _, r := range batch {
-			if r.err = c.try([]*Request{r}); r.err == nil {
-				ok = append(ok, r)
-			} else {
-				close(r.done)
-			}
-		}
-	default:
-		for _, r := range batch {
-			r.err = err
-			close(r.done)
-		}
-	}
-	if len(ok) > 0 {
-		c.synced <- ok
-	}
-}
-
-// syncer makes committed batches durable and acknowledges them: it takes
-// every batch handed over since its last sync and syncs once for all.
-func (c *Committer) syncer(done chan<- struct{}) {
-	defer close(done)
-	var group []*Request
-	for first := range c.synced {
-		group = append(group[:0], first...)
-	more:
-		for {
-			select {
-			case b, ok := <-c.synced:
-				if !ok {
-					break more
-				}
-				group = append(group, b...)
-			default:
-				break more
-			}
-		}
-		var err error
-		if p := c.syncErr.Load(); p != nil {
-			err = *p
-		} else if err = c.sync(group); err != nil {
-			err = NoRetry(fmt.Errorf("append to %s: the events were committed but not made durable, so they may or may not be stored; the log accepts no more appends: %w", c.where, err))
-			c.syncErr.Store(&err)
-		}
-		for _, r := range group {
-			if err != nil {
-				r.Events = nil
-			}
-			r.err = err
-			close(r.done)
-		}
-		clear(group)
 	}
 }
 
