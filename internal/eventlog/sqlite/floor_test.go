@@ -197,7 +197,7 @@ func TestDurableFloorRatio(t *testing.T) {
 	if os.Getenv("TOOLGATE_FLOOR") == "" {
 		t.Skip("set TOOLGATE_FLOOR=1 to measure the store against the disk's fsync floor")
 	}
-	slices_ := envInt(t, "TOOLGATE_FLOOR_SLICES", 12)
+	rounds := envInt(t, "TOOLGATE_FLOOR_SLICES", 12)
 	const d = 250 * time.Millisecond
 	for _, writers := range []int{1, 8, 64} {
 		dir := t.TempDir()
@@ -207,7 +207,7 @@ func TestDurableFloorRatio(t *testing.T) {
 		}
 		var per, grouped, store, ratios []float64
 		var lat []time.Duration
-		for range slices_ {
+		for range rounds {
 			p := floorPerEvent(t, dir, writers, d)
 			g := floorGrouped(t, dir, writers, d)
 			r, l := storeRun(t, s, writers, d)
