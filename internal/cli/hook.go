@@ -300,9 +300,17 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	}
 	if client == hook.ClaudeCode {
 		home, _ := os.UserHomeDir()
-		if why := claudeOwnRule(ctx, home, call); why != "" {
-			v.Reason += "; not run in the sandbox, so that Claude Code applies its own settings: " + why
+		switch eff, why := claudeOwnRule(ctx, home, call); eff {
+		case policy.Allow:
+		case policy.Ask:
+			// Claude Code asks its person, who sees the command as it
+			// runs: outside the sandbox, which its rule would not match.
+			v.Decision = policy.Ask
+			v.Reason += "; Claude Code's own settings ask for it: " + why + "; if approved it runs outside toolgate sandbox"
 			return hook.Answer(client, v)
+		default:
+			return hook.Answer(client, hook.Verdict{Decision: policy.Deny,
+				Reason: v.Reason + "; but Claude Code's own settings refuse it: " + why})
 		}
 	}
 	conf, err := eng.Confinement(&call.Request)
