@@ -65,6 +65,12 @@ WebFetch of each URL the prompt holds (and of the raw.githubusercontent.com
 URL Gemini CLI fetches for a github.com blob), allowed only when every one
 is allowed; a prompt without a URL is denied.
 
+$TOOLGATE_SERVER and $TOOLGATE_TOKEN are not taken from a project: when
+the hook is given no --server and a project file the client hands its
+hooks' environment from sets one of them (Claude Code's .claude/settings.json
+or settings.local.json "env", Gemini CLI's .env or .gemini/.env of the
+directory or one above it), the hook denies the call.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
 its own prints the client's deny JSON and exits 2 with the reason on
@@ -164,6 +170,13 @@ func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlag
 	call, err := hook.Parse(client, data)
 	if err != nil {
 		return hook.Fail(client, err.Error())
+	}
+	if hf.server == "" {
+		home, _ := os.UserHomeDir()
+		if why := projectHookEnv(client, call.Request.Cwd, home); why != "" {
+			return hook.Fail(client, "the toolgate server and token in the hook's environment may come from the project, not from you: "+why+
+				"; name the server in the hook's command with --server, or remove the setting from the project")
+		}
 	}
 	if call.Phase == hook.After {
 		patterns, err := recordAfter(c.Context(), call, hf)
