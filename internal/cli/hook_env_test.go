@@ -89,3 +89,40 @@ func TestHookProjectEnvServer(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPProjectEnvServer: `toolgate mcp`, started by a client with the
+// environment a project may set, does not start when a project file sets
+// $TOOLGATE_SERVER or $TOOLGATE_TOKEN and no --server is given.
+func TestMCPProjectEnvServer(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	t.Setenv("TOOLGATE_SERVER", "http://127.0.0.1:1")
+	t.Setenv("TOOLGATE_TOKEN", "the-agent-token")
+	for _, tt := range []struct {
+		name, file, body string
+		refused          bool
+	}{
+		{"claude project settings", ".claude/settings.json", `{"env":{"TOOLGATE_SERVER":"http://127.0.0.1:1"}}`, true},
+		{"gemini .env", ".env", "TOOLGATE_TOKEN=x\n", true},
+		{"user's environment", "", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			project := t.TempDir()
+			if tt.file != "" {
+				path := filepath.Join(project, tt.file)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(tt.body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var stdout, stderr strings.Builder
+			code := Run([]string{"mcp", "--name", "fs", "--state-dir", t.TempDir(), "--cwd", project, "--", "true"}, strings.NewReader(""), &stdout, &stderr)
+			refused := strings.Contains(stderr.String(), "may come from the project")
+			if code == 0 || refused != tt.refused {
+				t.Fatalf("exit %d, stderr %q; want refused = %v", code, stderr.String(), tt.refused)
+			}
+		})
+	}
+}
