@@ -106,9 +106,9 @@ func claudeOwnRule(ctx context.Context, home string, call *hook.Call) (policy.De
 		if len(g.rules) == 0 {
 			continue
 		}
-		rule, err := claudeRuleMatch(ctx, home, call, g.rules)
-		if err != nil {
-			return policy.Deny, err.Error()
+		rule, problem := claudeRuleMatch(ctx, home, call, g.rules)
+		if problem != "" {
+			return policy.Deny, problem
 		}
 		if rule == "" {
 			continue
@@ -122,24 +122,25 @@ func claudeOwnRule(ctx context.Context, home string, call *hook.Call) (policy.De
 }
 
 // claudeRuleMatch returns the rule of rules that matches the call, as
-// toolgate matches a deny rule; "" when none does.
-func claudeRuleMatch(ctx context.Context, home string, call *hook.Call, rules []string) (string, error) {
+// toolgate matches a deny rule; "" when none does. problem says why the
+// rules cannot be matched, when they cannot.
+func claudeRuleMatch(ctx context.Context, home string, call *hook.Call, rules []string) (rule, problem string) {
 	f, err := policy.ParseRules(policy.LayerUser, nil, nil, rules)
 	if err != nil {
-		return "", fmt.Errorf("Claude Code's rules cannot be read together (%v)", err)
+		return "", fmt.Sprintf("Claude Code's rules cannot be read together (%v)", err)
 	}
 	set, err := policy.Merge(f)
 	if err != nil {
-		return "", fmt.Errorf("Claude Code's rules cannot be read together (%v)", err)
+		return "", fmt.Sprintf("Claude Code's rules cannot be read together (%v)", err)
 	}
 	eng, err := engine.New(engine.Options{Policy: engine.Fixed(set), Home: home})
 	if err != nil {
-		return "", fmt.Errorf("Claude Code's rules cannot be matched (%v)", err)
+		return "", fmt.Sprintf("Claude Code's rules cannot be matched (%v)", err)
 	}
 	req := call.Request
 	d := eng.Check(ctx, &req)
 	if d.Reason != engine.ReasonRuleDeny {
-		return "", nil
+		return "", ""
 	}
-	return d.Rule, nil
+	return d.Rule, ""
 }
