@@ -49,7 +49,8 @@ to it with POST /v1/check and "wait": the server's policy decides, and a
 question is answered by a person on its page while the hook waits; a call
 the local policy denies is reported to it ("denied"), so that its log
 records the deny. Without a server, a question goes to Claude Code as ask
-(an interactive session asks its person; claude -p blocks the call) and is
+(an interactive session asks its person; claude -p blocks the call; in
+bypassPermissions mode, which may run it unasked, it is a deny) and is
 a deny for Gemini CLI and Codex, whose ask would hang or run the tool; the
 decision is recorded in the event log (--db, else events.db in the state
 directory) before the hook answers, as the request and its
@@ -278,8 +279,8 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 			RuleOrigin: h.Origin(), PolicyVersion: d.PolicyVersion,
 			Message: fmt.Sprintf("the policy would decide %s (%s), but its %s would judge the call and user hooks run only in toolgate serve", d.Decision, d.Reason, h)}
 		actor = gate.ActorSystem
-	} else if d.Decision == policy.Ask && !hook.CanAsk(client) {
-		shown += "; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"
+	} else if d.Decision == policy.Ask && !canAsk(call) {
+		shown += "; this call needs a person's approval and " + string(client) + " cannot ask one" + bypassNote(call) + ": start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"
 		asked := *d
 		d = &asked
 		d.Decision, d.Reason = policy.Deny, engine.ReasonNoApprover
@@ -318,6 +319,10 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 		case policy.Ask:
 			// Claude Code asks its person, who sees the command as it
 			// runs: outside the sandbox, which its rule would not match.
+			if !canAsk(call) {
+				return hook.Answer(client, hook.Verdict{Decision: policy.Deny,
+					Reason: v.Reason + "; but Claude Code's own settings ask for it (" + why + "), and Claude Code cannot ask a person" + bypassNote(call)})
+			}
 			v.Decision = policy.Ask
 			v.Reason += "; Claude Code's own settings ask for it: " + why + "; if approved it runs outside toolgate sandbox"
 			return hook.Answer(client, v)
@@ -528,4 +533,19 @@ func unrunHook(d *engine.Decision, tool string) *policy.Hook {
 		}
 	}
 	return nil
+}
+
+// canAsk reports whether a call's client asks its person when the hook
+// answers ask: Claude Code does, except in bypassPermissions mode, where
+// it may run the call without asking.
+func canAsk(call *hook.Call) bool {
+	return hook.CanAsk(call.Client) && call.PermissionMode != string(policy.ModeBypass)
+}
+
+// bypassNote says why Claude Code cannot ask, when its mode is the reason.
+func bypassNote(call *hook.Call) string {
+	if call.Client == hook.ClaudeCode && !canAsk(call) {
+		return " in bypassPermissions mode"
+	}
+	return ""
 }
