@@ -236,9 +236,14 @@ func parseHook(doc hookDoc, layer Layer, at func(key string) Position) (*Hook, e
 }
 
 // programs returns protected-path patterns for the files a command hook
-// names by an absolute or ~/ path: its program and the scripts it hands
-// one. Other words (a program found through PATH, a relative path, which
-// depends on the call's cwd) give none.
+// names: its program and the scripts it hands one. A word that is an
+// absolute or ~/ path protects that file. A relative path holding a "/"
+// (./check.sh, hooks/check.py, ../bin/x) runs from the call's working
+// directory, which the agent chooses and may write: it protects a file of
+// that name under every directory (**/check.sh, **/hooks/check.py,
+// **/bin/x), so that an agent cannot write the script the hook would run.
+// Other words (a program found through PATH, a bare file name, words with
+// $ or `) give none.
 func (h *Hook) programs() []*Rule {
 	if h.Type != HookCommand {
 		return nil
@@ -246,10 +251,35 @@ func (h *Hook) programs() []*Rule {
 	var out []*Rule
 	for _, w := range strings.Fields(h.Command) {
 		w = strings.Trim(w, `"'`)
-		if !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") || strings.ContainsAny(w, "$`") {
+		if strings.ContainsAny(w, "$`") || w == "" {
 			continue
 		}
-		r, err := ParseRule("Read("+globEscape(w)+")", Deny, h.Pos)
+		pattern := ""
+		switch {
+		case strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/"):
+			pattern = globEscape(w)
+		case strings.Contains(w, "/") && !strings.HasPrefix(w, "-") && !strings.Contains(w, "://"):
+			// Keep what follows the last "." or ".." step: the part of
+			// the path that names the file below some directory.
+			parts := strings.Split(w, "/")
+			i := len(parts)
+			for i > 0 && parts[i-1] != "." && parts[i-1] != ".." {
+				i--
+			}
+			var rest []string
+			for _, p := range parts[i:] {
+				if p != "" {
+					rest = append(rest, p)
+				}
+			}
+			if len(rest) == 0 {
+				continue
+			}
+			pattern = "**/" + globEscape(strings.Join(rest, "/"))
+		default:
+			continue
+		}
+		r, err := ParseRule("Read("+pattern+")", Deny, h.Pos)
 		if err != nil {
 			continue
 		}

@@ -49,7 +49,8 @@ to it with POST /v1/check and "wait": the server's policy decides, and a
 question is answered by a person on its page while the hook waits; a call
 the local policy denies is reported to it ("denied"), so that its log
 records the deny. Without a server, a question goes to Claude Code as ask
-(an interactive session asks its person; claude -p blocks the call) and is
+(an interactive session asks its person; claude -p blocks the call; in
+bypassPermissions mode, which may run it unasked, it is a deny) and is
 a deny for Gemini CLI and Codex, whose ask would hang or run the tool; the
 decision is recorded in the event log (--db, else events.db in the state
 directory) before the hook answers, as the request and its
@@ -70,6 +71,12 @@ clients): those that change only the agent's state (TodoWrite,
 AskUserQuestion, write_todos, update_plan, ...) are allowed; scheduling (CronCreate, ScheduleWakeup), Skill and ExitPlanMode
 ask in every mode and are denied in plan mode; EnterWorktree and Gemini's
 save_memory are judged as the writes they make; the rest stay unknown.
+
+$TOOLGATE_SERVER and $TOOLGATE_TOKEN are not taken from a project: when
+the hook is given no --server and a project file the client hands its
+hooks' environment from sets one of them (Claude Code's .claude/settings.json
+or settings.local.json "env", Gemini CLI's .env or .gemini/.env of the
+directory or one above it), the hook denies the call.
 
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, or any error of
@@ -174,6 +181,13 @@ func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlag
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
+	if hf.server == "" {
+		home, _ := os.UserHomeDir()
+		if why := projectHookEnv(client, call.Request.Cwd, home); why != "" {
+			return hook.Fail(client, "the toolgate server and token in the hook's environment may come from the project, not from you: "+why+
+				"; name the server in the hook's command with --server, or remove the setting from the project")
+		}
+	}
 	if call.Phase == hook.After {
 		patterns, err := recordAfter(c.Context(), call, hf)
 		if err != nil {
@@ -274,8 +288,8 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 			RuleOrigin: h.Origin(), PolicyVersion: d.PolicyVersion,
 			Message: fmt.Sprintf("the policy would decide %s (%s), but its %s would judge the call and user hooks run only in toolgate serve", d.Decision, d.Reason, h)}
 		actor = gate.ActorSystem
-	} else if d.Decision == policy.Ask && !hook.CanAsk(client) {
-		shown += "; this call needs a person's approval and " + string(client) + " cannot ask one: start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"
+	} else if d.Decision == policy.Ask && !canAsk(call) {
+		shown += "; this call needs a person's approval and " + string(client) + " cannot ask one" + bypassNote(call) + ": start `toolgate serve` so the hook waits for the answer on its page, or allow the call in the policy"
 		asked := *d
 		d = &asked
 		d.Decision, d.Reason = policy.Deny, engine.ReasonNoApprover
@@ -309,9 +323,21 @@ func (f *hookFlags) allow(ctx context.Context, eng *engine.Engine, call *hook.Ca
 	}
 	if client == hook.ClaudeCode {
 		home, _ := os.UserHomeDir()
-		if why := claudeOwnRule(ctx, home, call); why != "" {
-			v.Reason += "; not run in the sandbox, so that Claude Code applies its own settings: " + why
+		switch eff, why := claudeOwnRule(ctx, home, call); eff {
+		case policy.Allow:
+		case policy.Ask:
+			// Claude Code asks its person, who sees the command as it
+			// runs: outside the sandbox, which its rule would not match.
+			if !canAsk(call) {
+				return hook.Answer(client, hook.Verdict{Decision: policy.Deny,
+					Reason: v.Reason + "; but Claude Code's own settings ask for it (" + why + "), and Claude Code cannot ask a person" + bypassNote(call)})
+			}
+			v.Decision = policy.Ask
+			v.Reason += "; Claude Code's own settings ask for it: " + why + "; if approved it runs outside toolgate sandbox"
 			return hook.Answer(client, v)
+		default:
+			return hook.Answer(client, hook.Verdict{Decision: policy.Deny,
+				Reason: v.Reason + "; but Claude Code's own settings refuse it: " + why})
 		}
 	}
 	conf, err := eng.Confinement(&call.Request)
@@ -525,4 +551,19 @@ func unrunHook(d *engine.Decision, tool string) *policy.Hook {
 		}
 	}
 	return nil
+}
+
+// canAsk reports whether a call's client asks its person when the hook
+// answers ask: Claude Code does, except in bypassPermissions mode, where
+// it may run the call without asking.
+func canAsk(call *hook.Call) bool {
+	return hook.CanAsk(call.Client) && call.PermissionMode != string(policy.ModeBypass)
+}
+
+// bypassNote says why Claude Code cannot ask, when its mode is the reason.
+func bypassNote(call *hook.Call) string {
+	if call.Client == hook.ClaudeCode && !canAsk(call) {
+		return " in bypassPermissions mode"
+	}
+	return ""
 }

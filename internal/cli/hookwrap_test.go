@@ -195,11 +195,13 @@ func TestHookWrapPolicyOff(t *testing.T) {
 	}
 }
 
-// TestHookKeepsClaudeRules: Claude Code matches its own deny and ask
-// rules against the input a hook hands back, so a shell command one of
-// them matches (in any settings file the hook can see, or a file it cannot
-// read) goes back unwrapped, for Claude Code to apply its rule; other
-// commands are wrapped.
+// TestHookKeepsClaudeRules: a shell command one of Claude Code's own
+// deny rules matches (in any settings file the hook can see, a project's
+// included, through chains and wrappers) is denied by the hook itself, and
+// one an ask rule matches goes back as ask, unwrapped, for Claude Code's
+// person; a settings file the hook cannot read or a rule it cannot match
+// denies. None of them hands back an allowed command outside the sandbox,
+// which a repository's .claude/settings.json could otherwise bring about.
 func TestHookKeepsClaudeRules(t *testing.T) {
 	env := newHookEnv(t)
 	wrapSandboxHere(t, env.project)
@@ -219,16 +221,20 @@ func TestHookKeepsClaudeRules(t *testing.T) {
 	localSettings := filepath.Join(env.project, ".claude", "settings.local.json")
 	tests := []struct {
 		name, user, local, command string
+		decision                   string
 		wrapped                    bool
 	}{
-		{"no settings", "", "", "touch a.txt", true},
-		{"user deny", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "touch a.txt", false},
-		{"user deny in a chain", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "ls && touch a.txt", false},
-		{"user deny through a wrapper", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "timeout 5 touch a.txt", false},
-		{"user deny of another command", `{"permissions":{"deny":["Bash(rm:*)"]}}`, "", "touch a.txt", true},
-		{"project ask", "", `{"permissions":{"ask":["Bash(touch a.txt)"]}}`, "touch a.txt", false},
-		{"allow rules only", `{"permissions":{"allow":["Bash(touch:*)"]}}`, "", "touch a.txt", true},
-		{"settings not JSON", `{"permissions":`, "", "touch a.txt", false},
+		{"no settings", "", "", "touch a.txt", "allow", true},
+		{"user deny", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "touch a.txt", "deny", false},
+		{"user deny in a chain", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "ls && touch a.txt", "deny", false},
+		{"user deny through a wrapper", `{"permissions":{"deny":["Bash(touch:*)"]}}`, "", "timeout 5 touch a.txt", "deny", false},
+		{"project deny of a decoy through a wrapper", "", `{"permissions":{"deny":["Bash(zzdecoy:*)"]}}`, "timeout 5 zzdecoy; touch a.txt", "deny", false},
+		{"user deny of another command", `{"permissions":{"deny":["Bash(rm:*)"]}}`, "", "touch a.txt", "allow", true},
+		{"project ask", "", `{"permissions":{"ask":["Bash(touch a.txt)"]}}`, "touch a.txt", "ask", false},
+		{"project ask and deny", "", `{"permissions":{"ask":["Bash(touch:*)"],"deny":["Bash(ls:*)"]}}`, "ls; touch a.txt", "deny", false},
+		{"allow rules only", `{"permissions":{"allow":["Bash(touch:*)"]}}`, "", "touch a.txt", "allow", true},
+		{"user settings not JSON", `{"permissions":`, "", "touch a.txt", "deny", false},
+		{"project settings not JSON", "", `{"permissions":`, "touch a.txt", "deny", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,19 +247,19 @@ func TestHookKeepsClaudeRules(t *testing.T) {
 				write(localSettings, tt.local)
 			}
 			input := map[string]any{"command": tt.command}
-			flags := append([]string{"--allow", "Bash(touch:*)", "--allow", "Bash(ls:*)", "--allow", "Bash(timeout:*)"}, env.flags...)
+			flags := append([]string{"--allow", "Bash(touch:*)", "--allow", "Bash(ls:*)", "--allow", "Bash(timeout:*)", "--allow", "Bash(zzdecoy:*)"}, env.flags...)
 			code, out, errOut := runHookCLI(t, "claude-code", payloadFor("claude-code", "Bash", env.project, input, nil), flags...)
 			d, reason := hookDecision(t, "claude-code", out)
-			if code != 0 || d != "allow" {
-				t.Fatalf("code %d, decision %q (%s), stderr %s", code, d, reason, errOut)
+			if code != 0 || d != tt.decision {
+				t.Fatalf("code %d, decision %q (%s), want %s; stderr %s", code, d, reason, tt.decision, errOut)
 			}
 			got := hookInput(t, "claude-code", out)
 			wrapped := got != nil && strings.Contains(got["command"].(string), " sandbox ")
 			if wrapped != tt.wrapped {
 				t.Fatalf("wrapped = %v, want %v; reason %q; input %v", wrapped, tt.wrapped, reason, got)
 			}
-			if !tt.wrapped && !strings.Contains(reason, "so that Claude Code applies its own settings") {
-				t.Errorf("reason %q does not say why the command is not wrapped", reason)
+			if d != "allow" && !strings.Contains(reason, "Claude Code's own settings") {
+				t.Errorf("reason %q does not name Claude Code's settings", reason)
 			}
 		})
 	}

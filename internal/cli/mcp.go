@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/hook"
 	"github.com/toolgate/toolgate/internal/mcpproxy"
 	"github.com/toolgate/toolgate/internal/server"
 )
@@ -111,6 +112,17 @@ in the event log.`,
 				return err
 			}
 			opts := mcpproxy.Options{Name: name, Trusted: trusted, Gate: g, Engine: eng, Cwd: abs, Session: session}
+			if !c.Flags().Changed("server") {
+				// A client that starts the proxy hands it the environment
+				// a project may set; the server deciding its calls must
+				// not come from there.
+				home, _ := os.UserHomeDir()
+				for _, cl := range []hook.Client{hook.ClaudeCode, hook.Gemini} {
+					if why := projectHookEnv(cl, abs, home); why != "" {
+						return usageError("the toolgate server and token in the environment may come from the project, not from you: %s; name the server with --server, or remove the setting from the project", why)
+					}
+				}
+			}
 			if serverURL != "" {
 				api, err := agentServer(serverURL, stateDir, tokenFile, false)
 				if err != nil {
