@@ -497,7 +497,7 @@ func TestAgentClaudeHookFailures(t *testing.T) {
 // refused by Claude Code's own permissions.deny in the user's settings.
 // Claude Code matches its rules against the input a hook hands back, so a
 // shell command wrapped in `toolgate sandbox` would no longer match a rule
-// such as Bash(touch:*): the hook hands such a command back unwrapped.
+// such as Bash(touch:*): the hook denies such a command itself.
 func TestAgentClaudeSettingsDeny(t *testing.T) {
 	requireAgent(t, "claude")
 	for _, tc := range []struct {
@@ -535,7 +535,10 @@ func TestAgentClaudeSettingsDeny(t *testing.T) {
 			}
 			res, _ := mock.result(0)
 			ran := claudeExists(filepath.Join(s.project, "made-by-agent.txt"))
-			if ran || !res.IsError || !strings.Contains(res.Text, "denied") {
+			// Unwrapped, Claude Code's rule refuses it; wrapped, the hook
+			// does, since the wrapped command would match no rule of
+			// Claude Code's.
+			if ran || !res.IsError || !(strings.Contains(res.Text, "denied") || strings.Contains(res.Text, "Claude Code's own settings refuse it")) {
 				t.Errorf("made-by-agent.txt exists = %v, the model got %+v; want Claude Code's deny rule to refuse the call", ran, res)
 			}
 		})
