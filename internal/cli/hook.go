@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -514,14 +513,6 @@ func (hf *hookFlags) recordAfterLocally(ctx context.Context, session string, cal
 // reportedOutput is what the hook reports of a finished call.
 func reportedOutput(call *hook.Call) gate.ReportedOutput {
 	return gate.ReportedOutput{Tool: call.ClientTool, Client: string(call.Client), ToolUseID: call.ToolUseID, Output: call.Output}
-}
-
-func mustJSON(v any) json.RawMessage {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // maps of strings and numbers always encode
-	}
-	return data
 }
 
 // unrunHook returns the first PreToolUse user hook of d's policy that
