@@ -9,10 +9,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/engine"
+	"github.com/toolgate/toolgate/internal/gate"
+	"github.com/toolgate/toolgate/internal/hook"
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -144,4 +148,39 @@ func (d apiDecider) Decide(ctx context.Context, req *engine.Request) (*engine.De
 		return &out, nil
 	}
 	return dec, err
+}
+
+// reportOutput reports a finished call's output, as the client handed it
+// to the hook, to the server (POST /v1/sessions/{id}/tool-output), which
+// records it in its log, and returns the classes of prompt injection
+// found. An output over [server.MaxToolOutput] bytes is sent as its start
+// and its whole length; the classes found in the rest here are added.
+func (a *apiClient) reportOutput(ctx context.Context, session string, call *hook.Call) ([]string, error) {
+	out := reportedOutput(call)
+	sent := out.Output
+	if len(sent) > server.MaxToolOutput {
+		cut := server.MaxToolOutput
+		for cut > 0 && !utf8.RuneStart(sent[cut]) {
+			cut--
+		}
+		sent = sent[:cut]
+	}
+	body := server.ToolOutputReport{ToolUseID: out.ToolUseID, Tool: out.Tool, Client: out.Client, Output: string(sent), OutputBytes: len(out.Output)}
+	var resp server.ToolOutputResponse
+	if err := a.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(session)+"/tool-output", body, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Injection == nil {
+		return nil, errors.New("the server's answer holds no injection classes")
+	}
+	if len(sent) == len(out.Output) {
+		return resp.Injection, nil
+	}
+	classes := resp.Injection
+	for _, c := range gate.SuspectedInjection(out.Output) {
+		if !slices.Contains(classes, c) {
+			classes = append(classes, c)
+		}
+	}
+	return classes, nil
 }

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
@@ -31,7 +31,7 @@ func (f *hookFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.server, "server", "", "URL of a running toolgate serve to ask a person through (default $TOOLGATE_SERVER, else "+DefaultServer+" when its agent token is in the state directory)")
 	fl.StringVar(&f.stateDir, "state-dir", server.DefaultStateDir(), "state directory of the server, where agent.token is (the token may also come from $TOOLGATE_TOKEN)")
 	fl.BoolVar(&f.noWrap, "no-sandbox-wrap", false, "hand an allowed shell command back as it is instead of wrapped in toolgate sandbox")
-	fl.StringVar(&f.db, "db", "", "event log the decisions made without a server and the after-tool events are recorded in: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
+	fl.StringVar(&f.db, "db", "", "event log the decisions and after-tool events are recorded in when no server takes them: a SQLite file (default events.db in the state directory) or a postgres:// connection string")
 }
 
 func hookCmd() *cobra.Command {
@@ -57,9 +57,11 @@ directory) before the hook answers, as the request and its
 permission.resolved.
 
 After a tool runs (PostToolUse, AfterTool) the output is recorded as
-tool.completed in the event log (--db, else events.db in the state
-directory) with injection.suspected events for output that looks like
-prompt injection; the model is warned of those.
+tool.completed with injection.suspected events for output that looks
+like prompt injection; the model is warned of those. They are reported
+to the server when one is in use, so that they land in its log, else
+(or when the server does not take them) recorded in the event log
+(--db, else events.db in the state directory).
 
 Gemini CLI's web_fetch names its URLs inside a prompt: it is judged as a
 WebFetch of each URL the prompt holds (and of the raw.githubusercontent.com
@@ -489,38 +491,44 @@ func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.
 	return err
 }
 
-// recordAfter records a finished call in the event log, with the
-// injection patterns its output shows, and returns those patterns. The
-// server takes no tool.completed from an agent, so the hook appends to
-// the log itself (SQLite allows several writers), chained under the
-// server's key when the state directory holds its approver token.
+// recordAfter records a finished call, with the injection patterns its
+// output shows, and returns those patterns. When a server is in use the
+// call is reported to it (POST /v1/sessions/{id}/tool-output), so that it
+// lands in the server's log; when there is none, or the named server does
+// not take it, the hook appends to the local log itself (SQLite allows
+// several writers), chained under the server's key when the state
+// directory holds its approver token.
 func recordAfter(ctx context.Context, call *hook.Call, hf *hookFlags) ([]string, error) {
-	store, _, err := hf.logStore(ctx)
+	session := hookSession(call)
+	api, apiErr := agentServer(hf.server, hf.stateDir, "", true)
+	var serverErr error
+	if api != nil && apiErr == nil {
+		patterns, err := api.reportOutput(ctx, session, call)
+		if err == nil {
+			return patterns, nil
+		}
+		serverErr = err
+	} else if apiErr != nil {
+		serverErr = apiErr
+	}
+	patterns, err := hf.recordAfterLocally(ctx, session, call)
+	if err != nil && serverErr != nil {
+		return nil, fmt.Errorf("the server: %v; the local log: %v", serverErr, err)
+	}
+	return patterns, err
+}
+
+// recordAfterLocally records a finished call in the local event log as
+// the server would ([gate.ReportedDrafts]).
+func (hf *hookFlags) recordAfterLocally(ctx context.Context, session string, call *hook.Call) ([]string, error) {
+	store, logKey, err := hf.logStore(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
-	session := hookSession(call)
-	preview, truncated := gate.Preview(call.Output)
-	completed := map[string]any{
-		"tool":            call.ClientTool,
-		"client":          string(call.Client),
-		"outputBytes":     len(call.Output),
-		"stdoutPreview":   preview,
-		"stdoutTruncated": truncated,
-	}
-	if call.ToolUseID != "" {
-		completed["toolUseId"] = call.ToolUseID
-	}
-	drafts := []eventlog.Draft{{Type: eventlog.TypeToolCompleted, Payload: mustJSON(completed)}}
-	var patterns []string
-	for _, ev := range gate.InjectionEvents("", call.Output, nil) {
-		patterns = append(patterns, string(ev.Class))
-		drafts = append(drafts, eventlog.Draft{Type: eventlog.TypeInjectionSuspected, Payload: mustJSON(struct {
-			gate.InjectionSuspected
-			ToolUseID string `json:"toolUseId,omitempty"`
-			Tool      string `json:"tool"`
-		}{ev, call.ToolUseID, call.ClientTool})})
+	drafts, patterns, err := gate.ReportedDrafts(reportedOutput(call), gate.NewRedactor(logKey), time.Now())
+	if err != nil {
+		return nil, err
 	}
 	if _, err := store.Append(ctx, session, drafts...); err != nil {
 		return nil, err
@@ -528,12 +536,9 @@ func recordAfter(ctx context.Context, call *hook.Call, hf *hookFlags) ([]string,
 	return patterns, nil
 }
 
-func mustJSON(v any) json.RawMessage {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // maps of strings and numbers always encode
-	}
-	return data
+// reportedOutput is what the hook reports of a finished call.
+func reportedOutput(call *hook.Call) gate.ReportedOutput {
+	return gate.ReportedOutput{Tool: call.ClientTool, Client: string(call.Client), ToolUseID: call.ToolUseID, Output: call.Output}
 }
 
 // unrunHook returns the first PreToolUse user hook of d's policy that

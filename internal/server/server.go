@@ -339,6 +339,7 @@ func (s *Server) routes() {
 	m.Handle("GET /v1/events", s.authed(RoleAgent, s.handleEvents, nil))
 	m.Handle("GET /v1/sessions/{id}/events", s.authed(RoleAgent, s.handleSessionEvents, nil))
 	m.Handle("POST /v1/sessions/{id}/events", s.authed(RoleAgent, s.handlePostEvents, nil))
+	m.Handle("POST /v1/sessions/{id}/tool-output", s.authed(RoleAgent, s.handleToolOutput, nil))
 	m.Handle("GET /v1/sessions/{id}/policy", s.authed(RoleAgent, s.handleGetSessionPolicy, nil))
 	m.Handle("PUT /v1/sessions/{id}/policy", s.authed(RoleApprover, s.handlePutSessionPolicy, s.forbiddenSession("set_policy")))
 	m.Handle("GET /v1/sessions/{id}/grants", s.authed(RoleAgent, s.handleGrants, nil))
