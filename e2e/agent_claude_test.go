@@ -334,21 +334,20 @@ func TestAgentClaudeGate(t *testing.T) {
 			t.Errorf("%s %s: logged %s/%s by %s, want %s/%s by %s", w.tool, w.part, d.Decision, d.Reason, d.Actor, w.decision, w.reason, w.actor)
 		}
 	}
-	// After each call that ran, the PostToolUse hook records it as
-	// tool.completed, with Claude Code's tool_use id, in the hook's event
-	// log (events.db in its state directory, $XDG_STATE_HOME/toolgate).
-	// The calls denied before they ran have none, nor has the MCP call
-	// the proxy refused (Claude Code sends PostToolUseFailure for it).
-	hookDB := filepath.Join(s.home, ".local", "state", "toolgate", "events.db")
-	audit := exec.Command(tg, "audit", "--db", hookDB, "--json", "--type", "tool.completed", "--session", claudeSession)
-	audit.Env = append(cleanEnv(), s.env...)
-	got, err := audit.CombinedOutput()
-	if err != nil {
-		t.Errorf("toolgate audit %s: %v\n%s", hookDB, err, got)
+	// After each call that ran, the PostToolUse hook reports it to the
+	// server in use, whose log records it as tool.completed with Claude
+	// Code's tool_use id. The calls denied before they ran have none, nor
+	// has the MCP call the proxy refused (Claude Code sends
+	// PostToolUseFailure for it).
+	var completed strings.Builder
+	for _, e := range s.events(t, "type=tool.completed&session="+claudeSession) {
+		completed.Write(e.Payload)
+		completed.WriteByte('\n')
 	}
+	got := completed.String()
 	for _, i := range []int{1, 2, 4, 5} {
 		if !strings.Contains(string(got), `"toolUseId":"`+claudeToolUseID(i)+`"`) {
-			t.Errorf("no tool.completed for step %d (%s) in the hook's log:\n%s", i, script[i].Tool, got)
+			t.Errorf("no tool.completed for step %d (%s) in the server's log:\n%s", i, script[i].Tool, got)
 		}
 	}
 	for _, i := range []int{0, 3, 6, 7, 8, 9} {
