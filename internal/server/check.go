@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,8 +38,16 @@ type AgentDenial struct {
 	// Reason is why the agent's side denied the call, as it told its
 	// model; at most MaxDenialReason bytes are recorded.
 	Reason string `json:"reason"`
-	// By names what denied it, such as "hook policy".
+	// By names what denied it: one of [DenialSources]. Any other value
+	// is recorded as "the agent's side", so that an agent cannot word
+	// the log's account of who denied.
 	By string `json:"by"`
+}
+
+// DenialSources are the values of [AgentDenial.By] the server records as
+// they are: toolgate's own hooks and MCP proxy.
+var DenialSources = []string{
+	"the claude-code hook's policy", "the gemini hook's policy", "the codex hook's policy", "the MCP proxy's policy",
 }
 
 // MaxDenialReason bounds the reason of an [AgentDenial] recorded in the
@@ -47,9 +56,9 @@ const MaxDenialReason = 2000
 
 // message is what the permission.resolved event of the denial says.
 func (a *AgentDenial) message() string {
-	by := strings.TrimSpace(clip(a.By, 100))
-	if by == "" {
-		by = "the agent's side"
+	by := "the agent's side"
+	if slices.Contains(DenialSources, a.By) {
+		by = a.By
 	}
 	msg := "denied by " + by + " before it reached the server"
 	if r := strings.TrimSpace(clip(a.Reason, MaxDenialReason)); r != "" {

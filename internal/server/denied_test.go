@@ -37,11 +37,11 @@ func TestCheckAgentDenied(t *testing.T) {
 		path          string
 		wantMsg       string
 	}{
-		{"allow rule", cmdAllow, map[string]any{"reason": "toolgate: deny (rule_deny): Bash(npm *)", "by": "hook policy"}, "/v1/check", "denied by hook policy before it reached the server: toolgate: deny (rule_deny): Bash(npm *)"},
+		{"allow rule", cmdAllow, map[string]any{"reason": "toolgate: deny (rule_deny): Bash(npm *)", "by": "the claude-code hook's policy"}, "/v1/check", "denied by the claude-code hook's policy before it reached the server: toolgate: deny (rule_deny): Bash(npm *)"},
 		{"allow rule with wait", cmdAllow, map[string]any{"reason": "local rule"}, "/v1/check?wait", "denied by the agent's side before it reached the server: local rule"},
-		{"ask", cmdAsk, map[string]any{"reason": "no", "by": "mcp proxy policy"}, "/v1/check", "denied by mcp proxy policy before it reached the server: no"},
+		{"ask", cmdAsk, map[string]any{"reason": "no", "by": "the MCP proxy's policy"}, "/v1/check", "denied by the MCP proxy's policy before it reached the server: no"},
 		{"deny", cmdDeny, map[string]any{}, "/v1/check", "denied by the agent's side before it reached the server"},
-		{"run of an allowed command", "touch " + marker, map[string]any{"reason": "local deny", "by": "hook policy"}, "/v1/run", "denied by hook policy before it reached the server: local deny"},
+		{"run of an allowed command", "touch " + marker, map[string]any{"reason": "local deny", "by": "a person on the page"}, "/v1/run", "denied by the agent's side before it reached the server: local deny"},
 		{"decision in the field", cmdAllow, map[string]any{"reason": "x", "by": "y", "decision": "allow"}, "/v1/check", ""},
 	}
 	for i, tc := range tests {
