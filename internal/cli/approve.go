@@ -109,12 +109,12 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	resp, err := a.http.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("no toolgate server listens at %s: start toolgate serve, or name the server with --server or $TOOLGATE_SERVER", a.base)
+			return &unreachableError{msg: fmt.Sprintf("no toolgate server listens at %s: start toolgate serve, or name the server with --server or $TOOLGATE_SERVER", a.base)}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("stopped before the toolgate server at %s answered", a.base)
 		}
-		return fmt.Errorf("cannot reach the toolgate server at %s: %w", a.base, err)
+		return &unreachableError{msg: fmt.Sprintf("cannot reach the toolgate server at %s: %v", a.base, err), err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -572,3 +572,13 @@ used, or to open the page in another browser.`,
 	sf.register(c)
 	return c
 }
+
+// unreachableError is a request that reached no toolgate server, as
+// opposed to one the server answered with an error.
+type unreachableError struct {
+	msg string
+	err error // the transport's error, when it is not a refused connection
+}
+
+func (e *unreachableError) Error() string { return e.msg }
+func (e *unreachableError) Unwrap() error { return e.err }

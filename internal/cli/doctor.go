@@ -361,7 +361,7 @@ func (d *doctorEnv) checkServer() {
 		Role string `json:"role"`
 	}
 	if err := api.do(ctx, http.MethodGet, "/v1/whoami", nil, &who); err != nil {
-		if msg := err.Error(); strings.HasPrefix(msg, "no toolgate server listens") || strings.HasPrefix(msg, "cannot reach") {
+		if unreachable := (*unreachableError)(nil); errors.As(err, &unreachable) {
 			d.add("server", statusFail, fmt.Sprintf("cannot reach the toolgate server at %s: %v", api.base, err),
 				"start toolgate serve, or name the server that runs with --server or $TOOLGATE_SERVER")
 			return
