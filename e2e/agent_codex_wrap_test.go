@@ -58,7 +58,7 @@ func TestAgentCodexWrapsShell(t *testing.T) {
 		t.Errorf("the approved script wrote outside the workspace (%s): its command was not run in the sandbox", escaped)
 	}
 	// What Codex ran, as it reports it, is the wrapped command.
-	if n := strings.Count(stdout, " sandbox --sandbox "); n < 2 {
+	if n := strings.Count(stdout, " sandbox --require landlock --require mountns --sandbox "); n < 2 {
 		t.Errorf("codex's output shows %d wrapped commands, want both", n)
 	}
 	outs := m.outputs()

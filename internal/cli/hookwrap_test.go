@@ -88,7 +88,7 @@ func TestHookWrapsShell(t *testing.T) {
 				if got != nil && !reflect.DeepEqual(got, tt.input) {
 					t.Fatalf("input handed back changed: %v, want %v", got, tt.input)
 				}
-				if strings.Contains(out, " sandbox --sandbox ") {
+				if strings.Contains(out, " sandbox --require landlock --require mountns --sandbox ") {
 					t.Fatalf("answer holds a wrapped command: %s", out)
 				}
 				return

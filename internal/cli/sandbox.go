@@ -37,9 +37,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // sandboxCmd is `toolgate sandbox`: run one program confined.
 func sandboxCmd() *cobra.Command {
 	var (
-		mode, workspace string
-		network, report bool
-		roots, creds    []string
+		mode, workspace       string
+		network, report       bool
+		roots, creds, require []string
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox [flags] -- PROGRAM [ARGS...]",
@@ -95,6 +95,7 @@ flags.`,
 			c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), stderr
 			c.Dir, _ = os.Getwd()
 			c.KillEscapees = true
+			c.Require = require
 
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
@@ -147,5 +148,6 @@ flags.`,
 	fl.StringArrayVar(&roots, "writable-root", nil, "a further directory the program may write (repeatable)")
 	fl.StringArrayVar(&creds, "credential-path", nil, "a further file or directory to mask (repeatable)")
 	fl.BoolVar(&report, "report", false, "print the active mechanisms as JSON on stderr")
+	fl.StringArrayVar(&require, "require", nil, "a mechanism the program must not run without: landlock or mountns (repeatable); when it is missing nothing runs (exit 126)")
 	return cmd
 }

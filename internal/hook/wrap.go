@@ -40,14 +40,17 @@ func Quote(s string) string {
 }
 
 // Wrap returns the command line that runs command with bash under
-// `toolgate sandbox` as c says. It fails for a command or path holding a
+// `toolgate sandbox` as c says, requiring Landlock and the mount namespace
+// (--require): a hook wraps a command only where it found both, and should
+// either be missing when the command runs, nothing runs instead of the
+// command running with less. It fails for a command or path holding a
 // NUL byte, which no command line can carry, and for a Confine without an
 // absolute Self or a workspace.
 func Wrap(c Confine, command string) (string, error) {
 	if !strings.HasPrefix(c.Self, "/") || c.Workspace == "" {
 		return "", errors.New("no toolgate binary or workspace to run the command in the sandbox with")
 	}
-	words := []string{Quote(c.Self), "sandbox", "--sandbox", Quote(c.Mode)}
+	words := []string{Quote(c.Self), "sandbox", "--require", "landlock", "--require", "mountns", "--sandbox", Quote(c.Mode)}
 	if c.Network {
 		words = append(words, "--network")
 	}

@@ -38,12 +38,12 @@ func TestWrapLine(t *testing.T) {
 		want    string
 	}{
 		{"workspace-write", hook.Confine{Self: "/bin/toolgate", Mode: "workspace-write", Workspace: "/w"}, "ls",
-			`'/bin/toolgate' sandbox --sandbox 'workspace-write' --workspace '/w' -- bash -c 'ls'`},
+			`'/bin/toolgate' sandbox --require landlock --require mountns --sandbox 'workspace-write' --workspace '/w' -- bash -c 'ls'`},
 		{"everything", hook.Confine{Self: "/opt/tg dir/toolgate", Mode: "workspace-write", Network: true, Workspace: "/w's",
 			WritableRoots: []string{"/r1", "/r 2"}, CredentialPaths: []string{"/state"}}, "echo 'hi'",
-			`'/opt/tg dir/toolgate' sandbox --sandbox 'workspace-write' --network --workspace '/w'\''s' --writable-root '/r1' --writable-root '/r 2' --credential-path '/state' -- bash -c 'echo '\''hi'\'''`},
+			`'/opt/tg dir/toolgate' sandbox --require landlock --require mountns --sandbox 'workspace-write' --network --workspace '/w'\''s' --writable-root '/r1' --writable-root '/r 2' --credential-path '/state' -- bash -c 'echo '\''hi'\'''`},
 		{"read-only", hook.Confine{Self: "/t", Mode: "read-only", Workspace: "/w"}, "a\nb",
-			"'/t' sandbox --sandbox 'read-only' --workspace '/w' -- bash -c 'a\nb'"},
+			"'/t' sandbox --require landlock --require mountns --sandbox 'read-only' --workspace '/w' -- bash -c 'a\nb'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

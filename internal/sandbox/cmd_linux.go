@@ -44,6 +44,11 @@ type Cmd struct {
 	// process has left, so set it only where the program is the process's
 	// only child, as in the toolgate sandbox command.
 	KillEscapees bool
+	// Require names mechanisms the program must not run without:
+	// "landlock" (the file system rules) and "mountns" (the credential
+	// masks). When one is missing or refused, Start fails and nothing
+	// runs, instead of running with what the system has.
+	Require []string
 
 	ctx      context.Context
 	policy   Policy
@@ -144,6 +149,9 @@ func (c *Cmd) Start() (Report, error) {
 	}
 	c.started = true
 	pl, err := c.plan()
+	if err == nil {
+		err = c.required(pl.rep)
+	}
 	if err != nil {
 		c.removeScratch()
 		return Report{}, err
@@ -159,7 +167,9 @@ func (c *Cmd) Start() (Report, error) {
 		// The kernel refuses the namespaces (user namespaces disabled, a
 		// container without the privilege): run without them and say so.
 		pl.withoutNamespaces(fmt.Sprintf("namespaces refused (%v)", err))
-		err = c.start(pl)
+		if err = c.required(pl.rep); err == nil {
+			err = c.start(pl)
+		}
 	}
 	if err != nil {
 		c.removeScratch()
@@ -167,6 +177,21 @@ func (c *Cmd) Start() (Report, error) {
 		return Report{}, err
 	}
 	return c.report, nil
+}
+
+// required returns an error naming the first mechanism of c.Require that
+// rep lacks, or that is not known.
+func (c *Cmd) required(rep Report) error {
+	for _, m := range c.Require {
+		switch {
+		case m == "landlock" && rep.FS == "landlock", m == "mountns" && rep.Mask == "mountns":
+		case m == "landlock" || m == "mountns":
+			return fmt.Errorf("sandbox: %s is required and unavailable here (%s); nothing was run", m, strings.Join(rep.Missing, "; "))
+		default:
+			return fmt.Errorf("%w: unknown mechanism %q to require: use landlock or mountns", ErrPolicy, m)
+		}
+	}
+	return nil
 }
 
 // refused reports whether err is the kernel refusing to create namespaces.

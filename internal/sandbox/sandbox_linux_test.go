@@ -725,3 +725,42 @@ func zombie(pid int) bool {
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(f) == 0 || f[0] == "Z" || f[0] == "X"
 }
+
+// TestRequire: a required mechanism that is missing stops the start and
+// nothing runs; one that is there lets the program run; an unknown name is
+// a policy error.
+func TestRequire(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		disable string
+		require []string
+		runs    bool
+		errHas  string
+	}{
+		{"", []string{"landlock", "mountns"}, true, ""},
+		{"landlock", nil, true, ""},
+		{"landlock", []string{"landlock"}, false, "landlock is required"},
+		{"userns", []string{"landlock"}, true, ""},
+		{"userns", []string{"landlock", "mountns"}, false, "mountns is required"},
+		{"", []string{"seccomp"}, false, "unknown mechanism"},
+	} {
+		t.Run(tc.disable+"/"+strings.Join(tc.require, ","), func(t *testing.T) {
+			t.Setenv(DisableEnv, tc.disable)
+			marker := filepath.Join(e.ws, "ran-"+strings.Join(append([]string{tc.disable}, tc.require...), "-"))
+			c := Command(context.Background(), e.policy(), "touch", marker)
+			c.Require = tc.require
+			_, code, err := c.Run()
+			_, statErr := os.Stat(marker)
+			ran := statErr == nil
+			if ran != tc.runs {
+				t.Fatalf("ran = %v, want %v (exit %d, err %v)", ran, tc.runs, code, err)
+			}
+			if tc.errHas != "" && (err == nil || !strings.Contains(err.Error(), tc.errHas)) {
+				t.Fatalf("err = %v, want one saying %q", err, tc.errHas)
+			}
+			if tc.errHas == "" && err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -15,8 +15,9 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	Env            []string
 	Dir            string
-	// KillEscapees has no effect: only Linux has the sandbox.
+	// KillEscapees and Require have no effect: only Linux has the sandbox.
 	KillEscapees bool
+	Require      []string
 }
 
 // StartError is a failure to start the program inside the sandbox.

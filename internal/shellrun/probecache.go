@@ -21,9 +21,10 @@ const ProbeCacheFile = "sandbox-probe.json"
 // the network setting, the disabled mechanisms and this binary, and read
 // back instead of starting a confined process again. Only such reports
 // are kept: a machine that lacks them is probed each time, so one that
-// gains them is seen at once. A kept report
-// that has gone stale (a kernel setting changed within the boot) makes
-// the confined start fail, which denies the run; it never loosens one.
+// gains them is seen at once. A kept report that has gone stale (a
+// kernel setting changed within the boot) cannot loosen a run: the hook's
+// wrapper requires both mechanisms (toolgate sandbox --require), so
+// without them the command does not run.
 // file "" is Probe.
 func ProbeCached(ctx context.Context, p sandbox.Policy, file string) (sandbox.Report, error) {
 	key := probeKey(p)
