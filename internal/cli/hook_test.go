@@ -608,20 +608,7 @@ func TestCheckUserHooks(t *testing.T) {
 // tool_input), and denies to Codex, whose answer carries none: no client
 // runs the call as it was.
 func TestHookChangedInputThroughServer(t *testing.T) {
-	dir := t.TempDir()
-	script := filepath.Join(dir, "change.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '{\"updatedInput\": {\"file_path\": \"'\"$PWD/b.txt\"'\", \"content\": \"x\"}}'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	user := filepath.Join(dir, "user.toml")
-	if err := os.WriteFile(user, []byte(fmt.Sprintf("[permissions]\nallow = [\"Write(b.txt)\"]\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write\"\ncommand = %q\n", script)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rs := startServe(t, "--user-policy", user)
-	t.Setenv("TOOLGATE_SERVER", "")
-	t.Setenv("TOOLGATE_TOKEN", "")
-	none := filepath.Join(rs.project, "none.toml")
-	flags := []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+	rs, flags := serveWithChangingHook(t, "Write", "Write(b.txt)", `{"file_path": "'"$PWD/b.txt"'", "content": "x"}`)
 	want := filepath.Join(rs.project, "b.txt")
 	for i, client := range []string{"claude-code", "gemini", "codex"} {
 		tool := map[string]string{"claude-code": "Write", "gemini": "write_file", "codex": "Write"}[client]
@@ -703,20 +690,7 @@ func TestHookGeminiFetch(t *testing.T) {
 // server's policy changed goes back to Codex as its updatedInput, which
 // Codex runs, instead of being denied.
 func TestHookChangedShellInputCodex(t *testing.T) {
-	dir := t.TempDir()
-	script := filepath.Join(dir, "change.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '{\"updatedInput\": {\"command\": \"touch b.txt\"}}'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	user := filepath.Join(dir, "user.toml")
-	if err := os.WriteFile(user, []byte(fmt.Sprintf("[permissions]\nallow = [\"Bash(touch b.txt)\"]\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = %q\n", script)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rs := startServe(t, "--user-policy", user)
-	t.Setenv("TOOLGATE_SERVER", "")
-	t.Setenv("TOOLGATE_TOKEN", "")
-	none := filepath.Join(rs.project, "none.toml")
-	flags := []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+	rs, flags := serveWithChangingHook(t, "Bash", "Bash(touch b.txt)", `{"command": "touch b.txt"}`)
 	payload := payloadFor("codex", "Bash", rs.project, map[string]any{"command": "touch a.txt"}, map[string]any{"session_id": "changed-codex"})
 	code, out, errOut := runHookCLI(t, "codex", payload, flags...)
 	d, reason := hookDecision(t, "codex", out)
@@ -725,4 +699,26 @@ func TestHookChangedShellInputCodex(t *testing.T) {
 	if code != 0 || d != "allow" || !strings.Contains(cmd, "touch b.txt") || strings.Contains(cmd, "a.txt") {
 		t.Fatalf("exit %d, %s %q, command %q; want an allow handing back the changed command (stderr %s)", code, d, reason, cmd, errOut)
 	}
+}
+
+// serveWithChangingHook starts a server whose user policy allows the rule
+// allow and has a PreToolUse hook on matcher that changes every call's
+// input to input (JSON, inside a single-quoted shell word), and returns it
+// with the flags that put a hook's calls to it.
+func serveWithChangingHook(t *testing.T, matcher, allow, input string) (*runningServer, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "change.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '{\"updatedInput\": "+input+"}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(dir, "user.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf("[permissions]\nallow = [%q]\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = %q\ncommand = %q\n", allow, matcher, script)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startServe(t, "--user-policy", user)
+	t.Setenv("TOOLGATE_SERVER", "")
+	t.Setenv("TOOLGATE_TOKEN", "")
+	none := filepath.Join(rs.project, "none.toml")
+	return rs, []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
 }
