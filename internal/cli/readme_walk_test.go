@@ -395,13 +395,18 @@ func (w *walker) stop() {
 	}
 	w.stopped = true
 	for _, bg := range w.bg {
-		_ = syscall.Kill(-bg.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-bg.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-bg.cmd.Process.Pid, syscall.SIGKILL)
-			<-bg.done
+		// The whole process group, toolgate under bash included, so that
+		// nothing writes into the home directory as it is removed.
+		pg := -bg.cmd.Process.Pid
+		_ = syscall.Kill(pg, syscall.SIGTERM)
+		start := time.Now()
+		for syscall.Kill(pg, 0) == nil && time.Since(start) < 15*time.Second {
+			if time.Since(start) > 10*time.Second {
+				_ = syscall.Kill(pg, syscall.SIGKILL)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
+		<-bg.done
 	}
 }
 
@@ -482,4 +487,50 @@ func lineDiff(a, b []string) string {
 		}
 	}
 	return sb.String()
+}
+
+// TestWalkBlocks checks how the walk reads the README: a block of a
+// walked section without a marker, or a missing section, is an error, and
+// a transcript's continuation lines belong to their command.
+func TestWalkBlocks(t *testing.T) {
+	tests := []struct {
+		name, readme string
+		err          string
+		cmds         []string
+		want         [][]string
+	}{
+		{name: "unmarked block", readme: "## Set-up\n\ntext\n\n```sh\ngo test ./...\n```\n", err: "README.md:5: a block of the walked sections without"},
+		{name: "missing section", readme: "## Other\n", err: `no section "Set-up"`},
+		{name: "other sections are not walked", readme: "## Set-up\n## Other\n```sh\nrm -rf /\n```\n", cmds: nil},
+		{name: "transcript", readme: "## Set-up\n<!-- walk -->\n```console\n$ echo a \\\n    b\na b\n$ true\n```\n",
+			cmds: []string{"echo a \\\n    b", "true"}, want: [][]string{{"a b"}, nil}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			blocks, err := walkBlocks(tc.readme, []string{"Set-up"})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cmds []string
+			var want [][]string
+			for _, b := range blocks {
+				cs, err := transcript(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cs {
+					cmds, want = append(cmds, c.cmd), append(want, c.want)
+				}
+			}
+			if fmt.Sprint(cmds) != fmt.Sprint(tc.cmds) || fmt.Sprint(want) != fmt.Sprint(tc.want) {
+				t.Fatalf("commands %q with outputs %q, want %q with %q", cmds, want, tc.cmds, tc.want)
+			}
+		})
+	}
 }
