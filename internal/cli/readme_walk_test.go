@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli
 
 import (
@@ -105,7 +107,7 @@ func walkBlocks(readme string, sections []string) ([]walkBlock, error) {
 		l := lines[i]
 		if strings.HasPrefix(l, "## ") {
 			title := strings.TrimPrefix(l, "## ")
-			in = false
+			in, prev = false, ""
 			for _, s := range sections {
 				if title == s {
 					in, seen[s] = true, true
