@@ -149,9 +149,11 @@ type Answer struct {
 	// answerId, so whoever gave an answer can tell whether it was taken.
 	ID string `json:"id,omitempty"`
 	// Via is where the person answered: "terminal", "page" (the web
-	// approval page), "link" (an answer link of a notification) or
-	// "api"; empty when unknown. The gate records it on
-	// permission.resolved; it decides nothing.
+	// approval page), "link" (an answer link of a notification), "api",
+	// "command" (a [Command]'s program) or "webhook" (an [HTTP]
+	// approver's hook); empty when unknown. [Command] and [HTTP] set it
+	// themselves, whatever their program or hook said. The gate records it
+	// on permission.resolved; it decides nothing.
 	Via string `json:"via,omitempty"`
 }
 

@@ -112,10 +112,11 @@ func TestCommand(t *testing.T) {
 		want    Answer
 		wantErr string
 	}{
-		{"allow once", `cat >/dev/null; echo '{"kind":"allow_once"}'`, Answer{Kind: AllowOnce}, ""},
+		{"allow once", `cat >/dev/null; echo '{"kind":"allow_once"}'`, Answer{Kind: AllowOnce, Via: ViaCommand}, ""},
+		{"a program claiming the terminal", `echo '{"kind":"allow_once","via":"terminal"}'`, Answer{Kind: AllowOnce, Via: ViaCommand}, ""},
 		{"reads the request", `grep -q '"summary":"Bash: npm test"' && echo '{"kind":"allow_session","rule":"Bash(npm test)"}'`,
-			Answer{Kind: AllowSession, Rule: "Bash(npm test)"}, ""},
-		{"deny with message", `echo '{"kind":"deny","message":"not now"}'`, Answer{Kind: Deny, Message: "not now"}, ""},
+			Answer{Kind: AllowSession, Rule: "Bash(npm test)", Via: ViaCommand}, ""},
+		{"deny with message", `echo '{"kind":"deny","message":"not now"}'`, Answer{Kind: Deny, Message: "not now", Via: ViaCommand}, ""},
 		{"exit 2", `echo nope >&2; exit 2`, Answer{Kind: Deny}, "exit status 2"},
 		{"exit 1", `exit 1`, Answer{Kind: Deny}, "failed"},
 		{"no output", `true`, Answer{Kind: Deny}, "no answer"},

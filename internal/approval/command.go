@@ -61,6 +61,9 @@ func (c *Command) Approve(ctx context.Context, req *Request) (Answer, error) {
 	if err := a.Validate(); err != nil {
 		return deny, fmt.Errorf("%s %s: %w", p.label, p.name(), err)
 	}
+	// The channel is this one, whatever the program wrote in "via": it
+	// cannot pass its answer off as one given on the page.
+	a.Via = ViaCommand
 	return a, nil
 }
 

@@ -73,6 +73,8 @@ func (h *HTTP) Approve(ctx context.Context, req *Request) (Answer, error) {
 	if err := a.Validate(); err != nil {
 		return deny, fmt.Errorf("%s %s: %w", k.label, k.where(), err)
 	}
+	// The channel is this one, whatever the hook wrote in "via".
+	a.Via = ViaWebhook
 	return a, nil
 }
 

@@ -54,13 +54,14 @@ func TestHTTP(t *testing.T) {
 		want    Answer
 		wantErr []string
 	}{
-		{"allow once", reply(http.StatusOK, `{"kind":"allow_once"}`), Answer{Kind: AllowOnce}, nil},
+		{"allow once", reply(http.StatusOK, `{"kind":"allow_once"}`), Answer{Kind: AllowOnce, Via: ViaWebhook}, nil},
+		{"a hook claiming the page", reply(http.StatusOK, `{"kind":"allow_once","via":"page"}`), Answer{Kind: AllowOnce, Via: ViaWebhook}, nil},
 		{"project with a rule", reply(http.StatusOK, `{"kind":"allow_project","rule":"Bash(npm test:*)","message":"ok"}`),
-			Answer{Kind: AllowProject, Rule: "Bash(npm test:*)", Message: "ok"}, nil},
-		{"deny", reply(http.StatusOK, `{"kind":"deny","message":"not on a Friday"}`), Answer{Kind: Deny, Message: "not on a Friday"}, nil},
-		{"created", reply(http.StatusCreated, `{"kind":"allow_session"}`), Answer{Kind: AllowSession}, nil},
+			Answer{Kind: AllowProject, Rule: "Bash(npm test:*)", Message: "ok", Via: ViaWebhook}, nil},
+		{"deny", reply(http.StatusOK, `{"kind":"deny","message":"not on a Friday"}`), Answer{Kind: Deny, Message: "not on a Friday", Via: ViaWebhook}, nil},
+		{"created", reply(http.StatusCreated, `{"kind":"allow_session"}`), Answer{Kind: AllowSession, Via: ViaWebhook}, nil},
 		{"body of exactly 64 KiB", reply(http.StatusOK, `{"kind":"allow_user"}`+strings.Repeat(" ", 64<<10-len(`{"kind":"allow_user"}`))),
-			Answer{Kind: AllowUser}, nil},
+			Answer{Kind: AllowUser, Via: ViaWebhook}, nil},
 		{"unknown kind", reply(http.StatusOK, `{"kind":"allow_always"}`), Answer{Kind: Deny}, []string{"unknown answer kind"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

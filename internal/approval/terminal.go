@@ -444,6 +444,10 @@ const (
 	ViaPage     = "page"
 	ViaLink     = "link"
 	ViaAPI      = "api"
+	// ViaCommand is an answer a [Command] read from its program.
+	ViaCommand = "command"
+	// ViaWebhook is an answer an [HTTP] approver read from its web hook.
+	ViaWebhook = "webhook"
 )
 
 // Keys lists the answers in the order they are offered, each with its

@@ -39,7 +39,8 @@ type decisionRow struct {
 	Reason   string `json:"reason,omitempty"`
 	// Actor is who decided: policy, user, hook, classifier or system.
 	Actor string `json:"actor,omitempty"`
-	// Via is where a person answered: terminal, page, link or api.
+	// Via is where a person answered: page, terminal, link, api, command,
+	// webhook, mcp-elicitation or remote (approval.Answer.Via).
 	Via  string `json:"via,omitempty"`
 	Rule string `json:"rule,omitempty"`
 	// RuleOrigin is the file and line of the rule.

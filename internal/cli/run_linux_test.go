@@ -190,8 +190,8 @@ func TestRunTerminal(t *testing.T) {
 		t.Errorf("%s was written", target)
 	}
 	ev := runEvents(t, state, "s1")
-	if ev[eventlog.TypePermissionResolved]["actor"] != "user" || ev[eventlog.TypeToolCompleted]["sandbox"] == nil {
-		t.Errorf("events %v, want a user's allow and tool.completed with the sandbox", ev)
+	if ev[eventlog.TypePermissionResolved]["actor"] != "user" || ev[eventlog.TypePermissionResolved]["via"] != "terminal" || ev[eventlog.TypeToolCompleted]["sandbox"] == nil {
+		t.Errorf("events %v, want a user's allow through the terminal and tool.completed with the sandbox", ev)
 	}
 }
 

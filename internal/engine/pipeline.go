@@ -406,9 +406,25 @@ func (st *state) sandboxCheck(u *Unit) (Reason, Source, string) {
 		}
 	}
 	if u.network && (st.sandbox == policy.SandboxReadOnly || !st.network) {
-		return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox has network access off (set network = true to allow it): %s", st.sandbox, u.Label)
+		return ReasonSandbox, SourceSandbox, fmt.Sprintf("the %s sandbox has network access off: %s; %s", st.sandbox, u.Label, st.networkHint())
 	}
 	return "", "", ""
+}
+
+// networkHint says how the person turns network access on, for a call the
+// sandbox denies because it is off: a flag or the managed policy that set
+// it, else the session's switch on toolgate's page and the policy line.
+func (st *state) networkHint() string {
+	if why := st.set.SettingLock("network"); why != "" {
+		return "network access stays off here: " + why
+	}
+	if st.sandbox == policy.SandboxReadOnly {
+		if why := st.set.SettingLock("sandbox"); why != "" {
+			return "the read-only sandbox stays here: " + why
+		}
+		return `to turn network on for this session, a person sets Sandbox to workspace-write and Network to on in the session's settings on toolgate's page (Policy); for every session, sandbox = "workspace-write" and network = true in the user policy (~/.config/toolgate/policy.toml)`
+	}
+	return "to turn it on for this session, a person sets Network to on in the session's settings on toolgate's page (Policy); for every session, network = true in the user policy (~/.config/toolgate/policy.toml)"
 }
 
 // credentialCheck denies credential paths, environment dumps and private

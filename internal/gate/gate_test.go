@@ -55,7 +55,7 @@ func resolved(t *testing.T, store eventlog.Store, session string) map[string]any
 }
 
 // TestCommandApprover runs a real approver program: a /bin/sh script that
-// echoes a fixed answer.
+// echoes a fixed answer, recorded as given through the command.
 func TestCommandApprover(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
@@ -63,7 +63,7 @@ func TestCommandApprover(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "approve.sh")
 	reqFile := filepath.Join(dir, "request.json")
-	body := "#!/bin/sh\ncat > " + reqFile + "\necho '{\"kind\":\"allow_once\",\"message\":\"ok from script\"}'\n"
+	body := "#!/bin/sh\ncat > " + reqFile + "\necho '{\"kind\":\"allow_once\",\"message\":\"ok from script\",\"via\":\"page\"}'\n"
 	must(t, os.WriteFile(script, []byte(body), 0o755))
 	g, store, project := newTestGate(t, &approval.Command{Argv: []string{script}}, Options{})
 	req := &engine.Request{Tool: "Bash", Input: map[string]any{"command": "npm test"}, Cwd: project, Session: "s1"}
@@ -73,7 +73,9 @@ func TestCommandApprover(t *testing.T) {
 		t.Fatalf("got %s %s: %s", d.Decision, d.Reason, d.Message)
 	}
 	r := resolved(t, store, "s1")
-	if r["actor"] != "user" || r["answer"] != "allow_once" {
+	// The program's answer is recorded as given through it, whatever it
+	// claimed.
+	if r["actor"] != "user" || r["answer"] != "allow_once" || r["via"] != approval.ViaCommand {
 		t.Fatalf("resolved event %v", r)
 	}
 	raw, err := os.ReadFile(reqFile)
