@@ -32,8 +32,11 @@ decision := "deny" if {
 
 // OPAModule returns the rules compiled into Rego, one Rego rule per rule,
 // written so that OPA's rule index can pick the candidates: equality on
-// the family and on each word of a command prefix, glob.match with a
-// constant pattern for a path (** crosses slashes).
+// the family and on each word of a command prefix or each segment of a
+// directory, the path given as its segments below the project root (and
+// one more segment required, for "below"). Written with glob.match on the
+// path instead, the path rules are not narrowed by the index, and 10,000
+// of them cost OPA over 100 ms a decision.
 func OPAModule(rules []Rule) string {
 	var m strings.Builder
 	m.WriteString("package toolgate\n\nimport rego.v1\n\n")
@@ -45,7 +48,11 @@ func OPAModule(rules []Rule) string {
 				fmt.Fprintf(&m, "\tinput.words[%d] == %q\n", i, w)
 			}
 		} else {
-			fmt.Fprintf(&m, "\tglob.match(%q, [\"/\"], input.path)\n", Root+"/"+r.Pattern+"/**")
+			segs := strings.Split(r.Pattern, "/")
+			for i, seg := range segs {
+				fmt.Fprintf(&m, "\tinput.segments[%d] == %q\n", i, seg)
+			}
+			fmt.Fprintf(&m, "\tinput.segments[%d]\n", len(segs))
 		}
 		m.WriteString("}\n\n")
 	}
@@ -117,11 +124,18 @@ func (e *opaEngine) Prepare(r *Request) (Decide, error) {
 	if r.Family == Shell {
 		subject = r.Command() + " "
 	}
+	segments := []any{}
+	if rel, ok := strings.CutPrefix(r.Path, Root+"/"); ok {
+		for _, seg := range strings.Split(rel, "/") {
+			segments = append(segments, seg)
+		}
+	}
 	input, err := ast.InterfaceToValue(map[string]any{
-		"family":  string(r.Family),
-		"words":   words,
-		"path":    r.Path,
-		"subject": subject,
+		"family":   string(r.Family),
+		"words":    words,
+		"path":     r.Path,
+		"segments": segments,
+		"subject":  subject,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opa: request %s: %w", r.Name, err)
