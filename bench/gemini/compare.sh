@@ -7,11 +7,12 @@
 #	bench/gemini/compare.sh [ITER]
 #
 # ITER is the number of timed decisions per call on each side (default
-# 20000), after as many to warm up. GEMINI_CLI_DIR names the installed
+# 10000), after as many to warm up. Gemini CLI's engine runs in a process
+# of its own for each call. GEMINI_CLI_DIR names the installed
 # @google/gemini-cli package (see policy-bench.mjs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-iter=${1:-20000}
+iter=${1:-10000}
 cli=${GEMINI_CLI_DIR:-/opt/toolgate-agents/node_modules/@google/gemini-cli}
 
 tg=$(cd "$here/.." && GEMINI_CMP=1 GEMINI_CMP_ITER="$iter" GOMAXPROCS=1 go test -count=1 -run '^TestCPU$' -v ./gemini | grep '^case ')
@@ -20,8 +21,8 @@ if ! command -v node >/dev/null || [ ! -f "$cli/bundle/gemini.js" ]; then
 	echo "$tg"
 	exit 1
 fi
-gm=$(node --expose-gc "$here/policy-bench.mjs" "$iter")
-echo "$gm" | grep '^#' || true
+gm=$(for c in read write git-status chained wrapped; do node --expose-gc "$here/policy-bench.mjs" "$iter" "$c"; done)
+echo "$gm" | grep '^#' | sort -u || true
 echo "# toolgate: engine.Check end to end, $iter decisions per case, GOMAXPROCS=1"
 printf '%-11s %14s %14s %9s  %s\n' case toolgate_ns gemini_ns gemini/tg 'decisions (toolgate, gemini)'
 join -j 2 <(echo "$tg" | sort -k2,2) <(echo "$gm" | grep '^case ' | sort -k2,2) |

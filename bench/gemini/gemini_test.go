@@ -71,7 +71,7 @@ func cpuTime() (time.Duration, error) {
 // TestCPU measures the CPU time (user and system, from getrusage, on one
 // core: GOMAXPROCS=1, so the garbage collector's share is counted on the
 // same core) per decision of each case over GEMINI_CMP_ITER decisions
-// (default 20,000) after as many to warm up, and prints one line per case:
+// (default 10,000) after as many to warm up, and prints one line per case:
 //
 //	case NAME cpu_ns DECISION
 //
@@ -80,7 +80,7 @@ func TestCPU(t *testing.T) {
 	if os.Getenv("GEMINI_CMP") != "1" {
 		t.Skip("timing test: run it through compare.sh, or with GEMINI_CMP=1")
 	}
-	iter := 20000
+	iter := 10000
 	if s := os.Getenv("GEMINI_CMP_ITER"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n <= 0 {

@@ -8,7 +8,11 @@
 // where CPU_NS is the process's user and system CPU time per decision
 // (process.cpuUsage) over ITER decisions after as many to warm up.
 //
-//	node policy-bench.mjs [ITER]
+//	node policy-bench.mjs [ITER [CASE]]
+//
+// With CASE, only that call is timed: compare.sh runs one process per
+// call, since Gemini CLI's shell parser breaks down after some tens of
+// thousands of parses in one process (see decide below).
 //
 // GEMINI_CLI_DIR names the installed @google/gemini-cli package (default
 // /opt/toolgate-agents/node_modules/@google/gemini-cli). It runs in a
@@ -21,7 +25,8 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cliDir = process.env.GEMINI_CLI_DIR ?? '/opt/toolgate-agents/node_modules/@google/gemini-cli';
-const iter = Number(process.argv[2] ?? 20000);
+const iter = Number(process.argv[2] ?? 10000);
+const only = process.argv[3];
 if (!Number.isInteger(iter) || iter <= 0) {
   console.error(`policy-bench: ITER ${process.argv[2]}: want a positive whole number`);
   process.exit(2);
@@ -84,15 +89,36 @@ if (envDenied.decision !== 'deny') {
   console.error(`policy-bench: read of .env: got ${envDenied.decision}, want deny: the rules did not load as meant`);
   process.exit(1);
 }
+// Every decision is checked against the first: Gemini CLI's shell parser
+// (tree-sitter, in WebAssembly) aborts after some tens of thousands of
+// parses in one process, printing Aborted(), and from then on the engine
+// falls back to its default decision quickly, which would be timed as a
+// fast decision.
+let calls = 0;
+async function decide(name, call, want) {
+  const { decision } = await engine.check(call);
+  calls++;
+  if (decision !== want) {
+    console.error(`policy-bench: ${name}: decision ${decision} after ${calls} calls in this process, was ${want}: Gemini CLI's engine broke down; time fewer decisions`);
+    process.exit(1);
+  }
+}
+if (only !== undefined && !cases.some(([name]) => name === only)) {
+  console.error(`policy-bench: no case ${only}; the cases are ${cases.map(([name]) => name).join(', ')}`);
+  process.exit(2);
+}
 for (const [name, call] of cases) {
+  if (only !== undefined && name !== only) {
+    continue;
+  }
   const { decision } = await engine.check(call);
   for (let i = 0; i < iter; i++) {
-    await engine.check(call);
+    await decide(name, call, decision);
   }
   globalThis.gc?.();
   const start = process.cpuUsage();
   for (let i = 0; i < iter; i++) {
-    await engine.check(call);
+    await decide(name, call, decision);
   }
   const used = process.cpuUsage(start);
   const ns = Math.round(((used.user + used.system) * 1000) / iter);
