@@ -3,8 +3,11 @@ package enginecmp
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // engines builds every engine for n rules.
@@ -145,9 +148,47 @@ func BenchmarkEngines(b *testing.B) {
 	}
 }
 
+// rounds is how many times TestReport times each engine on a request,
+// the engines in turn, so that each round's engines share the machine's
+// load of the moment.
+const rounds = 7
+
+// slice is about how long one engine is timed in one round.
+const slice = 30 * time.Millisecond
+
+// cpuNow returns the CPU time, user and system, that the process has
+// used so far. Timed in CPU time, a slice during which the shared machine
+// ran others is not counted against the engine of the moment; the
+// garbage collector's work on other threads is.
+func cpuNow(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timeDecide returns the mean CPU time of k decisions.
+func timeDecide(tb testing.TB, decide Decide, k int) float64 {
+	start := cpuNow(tb)
+	for range k {
+		decide()
+	}
+	return float64((cpuNow(tb) - start).Nanoseconds()) / float64(k)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // TestReport measures, in one run, every engine on every request at
-// every size and prints ns/op, allocs/op and each engine's time as a
-// multiple of toolgate's. It runs with TOOLGATE_ENGINECMP=1:
+// every size and prints the median CPU ns per decision over rounds,
+// allocs/op, and each engine's time as a multiple of toolgate's: the
+// median over the rounds of that round's ratio. The engines take turns
+// within each round (about 30 ms of CPU each, at least one decision), so
+// that a busy moment of a shared machine weighs on all of them alike. It runs with TOOLGATE_ENGINECMP=1:
 //
 //	TOOLGATE_ENGINECMP=1 go test -run TestReport -v ./enginecmp
 func TestReport(t *testing.T) {
@@ -157,28 +198,51 @@ func TestReport(t *testing.T) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n%-6s %-14s", "rules", "request")
 	for _, e := range Engines {
-		fmt.Fprintf(&out, " %14s", e.Name+" ns(allocs)")
+		fmt.Fprintf(&out, " %16s", e.Name+" ns(allocs)")
 	}
 	for _, e := range Engines[1:] {
-		fmt.Fprintf(&out, " %10s", e.Name+"/tg")
+		fmt.Fprintf(&out, " %11s", e.Name+"/tg")
 	}
 	out.WriteString("\n")
 	for _, n := range Sizes {
 		es := engines(t, n)
 		for i := range Requests {
 			r := &Requests[i]
-			ns := map[string]float64{}
+			decide := map[string]Decide{}
+			k := map[string]int{}
+			ns := map[string][]float64{}
+			allocs := map[string]float64{}
+			for _, e := range Engines {
+				d, err := es[e.Name].Prepare(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := d(); err != nil || got != r.Want {
+					t.Fatalf("%s %d %s: got %s (%v), want %s", e.Name, n, r.Name, got, err, r.Want)
+				}
+				decide[e.Name] = d
+				k[e.Name] = 1
+				for timeDecide(t, d, k[e.Name])*float64(k[e.Name]) < float64(slice)/4 {
+					k[e.Name] *= 4
+				}
+				allocs[e.Name] = testing.AllocsPerRun(min(k[e.Name], 100), func() { d() })
+			}
+			ratios := map[string][]float64{}
+			for range rounds {
+				for _, e := range Engines {
+					ns[e.Name] = append(ns[e.Name], timeDecide(t, decide[e.Name], k[e.Name]))
+				}
+				tg := ns["toolgate"][len(ns["toolgate"])-1]
+				for _, e := range Engines[1:] {
+					ratios[e.Name] = append(ratios[e.Name], ns[e.Name][len(ns[e.Name])-1]/tg)
+				}
+			}
 			fmt.Fprintf(&out, "%-6d %-14s", n, r.Name)
 			for _, e := range Engines {
-				res := testing.Benchmark(func(b *testing.B) { benchDecide(b, es[e.Name], r) })
-				if res.N == 0 {
-					t.Fatalf("%s %d %s: the benchmark failed", e.Name, n, r.Name)
-				}
-				ns[e.Name] = float64(res.T.Nanoseconds()) / float64(res.N)
-				fmt.Fprintf(&out, " %14s", fmt.Sprintf("%.0f(%d)", ns[e.Name], res.AllocsPerOp()))
+				fmt.Fprintf(&out, " %16s", fmt.Sprintf("%.0f(%.0f)", median(ns[e.Name]), allocs[e.Name]))
 			}
 			for _, e := range Engines[1:] {
-				fmt.Fprintf(&out, " %9.1fx", ns[e.Name]/ns["toolgate"])
+				fmt.Fprintf(&out, " %10.1fx", median(ratios[e.Name]))
 			}
 			out.WriteString("\n")
 		}
