@@ -1,6 +1,7 @@
-// Package enginecmp asks one authorization question of three engines —
-// toolgate's rule matching, cedar-go and OPA — so that their costs can be
-// compared side by side: may an agent call a tool (a shell command, a read
+// Package enginecmp asks one authorization question of toolgate's rule
+// matching, of cedar-go and of OPA (in two forms: rules compiled into
+// Rego, and rules as data), so that their costs can be compared side by
+// side: may an agent call a tool (a shell command, a read
 // or an edit of a path), given n rules of path globs and command prefixes?
 //
 // Every engine gets the same rules, generated deterministically, and the

@@ -21,7 +21,12 @@ if ! command -v node >/dev/null || [ ! -f "$cli/bundle/gemini.js" ]; then
 	echo "$tg"
 	exit 1
 fi
-gm=$(for c in read write git-status chained wrapped; do node --expose-gc "$here/policy-bench.mjs" "$iter" "$c"; done)
+# Gemini CLI's shell parser prints Aborted() when it breaks down; the
+# script then fails on the changed decision, and one line says so.
+gm=$(for c in read write git-status chained wrapped; do
+	node --expose-gc "$here/policy-bench.mjs" "$iter" "$c" 2> >(grep -v '^Aborted()$' >&2) ||
+		{ echo "compare.sh: policy-bench.mjs failed on $c" >&2; exit 1; }
+done)
 echo "$gm" | grep '^#' | sort -u || true
 echo "# toolgate: engine.Check end to end, $iter decisions per case, GOMAXPROCS=1"
 printf '%-11s %14s %14s %9s  %s\n' case toolgate_ns gemini_ns gemini/tg 'decisions (toolgate, gemini)'
