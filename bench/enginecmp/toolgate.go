@@ -1,0 +1,121 @@
+package enginecmp
+
+import (
+	"fmt"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+// toolgateEngine is toolgate's rule matching as the engine runs it for one
+// command or one path (internal/engine's matchRule and allowRule): deny
+// rules matched conservatively, then ask rules, then allow rules, each
+// effect's candidates narrowed by the policy's Index and tried in policy
+// order. The sandbox, credential, safety and mode stages that follow rule
+// matching in a full decision are not part of the question and not run.
+type toolgateEngine struct {
+	set *policy.Set
+	idx *policy.Index
+	ctx policy.MatchContext
+}
+
+// ToolgateRule returns the rule's toolgate spelling: Bash(git status:*),
+// Read(secrets/**) or Edit(docs/**).
+func ToolgateRule(r Rule) string {
+	switch {
+	case r.Kind == Prefix:
+		return "Bash(" + r.Pattern + ":*)"
+	case r.Family == Read:
+		return "Read(" + r.Pattern + "/**)"
+	default:
+		return "Edit(" + r.Pattern + "/**)"
+	}
+}
+
+// NewToolgate parses the rules as a project policy and builds its index.
+func NewToolgate(rules []Rule) (Engine, error) {
+	var allow, deny []string
+	for _, r := range rules {
+		if r.Effect == Deny {
+			deny = append(deny, ToolgateRule(r))
+		} else {
+			allow = append(allow, ToolgateRule(r))
+		}
+	}
+	f, err := policy.ParseRules(policy.LayerProject, allow, nil, deny)
+	if err != nil {
+		return nil, fmt.Errorf("toolgate rules: %w", err)
+	}
+	set, err := policy.Merge(f)
+	if err != nil {
+		return nil, fmt.Errorf("toolgate rules: %w", err)
+	}
+	if len(set.Rules) != len(rules) {
+		return nil, fmt.Errorf("toolgate rules: %d rules parsed from %d", len(set.Rules), len(rules))
+	}
+	return &toolgateEngine{set: set, idx: set.Index(), ctx: policy.MatchContext{Root: Root, Home: Home}}, nil
+}
+
+// Prepare checks the request's family. Its Decide splits a command's
+// words into flags and operands on every call, as the engine does for each
+// command it judges, and matches.
+func (e *toolgateEngine) Prepare(r *Request) (Decide, error) {
+	tool := policy.ToolRead
+	switch r.Family {
+	case Shell:
+		if len(r.Words) == 0 {
+			return nil, fmt.Errorf("request %s: a shell request needs a program", r.Name)
+		}
+		tool = policy.ToolShell
+	case Read:
+	case Write:
+		tool = policy.ToolEdit
+	default:
+		return nil, fmt.Errorf("request %s: family %q is not shell, read or write", r.Name, r.Family)
+	}
+	return func() (Outcome, error) {
+		var view *policy.CommandView
+		if tool == policy.ToolShell {
+			view = &policy.CommandView{Name: r.Words[0], Args: r.Words[1:], Dir: Root}
+			view.Prepare()
+		}
+		if e.match(policy.Deny, tool, view, r) != nil {
+			return Deny, nil
+		}
+		if rule := e.match(policy.Ask, tool, view, r); rule != nil {
+			return "", fmt.Errorf("request %s: ask rule %s matched, and the compared rule sets have none", r.Name, rule)
+		}
+		if e.match(policy.Allow, tool, view, r) != nil {
+			return Allow, nil
+		}
+		return NoMatch, nil
+	}, nil
+}
+
+// match returns the first rule of effect eff, in policy order, that
+// matches the call; deny and ask rules match conservatively.
+func (e *toolgateEngine) match(eff policy.Decision, tool policy.Tool, view *policy.CommandView, r *Request) *policy.Rule {
+	x, ctx := e.idx, &e.ctx
+	conservative := eff != policy.Allow
+	var best *policy.Rule
+	consider := func(rule *policy.Rule, ok bool) {
+		if ok && (best == nil || x.Order(rule) < x.Order(best)) {
+			best = rule
+		}
+	}
+	for _, rule := range x.Bare(eff) {
+		consider(rule, rule.AppliesToTool(tool, ""))
+	}
+	if view != nil {
+		for _, rs := range x.Shell(eff, view) {
+			for _, rule := range rs {
+				consider(rule, rule.MatchCommand(view, ctx, conservative))
+			}
+		}
+		return best
+	}
+	family := tool.PathFamily()
+	x.EachPath(eff, family, r.Path, ctx, func(rule *policy.Rule) {
+		consider(rule, rule.MatchPath(family, r.Path, ctx, conservative))
+	})
+	return best
+}

@@ -1,0 +1,121 @@
+package gemini
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDecisions prints toolgate's decision on each case; compare.sh shows
+// them beside Gemini CLI's. The read, write and git status calls must be
+// allowed, or the comparison would time a different path through the
+// engine than the one an allowed call takes.
+func TestDecisions(t *testing.T) {
+	p, err := NewProject(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Cases {
+		d := e.Check(context.Background(), p.Request(c))
+		t.Logf("%-10s %s: %s", c.Name, d.Decision, d.Message)
+		if (c.Name == "read" || c.Name == "write" || c.Name == "git-status") && d.Decision.String() != "allow" {
+			t.Errorf("%v: got %s, want allow", c, d.Decision)
+		}
+	}
+	if d := e.Check(context.Background(), p.Request(Case{Name: "env", Tool: "read_file", Path: ".env"})); d.Decision.String() != "deny" {
+		t.Errorf("read of .env: got %s, want deny", d.Decision)
+	}
+}
+
+// BenchmarkToolgate times toolgate's engine end to end on each case, real
+// paths resolved; run it with -cpu 1 for the time of one core.
+func BenchmarkToolgate(b *testing.B) {
+	p, err := NewProject(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := p.Engine()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range Cases {
+		b.Run(c.Name, func(b *testing.B) {
+			req := p.Request(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Check(ctx, req)
+			}
+		})
+	}
+}
+
+// cpuTime returns the process's user and system CPU time so far.
+func cpuTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// TestCPU measures the CPU time (user and system, from getrusage, on one
+// core: GOMAXPROCS=1, so the garbage collector's share is counted on the
+// same core) per decision of each case over GEMINI_CMP_ITER decisions
+// (default 10,000) after as many to warm up, and prints one line per case:
+//
+//	case NAME cpu_ns DECISION
+//
+// compare.sh reads these lines. It runs with GEMINI_CMP=1.
+func TestCPU(t *testing.T) {
+	if os.Getenv("GEMINI_CMP") != "1" {
+		t.Skip("timing test: run it through compare.sh, or with GEMINI_CMP=1")
+	}
+	iter := 10000
+	if s := os.Getenv("GEMINI_CMP_ITER"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			t.Fatalf("GEMINI_CMP_ITER=%q: want a positive whole number", s)
+		}
+		iter = n
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p, err := NewProject(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range Cases {
+		req := p.Request(c)
+		decision := e.Check(ctx, req).Decision.String()
+		for range iter {
+			e.Check(ctx, req)
+		}
+		runtime.GC()
+		start, err := cpuTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range iter {
+			e.Check(ctx, req)
+		}
+		end, err := cpuTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("case %s %d %s\n", c.Name, (end-start).Nanoseconds()/int64(iter), decision)
+	}
+}
