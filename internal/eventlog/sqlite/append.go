@@ -45,8 +45,12 @@ func (w *writerStmts) insertStmt(ctx context.Context, conn *sql.Conn, n int) (*s
 	if w.insert[n] != nil {
 		return w.insert[n], nil
 	}
+	// OR ROLLBACK: a row that breaks a constraint ends the transaction,
+	// which the writer would roll back anyway. With the default (ABORT)
+	// SQLite keeps a statement journal of every page a statement of many
+	// rows changes, to undo that statement alone.
 	var b strings.Builder
-	b.WriteString("INSERT INTO events (" + insertColumns + ") VALUES ")
+	b.WriteString("INSERT OR ROLLBACK INTO events (" + insertColumns + ") VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
