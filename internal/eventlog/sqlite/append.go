@@ -34,34 +34,50 @@ const insertArgs = 10
 
 // writerStmts are the writer's prepared statements, reused for every batch.
 type writerStmts struct {
-	begin, commit, rollback, dataVersion, maxSeq, head, hashAt, setHead *sql.Stmt
-	// insert[n] adds n rows in one statement, prepared when first needed:
-	// one statement of many rows costs far less than as many of one row.
-	insert [insertRows + 1]*sql.Stmt
+	begin, commit, rollback, dataVersion, maxSeq, head, hashAt *sql.Stmt
+	// insert[n] adds n events and setHeads[n] records the heads of n
+	// sessions, each in one statement, prepared when first needed: one
+	// statement of many rows costs far less than as many of one row.
+	insert, setHeads [insertRows + 1]*sql.Stmt
 }
 
-// insertStmt returns the statement that inserts n rows, 1 <= n <= insertRows.
+// insertStmt returns the statement that inserts n events, 1 <= n <= insertRows.
 func (w *writerStmts) insertStmt(ctx context.Context, conn *sql.Conn, n int) (*sql.Stmt, error) {
-	if w.insert[n] != nil {
-		return w.insert[n], nil
-	}
 	// OR ROLLBACK: a row that breaks a constraint ends the transaction,
 	// which the writer would roll back anyway. With the default (ABORT)
 	// SQLite keeps a statement journal of every page a statement of many
 	// rows changes, to undo that statement alone.
+	return multiRow(ctx, conn, &w.insert, n, "INSERT OR ROLLBACK INTO events ("+insertColumns+") VALUES ",
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "")
+}
+
+// setHeadsStmt returns the statement that records the last event of n
+// sessions in chain_heads, 1 <= n <= insertRows.
+func (w *writerStmts) setHeadsStmt(ctx context.Context, conn *sql.Conn, n int) (*sql.Stmt, error) {
+	return multiRow(ctx, conn, &w.setHeads, n, "INSERT OR ROLLBACK INTO chain_heads (session, seq, hash) VALUES ",
+		"(?, ?, ?)", " ON CONFLICT (session) DO UPDATE SET seq = excluded.seq, hash = excluded.hash")
+}
+
+// multiRow returns the statement head + n times tuple + tail from cache,
+// preparing it on conn the first time.
+func multiRow(ctx context.Context, conn *sql.Conn, cache *[insertRows + 1]*sql.Stmt, n int, head, tuple, tail string) (*sql.Stmt, error) {
+	if cache[n] != nil {
+		return cache[n], nil
+	}
 	var b strings.Builder
-	b.WriteString("INSERT OR ROLLBACK INTO events (" + insertColumns + ") VALUES ")
+	b.WriteString(head)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString(tuple)
 	}
+	b.WriteString(tail)
 	stmt, err := conn.PrepareContext(ctx, b.String())
 	if err != nil {
-		return nil, fmt.Errorf("prepare the insert of %d rows: %w", n, err)
+		return nil, fmt.Errorf("prepare %q with %d rows: %w", head, n, err)
 	}
-	w.insert[n] = stmt
+	cache[n] = stmt
 	return stmt, nil
 }
 
@@ -77,7 +93,6 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		{&w.maxSeq, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"},
 		{&w.head, "SELECT seq, hash FROM chain_heads WHERE session = ?"},
 		{&w.hashAt, "SELECT hash FROM events WHERE session = ? AND seq = ?"},
-		{&w.setHead, "INSERT INTO chain_heads (session, seq, hash) VALUES (?, ?, ?) ON CONFLICT (session) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"},
 	} {
 		stmt, err := conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -90,7 +105,8 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 
 func (w *writerStmts) close() error {
 	var errs []error
-	stmts := append([]*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.maxSeq, w.head, w.hashAt, w.setHead}, w.insert[:]...)
+	stmts := append([]*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.maxSeq, w.head, w.hashAt}, w.insert[:]...)
+	stmts = append(stmts, w.setHeads[:]...)
 	for _, stmt := range stmts {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
@@ -170,7 +186,6 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		}
 		s.staged[r.Session] = h
 	}
-	s.args = args[:0]
 	var lastID int64
 	for done := 0; done < len(events); {
 		n := min(len(events)-done, insertRows)
@@ -195,11 +210,23 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		done += n
 	}
 	clear(args)
+	args = args[:0]
 	for session, h := range s.staged {
-		if _, err := s.stmts.setHead.ExecContext(ctx, session, h.Seq, h.Hash); err != nil {
-			return fmt.Errorf("append to %s: record the last event of session %q: %w", s.path, session, err)
-		}
+		args = append(args, session, h.Seq, h.Hash)
 	}
+	for done := 0; done < len(s.staged); {
+		n := min(len(s.staged)-done, insertRows)
+		stmt, err := s.stmts.setHeadsStmt(ctx, s.wconn, n)
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", s.path, err)
+		}
+		if _, err := stmt.ExecContext(ctx, args[done*3:(done+n)*3]...); err != nil {
+			return fmt.Errorf("append to %s: record the last event of %d sessions: %w", s.path, n, err)
+		}
+		done += n
+	}
+	clear(args)
+	s.args = args[:0]
 	if _, err := s.stmts.commit.ExecContext(ctx); err != nil {
 		// A failed COMMIT leaves the transaction open; the deferred
 		// ROLLBACK ends it and the cache is rebuilt from the file.
