@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,7 +79,7 @@ func writeError(w http.ResponseWriter, err error) {
 // errors name the field at fault.
 func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	body := http.MaxBytesReader(w, r.Body, MaxBody)
-	data, err := io.ReadAll(body)
+	data, err := readAll(body, r.ContentLength)
 	if err == nil {
 		// Read in time: what follows (a wait for a person) may be long.
 		liftBodyDeadline(w)
@@ -93,12 +94,37 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	return decodeJSON(data, dst)
 }
 
+// readAll reads r to its end into a buffer of the declared length (a
+// client's Content-Length, bounded by MaxBody), so that a body read whole
+// is read in one go; a body longer or shorter than declared is read all
+// the same.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 || declared > MaxBody {
+		return io.ReadAll(r)
+	}
+	// One byte more than declared, so that the end is seen without growing.
+	buf := make([]byte, 0, declared+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
 // decodeJSON decodes data as [decodeBody] does.
 func decodeJSON(data []byte, dst any) error {
-	if len(strings.TrimSpace(string(data))) == 0 {
+	if len(bytes.TrimSpace(data)) == 0 {
 		return errorf(http.StatusBadRequest, "the request body is empty: send a JSON object")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {

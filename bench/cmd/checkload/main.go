@@ -40,6 +40,7 @@ func main() {
 	tool := flag.String("tool", "Bash", "tool of the calls")
 	command := flag.String("command", "git status", "shell command of the calls")
 	sessions := flag.Int("sessions", 16, "sessions the calls are spread over")
+	asJSON := flag.Bool("json", false, "print the result as one JSON object (requests, failed, requests_per_s, p50_us, p90_us, p99_us, max_us)")
 	flag.Parse()
 	if *tokenFile == "" || *conns < 1 || *sessions < 1 {
 		fail(2, "-token-file is required; -conns and -sessions must be at least 1")
@@ -130,6 +131,16 @@ func main() {
 	}
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
+	if *asJSON {
+		us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+		out, _ := json.Marshal(map[string]any{
+			"requests": len(lat), "failed": failures.Load(), "requests_per_s": float64(len(lat)) / elapsed.Seconds(),
+			"p50_us": us(pct(0.50)), "p90_us": us(pct(0.90)), "p99_us": us(pct(0.99)), "max_us": us(lat[len(lat)-1]),
+			"decisions": decisions,
+		})
+		fmt.Println(string(out))
+		return
+	}
 	fmt.Printf("requests:    %d in %s over %d connections (%d failed)\n", len(lat), elapsed.Round(time.Millisecond), *conns, failures.Load())
 	fmt.Printf("decisions/s: %.0f\n", float64(len(lat))/elapsed.Seconds())
 	fmt.Printf("latency:     p50 %s  p90 %s  p99 %s  max %s\n", pct(0.50), pct(0.90), pct(0.99), lat[len(lat)-1])

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
@@ -20,9 +21,64 @@ import (
 // WAL does.
 const checkpointPages = 8192
 
+// insertRows is the most rows one INSERT statement adds; a batch is
+// inserted in statements of this many rows and one for the rest.
+const insertRows = 64
+
+// insertColumns are the columns of events an append writes, in the order
+// of an INSERT's values.
+const insertColumns = "session, seq, turn, time, type, decision, tool, payload, prev_hash, hash"
+
+// insertArgs is the number of values of one row in an INSERT.
+const insertArgs = 10
+
 // writerStmts are the writer's prepared statements, reused for every batch.
 type writerStmts struct {
-	begin, commit, rollback, dataVersion, insert, maxSeq, head, hashAt, setHead *sql.Stmt
+	begin, commit, rollback, dataVersion, maxSeq, head, hashAt *sql.Stmt
+	// insert[n] adds n events and setHeads[n] records the heads of n
+	// sessions, each in one statement, prepared when first needed: one
+	// statement of many rows costs far less than as many of one row.
+	insert, setHeads [insertRows + 1]*sql.Stmt
+}
+
+// insertStmt returns the statement that inserts n events, 1 <= n <= insertRows.
+func (w *writerStmts) insertStmt(ctx context.Context, conn *sql.Conn, n int) (*sql.Stmt, error) {
+	// OR ROLLBACK: a row that breaks a constraint ends the transaction,
+	// which the writer would roll back anyway. With the default (ABORT)
+	// SQLite keeps a statement journal of every page a statement of many
+	// rows changes, to undo that statement alone.
+	return multiRow(ctx, conn, &w.insert, n, "INSERT OR ROLLBACK INTO events ("+insertColumns+") VALUES ",
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "")
+}
+
+// setHeadsStmt returns the statement that records the last event of n
+// sessions in chain_heads, 1 <= n <= insertRows.
+func (w *writerStmts) setHeadsStmt(ctx context.Context, conn *sql.Conn, n int) (*sql.Stmt, error) {
+	return multiRow(ctx, conn, &w.setHeads, n, "INSERT OR ROLLBACK INTO chain_heads (session, seq, hash) VALUES ",
+		"(?, ?, ?)", " ON CONFLICT (session) DO UPDATE SET seq = excluded.seq, hash = excluded.hash")
+}
+
+// multiRow returns the statement head + n times tuple + tail from cache,
+// preparing it on conn the first time.
+func multiRow(ctx context.Context, conn *sql.Conn, cache *[insertRows + 1]*sql.Stmt, n int, head, tuple, tail string) (*sql.Stmt, error) {
+	if cache[n] != nil {
+		return cache[n], nil
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tuple)
+	}
+	b.WriteString(tail)
+	stmt, err := conn.PrepareContext(ctx, b.String())
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q with %d rows: %w", head, n, err)
+	}
+	cache[n] = stmt
+	return stmt, nil
 }
 
 func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
@@ -34,11 +90,9 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		{&w.commit, "COMMIT"},
 		{&w.rollback, "ROLLBACK"},
 		{&w.dataVersion, "PRAGMA data_version"},
-		{&w.insert, "INSERT INTO events (session, seq, turn, time, type, decision, tool, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
 		{&w.maxSeq, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"},
 		{&w.head, "SELECT seq, hash FROM chain_heads WHERE session = ?"},
 		{&w.hashAt, "SELECT hash FROM events WHERE session = ? AND seq = ?"},
-		{&w.setHead, "INSERT INTO chain_heads (session, seq, hash) VALUES (?, ?, ?) ON CONFLICT (session) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"},
 	} {
 		stmt, err := conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -51,7 +105,9 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 
 func (w *writerStmts) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.insert, w.maxSeq, w.head, w.hashAt, w.setHead} {
+	stmts := append([]*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.maxSeq, w.head, w.hashAt}, w.insert[:]...)
+	stmts = append(stmts, w.setHeads[:]...)
+	for _, stmt := range stmts {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -93,7 +149,10 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		s.dataVersion = dv
 	}
 
-	var lastID int64
+	// The events get their sequence numbers and hashes first, then go in
+	// with as few INSERT statements as the batch allows.
+	args := s.args[:0]
+	var events []*eventlog.Event
 	for _, r := range batch {
 		h, ok := s.staged[r.Session]
 		if !ok {
@@ -120,24 +179,54 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 				prev = []byte{}
 			}
 			h.Hash = s.chain.Hash(prev, e)
-			res, err := s.stmts.insert.ExecContext(ctx, r.Session, h.Seq, d.Turn, t.UnixNano(), string(d.Type),
+			args = append(args, r.Session, h.Seq, d.Turn, t.UnixNano(), string(d.Type),
 				nullable(r.Fields[i].Decision), nullable(r.Fields[i].Tool), string(payload), prev, h.Hash)
-			if err != nil {
-				return fmt.Errorf("append to %s: insert event %d of session %q: %w", s.path, h.Seq, r.Session, err)
-			}
-			if lastID, err = res.LastInsertId(); err != nil {
-				return fmt.Errorf("append to %s: %w", s.path, err)
-			}
-			e.ID = lastID
 			r.Events[i] = e
+			events = append(events, &r.Events[i])
 		}
 		s.staged[r.Session] = h
 	}
-	for session, h := range s.staged {
-		if _, err := s.stmts.setHead.ExecContext(ctx, session, h.Seq, h.Hash); err != nil {
-			return fmt.Errorf("append to %s: record the last event of session %q: %w", s.path, session, err)
+	var lastID int64
+	for done := 0; done < len(events); {
+		n := min(len(events)-done, insertRows)
+		stmt, err := s.stmts.insertStmt(ctx, s.wconn, n)
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", s.path, err)
 		}
+		res, err := stmt.ExecContext(ctx, args[done*insertArgs:(done+n)*insertArgs]...)
+		if err != nil {
+			first := events[done]
+			return fmt.Errorf("append to %s: insert events from %d of session %q: %w", s.path, first.Seq, first.Session, err)
+		}
+		if lastID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("append to %s: %w", s.path, err)
+		}
+		// The rows of one statement get consecutive ids: the writer holds
+		// the database's write lock, and AUTOINCREMENT hands out the next
+		// id above every one used.
+		for i, e := range events[done : done+n] {
+			e.ID = lastID - int64(n-1-i)
+		}
+		done += n
 	}
+	clear(args)
+	args = args[:0]
+	for session, h := range s.staged {
+		args = append(args, session, h.Seq, h.Hash)
+	}
+	for done := 0; done < len(s.staged); {
+		n := min(len(s.staged)-done, insertRows)
+		stmt, err := s.stmts.setHeadsStmt(ctx, s.wconn, n)
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", s.path, err)
+		}
+		if _, err := stmt.ExecContext(ctx, args[done*3:(done+n)*3]...); err != nil {
+			return fmt.Errorf("append to %s: record the last event of %d sessions: %w", s.path, n, err)
+		}
+		done += n
+	}
+	clear(args)
+	s.args = args[:0]
 	if _, err := s.stmts.commit.ExecContext(ctx); err != nil {
 		// A failed COMMIT leaves the transaction open; the deferred
 		// ROLLBACK ends it and the cache is rebuilt from the file.

@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/internal/storekit"
@@ -302,4 +304,119 @@ func TestMigrateToChains(t *testing.T) {
 			t.Fatalf("%s: %v", query, err)
 		}
 	})
+}
+
+// TestMigrateDropsAuditIndexes opens a database of schema version 4, with
+// the indexes on decision and tool and chained events in it, and checks
+// that the migration drops those two indexes and keeps the others, that
+// filters on decision and tool still select the same events (now by
+// reading rows), and that the sessions' sequence numbers and chains go on
+// from the old rows.
+func TestMigrateDropsAuditIndexes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "events.db")
+	ms, err := storekit.LoadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, conn, path, ms[:4]); err != nil {
+		t.Fatal(err)
+	}
+	// Rows as a version-4 toolgate wrote them: chained, with chain_heads.
+	key := []byte("key")
+	h := eventlog.NewChainHasher(key)
+	heads := map[string][]byte{}
+	for i, row := range []struct {
+		session, decision, tool string
+		seq                     int64
+	}{{"a", "deny", "shell", 1}, {"b", "allow", "read", 1}, {"a", "allow", "shell", 2}, {"a", "", "", 3}} {
+		payload := "{}"
+		if row.decision != "" {
+			payload = fmt.Sprintf(`{"decision":%q,"tool":%q}`, row.decision, row.tool)
+		}
+		e := eventlog.Event{Session: row.session, Seq: row.seq, Time: time.Unix(1_700_000_000+int64(i), 0).UTC(),
+			Type: eventlog.TypePermissionResolved, Payload: []byte(payload)}
+		prev := heads[row.session]
+		if prev == nil {
+			prev = []byte{}
+		}
+		hash := h.Hash(prev, e)
+		if _, err := conn.ExecContext(ctx,
+			"INSERT INTO events (session, seq, time, type, decision, tool, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			e.Session, e.Seq, e.Time.UnixNano(), string(e.Type), nullable(row.decision), nullable(row.tool), payload, prev, hash); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx,
+			"INSERT INTO chain_heads (session, seq, hash) VALUES (?, ?, ?) ON CONFLICT (session) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+			e.Session, e.Seq, hash); err != nil {
+			t.Fatal(err)
+		}
+		heads[row.session] = hash
+	}
+	conn.Close()
+	db.Close()
+
+	s, err := Open(path, &Options{ChainKey: key})
+	if err != nil {
+		t.Fatalf("Open of a version 4 database: %v", err)
+	}
+	defer s.Close()
+	indexes := map[string]bool{}
+	rows, err := s.db.Query("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"events_session_seq": true, "events_type": true, "events_time": true}
+	if !maps.Equal(indexes, want) {
+		t.Errorf("after migrating, the indexes of events are %v, want %v", slices.Sorted(maps.Keys(indexes)), slices.Sorted(maps.Keys(want)))
+	}
+
+	if _, err := s.Append(ctx, "a", eventlog.Draft{Type: eventlog.TypePermissionResolved, Payload: []byte(`{"decision":"deny","tool":"read"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f    eventlog.Filter
+		want []string // session/seq
+	}{
+		{eventlog.Filter{Decisions: []string{"deny"}}, []string{"a/1", "a/4"}},
+		{eventlog.Filter{Tools: []string{"shell"}}, []string{"a/1", "a/2"}},
+		{eventlog.Filter{Decisions: []string{"allow"}, Tools: []string{"read"}}, []string{"b/1"}},
+		{eventlog.Filter{Decisions: []string{"deny"}, Since: time.Unix(1_700_000_001, 0)}, []string{"a/4"}},
+	} {
+		var got []string
+		for e, err := range s.Query(ctx, tc.f) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s/%d", e.Session, e.Seq))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Query(%+v) after migrating = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+	rep, err := eventlog.Verify(ctx, s, key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("the chains do not verify after migrating and appending: %v", rep.Problems)
+	}
 }

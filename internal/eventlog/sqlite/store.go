@@ -79,6 +79,7 @@ type Store struct {
 	staged      map[string]eventlog.ChainHead // last event per session in the open transaction
 	chain       *eventlog.ChainHasher
 	dataVersion int64
+	args        []any // the values of a batch's INSERTs, reused
 
 	writer *storekit.Committer
 
