@@ -28,8 +28,6 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 		case "audit", "outdated":
 			e.Network = true
 		}
-	case "npx":
-		run("npx runs the program it is given, which may be any package's")
 	case "ssh", "scp", "sftp":
 		for _, v := range p.Values("-o") {
 			if why := sshOptionValue(base, v); why != "" {

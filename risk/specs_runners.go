@@ -36,8 +36,10 @@ import "strings"
 //     (ssh with such options only), pytest -p (only no:NAME, which turns
 //     a plugin off), make VAR=value operands (the recipes then run other
 //     commands), and the commands of yarn, pnpm and bun (runnerCommands).
-//   - npm exec, npx, yarn dlx, pnpm dlx and the like run a package the
-//     words name, which may be any: typed as running a program.
+//   - npm exec, yarn dlx, pnpm dlx, bun x and the like run the package
+//     the words name after their options, which may be any: typed as
+//     running a program. npx reads its options up to the package, whose
+//     name a rule for it names (npx tsc), and hands it the rest.
 
 // npmCommon are the options every npm command takes.
 const npmCommon = `
@@ -102,7 +104,9 @@ var cargoSubcommands = []string{
 func init() {
 	specSources = append(specSources, specSource{"runners", `
 npm: -v|--version` + npmCommon + `
-npx: @free
+# npx runs the package its first operand names (a rule names it too):
+# the words after it are the package's.
+npx: @posix @noabbrev -y|--yes --no -q|--quiet -s|--silent --loglevel=inert
 cargo: -V|--version --list` + cargoCommon + `
 
 # make: every long option of GNU make 4.4; those refused with "!".
