@@ -3,11 +3,13 @@ package risk
 import "testing"
 
 // TestRunnerOptions reads build and test runners' command lines through
-// Command: options, subcommands and variables that make the runner run a
-// program other than itself (go test -exec, -toolexec, go generate, cargo
-// --config, npm --script-shell, make SHELL=, pytest -p) are typed as
-// running a program, with the reason; an option go's spec does not list is
-// unknown; the ordinary lines run nothing else.
+// Command. Their options are an allow-list (specs_runners.go): an option
+// the tables do not list, in full, abbreviated or in a cluster, makes the
+// command unknown (UnknownOption); options, subcommands and variables that
+// run a program other than the runner (go test -exec, npm exec, make
+// SHELL=, pytest -p, ssh -o ProxyCommand) are typed as running a program,
+// with the reason; the words after "--" are the script's; the ordinary
+// lines run nothing else.
 func TestRunnerOptions(t *testing.T) {
 	for _, tc := range []struct {
 		line    string
@@ -280,6 +282,29 @@ func TestInertGitConfig(t *testing.T) {
 	} {
 		if got := inertGitConfig(tc.kv); got != tc.inert {
 			t.Errorf("git -c %s: inert %v, want %v", tc.kv, got, tc.inert)
+		}
+	}
+}
+
+// TestRunnerEnvNotInert checks that the variables the runners, ssh and
+// rsync read options, configuration or programs from are not inert: a
+// command given one asks even where a rule allows it.
+func TestRunnerEnvNotInert(t *testing.T) {
+	for _, name := range []string{
+		"npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL", "npm_config_node_options", "NPM_CONFIG_USERCONFIG",
+		"npm_config_prefix", "NODE_OPTIONS", "NODE_PATH", "YARN_RC_FILENAME", "YARN_IGNORE_PATH", "PNPM_HOME",
+		"BUN_OPTIONS", "MAKEFLAGS", "MFLAGS", "MAKEFILES", "GNUMAKEFLAGS", "SHELL", "PYTEST_ADDOPTS",
+		"PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "CARGO_HOME", "CARGO_BUILD_RUSTC_WRAPPER",
+		"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "CARGO_TARGET_DIR", "RUSTFLAGS", "RUSTDOCFLAGS",
+		"RUSTC_WRAPPER", "RUSTC", "RUSTUP_TOOLCHAIN", "GIT_SSH_COMMAND", "GIT_SSH", "RSYNC_RSH", "SSH_AUTH_SOCK",
+	} {
+		if InertEnvValue(name, "x") || InertEnv(name) {
+			t.Errorf("%s is inert", name)
+		}
+	}
+	for _, name := range []string{"NPM_CONFIG_LOGLEVEL", "CARGO_TERM_COLOR", "RUST_BACKTRACE", "CI", "NO_COLOR"} {
+		if !InertEnvValue(name, "1") {
+			t.Errorf("%s is not inert", name)
 		}
 	}
 }
