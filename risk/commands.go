@@ -824,11 +824,15 @@ func init() {
 }
 
 // TakesValue reports whether flag, given to prog, takes the next word as
-// its value (git -C DIR, curl -X METHOD, head -n N).
+// its value (git -C DIR, curl -X METHOD, head -n N). An option the
+// program's spec does not know takes one when valueFlags says so (ssh -J
+// HOST), so that a rule that names it reads its value as it did before
+// the program had a spec.
 func TakesValue(prog, flag string) bool {
 	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
-		_, o, ok := sp.Canonical(flag)
-		return ok && o.Value != ValNone && !o.Optional
+		if _, o, ok := sp.Canonical(flag); ok {
+			return o.Value != ValNone && !o.Optional
+		}
 	}
 	return valueFlags[prog][flag]
 }

@@ -203,6 +203,8 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "pytest -o addopts=-pevil", unknown: "-o"},
 		{line: "pytest --override-ini=addopts=x", unknown: "--override-ini"},
 		{line: "pytest --pdb", unknown: "--pdb"},
+		{line: "pytest --basetemp=src", unknown: "--basetemp"},
+		{line: "cargo clean --target-dir src", unknown: "--target-dir"},
 		{line: "python3 -m pytest -x"},
 		{line: "python3 -m pytest -p evil", runs: true},
 		{line: "python3 -m pytest --confcutdir=/", unknown: "--confcutdir"},
@@ -305,6 +307,30 @@ func TestRunnerEnvNotInert(t *testing.T) {
 	for _, name := range []string{"NPM_CONFIG_LOGLEVEL", "CARGO_TERM_COLOR", "RUST_BACKTRACE", "CI", "NO_COLOR"} {
 		if !InertEnvValue(name, "1") {
 			t.Errorf("%s is not inert", name)
+		}
+	}
+}
+
+// TestRsyncDeletes checks that every rsync option that removes files, under
+// any of its spellings, makes the command destructive.
+func TestRsyncDeletes(t *testing.T) {
+	for _, tc := range []struct {
+		line        string
+		destructive bool
+	}{
+		{"rsync -a a/ b/", false},
+		{"rsync -a --delete a/ b/", true},
+		{"rsync -a --del a/ b/", true},
+		{"rsync -a --delete-during a/ b/", true},
+		{"rsync -a --delete-delay a/ b/", true},
+		{"rsync -a --delete-excluded a/ b/", true},
+		{"rsync -a --remove-source-files a/ b/", true},
+		{"rsync -a --dele a/ b/", true}, // unknown, and read as the options it may abbreviate
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if (e.Destructive != "") != tc.destructive {
+			t.Errorf("%s: destructive %q, want %v", tc.line, e.Destructive, tc.destructive)
 		}
 	}
 }

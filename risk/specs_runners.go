@@ -12,6 +12,8 @@ import "strings"
 //
 // What the tables decide:
 //
+//   - Options that remove a directory they name are not listed (pytest
+//     --basetemp, cargo clean --target-dir).
 //   - Options that name a program, a shell, a wrapper, a plugin or
 //     configuration that may name one are not listed (npm --script-shell,
 //     --node-options, --userconfig; cargo --config and -Z; make --eval;
@@ -97,7 +99,8 @@ var cargoSubcommands = []string{
 	"metadata: --format-version=inert --no-deps --filter-platform=inert -F|--features=inert --all-features --no-default-features --manifest-path=read" + cargoCommon,
 	"fetch: --target=inert --manifest-path=read" + cargoCommon,
 	"update: -p|--package=inert -w|--workspace --dry-run --precise=inert --recursive --aggressive --manifest-path=read" + cargoCommon,
-	"clean: -p|--package=inert -r|--release --profile=inert --target=inert --target-dir=write --doc -n|--dry-run --manifest-path=read" + cargoCommon,
+	// clean removes its target directory: not one --target-dir names.
+	"clean: -p|--package=inert -r|--release --profile=inert --target=inert --doc -n|--dry-run --manifest-path=read" + cargoCommon,
 	"version: " + cargoCommon,
 }
 
@@ -131,7 +134,7 @@ pytest py.test: @noabbrev -k=pat -m=pat --markers -x|--exitfirst --fixtures|--fu
   --maxfail=inert --strict-config --strict-markers --strict --continue-on-collection-errors
   --co|--collect-only --ignore=pat --ignore-glob=pat --deselect=pat --noconftest --keep-duplicates
   --collect-in-virtualenv --import-mode=inert --doctest-modules --doctest-report=inert
-  --doctest-glob=pat --doctest-ignore-import-errors --doctest-continue-on-failure --basetemp=write
+  --doctest-glob=pat --doctest-ignore-import-errors --doctest-continue-on-failure
   --durations=inert --durations-min=inert -V|--version -h|--help --setup-only --setup-show
   --setup-plan --log-level=inert --log-cli-level=inert --log-file=write --log-file-level=inert
   --assert=inert -p=inert -n|--numprocesses=inert
