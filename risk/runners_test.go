@@ -83,6 +83,9 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "rsync -a --rsync-path='sudo rsync' a host:", unknown: "--rsync-path", network: true},
 		{line: "rsync -a --rs=x a host:", unknown: "--rs", network: true},
 		{line: "rsync -a --dele a b", unknown: "--dele"},
+		{line: "rsync -a --files-from=list . host:", unknown: "--files-from", network: true},
+		{line: "rsync -aL a host:", unknown: "-L", network: true},
+		{line: "scp -T host:'*' .", unknown: "-T", network: true},
 		// cargo
 		{line: "cargo build --release"},
 		{line: "cargo test -p app -- --nocapture --config x"},

@@ -13,7 +13,10 @@ import "strings"
 // What the tables decide:
 //
 //   - Options that remove a directory they name are not listed (pytest
-//     --basetemp, cargo clean --target-dir).
+//     --basetemp, cargo clean --target-dir), nor those that copy files
+//     the words do not name: rsync --files-from (a list read from a
+//     file), -L and --copy-links (the files links lead to), scp -T (names
+//     the other side chooses).
 //   - Options that name a program, a shell, a wrapper, a plugin or
 //     configuration that may name one are not listed (npm --script-shell,
 //     --node-options, --userconfig; cargo --config and -Z; make --eval;
@@ -81,7 +84,7 @@ const (
   --no-default-features --lib --bins --bin=inert --examples --example=inert --tests --test=inert
   --benches --bench=inert --all-targets -r|--release --profile=inert -j|--jobs=inert --keep-going
   --target=inert --target-dir=write --manifest-path=read --message-format=inert --timings?=inert
-  --ignore-rust-version --future-incompat-report --lockfile-path=read`
+  --ignore-rust-version --future-incompat-report`
 )
 
 // cargoSubcommands are cargo's commands the table knows. Any other is a
@@ -143,11 +146,11 @@ pytest py.test: @noabbrev -k=pat -m=pat --markers -x|--exitfirst --fixtures|--fu
 # command (sshWords); scp and sftp read them anywhere.
 ssh: -4 -6 -a -C -G -N -n -q -T -t -V -v -x -b=inert -c=inert -E=write -e=inert -i=inert -l=inert
   -m=inert -o=inert -p=inert -Q=inert
-scp: -3 -4 -6 -B -C -O -p -q -R -r -s -T -v -c=inert -i=inert -l=inert -o=inert -P=inert
+scp: -3 -4 -6 -B -C -O -p -q -R -r -s -v -c=inert -i=inert -l=inert -o=inert -P=inert
 sftp: -4 -6 -a -C -f -N -p -q -r -v -B=inert -c=inert -i=inert -l=inert -o=inert -P=inert -R=inert
 
 rsync: @noabbrev -a|--archive -v|--verbose -q|--quiet -z|--compress -r|--recursive -l|--links
-  -L|--copy-links -p|--perms -t|--times -g|--group -o|--owner -D --devices --specials
+  -p|--perms -t|--times -g|--group -o|--owner -D --devices --specials
   -H|--hard-links -u|--update -c|--checksum -n|--dry-run -P --progress --partial
   -h|--human-readable -i|--itemize-changes --stats --info=inert -x|--one-file-system --delete
   --delete-before --delete-during|--del --delete-delay --delete-after --delete-excluded
@@ -156,7 +159,7 @@ rsync: @noabbrev -a|--archive -v|--verbose -q|--quiet -z|--compress -r|--recursi
   -m|--prune-empty-dirs -R|--relative -W|--whole-file --inplace --append --mkpath
   --bwlimit=inert --timeout=inert --contimeout=inert --port=inert --chmod=inert
   -O|--omit-dir-times -J|--omit-link-times --numeric-ids --max-size=inert --min-size=inert
-  -S|--sparse -b|--backup --backup-dir=write --suffix=inert --files-from=read -0|--from0
+  -S|--sparse -b|--backup --backup-dir=write --suffix=inert -0|--from0
   --no-perms --no-owner --no-group --no-times --compress-level=inert -8|--8-bit-output
 
 # yarn, pnpm and bun: the first operand is the program's command or a
