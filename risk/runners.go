@@ -20,6 +20,12 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			e.Exec = why
 		}
 	}
+	if (base == "npm" || base == "cargo") && p.Sub == nil && len(p.Operands) > 0 {
+		// npm -- exec: the command after a "--", which the program still
+		// reads as its command.
+		e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, args[p.Operands[0]]
+		return
+	}
 	switch base {
 	case "npm":
 		switch p.SubName {
