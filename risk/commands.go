@@ -181,6 +181,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 		if base == "go" {
 			args, dyn = goWords(args, dyn, nil)
 		}
+		if base == "ssh" {
+			args, dyn = sshWords(args, dyn, sp)
+		}
 		p = sp.Parse(args, dyn)
 		if p.Unknown != "" {
 			// Unknown, but what the words still show stands: a destructive
@@ -197,6 +200,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 	if p != nil {
 		e.Spec = sp.Program
 		specEffects(base, args, p, &e)
+		runnerEffect(base, args, dyn, p, &e)
 	}
 	return e
 }
@@ -233,6 +237,9 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 			}
 			if base == "git" && o.Name == "-c" && inertGitConfig(o.Value) {
 				continue // a key that changes only how git shows things
+			}
+			if base == "rsync" && o.Name == "-e" && inertRsh(o.Value) {
+				continue // ssh, with options that run nothing else
 			}
 			e.Level, e.Known = Max(e.Level, Execute), false
 			if e.Exec == "" {
@@ -564,10 +571,8 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		if base == "rsync" && e.Network {
 			e.Level = Network
 		}
-		if why := runnerOption(base, args); why != "" {
-			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
-		}
-		if flags.has("--delete") || flags.has("--delete-after") || flags.has("--delete-before") || flags.has("--remove-source-files") {
+		if slices.ContainsFunc([]string{"--delete", "--delete-after", "--delete-before", "--delete-during", "--delete-delay",
+			"--delete-excluded", "--remove-source-files"}, flags.has) {
 			e.Level, e.Destructive = Destructive, base+" --delete removes files at the destination"
 		}
 	case "psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "cockroach", "duckdb":
@@ -723,17 +728,15 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	case "patch":
 		// patch writes the files its diff names, which the words do not.
 		e.Opaque = "patch writes the files its diff names"
-	case "npm", "npx", "yarn", "pnpm", "bun", "cargo", "make", "gmake", "pytest", "py.test", "ssh":
-		if why := runnerOption(base, args); why != "" {
-			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
-		}
 	case "python", "python3":
 		if len(args) > 1 && args[0] == "-m" {
 			switch args[1] {
 			case "pytest":
-				if why := runnerOption("pytest", args[2:]); why != "" {
-					e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
+				var restDyn []bool
+				if len(dyn) > 2 {
+					restDyn = dyn[2:]
 				}
+				pytestModule(args[2:], restDyn, &e)
 			case "pip", "pip3":
 				if len(args) > 2 {
 					switch args[2] {
@@ -745,10 +748,10 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 		}
 	}
 	switch base {
-	case "npm", "yarn", "pnpm", "pip", "pip3", "cargo", "go", "uv", "poetry":
+	case "npm", "yarn", "pnpm", "bun", "pip", "pip3", "cargo", "go", "uv", "poetry":
 		if len(ops) > 0 {
 			switch ops[0] {
-			case "install", "i", "add", "ci", "get", "download", "update", "upgrade", "fetch", "publish":
+			case "install", "i", "add", "a", "ci", "get", "download", "update", "up", "upgrade", "fetch", "publish":
 				e.Network = true
 			}
 		}
@@ -821,11 +824,15 @@ func init() {
 }
 
 // TakesValue reports whether flag, given to prog, takes the next word as
-// its value (git -C DIR, curl -X METHOD, head -n N).
+// its value (git -C DIR, curl -X METHOD, head -n N). An option the
+// program's spec does not know takes one when valueFlags says so (ssh -J
+// HOST), so that a rule that names it reads its value as it did before
+// the program had a spec.
 func TakesValue(prog, flag string) bool {
 	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
-		_, o, ok := sp.Canonical(flag)
-		return ok && o.Value != ValNone && !o.Optional
+		if _, o, ok := sp.Canonical(flag); ok {
+			return o.Value != ValNone && !o.Optional
+		}
 	}
 	return valueFlags[prog][flag]
 }

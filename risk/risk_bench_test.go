@@ -20,3 +20,22 @@ func BenchmarkCommand(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunnerCommand reads build and test runners' command lines by
+// their specs.
+func BenchmarkRunnerCommand(b *testing.B) {
+	lines := [][]string{
+		{"npm", "run", "build", "--silent"},
+		{"cargo", "test", "--release", "-p", "app", "--", "--nocapture"},
+		{"make", "-j4", "test"},
+		{"pytest", "-q", "-k", "test_x", "tests"},
+		{"ssh", "-p", "2222", "host", "ls", "-la"},
+		{"rsync", "-avz", "--exclude", ".git", "a/", "host:b"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			Command(l[0], l[1:], nil)
+		}
+	}
+}

@@ -1,96 +1,288 @@
 package risk
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"sync"
+)
 
-// runnerOption returns why the words of a program that toolgate has no
-// spec for (build and test runners, package managers, ssh and rsync) make
-// it run a program other than the one a rule for the command allows, or
-// "": an option that names a shell, a wrapper, a proxy command or a
-// plugin, configuration that may name one, or a make variable set on the
-// command line, which the recipes may run. The words after "--" go to the
-// script or program the runner starts, not to the runner.
-//
-// npm, make and pytest take unambiguous abbreviations of their long
-// options (npm's --script-sh, make's --ev, pytest's --pyarg): a long word
-// that begins one of the options named here is read as that option.
-func runnerOption(base string, args []string) string {
-	sub := false
-	for i, a := range args {
-		if a == "--" {
-			break
+// runnerEffect adds to e what the words of a build or test runner, a
+// package manager, ssh or rsync do by their values and operands, once
+// their spec has read them (specs_runners.go): a package the words name
+// that the runner runs, an ssh -o key not known to be inert, a plugin
+// pytest loads, a make variable set on the command line (the recipes then
+// run other commands), the commands yarn, pnpm and bun run, and the
+// compiler flags cargo clippy hands on.
+func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) {
+	run := func(why string) {
+		e.Level, e.Known = Max(e.Level, Execute), false
+		if e.Exec == "" {
+			e.Exec = why
 		}
-		name, _, _ := strings.Cut(a, "=")
-		switch base {
-		case "npm", "npx", "yarn", "pnpm", "bun":
-			switch {
-			case abbrev(name, "--script-shell", "--node-options", "--userconfig", "--globalconfig", "--shell",
-				"--editor", "--browser", "--call", "--config"), name == "-c", strings.HasPrefix(name, "--config."):
-				return base + " " + name + " names a program or configuration that runs programs"
-			case abbrev(name, "--prefix", "--dir", "--cwd", "--workspace", "--workspaces", "--filter", "--recursive"),
-				name == "-C", name == "-w", name == "-ws", name == "-F", name == "-r":
-				return base + " " + name + " runs the scripts of another package than the one in the directory it runs in"
+	}
+	if (base == "npm" || base == "cargo") && p.Sub == nil && len(p.Operands) > 0 {
+		// npm -- exec: the command after a "--", which the program still
+		// reads as its command.
+		e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, args[p.Operands[0]]
+		return
+	}
+	switch base {
+	case "npm":
+		switch p.SubName {
+		case "exec", "x":
+			run("npm " + p.SubName + " runs the program it is given, which may be any package's")
+		case "audit", "outdated":
+			e.Network = true
+		}
+	case "ssh", "scp", "sftp":
+		for _, v := range p.Values("-o") {
+			if why := sshOptionValue(base, v); why != "" {
+				run(why)
+				break
 			}
-			if !sub && !strings.HasPrefix(a, "-") {
-				sub = true
-				switch a {
-				case "exec", "x", "dlx":
-					return base + " " + a + " runs the program it is given, which may be any package's"
+		}
+	case "pytest", "py.test":
+		if why := pytestPlugins(p); why != "" {
+			run(why)
+		}
+	case "make", "gmake":
+		for _, i := range p.Operands {
+			if i < len(dyn) && dyn[i] {
+				e.Problem, e.Unknown = fmt.Sprintf("the operand %s of %s is not known until the line runs: it may set a variable the recipes run", args[i], base), true
+				continue
+			}
+			if name, _, ok := strings.Cut(args[i], "="); ok {
+				run(base + " " + name + "= overrides a variable, which changes the commands the recipes run")
+			}
+		}
+	case "cargo":
+		var sp *Spec
+		switch p.SubName {
+		case "clippy":
+			sp = clippyArgs()
+		case "fmt":
+			sp = fmtArgs()
+		}
+		if sp == nil || p.Sub == nil {
+			return
+		}
+		for i := range args {
+			if args[i] == "--" && static(dyn, i) && !isValueIndex(p.Sub, i) {
+				var restDyn []bool
+				if i+1 < len(dyn) {
+					restDyn = dyn[i+1:]
 				}
-			}
-		case "ssh", "scp", "sftp":
-			if why := sshOption(base, args, i); why != "" {
-				return why
-			}
-		case "rsync":
-			v, ok := "", false
-			switch {
-			case a == "-e" || a == "--rsh":
-				if i+1 < len(args) {
-					v, ok = args[i+1], true
+				q := sp.Parse(args[i+1:], restDyn)
+				if q.Unknown != "" {
+					e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, q.Unknown, sp.Program
+				} else if q.Problem != "" {
+					e.Problem, e.Unknown = q.Problem, true
 				}
-			case strings.HasPrefix(a, "--rsh="):
-				v, ok = a[len("--rsh="):], true
-			case strings.HasPrefix(a, "-e") && len(a) > 2 && !strings.HasPrefix(a, "--"):
-				v, ok = a[2:], true
+				break
 			}
-			if f := strings.Fields(v); ok && (len(f) == 0 || f[0] != "ssh" || runnerOption("ssh", f[1:]) != "" || strings.ContainsAny(v, "'\"\\$`;|&<>()")) {
-				return "rsync " + name + " names the program rsync runs to reach the other side"
-			}
-		case "cargo":
-			switch {
-			case name == "--config", strings.HasPrefix(a, "-Z"):
-				return "cargo " + name + " sets configuration, which may name a runner or a compiler wrapper that cargo runs"
-			}
-		case "make", "gmake":
-			switch {
-			case abbrev(name, "--eval"), strings.HasPrefix(a, "-E"):
-				return "make " + name + " evaluates make code, which may run commands"
-			case !strings.HasPrefix(a, "-") && strings.Contains(a, "=") && (i == 0 || !makeValueFlag(args[i-1])):
-				return "make " + name + "= overrides a variable, which changes the commands the recipes run"
-			}
-		case "pytest", "py.test":
-			switch {
-			case a == "-p" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "no:"),
-				strings.HasPrefix(a, "-p") && len(a) > 2 && !strings.HasPrefix(strings.TrimPrefix(a[2:], "="), "no:"):
-				return "pytest -p loads a plugin, which is code from outside the project"
-			case abbrev(name, "--pyargs", "--rootdir", "--confcutdir", "--config-file", "--override-ini"), name == "-c",
-				name == "-o", strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
-				return "pytest " + name + " changes which configuration and code pytest loads"
-			}
+		}
+	case "yarn", "pnpm", "bun":
+		if len(p.Operands) == 0 {
+			return
+		}
+		i := p.Operands[0]
+		if !static(dyn, i) {
+			e.Problem, e.Unknown = fmt.Sprintf("the command %s of %s is not known until the line runs", args[i], base), true
+			return
+		}
+		switch runnerCommands[base][args[i]] {
+		case cmdRuns:
+			run(base + " " + args[i] + " runs the program it is given, which may be any package's")
+		case cmdUnknown:
+			e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, args[i]
+		}
+	}
+}
+
+// isValueIndex reports whether word i is the value of an option of p.
+func isValueIndex(p *Parsed, i int) bool {
+	for _, o := range p.Options {
+		if o.ValueIndex == i {
+			return true
+		}
+	}
+	return false
+}
+
+// pytestPlugins returns why the -p options of pytest load code, or "":
+// -p NAME loads the plugin NAME, which is code from outside the project;
+// -p no:NAME turns one off.
+func pytestPlugins(p *Parsed) string {
+	for _, v := range p.Values("-p") {
+		if !strings.HasPrefix(strings.TrimPrefix(v, "="), "no:") {
+			return "pytest -p " + v + " loads a plugin, which is code from outside the project"
 		}
 	}
 	return ""
 }
 
-// makeValueFlag reports whether a make option takes the next word as its
-// value, so that the word is not read as a variable assignment.
-func makeValueFlag(a string) bool {
-	switch a {
-	case "-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir", "-o", "--old-file",
-		"-W", "--what-if", "--new-file", "--assume-new", "-j", "--jobs", "-l", "--load-average":
-		return true
+// pytestModule is the effect of python -m pytest ARGS on e: ARGS read by
+// pytest's spec.
+func pytestModule(args []string, dyn []bool, e *Effect) {
+	sp := Lookup("pytest")
+	p := sp.Parse(args, dyn)
+	switch {
+	case p.Unknown != "":
+		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, p.Unknown, sp.Program
+	case p.Problem != "":
+		e.Problem, e.Unknown = p.Problem, true
+	default:
+		if why := pytestPlugins(p); why != "" {
+			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
+		}
 	}
-	return false
+}
+
+// The kinds of a first operand of yarn, pnpm and bun.
+const (
+	cmdScript  = iota // not one of the program's commands: a script or binary of the project
+	cmdKnown          // a command the table knows
+	cmdRuns           // a command that runs the package or program it is given
+	cmdUnknown        // one of the program's commands that the table does not know
+)
+
+// runnerCommands holds, for yarn (1 and 4), pnpm and bun, every command
+// the program has: a first operand that is none of them names a script of
+// the project (yarn build), which the program runs as run would. Knowing
+// them all is what tells a script from a command the table does not know.
+var runnerCommands = func() map[string]map[string]int {
+	m := map[string]map[string]int{}
+	for prog, lists := range map[string][3]string{
+		"yarn": {
+			"install add run test list why",
+			"dlx exec node create",
+			"access audit autoclean bin cache check config constraints dedupe explain generate-lock-entry " +
+				"global help import info init licenses link login logout npm outdated owner pack patch " +
+				"patch-commit plugin policies publish rebuild remove search set stage tag team unlink unplug up " +
+				"upgrade upgrade-interactive version versions workspace workspaces sdks",
+		},
+		"pnpm": {
+			"install i add update up upgrade run run-script test t tst start list ls ll la why",
+			"exec dlx create",
+			"remove rm uninstall un link ln unlink import rebuild rb prune fetch install-test it patch " +
+				"patch-commit patch-remove audit outdated licenses publish pack recursive multi m server store " +
+				"root bin setup init deploy doctor config c get set env cat-file cat-index find-hash self-update " +
+				"approve-builds ignored-builds dedupe catalog sbom access adduser bugs deprecate dist-tag docs " +
+				"edit info login logout owner ping prefix profile pkg repo s se search set-script show star " +
+				"stars team token unpublish unstar v version view whoami xmas",
+		},
+		"bun": {
+			"run test install i add a",
+			"x exec create c repl",
+			"remove rm update outdated link unlink pm build init upgrade completions discord help publish " +
+				"patch patch-commit audit info why feedback",
+		},
+	} {
+		cmds := map[string]int{}
+		for k, list := range lists {
+			for _, c := range strings.Fields(list) {
+				cmds[c] = cmdKnown + k
+			}
+		}
+		m[prog] = cmds
+	}
+	return m
+}()
+
+// sshWords returns ssh's words as its spec reads them. ssh reads options
+// up to the host and, after it, again up to the first word of the remote
+// command, whose words are the command's: a "--" is put before that word,
+// and a "--" ssh takes as the end of either run of options is left out.
+func sshWords(args []string, dyn []bool, sp *Spec) ([]string, []bool) {
+	h, hEnd := sshOptionsEnd(args, dyn, sp, 0)
+	if h < 0 || h >= len(args) {
+		return args, dyn // an option the spec does not know, or no host
+	}
+	c, cEnd := sshOptionsEnd(args, dyn, sp, h+1)
+	if (c < 0 || c >= len(args)) && hEnd < 0 && cEnd < 0 {
+		return args, dyn
+	}
+	out, outDyn := make([]string, 0, len(args)+1), make([]bool, 0, len(args)+1)
+	for i, a := range args {
+		if i == hEnd || i == cEnd {
+			continue
+		}
+		if i == c {
+			out, outDyn = append(out, "--"), append(outDyn, false)
+		}
+		out, outDyn = append(out, a), append(outDyn, i < len(dyn) && dyn[i])
+	}
+	return out, outDyn
+}
+
+// sshOptionsEnd reads ssh's options from word i as BSD getopt does, and
+// returns the index of the first operand (len(args) if none) and that of
+// the "--" that ended them, or -1. An option the spec does not know gives
+// -1 for the first: what it takes is not known, and the parse of the
+// words reports it.
+func sshOptionsEnd(args []string, dyn []bool, sp *Spec, i int) (int, int) {
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !static(dyn, i) || a == "-" || len(a) < 2 || a[0] != '-' {
+			return i, -1
+		}
+		if a == "--" {
+			return i + 1, i
+		}
+		for j := 1; j < len(a); j++ {
+			o := sp.short[a[j]]
+			if o == nil {
+				return -1, -1
+			}
+			if o.Value != ValNone {
+				if j+1 == len(a) {
+					i++ // the value is the next word
+				}
+				break
+			}
+		}
+	}
+	return len(args), -1
+}
+
+// inertRsh reports whether v, the value of rsync -e, is ssh with options
+// the spec knows that name no program and no file.
+func inertRsh(v string) bool {
+	f := strings.Fields(v)
+	if len(f) == 0 || f[0] != "ssh" || strings.ContainsAny(v, "'\"\\$`;|&<>()") {
+		return false
+	}
+	p := Lookup("ssh").Parse(f[1:], nil)
+	if p.Unknown != "" || p.Problem != "" || len(p.Operands) > 0 {
+		return false
+	}
+	for _, o := range p.Options {
+		if o.Option.Value != ValNone && o.Option.Value != ValInert {
+			return false
+		}
+	}
+	for _, o := range p.Values("-o") {
+		if sshOptionValue("ssh", o) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// lazySpec returns a function that parses src, one spec, at its first
+// call. A spec that does not load is a programming error (TestSpecsParse
+// loads them all): every call panics with its error.
+func lazySpec(name, src string) func() *Spec {
+	return sync.OnceValue(func() *Spec {
+		list, err := ParseSpecs(name, src)
+		if err == nil && len(list) != 1 {
+			err = fmt.Errorf("%s: want one spec, got %d", name, len(list))
+		}
+		if err != nil {
+			panic(err)
+		}
+		return list[0]
+	})
 }
 
 // inertGitConfigKeys are the git configuration keys that change only how
@@ -127,28 +319,11 @@ var inertSSHOptions = map[string]bool{
 	"preferredauthentications": true, "kbdinteractiveauthentication": true, "numberofpasswordprompts": true,
 }
 
-// sshOption returns why the option of ssh, scp or sftp in args[i] makes it
-// run a program or read configuration that may name one, or "".
-func sshOption(base string, args []string, i int) string {
-	a := args[i]
-	if len(a) < 2 || a[0] != '-' || strings.HasPrefix(a, "--") {
-		return ""
-	}
-	var opt string
-	switch {
-	case a == "-o" && i+1 < len(args):
-		opt = args[i+1]
-	case strings.HasPrefix(a, "-o") && len(a) > 2:
-		opt = a[2:]
-	case a == "-F" || strings.HasPrefix(a, "-F"):
-		return base + " -F reads a configuration file, which may name programs to run"
-	case a == "-I" || strings.HasPrefix(a, "-I") && base == "ssh":
-		return base + " -I loads a PKCS#11 library"
-	case base != "ssh" && (a == "-S" || strings.HasPrefix(a, "-S") || a == "-D" && base == "sftp"):
-		return base + " " + a[:2] + " names the program it runs to reach the other side"
-	default:
-		return ""
-	}
+// sshOptionValue returns why opt, the value of an -o option of ssh, scp
+// or sftp, may make it run a program or read configuration that may name
+// one, or "": a key of inertSSHOptions (keys are case-insensitive, and
+// take their value after "=" or a space), or UserKnownHostsFile=/dev/null.
+func sshOptionValue(base, opt string) string {
 	key, val, ok := strings.Cut(opt, "=")
 	if !ok {
 		key, val, _ = strings.Cut(strings.TrimSpace(opt), " ")
@@ -161,16 +336,4 @@ func sshOption(base string, args []string, i int) string {
 		return base + " -o " + key + " is not known to be inert: it may run a program or read one's configuration"
 	}
 	return ""
-}
-
-// abbrev reports whether name, a long option as written, is one of full
-// or an abbreviation of one that getopt_long, nopt or argparse would take
-// for it: at least two letters after the dashes.
-func abbrev(name string, full ...string) bool {
-	for _, f := range full {
-		if name == f || len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasPrefix(f, name) {
-			return true
-		}
-	}
-	return false
 }

@@ -105,6 +105,10 @@ type Spec struct {
 	short *[256]*Option
 	long  map[string]*Option
 	longs []string // sorted long names, without the dashes
+	// refused are the long options the program has that the spec does
+	// not allow, sorted, without the dashes: an abbreviation is resolved
+	// against them too, so that one of a refused option is unknown.
+	refused []string
 }
 
 // ParsedOption is one option found on a command line.
@@ -238,7 +242,7 @@ var builtinSpecs = sync.OnceValue(func() map[string]*Spec {
 // specs_*.go files register, and those built from shared parts (the
 // tools' table with its type options, git's and go's subcommands).
 func builtinTables() ([]specSource, []subcommandSource) {
-	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), append(gitSubcommandSources(), goSubcommandSources()...)
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources())
 }
 
 // loadSpecs parses tables and indexes their specs by program name and
@@ -305,7 +309,10 @@ type subcommandSource struct{ name, program, text string }
 // Directives: @numeric (-N is a value), @free (no options at all),
 // @posix (options end at the first operand), @noabbrev (long options in
 // full only), @single (long options with one dash), @plus (+WORD is an
-// initial command). Lines starting with
+// initial command). A token "!--name" is a long option the program has
+// that the spec does not allow: it stays unknown, and an abbreviation is
+// matched against it too, so that a prefix it shares with an allowed
+// option is ambiguous, as the program finds it. Lines starting with
 // "#" are comments. name is used in errors ("name:line: message").
 func ParseSpecs(name, src string) ([]*Spec, error) {
 	var out []*Spec
@@ -345,6 +352,12 @@ func ParseSpecs(name, src string) ([]*Spec, error) {
 			sp.longs = append(sp.longs, l)
 		}
 		sort.Strings(sp.longs)
+		sort.Strings(sp.refused)
+		for _, r := range sp.refused {
+			if sp.long[r] != nil {
+				return nil, fmt.Errorf("%s: %s: option --%s is both allowed and refused", name, sp.Program, r)
+			}
+		}
 	}
 	return out, nil
 }
@@ -372,6 +385,17 @@ func (sp *Spec) addToken(tok string) error {
 	}
 	if strings.HasPrefix(tok, "@") {
 		return fmt.Errorf("unknown directive %q", tok)
+	}
+	if r, ok := strings.CutPrefix(tok, "!"); ok {
+		l, ok := strings.CutPrefix(r, "--")
+		if !ok || l == "" || strings.ContainsAny(l, "=|!") {
+			return fmt.Errorf("bad refused option %q (want !--name)", tok)
+		}
+		if slices.Contains(sp.refused, l) {
+			return fmt.Errorf("option %s refused twice", r)
+		}
+		sp.refused = append(sp.refused, l)
+		return nil
 	}
 	o := &Option{}
 	names, kind, hasKind := strings.Cut(tok, "=")
@@ -688,6 +712,11 @@ func (sp *Spec) matchLong(name string) (string, *Option) {
 		return name, o
 	}
 	if sp.NoAbbrev {
+		return "", nil
+	}
+	if j := sort.SearchStrings(sp.refused, name); j < len(sp.refused) && strings.HasPrefix(sp.refused[j], name) {
+		// The word is, or abbreviates, an option the spec refuses: that
+		// option, or ambiguous between it and an allowed one.
 		return "", nil
 	}
 	i := sort.SearchStrings(sp.longs, name)

@@ -92,6 +92,11 @@ func TestParseSpecsErrors(t *testing.T) {
 		{"jq: --rawfile=inert+", `unknown value kind ""`},
 		{"jq: --rawfile?=inert+read", "two values are neither optional nor a command"},
 		{"find: -exec=cmd+inert", "two values are neither optional nor a command"},
+		{"make: !-e", `bad refused option "!-e"`},
+		{"make: !--", `bad refused option "!--"`},
+		{"make: !--eval=code", `bad refused option "!--eval=code"`},
+		{"make: !--eval !--eval", "option --eval refused twice"},
+		{"make: --eval !--eval", "option --eval is both allowed and refused"},
 	} {
 		_, err := ParseSpecs("t", tc.src)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -189,6 +194,76 @@ func TestSpecSubcommands(t *testing.T) {
 	}
 }
 
+// TestSpecRefused checks that a long option the spec refuses ("!--name")
+// is unknown however it is abbreviated, and that a prefix it shares with
+// an allowed option is ambiguous, as getopt_long finds it; an allowed
+// option's own abbreviations still read as it.
+func TestSpecRefused(t *testing.T) {
+	sps, err := ParseSpecs("t", "make: --dry-run --debug?=inert --environment-overrides-x !--eval !--environment-overrides\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := sps[0]
+	for _, tc := range []struct {
+		word, unknown, name string
+	}{
+		{"--dry", "", "--dry-run"},
+		{"--de", "", "--debug"},
+		{"--debug=a", "", "--debug"},
+		{"--dry-run", "", "--dry-run"},
+		{"--eval=x", "--eval", ""},
+		{"--ev", "--ev", ""},
+		{"--e", "--e", ""},
+		{"--environment-overrides", "--environment-overrides", ""},
+		{"--environment-overrides-x", "", "--environment-overrides-x"},
+		{"--environment", "--environment", ""},
+		{"--d", "--d", ""},
+	} {
+		p := sp.Parse([]string{tc.word}, nil)
+		if p.Unknown != tc.unknown {
+			t.Errorf("%s: unknown %q, want %q", tc.word, p.Unknown, tc.unknown)
+			continue
+		}
+		if tc.name != "" && (len(p.Options) != 1 || p.Options[0].Name != tc.name) {
+			t.Errorf("%s: options %+v, want %s", tc.word, p.Options, tc.name)
+		}
+		if _, _, ok := sp.Canonical(tc.word); ok != (tc.unknown == "") {
+			t.Errorf("Canonical(%s) known %v, want %v", tc.word, ok, tc.unknown == "")
+		}
+	}
+}
+
+// FuzzParseSpecs checks that reading any table never panics, and that a
+// table that loads reads any words without naming a refused option.
+func FuzzParseSpecs(f *testing.F) {
+	f.Add("make: -j?=inert --dry-run !--eval\n  -C=dir", "--ev\x00-j4\x00--dry")
+	f.Add("x: @noabbrev !--a --ab", "--a\x00--ab")
+	f.Add("x: !--a|--b", "--a")
+	f.Add("npm: -s\nrun: @free", "run\x00--x")
+	f.Fuzz(func(t *testing.T, src, words string) {
+		sps, err := ParseSpecs("f", src)
+		if err != nil {
+			return
+		}
+		args := strings.Split(words, "\x00")
+		for _, sp := range sps {
+			p := sp.Parse(args, nil)
+			for _, o := range p.Options {
+				for _, n := range o.Option.Names {
+					if slices.Contains(sp.refused, strings.TrimLeft(n, "-")) && strings.HasPrefix(n, "--") {
+						t.Fatalf("refused option %s read as known", n)
+					}
+				}
+			}
+			for _, i := range p.Operands {
+				if i < 0 || i >= len(args) {
+					t.Fatalf("operand index %d out of %d words", i, len(args))
+				}
+			}
+		}
+	})
+}
+
 // FuzzSpecParse checks that reading any words against any spec never
 // panics and that every index it returns lies inside the words.
 func FuzzSpecParse(f *testing.F) {
@@ -205,6 +280,14 @@ func FuzzSpecParse(f *testing.F) {
 	f.Add("go", "test\x00-exec\x00/bin/rm\x00./...\x00-args\x00-x")
 	f.Add("go", "build\x00--toolexec=sh\x00-o\x00$o\x00-overlays=x")
 	f.Add("go", "$sub\x00-vettool\x00x")
+	f.Add("npm", "run\x00build\x00--script-sh=x\x00--\x00-w")
+	f.Add("make", "-kj4\x00--ev=x\x00CC=x\x00-C\x00$d")
+	f.Add("ssh", "-p22\x00host\x00-o\x00ProxyCommand=x\x00--\x00ls\x00-la")
+	f.Add("ssh", "--\x00host\x00-q\x00--\x00$x")
+	f.Add("rsync", "-a\x00-e\x00ssh -p 22\x00a\x00h:")
+	f.Add("cargo", "clippy\x00--\x00-D\x00warnings\x00-C\x00linker=x")
+	f.Add("yarn", "$x\x00--silent")
+	f.Add("pytest", "-vp\x00no:x\x00-k\x00a or b")
 	f.Fuzz(func(t *testing.T, prog, words string) {
 		sp := Lookup(prog)
 		if sp == nil {
