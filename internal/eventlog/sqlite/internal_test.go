@@ -261,12 +261,11 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 }
 
-// TestMigrateToChains opens a database written before events were
-// chained, with a user.message whose payload claims a decision, and
-// checks that the old rows are reported as unchained rather than
-// tampered, that the message is no longer selected as a decision, that
-// new events chain on and verify, and that an edit of a new one is found.
-func TestMigrateToChains(t *testing.T) {
+// openAtVersion creates a database in a temporary directory with the
+// schema of the first n migrations, and returns its path, the database
+// and one connection to write old rows with.
+func openAtVersion(t *testing.T, n int) (string, *sql.DB, *sql.Conn) {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "events.db")
 	ms, err := storekit.LoadMigrations(migrationFiles)
@@ -281,9 +280,20 @@ func TestMigrateToChains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate(ctx, conn, path, ms[:2]); err != nil {
+	if err := migrate(ctx, conn, path, ms[:n]); err != nil {
 		t.Fatal(err)
 	}
+	return path, db, conn
+}
+
+// TestMigrateToChains opens a database written before events were
+// chained, with a user.message whose payload claims a decision, and
+// checks that the old rows are reported as unchained rather than
+// tampered, that the message is no longer selected as a decision, that
+// new events chain on and verify, and that an edit of a new one is found.
+func TestMigrateToChains(t *testing.T) {
+	ctx := context.Background()
+	path, db, conn := openAtVersion(t, 2)
 	for _, row := range storetest.UnchainedRows {
 		if _, err := conn.ExecContext(ctx, "INSERT INTO events (session, seq, time, type, decision, payload) VALUES (?, ?, ?, ?, ?, ?)",
 			row.Session, row.Seq, row.Time, row.Type, row.Decision, row.Payload); err != nil {
@@ -314,22 +324,7 @@ func TestMigrateToChains(t *testing.T) {
 // from the old rows.
 func TestMigrateDropsAuditIndexes(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "events.db")
-	ms, err := storekit.LoadMigrations(migrationFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate(ctx, conn, path, ms[:4]); err != nil {
-		t.Fatal(err)
-	}
+	path, db, conn := openAtVersion(t, 4)
 	// Rows as a version-4 toolgate wrote them: chained, with chain_heads.
 	key := []byte("key")
 	h := eventlog.NewChainHasher(key)
