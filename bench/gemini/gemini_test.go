@@ -9,21 +9,31 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/engine"
 )
+
+// newEngine makes the project of the cases in a temporary directory and
+// toolgate's engine with its rules.
+func newEngine(tb testing.TB) (*Project, *engine.Engine) {
+	tb.Helper()
+	p, err := NewProject(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e, err := p.Engine()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p, e
+}
 
 // TestDecisions prints toolgate's decision on each case; compare.sh shows
 // them beside Gemini CLI's. The read, write and git status calls must be
 // allowed, or the comparison would time a different path through the
 // engine than the one an allowed call takes.
 func TestDecisions(t *testing.T) {
-	p, err := NewProject(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := p.Engine()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, e := newEngine(t)
 	for _, c := range Cases {
 		d := e.Check(context.Background(), p.Request(c))
 		t.Logf("%-10s %s: %s", c.Name, d.Decision, d.Message)
@@ -39,14 +49,7 @@ func TestDecisions(t *testing.T) {
 // BenchmarkToolgate times toolgate's engine end to end on each case, real
 // paths resolved; run it with -cpu 1 for the time of one core.
 func BenchmarkToolgate(b *testing.B) {
-	p, err := NewProject(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := p.Engine()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, e := newEngine(b)
 	ctx := context.Background()
 	for _, c := range Cases {
 		b.Run(c.Name, func(b *testing.B) {
@@ -89,14 +92,7 @@ func TestCPU(t *testing.T) {
 		iter = n
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	p, err := NewProject(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := p.Engine()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, e := newEngine(t)
 	ctx := context.Background()
 	for _, c := range Cases {
 		req := p.Request(c)
