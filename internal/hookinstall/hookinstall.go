@@ -167,11 +167,8 @@ func shellQuote(s string) string {
 func entryFor(o Options, ev hookEvent) matcherEntry {
 	s := specs[o.Client]
 	h := hookCmd{Type: "command", Command: HookCommand(o), Timeout: ev.timeout}
-	if o.Client == Codex && ev.name == "PreToolUse" {
-		h.Command = codexGuardCommand(o, ev.timeout)
-	}
-	if o.Client == Gemini {
-		h.Command = geminiCommand(h.Command, ev.timeout)
+	if g := guardFor(o.Client, ev.name); g != nil {
+		h.Command = g.command(o.Command, ev.timeout)
 	}
 	if o.Client == ClaudeCode && ev.name == "PreToolUse" {
 		h.OnFailure = "block"

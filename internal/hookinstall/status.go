@@ -127,11 +127,8 @@ func (s *Status) String() string {
 // command install wrote under a guard (Codex's and Gemini CLI's), and cmd
 // itself when it has no guard.
 func Unguarded(cmd string) string {
-	if prog, ok := codexGuarded(cmd); ok {
-		return shellQuote(prog) + " hook " + string(Codex)
-	}
-	if plain, _, ok := geminiPlain(cmd); ok {
-		return plain
+	if g, prog, _, ok := parseGuarded(cmd); ok {
+		return shellQuote(prog) + " hook " + string(g.client)
 	}
 	return cmd
 }
