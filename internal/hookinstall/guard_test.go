@@ -357,3 +357,25 @@ func TestGuardSeconds(t *testing.T) {
 		}
 	}
 }
+
+// Budget is the time the installed entry gives the hook: the guard's
+// deadline, else the entry's timeout.
+func TestBudget(t *testing.T) {
+	for _, tt := range []struct {
+		c    Client
+		p    hook.Phase
+		want time.Duration
+	}{
+		{ClaudeCode, hook.Before, 600 * time.Second}, {ClaudeCode, hook.After, 60 * time.Second},
+		{Codex, hook.Before, 590 * time.Second}, {Codex, hook.After, 60 * time.Second},
+		{Gemini, hook.Before, 595 * time.Second}, {Gemini, hook.After, 55 * time.Second},
+		{"other", hook.Before, 0}, {Codex, hook.Phase(7), 0},
+	} {
+		if runtime.GOOS == "windows" && tt.c == Gemini {
+			tt.want += 5 * time.Second
+		}
+		if got := Budget(tt.c, tt.p); got != tt.want {
+			t.Errorf("Budget(%s, %d) = %s, want %s", tt.c, tt.p, got, tt.want)
+		}
+	}
+}
