@@ -248,7 +248,7 @@ func TestAgentGeminiGate(t *testing.T) {
 	hooks := geminiInstalled(t, home, "BeforeTool")
 	// The installer's command runs the built binary, under the guard that
 	// TestAgentGeminiHookFailures puts to the test.
-	if cmd, _ := hooks[0]["command"].(string); len(hooks) != 1 || !strings.Contains(cmd, bin+" hook gemini") || !geminiWatchdog.MatchString(cmd) {
+	if cmd, _ := hooks[0]["command"].(string); len(hooks) != 1 || !strings.Contains(cmd, `"$0" hook gemini`) || !strings.HasSuffix(cmd, "' "+bin+` '"'`) || !geminiWatchdog.MatchString(cmd) {
 		t.Fatalf("installed BeforeTool hooks %v, want one running %s hook gemini under a watchdog", hooks, bin)
 	}
 
@@ -435,6 +435,12 @@ func TestAgentGeminiHookFailures(t *testing.T) {
 		{name: "unanswered", timeoutMs: 6000, marker: "asked-unanswered.txt"},
 		// Text that is not JSON with exit 0 is read as an allow.
 		{name: "garbage", program: wrapper("garbage", "cat >/dev/null; echo 'this is not json'")},
+		// An ask, which toolgate never gives Gemini CLI: a headless run
+		// waits for ever.
+		{name: "ask", program: wrapper("ask", `cat >/dev/null; echo '{"decision":"ask","reason":"asking"}'`)},
+		// Gemini CLI goes by the JSON whatever the exit status: an allow
+		// with exit 2 runs the tool.
+		{name: "allow with exit 2", program: wrapper("allow2", `cat >/dev/null; echo '{"decision":"allow","reason":"x"}'; exit 2`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/hook"
+	"github.com/toolgate/toolgate/internal/hookinstall"
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -82,6 +83,38 @@ func agentServer(addr, stateDir, tokenFile string, discover bool) (*apiClient, e
 		conn.Close()
 	}
 	return &apiClient{base: strings.TrimSuffix(u.String(), "/"), token: tok, http: &http.Client{}}, nil
+}
+
+// hookServerReserve is how much of its budget the hook keeps for itself
+// when it waits for the server: to answer the client, or to record an
+// after-tool call in the local log, once the server has not answered.
+const hookServerReserve = 5 * time.Second
+
+// hookBudget is how long the client lets the hook run
+// ([hookinstall.Budget]); tests shorten it.
+var hookBudget = hookinstall.Budget
+
+// agentServer returns the server the hook puts call to, as [agentServer]
+// finds it, with a deadline: the hook's budget for the call's client and
+// phase from when the hook started, less [hookServerReserve] (a quarter
+// of a shorter budget). A server that does not answer by then gets the
+// call denied with a reason that says so, before the client or the guard
+// stops the hook, which would deny with none (or, without a guard, let
+// the tool run).
+func (hf *hookFlags) agentServer(call *hook.Call) (*apiClient, error) {
+	api, err := agentServer(hf.server, hf.stateDir, "", true)
+	if api == nil || err != nil {
+		return api, err
+	}
+	if b := hookBudget(call.Client, call.Phase); b > 0 {
+		api.limit = b - min(hookServerReserve, b/4)
+		start := hf.started
+		if start.IsZero() {
+			start = time.Now()
+		}
+		api.deadline = start.Add(api.limit)
+	}
+	return api, nil
 }
 
 // checkWait puts req to the server (POST /v1/check with "wait") and returns

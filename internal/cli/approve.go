@@ -77,6 +77,10 @@ type apiClient struct {
 	base  string
 	token string
 	http  *http.Client
+	// deadline, when set, ends every call that has not been answered by
+	// then; limit is the time it gave, for the error.
+	deadline time.Time
+	limit    time.Duration
 }
 
 // apiStatusError is a response other than 200.
@@ -98,6 +102,11 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 		}
 		rd = bytes.NewReader(data)
 	}
+	if !a.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, a.deadline)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
 	if err != nil {
 		return err
@@ -110,6 +119,9 @@ func (a *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return &unreachableError{msg: fmt.Sprintf("no toolgate server listens at %s: start toolgate serve, or name the server with --server or $TOOLGATE_SERVER", a.base)}
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && !a.deadline.IsZero() && !time.Now().Before(a.deadline) {
+			return fmt.Errorf("the toolgate server at %s did not answer within %s, the time the hook gives it before its client would stop the hook", a.base, a.limit.Round(time.Second))
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("stopped before the toolgate server at %s answered", a.base)

@@ -249,7 +249,7 @@ func (d *doctorEnv) checkHooks() {
 			if missing := missingPrograms(st); len(missing) > 0 {
 				d.add(name, statusFail, fmt.Sprintf("the hooks in %s run %s, which is not there: %s", st.Path, strings.Join(missing, ", "), failureEffect(ac.client)),
 					fmt.Sprintf("toolgate hook uninstall %s && toolgate hook install %s", ac.client, ac.client))
-				continue
+				break
 			}
 			msg := "installed in " + st.Path
 			if ac.client == hookinstall.Codex {
@@ -266,7 +266,36 @@ func (d *doctorEnv) checkHooks() {
 		default:
 			d.add(name, statusOK, fmt.Sprintf("%s not found (no %s on PATH, no %s); nothing to hook", ac.client, ac.program, tildePath(filepath.Dir(st.Path))), "")
 		}
+		d.checkProjectHooks(o)
 	}
+}
+
+// checkProjectHooks warns of hooks the project's own settings for o's
+// client define next to toolgate's ([hookinstall.OtherHooks]): a
+// repository can ship them, and they can hand the client another input
+// than the one toolgate allowed, or allow what it asked about.
+func (d *doctorEnv) checkProjectHooks(o hookinstall.Options) {
+	if d.root == "" {
+		return
+	}
+	o.Scope, o.ProjectDir = hookinstall.Project, d.root
+	name := "hooks." + string(o.Client) + ".project"
+	others, err := hookinstall.OtherHooks(o)
+	if err != nil {
+		d.add(name, statusWarn, fmt.Sprintf("the project's %s settings cannot be read, so its hooks cannot be checked: %v", o.Client, err),
+			"correct the file at the line shown")
+		return
+	}
+	if len(others) == 0 {
+		return
+	}
+	var list []string
+	for _, h := range others {
+		list = append(list, fmt.Sprintf("%s in %s: %q", h.Event, h.Path, h.Command))
+	}
+	d.add(name, statusWarn, fmt.Sprintf("the project defines hooks of its own that run next to toolgate's before each tool call (%s): %s takes a changed input or an allow from them too, so they can run another command than the one toolgate allowed and wrapped in its sandbox, or allow what toolgate asks you about",
+		strings.Join(list, "; "), o.Client),
+		"read them; remove them from the project's settings unless you trust what they do")
 }
 
 // failureEffect says what the client does when its hook cannot run.

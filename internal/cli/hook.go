@@ -24,6 +24,7 @@ import (
 type hookFlags struct {
 	server, stateDir, db string
 	noWrap               bool
+	started              time.Time // when the hook began, for its server deadline
 }
 
 func (f *hookFlags) register(c *cobra.Command) {
@@ -81,9 +82,10 @@ or settings.local.json "env", Gemini CLI's .env or .gemini/.env of the
 directory or one above it), the hook denies the call.
 
 It never fails open: bad or empty input, an unknown tool, a policy that
-does not load, an unreachable server that was asked for, or any error of
-its own prints the client's deny JSON and exits 2 with the reason on
-stderr.
+does not load, an unreachable server that was asked for, a server that
+does not answer within the time the installed hook entry gives the hook
+(less 5 s), or any error of its own prints the client's deny JSON and
+exits 2 with the reason on stderr.
 
 An allowed shell command (Bash, run_shell_command, and Codex's
 exec_command, which its hooks name Bash) is handed back to the client
@@ -170,6 +172,7 @@ func (f *hookFlags) engine(c *cobra.Command, pf *policyFlags) (*engine.Engine, e
 // runHook answers one hook; whatever happens, including a panic, the
 // reply is an explicit answer.
 func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlags) (reply hook.Reply) {
+	hf.started = time.Now()
 	defer func() {
 		if r := recover(); r != nil {
 			reply = hook.Fail(client, fmt.Sprintf("internal error: %v", r))
@@ -230,7 +233,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 			d = rd
 		}
 	}
-	api, apiErr := agentServer(hf.server, hf.stateDir, "", true)
+	api, apiErr := hf.agentServer(call)
 	if d.Decision == policy.Deny || d.Reason == engine.ReasonPolicyError {
 		// A local deny is final; it is recorded where the decisions are:
 		// the server's log when a server is in use, else the local one.
@@ -500,7 +503,7 @@ func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.
 // directory holds its approver token.
 func recordAfter(ctx context.Context, call *hook.Call, hf *hookFlags) ([]string, error) {
 	session := hookSession(call)
-	api, apiErr := agentServer(hf.server, hf.stateDir, "", true)
+	api, apiErr := hf.agentServer(call)
 	var serverErr error
 	if api != nil && apiErr == nil {
 		patterns, err := api.reportOutput(ctx, session, call)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
@@ -139,67 +138,6 @@ func disableCodexHooks(path string) (Change, error) {
 		return Change{}, err
 	}
 	return Change{Path: path, Action: "updated"}, nil
-}
-
-// Codex lets the tool run when its PreToolUse hook exits with a code
-// other than 0 or 2, is killed, cannot be started, outlives its timeout,
-// or exits 0 with output that is not an allow or a deny (an "ask" too).
-// So Codex's PreToolUse entry runs toolgate under a small sh program that
-// passes toolgate's answer on only when it is one (its allow or deny
-// JSON, keys in the order toolgate writes them, with exit 0; or exit 2,
-// which toolgate gives with its reason on stderr), kills
-// toolgate when it runs past a deadline shorter than the entry's timeout,
-// and otherwise blocks the call itself with a reason on stderr and exit
-// 2. The toolgate program is the program's $0, so its path needs no
-// quoting inside it; the program holds no single quote or backslash, so
-// the shell Codex runs the command with passes it to sh unchanged.
-//
-// The hook's stdin is kept as fd 3 for toolgate, which runs in the
-// background (where sh would give it /dev/null) next to a watchdog that
-// kills it at the deadline and is itself stopped, with its sleep, when
-// toolgate ends first.
-const codexGuardTemplate = `exec 3<&0; o=$("$0" hook codex <&3 3<&- & p=$!; (sleep %d & s=$!; trap "kill $s; exit" TERM; wait $s; kill -9 $p) >/dev/null 2>&1 <&- 3<&- & w=$!; wait $p; c=$?; kill $w 2>/dev/null; exit $c); c=$?; exec 3<&-; case "$c:$o" in 0:{?hookSpecificOutput?:{?hookEventName?:?PreToolUse?,?permissionDecision?:?allow?,*|0:{?hookSpecificOutput?:{?hookEventName?:?PreToolUse?,?permissionDecision?:?deny?,*) printf %%s "$o";; 2:*) printf %%s "$o"; exit 2;; *) echo "toolgate: the hook ended with status $c and no answer (it crashed, was killed, was not found or ran past its %ds), so the call is denied" >&2; exit 2;; esac`
-
-// codexGuardMargin is how long before Codex's timeout the guard stops
-// toolgate, so that its deny reaches Codex in time.
-const codexGuardMargin = 10
-
-// codexGuardScript returns the guard program with toolgate's deadline.
-func codexGuardScript(deadline int) string {
-	return fmt.Sprintf(codexGuardTemplate, deadline, deadline)
-}
-
-// codexGuardCommand returns the command of a Codex PreToolUse entry whose
-// timeout is timeout seconds.
-func codexGuardCommand(o Options, timeout int) string {
-	return "/bin/sh -c '" + codexGuardScript(max(timeout-codexGuardMargin, 1)) + "' " + shellQuote(o.Command)
-}
-
-// codexGuardPattern matches a guard command of any deadline; its group is
-// the toolgate program as the shell reads it.
-var codexGuardPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile("^" + strings.ReplaceAll(
-		regexp.QuoteMeta("/bin/sh -c '"+codexGuardScript(987654321)+"' "), "987654321", "[0-9]+") + "(.+)$")
-})
-
-// codexGuarded returns the toolgate program a command written by
-// [codexGuardCommand] runs, unquoted, and whether cmd is one.
-func codexGuarded(cmd string) (string, bool) {
-	m := codexGuardPattern().FindStringSubmatch(cmd)
-	if m == nil {
-		return "", false
-	}
-	rest := m[1]
-	if strings.HasPrefix(rest, "'") {
-		if len(rest) < 2 || !strings.HasSuffix(rest, "'") {
-			return "", false
-		}
-		return strings.ReplaceAll(rest[1:len(rest)-1], `'\''`, "'"), true
-	}
-	if strings.ContainsAny(rest, " \t'\"") {
-		return "", false
-	}
-	return rest, true
 }
 
 func writeAtomicNew(path string, data []byte) error {

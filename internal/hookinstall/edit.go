@@ -283,16 +283,8 @@ func isToolgateCommand(cmd string, o Options) bool {
 	if cmd == HookCommand(o) {
 		return true
 	}
-	if o.Client == Codex {
-		if prog, ok := codexGuarded(cmd); ok {
-			return filepath.Base(prog) == "toolgate" || prog == o.Command
-		}
-	}
-	if plain, _, ok := geminiPlain(cmd); ok && o.Client == Gemini {
-		cmd = plain
-		if cmd == HookCommand(o) {
-			return true
-		}
+	if g, prog, _, ok := parseGuarded(cmd); ok {
+		return g.client == o.Client && (filepath.Base(prog) == "toolgate" || prog == o.Command)
 	}
 	f := strings.Fields(cmd)
 	if len(f) != 3 || f[1] != "hook" || f[2] != string(o.Client) {

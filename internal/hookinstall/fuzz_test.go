@@ -26,3 +26,20 @@ func FuzzParseJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseGuarded: reading a hook command as a guard never panics, and a
+// command read as one is exactly the guard install writes for what was
+// read, so nothing else passes for toolgate's guard.
+func FuzzParseGuarded(f *testing.F) {
+	for i := range guards {
+		f.Add(guards[i].command("/opt/tg/bin/toolgate", 600))
+		f.Add(guards[i].command("/a b/it's/toolgate", 60000))
+	}
+	f.Add("/bin/sh -c 'x' toolgate '\"'")
+	f.Fuzz(func(t *testing.T, cmd string) {
+		g, prog, seconds, ok := parseGuarded(cmd)
+		if ok && g.commandSeconds(prog, seconds) != cmd {
+			t.Fatalf("%q read as the %s %s guard of %q with %ds, which is %q", cmd, g.client, g.event, prog, seconds, g.commandSeconds(prog, seconds))
+		}
+	})
+}

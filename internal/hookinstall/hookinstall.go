@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/hook"
 )
@@ -86,21 +87,39 @@ type hookEvent struct {
 type clientSpec struct {
 	settings string // file name inside the settings directory
 	matcher  string
-	events   []hookEvent
-	strict   bool // strict JSON (no comments)
+	events   []hookEvent   // the before-tool event, then the after-tool one
+	unit     time.Duration // of the timeouts
+	strict   bool          // strict JSON (no comments)
 }
 
 var specs = map[Client]clientSpec{
 	// Claude Code's timeouts are in seconds; a PreToolUse hook may wait
 	// for a person to answer, so it gets ten minutes, and a hook that
 	// fails blocks the call.
-	ClaudeCode: {settings: "settings.json", matcher: "*", strict: true,
+	ClaudeCode: {settings: "settings.json", matcher: "*", strict: true, unit: time.Second,
 		events: []hookEvent{{"PreToolUse", 600}, {"PostToolUse", 60}}},
 	// Gemini CLI's timeouts are in milliseconds.
-	Gemini: {settings: "settings.json", matcher: ".*",
+	Gemini: {settings: "settings.json", matcher: ".*", unit: time.Millisecond,
 		events: []hookEvent{{"BeforeTool", 600000}, {"AfterTool", 60000}}},
-	Codex: {settings: "hooks.json", matcher: ".*", strict: true,
+	Codex: {settings: "hooks.json", matcher: ".*", strict: true, unit: time.Second,
 		events: []hookEvent{{"PreToolUse", 600}, {"PostToolUse", 60}}},
+}
+
+// Budget returns how long the hook entry install writes for client's
+// phase lets toolgate's hook run before it is stopped: the guard's
+// deadline where the entry has a guard, else the entry's timeout; 0 for
+// a client it does not know. (An entry whose timeout was changed by hand
+// is not seen here.)
+func Budget(c Client, p hook.Phase) time.Duration {
+	s, ok := specs[c]
+	if !ok || p < 0 || int(p) >= len(s.events) {
+		return 0
+	}
+	ev := s.events[p]
+	if g := guardFor(c, ev.name); g != nil {
+		return time.Duration(g.seconds(ev.timeout)) * time.Second
+	}
+	return time.Duration(ev.timeout) * s.unit
 }
 
 // hookCmd is one entry of an event's hooks list. Field order is the order
@@ -167,11 +186,8 @@ func shellQuote(s string) string {
 func entryFor(o Options, ev hookEvent) matcherEntry {
 	s := specs[o.Client]
 	h := hookCmd{Type: "command", Command: HookCommand(o), Timeout: ev.timeout}
-	if o.Client == Codex && ev.name == "PreToolUse" {
-		h.Command = codexGuardCommand(o, ev.timeout)
-	}
-	if o.Client == Gemini {
-		h.Command = geminiCommand(h.Command, ev.timeout)
+	if g := guardFor(o.Client, ev.name); g != nil {
+		h.Command = g.command(o.Command, ev.timeout)
 	}
 	if o.Client == ClaudeCode && ev.name == "PreToolUse" {
 		h.OnFailure = "block"

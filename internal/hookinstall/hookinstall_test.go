@@ -256,7 +256,7 @@ func TestInstallEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = doc.Hooks["BeforeTool"][0]["hooks"].([]any)[0].(map[string]any)
-	if doc.Hooks["BeforeTool"][0]["matcher"] != ".*" || h["timeout"] != 600000.0 || h["command"] != geminiCommand(bin+" hook gemini", 600000) || len(doc.Hooks["AfterTool"]) != 1 {
+	if doc.Hooks["BeforeTool"][0]["matcher"] != ".*" || h["timeout"] != 600000.0 || h["command"] != guardFor(Gemini, "BeforeTool").command(bin, 600000) || len(doc.Hooks["AfterTool"]) != 1 {
 		t.Errorf("gemini hooks %v", doc.Hooks)
 	}
 }

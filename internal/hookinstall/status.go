@@ -127,11 +127,105 @@ func (s *Status) String() string {
 // command install wrote under a guard (Codex's and Gemini CLI's), and cmd
 // itself when it has no guard.
 func Unguarded(cmd string) string {
-	if prog, ok := codexGuarded(cmd); ok {
-		return shellQuote(prog) + " hook " + string(Codex)
-	}
-	if plain, _, ok := geminiPlain(cmd); ok {
-		return plain
+	if g, prog, _, ok := parseGuarded(cmd); ok {
+		return shellQuote(prog) + " hook " + string(g.client)
 	}
 	return cmd
+}
+
+// OtherHook is a hook in a client's settings that is not toolgate's and
+// runs where toolgate's does.
+type OtherHook struct {
+	// Path is the settings file, Event the hook event it is under.
+	Path, Event string
+	// Command is the hook's command, or its type when it has none.
+	Command string
+}
+
+// otherHookEvents are the events whose other hooks can undo toolgate's
+// answer: they run with it before the tool, and the client takes a
+// changed input or an allow from them (Claude Code's PermissionRequest
+// hooks answer the question toolgate's ask puts to the person).
+var otherHookEvents = map[Client][]string{
+	ClaudeCode: {"PreToolUse", "PermissionRequest"},
+	Gemini:     {"BeforeTool"},
+	Codex:      {"PreToolUse"},
+}
+
+// OtherHooks returns the hooks of o's settings (for Claude Code also its
+// settings.local.json beside them) that are not toolgate's and run before
+// the tool: next to toolgate's, they can hand the client another input
+// than the one toolgate allowed (and wrapped in its sandbox), or allow
+// what it asked a person about. A repository that ships such hooks in its
+// project settings can so take its calls out of toolgate's hands. A file
+// that does not parse is an error naming file, line and column.
+func OtherHooks(o Options) ([]OtherHook, error) {
+	path, err := SettingsPath(o)
+	if err != nil {
+		return nil, err
+	}
+	s := specs[o.Client]
+	paths := []string{path}
+	if o.Client == ClaudeCode {
+		paths = append(paths, filepath.Join(filepath.Dir(path), "settings.local.json"))
+	}
+	var out []OtherHook
+	for _, p := range paths {
+		src, _, exists, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if !exists || isSpace(src) {
+			continue
+		}
+		for _, event := range otherHookEvents[o.Client] {
+			d, err := locate(p, src, s.strict, event)
+			if err != nil {
+				return nil, err
+			}
+			if d.arr == nil {
+				continue
+			}
+			for _, e := range d.arr.elems {
+				for _, cmd := range otherCommandsIn(e, o) {
+					out = append(out, OtherHook{Path: p, Event: event, Command: cmd})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// otherCommandsIn returns the commands of a matcher entry's hooks that are
+// not toolgate's (a hook's type for one without a command).
+func otherCommandsIn(e *node, o Options) []string {
+	if e.kind != '{' {
+		return []string{"an entry that is not an object"}
+	}
+	hs, _, err := e.get("hooks")
+	if err != nil || hs == nil || hs.kind != '[' {
+		return nil
+	}
+	var out []string
+	for _, h := range hs.elems {
+		if h.kind != '{' {
+			out = append(out, "a hook that is not an object")
+			continue
+		}
+		c, _, err := h.get("command")
+		switch {
+		case err == nil && c != nil && c.kind == '"':
+			if !isToolgateCommand(c.str, o) {
+				out = append(out, c.str)
+			}
+		default:
+			typ, _, _ := h.get("type")
+			what := "a hook without a command"
+			if typ != nil && typ.kind == '"' {
+				what = "a hook of type " + typ.str
+			}
+			out = append(out, what)
+		}
+	}
+	return out
 }

@@ -98,3 +98,27 @@ func TestUnguarded(t *testing.T) {
 		}
 	}
 }
+
+// OtherHooks names the project's own before-tool hooks and none of
+// toolgate's, guarded or plain, whichever binary they run.
+func TestOtherHooks(t *testing.T) {
+	for _, c := range []Client{Gemini, Codex, ClaudeCode} {
+		t.Run(string(c), func(t *testing.T) {
+			o := Options{Client: c, Scope: Project, ProjectDir: t.TempDir(), Command: bin}
+			if _, err := Install(o); err != nil {
+				t.Fatal(err)
+			}
+			if others, err := OtherHooks(o); err != nil || len(others) != 0 {
+				t.Fatalf("toolgate's own hooks read as others: %v %v", others, err)
+			}
+			p, _ := SettingsPath(o)
+			event := specs[c].events[0].name
+			src := strings.Replace(read(t, p), `"hooks": [`, `"hooks": [{"type": "command", "command": "./mine.sh"}, `, 1)
+			write(t, p, src, 0o644)
+			others, err := OtherHooks(o)
+			if err != nil || len(others) != 1 || others[0] != (OtherHook{Path: p, Event: event, Command: "./mine.sh"}) {
+				t.Errorf("OtherHooks = %v, %v; want ./mine.sh under %s", others, err, event)
+			}
+		})
+	}
+}
