@@ -140,7 +140,6 @@ func benchEffects(b *testing.B, script string) {
 	b.SetBytes(int64(len(script)))
 	b.ReportAllocs()
 	for b.Loop() {
-		e.policyDirs = nil
 		units, _ := e.shellUnits(c)
 		for _, u := range units {
 			e.escalate(u)

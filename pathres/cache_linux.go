@@ -1,0 +1,383 @@
+package pathres
+
+import (
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Cache keeps real paths and directory entries across decisions in a
+// long-running process, and forgets them as soon as anything they depend
+// on may have changed. Every change completed before a decision began its
+// [View] is seen by that view: a link swapped for another or for a
+// directory, a directory renamed or moved (itself or any ancestor), a
+// .toolgate/ directory created or removed, a permission changed, a file
+// system mounted or unmounted.
+//
+// How: a kept answer depends on the names the kernel looks up while
+// walking a path — in each real directory along the way, one name (the
+// next component, or a link's target). The Cache holds an inotify watch
+// on each such directory and remembers which names were looked up there.
+// Begin reads, before the view uses anything kept, every event queued
+// since the last read, with a poll of the inotify descriptor and of
+// /proc/self/mountinfo together (one system call when nothing changed).
+// The kernel queues an inotify event inside the system call that makes
+// the change, before that call returns, so a change completed before
+// Begin is in the queue when Begin reads it. An event that names a name
+// looked up in a watched directory, an event on a watched directory
+// itself (its permissions, its removal or rename), a removed watch, or a
+// queue overflow drops everything kept (a new generation); so does a
+// change of this process's mount table, which inotify does not report but
+// the poll of mountinfo does.
+//
+// Why nothing is missed:
+//   - No time stamps are compared, so their granularity (a second on
+//     some file systems, a clock tick on others) does not matter: two
+//     changes in one tick are two events.
+//   - No inode numbers are compared either. A watch is on the inode
+//     object, not its number, and the name that led to it is watched in
+//     its parent: a link replaced by a directory that happens to reuse
+//     the link's inode number is a delete and a create (or a move onto
+//     the name) in the parent, which is watched.
+//   - A rename of any ancestor is a move event in the ancestor's parent
+//     (watched, as every directory on the walk from / is) and a move of
+//     the ancestor itself.
+//   - Bind mounts: a watch is on the inode, so a change made through any
+//     other mount of the same file system is reported; a mount or unmount
+//     anywhere in the namespace is seen by the mountinfo poll.
+//   - Entries are kept only when every directory involved is on a local
+//     file system that reports every change (ext4, xfs, btrfs, f2fs,
+//     tmpfs, overlayfs). A network or FUSE file system, /proc or /sys,
+//     where changes happen without an event, is resolved afresh every
+//     time. (overlayfs reports changes made through it; its layers must
+//     not be changed from outside, or the overlay itself is undefined.)
+//   - An answer is kept only when it is proven to be current once the
+//     watches are in place: the path is walked, its directories watched
+//     from / downwards with the names looked up in each registered before
+//     the next watch is added, the path walked again (the same lookups
+//     must give the same answer as the kernel's resolution did), and the
+//     answer is stored only if no event that drops was read in between
+//     (a dropping event makes a new generation, and the answer belongs
+//     to the old one). A change before a name was registered is in the
+//     second walk; a change after is such an event.
+//
+// If a watch cannot be added, the path is not kept; if the queue cannot
+// be read, the Cache stops keeping anything. It is safe for use by
+// multiple goroutines.
+type Cache struct {
+	mu     sync.Mutex
+	ino    int // the inotify descriptor
+	mounts int // /proc/self/mountinfo, polled for mount changes
+	off    bool
+	gen    uint64
+	reals  map[string]realResult
+	ents   map[string]Entry
+	// names are, per watch, the names whose lookup a kept answer
+	// depends on.
+	names   map[int32]map[string]bool
+	watches map[int32]bool
+	buf     []byte
+}
+
+// Bounds on what a Cache holds: past them it starts over.
+const (
+	maxKept    = 1 << 14
+	maxWatches = 1 << 12
+)
+
+// watchMask is what changes a directory's lookups: a name appearing,
+// disappearing or being moved, and the directory's own attributes,
+// removal or move.
+const watchMask = unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// localFS are the file systems whose every change inotify reports.
+var localFS = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true,
+	unix.F2FS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true, unix.OVERLAYFS_SUPER_MAGIC: true,
+}
+
+var shared struct {
+	once sync.Once
+	c    *Cache
+}
+
+// Shared returns the process's Cache, made on first use; nil when the
+// system offers none (no inotify, no /proc), and a nil Cache keeps
+// nothing.
+func Shared() *Cache {
+	shared.once.Do(func() {
+		shared.c, _ = NewCache()
+	})
+	return shared.c
+}
+
+// NewCache returns a Cache. It fails when inotify or /proc/self/mountinfo
+// is unavailable.
+func NewCache() (*Cache, error) {
+	ino, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(ino)
+		return nil, err
+	}
+	c := &Cache{ino: ino, mounts: mounts, buf: make([]byte, 64<<10)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drop()
+	c.sync()
+	return c, nil
+}
+
+// Close releases the Cache's descriptors; it keeps nothing afterwards.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stop()
+	return nil
+}
+
+// stop makes the Cache keep nothing from now on.
+func (c *Cache) stop() {
+	if c.off {
+		return
+	}
+	c.off = true
+	unix.Close(c.ino)
+	unix.Close(c.mounts)
+	c.drop()
+}
+
+// drop forgets everything kept and starts a new generation.
+func (c *Cache) drop() {
+	c.gen++
+	c.reals = map[string]realResult{}
+	c.ents = map[string]Entry{}
+	c.names = map[int32]map[string]bool{}
+	if c.watches == nil {
+		c.watches = map[int32]bool{}
+	}
+}
+
+// begin reads every change queued so far; false when the Cache keeps
+// nothing.
+func (c *Cache) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sync()
+	return !c.off
+}
+
+// sync reads what changed since it last ran, dropping what it affects.
+// c.mu is held.
+func (c *Cache) sync() {
+	if c.off {
+		return
+	}
+	fds := [2]unix.PollFd{{Fd: int32(c.ino), Events: unix.POLLIN}, {Fd: int32(c.mounts), Events: unix.POLLPRI}}
+	var zero unix.Timespec
+	for {
+		_, err := unix.Ppoll(fds[:], &zero, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			c.stop()
+			return
+		}
+		break
+	}
+	if fds[0].Revents&^unix.POLLIN != 0 || fds[1].Revents&unix.POLLNVAL != 0 {
+		c.stop()
+		return
+	}
+	if fds[1].Revents != 0 {
+		c.drop()
+	}
+	if fds[0].Revents == 0 {
+		return
+	}
+	for {
+		n, err := unix.Read(c.ino, c.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return
+		}
+		if err != nil || n <= 0 {
+			c.stop()
+			return
+		}
+		if err := eachEvent(c.buf[:n], c.event); err != nil {
+			c.stop()
+			return
+		}
+	}
+}
+
+// event takes in one inotify event.
+func (c *Cache) event(wd int32, mask uint32, name []byte) {
+	switch {
+	case mask&unix.IN_Q_OVERFLOW != 0:
+		c.drop()
+	case mask&unix.IN_IGNORED != 0:
+		delete(c.watches, wd)
+		if c.names[wd] != nil {
+			c.drop()
+		}
+	case c.names[wd] == nil:
+	case len(name) == 0 || c.names[wd][string(name)]:
+		c.drop()
+	}
+}
+
+// real returns the kept real path of abs.
+func (c *Cache) real(abs string) (string, bool, bool) {
+	if c == nil {
+		return "", false, false
+	}
+	c.mu.Lock()
+	r, ok := c.reals[abs]
+	c.mu.Unlock()
+	return r.real, r.exists, ok
+}
+
+// entry returns the kept entry at path.
+func (c *Cache) entry(path string) (Entry, bool) {
+	if c == nil {
+		return Absent, false
+	}
+	c.mu.Lock()
+	e, ok := c.ents[path]
+	c.mu.Unlock()
+	return e, ok
+}
+
+// fillReal keeps real as abs's real path, which the package's realPath
+// has just given, if it can be proven current (see [Cache]).
+func (c *Cache) fillReal(abs, real string, exists bool) {
+	if c == nil {
+		return
+	}
+	r, ex, deps, ok := walk(abs)
+	if !ok || r != real || ex != exists {
+		return
+	}
+	gen, ok := c.watch(deps)
+	if !ok {
+		return
+	}
+	r, ex, again, ok := walk(abs)
+	if !ok || r != real || ex != exists || !sameLookups(deps, again) {
+		return
+	}
+	c.keep(gen, func() { c.reals[abs] = realResult{real, exists} })
+}
+
+// fillEntry keeps e as what is at path, a name in a real directory, if
+// it can be proven current.
+func (c *Cache) fillEntry(path string, e Entry) {
+	if c == nil {
+		return
+	}
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	r, ex, deps, ok := walk(dir)
+	if !ok || !ex || r != dir {
+		return
+	}
+	deps = append(deps, lookup{dir, name})
+	gen, ok := c.watch(deps)
+	if !ok {
+		return
+	}
+	r, ex, again, ok := walk(dir)
+	if !ok || !ex || r != dir || !sameLookups(deps[:len(deps)-1], again) || lstatEntry(path) != e {
+		return
+	}
+	c.keep(gen, func() { c.ents[path] = e })
+}
+
+// watch watches the directories of deps, parents first, each with the
+// names looked up in it registered before the next is watched, and
+// returns the generation they were watched in. It reports false when a
+// directory cannot be watched or is on a file system not known to report
+// every change.
+func (c *Cache) watch(deps []lookup) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sync()
+	if c.off {
+		return 0, false
+	}
+	if len(c.watches)+len(deps) > maxWatches {
+		if !c.restart() {
+			return 0, false
+		}
+	}
+	gen := c.gen
+	done := map[string]bool{}
+	for _, l := range deps {
+		dir := l.dir
+		if done[dir] {
+			continue
+		}
+		done[dir] = true
+		wd, err := unix.InotifyAddWatch(c.ino, dir, watchMask)
+		if err != nil {
+			return 0, false
+		}
+		c.watches[int32(wd)] = true
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil || !localFS[int64(st.Type)] {
+			return 0, false
+		}
+		names := c.names[int32(wd)]
+		if names == nil {
+			names = map[string]bool{}
+			c.names[int32(wd)] = names
+		}
+		// Every lookup in this directory, wherever the walk made it.
+		for _, d := range deps {
+			if d.dir == dir {
+				names[d.name] = true
+			}
+		}
+	}
+	return gen, true
+}
+
+// restart starts over with a new inotify descriptor, so that the
+// watches of directories no longer used are let go. c.mu is held.
+func (c *Cache) restart() bool {
+	ino, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		c.stop()
+		return false
+	}
+	unix.Close(c.ino)
+	c.ino = ino
+	c.watches = map[int32]bool{}
+	c.drop()
+	return true
+}
+
+// keep stores what put stores, if nothing was read since generation gen
+// began.
+func (c *Cache) keep(gen uint64, put func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sync()
+	if c.off || c.gen != gen {
+		return
+	}
+	if len(c.reals)+len(c.ents) >= maxKept {
+		c.drop()
+		return
+	}
+	put()
+}
