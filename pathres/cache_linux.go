@@ -72,7 +72,7 @@ type Cache struct {
 	off    bool
 	gen    uint64
 	reals  map[string]realResult
-	ents   map[string]Entry
+	ents   map[lookup]Entry
 	// names are, per watch, the names whose lookup a kept answer
 	// depends on.
 	names   map[int32]map[string]bool
@@ -156,7 +156,7 @@ func (c *Cache) stop() {
 func (c *Cache) drop() {
 	c.gen++
 	c.reals = map[string]realResult{}
-	c.ents = map[string]Entry{}
+	c.ents = map[lookup]Entry{}
 	c.names = map[int32]map[string]bool{}
 	if c.watches == nil {
 		c.watches = map[int32]bool{}
@@ -247,13 +247,13 @@ func (c *Cache) real(abs string) (string, bool, bool) {
 	return r.real, r.exists, ok
 }
 
-// entry returns the kept entry at path.
-func (c *Cache) entry(path string) (Entry, bool) {
+// entry returns the kept entry at a name in a directory.
+func (c *Cache) entry(at lookup) (Entry, bool) {
 	if c == nil {
 		return Absent, false
 	}
 	c.mu.Lock()
-	e, ok := c.ents[path]
+	e, ok := c.ents[at]
 	c.mu.Unlock()
 	return e, ok
 }
@@ -279,13 +279,13 @@ func (c *Cache) fillReal(abs, real string, exists bool) {
 	c.keep(gen, func() { c.reals[abs] = realResult{real, exists} })
 }
 
-// fillEntry keeps e as what is at path, a name in a real directory, if
-// it can be proven current.
-func (c *Cache) fillEntry(path string, e Entry) {
+// fillEntry keeps e as what is at a name in a real directory, if it can
+// be proven current.
+func (c *Cache) fillEntry(at lookup, e Entry) {
 	if c == nil {
 		return
 	}
-	dir, name := filepath.Dir(path), filepath.Base(path)
+	dir, name := at.dir, at.name
 	r, ex, deps, ok := walk(dir)
 	if !ok || !ex || r != dir {
 		return
@@ -296,10 +296,10 @@ func (c *Cache) fillEntry(path string, e Entry) {
 		return
 	}
 	r, ex, again, ok := walk(dir)
-	if !ok || !ex || r != dir || !sameLookups(deps[:len(deps)-1], again) || lstatEntry(path) != e {
+	if !ok || !ex || r != dir || !sameLookups(deps[:len(deps)-1], again) || lstatEntry(filepath.Join(dir, name)) != e {
 		return
 	}
-	c.keep(gen, func() { c.ents[path] = e })
+	c.keep(gen, func() { c.ents[at] = e })
 }
 
 // watch watches the directories of deps, parents first, each with the

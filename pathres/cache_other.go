@@ -22,6 +22,6 @@ func (c *Cache) Close() error { return nil }
 
 func (c *Cache) begin() bool                      { return false }
 func (c *Cache) real(string) (string, bool, bool) { return "", false, false }
-func (c *Cache) entry(string) (Entry, bool)       { return Absent, false }
+func (c *Cache) entry(lookup) (Entry, bool)       { return Absent, false }
 func (c *Cache) fillReal(string, string, bool)    {}
-func (c *Cache) fillEntry(string, Entry)          {}
+func (c *Cache) fillEntry(lookup, Entry)          {}

@@ -34,7 +34,7 @@ const (
 type View struct {
 	c     *Cache
 	reals map[string]realResult
-	ents  map[string]Entry
+	ents  map[lookup]Entry
 }
 
 type realResult struct {
@@ -87,22 +87,22 @@ func (v *View) Real(dir string) string {
 // Lstat reports what is at name in dir, an absolute directory, without
 // following a link there. name is one name: no "/", not "." or "..".
 func (v *View) Lstat(dir, name string) Entry {
-	path := filepath.Join(dir, name)
 	if v == nil || name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') || !filepath.IsAbs(dir) {
-		return lstatEntry(path)
+		return lstatEntry(filepath.Join(dir, name))
 	}
-	if e, ok := v.ents[path]; ok {
+	at := lookup{dir, name}
+	if e, ok := v.ents[at]; ok {
 		return e
 	}
-	e, ok := v.c.entry(path)
+	e, ok := v.c.entry(at)
 	if !ok {
-		e = lstatEntry(path)
-		v.c.fillEntry(path, e)
+		e = lstatEntry(filepath.Join(dir, name))
+		v.c.fillEntry(at, e)
 	}
 	if v.ents == nil {
-		v.ents = map[string]Entry{}
+		v.ents = map[lookup]Entry{}
 	}
-	v.ents[path] = e
+	v.ents[at] = e
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -101,7 +102,8 @@ func benchPipeline(b *testing.B, req *Request) {
 	}
 	tool, _ := policy.Canonical(req.Tool)
 	c := &call{req: req, tool: tool, meta: tools[tool], input: req.Input}
-	env := &env{cwd: w.project, root: w.project, home: w.home, match: policy.MatchContext{Root: w.project, Home: w.home}}
+	env := &env{cwd: w.project, root: w.project, home: w.home, match: policy.MatchContext{Root: w.project, Home: w.home},
+		fs: (*pathres.Cache)(nil).Begin()}
 	st := &state{e: e, set: set, idx: set.Index(), call: c, env: env, mode: set.Mode, sandbox: set.Sandbox}
 	units := d.Trace.Units
 	b.ReportAllocs()
