@@ -2,6 +2,7 @@ package pathres
 
 import (
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -46,6 +47,10 @@ import (
 //   - Bind mounts: a watch is on the inode, so a change made through any
 //     other mount of the same file system is reported; a mount or unmount
 //     anywhere in the namespace is seen by the mountinfo poll.
+//   - Names are matched without regard to ASCII case (XFS's ascii-ci
+//     looks them up that way), and a directory flagged casefolded is
+//     never relied on: there a name created in another case or Unicode
+//     form changes a lookup without naming it.
 //   - Entries are kept only when every directory involved is on a local
 //     file system that reports every change (ext4, xfs, btrfs, f2fs,
 //     tmpfs, overlayfs). A network or FUSE file system, /proc or /sys,
@@ -231,9 +236,58 @@ func (c *Cache) event(wd int32, mask uint32, name []byte) {
 			c.drop()
 		}
 	case c.names[wd] == nil:
-	case len(name) == 0 || c.names[wd][string(name)]:
+	case len(name) == 0 || c.names[wd][foldASCII(string(name))]:
 		c.drop()
 	}
+}
+
+// foldASCII lower-cases the ASCII letters of name: names are matched
+// without regard to ASCII case, so that on a file system that looks
+// names up that way (XFS's ascii-ci) a name created in another case is
+// still a change of the name looked up. Elsewhere it only drops more.
+func foldASCII(name string) string {
+	for i := 0; i < len(name); i++ {
+		if 'A' <= name[i] && name[i] <= 'Z' {
+			return strings.Map(func(r rune) rune {
+				if 'A' <= r && r <= 'Z' {
+					return r + 'a' - 'A'
+				}
+				return r
+			}, name)
+		}
+	}
+	return name
+}
+
+// fsCasefoldFL is Linux's FS_CASEFOLD_FL: a directory whose names are
+// looked up without regard to (Unicode) case.
+const fsCasefoldFL = 0x40000000
+
+// exactLocal reports whether dir is on a file system known to report
+// every change (see [Cache]) and looks its names up exactly: a directory
+// flagged case-insensitive (ext4, f2fs or tmpfs casefolding) is not, as
+// a name created in another case or normal form would change a lookup
+// without naming it.
+func exactLocal(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil || !localFS[int64(st.Type)] {
+		return false
+	}
+	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	switch err {
+	case nil:
+		return flags&fsCasefoldFL == 0
+	case unix.ENOTTY, unix.EOPNOTSUPP, unix.EINVAL:
+		// No per-directory flags on this file system, so no
+		// casefolding either.
+		return true
+	}
+	return false
 }
 
 // real returns the kept real path of abs.
@@ -332,8 +386,7 @@ func (c *Cache) watch(deps []lookup) (uint64, bool) {
 			return 0, false
 		}
 		c.watches[int32(wd)] = true
-		var st unix.Statfs_t
-		if err := unix.Statfs(dir, &st); err != nil || !localFS[int64(st.Type)] {
+		if !exactLocal(dir) {
 			return 0, false
 		}
 		names := c.names[int32(wd)]
@@ -344,7 +397,7 @@ func (c *Cache) watch(deps []lookup) (uint64, bool) {
 		// Every lookup in this directory, wherever the walk made it.
 		for _, d := range deps {
 			if d.dir == dir {
-				names[d.name] = true
+				names[foldASCII(d.name)] = true
 			}
 		}
 	}
