@@ -414,15 +414,18 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	env.match = policy.MatchContext{Root: env.root, Home: e.opts.Home}
 	env.credentialPaths, env.protectedPaths = set.CredentialPaths, set.ProtectedPaths
 	st.env = env
-	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, st.approval, st.sandbox, st.network)
-	for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {
-		if f, ok := set.From[k]; ok {
-			t.From = append(t.From, k+" from "+f)
+	if explain {
+		// What only an explanation shows is not built for a decision.
+		t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, st.approval, st.sandbox, st.network)
+		for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {
+			if f, ok := set.From[k]; ok {
+				t.From = append(t.From, k+" from "+f)
+			}
 		}
-	}
-	t.Notes = append(append([]string{}, set.Notes...), st.notes...)
-	for _, ig := range set.Ignored {
-		t.Notes = append(t.Notes, fmt.Sprintf("%s rule %s from %s ignored: %s", ig.Rule.Effect, ig.Rule.Text, ig.Rule.Origin(), ig.Reason))
+		t.Notes = append(append([]string{}, set.Notes...), st.notes...)
+		for _, ig := range set.Ignored {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s rule %s from %s ignored: %s", ig.Rule.Effect, ig.Rule.Text, ig.Rule.Origin(), ig.Reason))
+		}
 	}
 
 	var units []*Unit
