@@ -47,10 +47,12 @@ import (
 //   - Bind mounts: a watch is on the inode, so a change made through any
 //     other mount of the same file system is reported; a mount or unmount
 //     anywhere in the namespace is seen by the mountinfo poll.
-//   - Names are matched without regard to ASCII case (XFS's ascii-ci
-//     looks them up that way), and a directory flagged casefolded is
-//     never relied on: there a name created in another case or Unicode
-//     form changes a lookup without naming it.
+//   - Case-insensitive lookups (XFS's ascii-ci; ext4, f2fs and tmpfs
+//     directories flagged casefolded, which an empty directory can become
+//     at any time): names are matched without regard to ASCII case, and
+//     in a directory where a name beyond ASCII was looked up, or for an
+//     event naming one, any event drops. Two ASCII names fold alike only
+//     by ASCII case, so no other name can change a lookup unnoticed.
 //   - Entries are kept only when every directory involved is on a local
 //     file system that reports every change (ext4, xfs, btrfs, f2fs,
 //     tmpfs, overlayfs). A network or FUSE file system, /proc or /sys,
@@ -78,9 +80,17 @@ type Cache struct {
 	gen    uint64
 	reals  map[string]realResult
 	ents   map[lookup]Entry
-	// names are, per watch, the names whose lookup a kept answer
-	// depends on.
-	names   map[int32]map[string]bool
+	// names are, per watch, the names (ASCII letters folded) whose
+	// lookup a kept answer depends on; wild marks a watch with a name
+	// beyond ASCII among them.
+	names map[int32]map[string]bool
+	wild  map[int32]bool
+	// dirs are the real directories whose every lookup from / is
+	// watched in this generation, with their watch.
+	dirs map[string]int32
+	// watches are the watches added, true once their directory is known
+	// to be on a file system of localFS (which never changes for a
+	// watched inode).
 	watches map[int32]bool
 	buf     []byte
 }
@@ -163,6 +173,8 @@ func (c *Cache) drop() {
 	c.reals = map[string]realResult{}
 	c.ents = map[lookup]Entry{}
 	c.names = map[int32]map[string]bool{}
+	c.wild = map[int32]bool{}
+	c.dirs = map[string]int32{}
 	if c.watches == nil {
 		c.watches = map[int32]bool{}
 	}
@@ -236,15 +248,26 @@ func (c *Cache) event(wd int32, mask uint32, name []byte) {
 			c.drop()
 		}
 	case c.names[wd] == nil:
-	case len(name) == 0 || c.names[wd][foldASCII(string(name))]:
+	case len(name) == 0 || c.wild[wd] || !isASCII(string(name)) || c.names[wd][foldASCII(string(name))]:
 		c.drop()
 	}
 }
 
+// isASCII reports whether name is all ASCII.
+func isASCII(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // foldASCII lower-cases the ASCII letters of name: names are matched
-// without regard to ASCII case, so that on a file system that looks
-// names up that way (XFS's ascii-ci) a name created in another case is
-// still a change of the name looked up. Elsewhere it only drops more.
+// without regard to ASCII case, so that in a directory that looks names
+// up that way (XFS's ascii-ci, a casefolded directory of ext4, f2fs or
+// tmpfs) a name created in another case is still a change of the name
+// looked up. Elsewhere it only drops more.
 func foldASCII(name string) string {
 	for i := 0; i < len(name); i++ {
 		if 'A' <= name[i] && name[i] <= 'Z' {
@@ -257,37 +280,6 @@ func foldASCII(name string) string {
 		}
 	}
 	return name
-}
-
-// fsCasefoldFL is Linux's FS_CASEFOLD_FL: a directory whose names are
-// looked up without regard to (Unicode) case.
-const fsCasefoldFL = 0x40000000
-
-// exactLocal reports whether dir is on a file system known to report
-// every change (see [Cache]) and looks its names up exactly: a directory
-// flagged case-insensitive (ext4, f2fs or tmpfs casefolding) is not, as
-// a name created in another case or normal form would change a lookup
-// without naming it.
-func exactLocal(dir string) bool {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil || !localFS[int64(st.Type)] {
-		return false
-	}
-	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
-	switch err {
-	case nil:
-		return flags&fsCasefoldFL == 0
-	case unix.ENOTTY, unix.EOPNOTSUPP, unix.EINVAL:
-		// No per-directory flags on this file system, so no
-		// casefolding either.
-		return true
-	}
-	return false
 }
 
 // real returns the kept real path of abs.
@@ -318,19 +310,19 @@ func (c *Cache) fillReal(abs, real string, exists bool) {
 	if c == nil {
 		return
 	}
-	r, ex, deps, ok := walk(abs)
+	r, ex, _, deps, ok := walk(abs, c.known)
 	if !ok || r != real || ex != exists {
 		return
 	}
-	gen, ok := c.watch(deps)
+	gen, wds, ok := c.watch(deps)
 	if !ok {
 		return
 	}
-	r, ex, again, ok := walk(abs)
+	r, ex, _, again, ok := walk(abs, c.known)
 	if !ok || r != real || ex != exists || !sameLookups(deps, again) {
 		return
 	}
-	c.keep(gen, func() { c.reals[abs] = realResult{real, exists} })
+	c.keep(gen, wds, func() { c.reals[abs] = realResult{real, exists} })
 }
 
 // fillEntry keeps e as what is at a name in a real directory, if it can
@@ -339,69 +331,91 @@ func (c *Cache) fillEntry(at lookup, e Entry) {
 	if c == nil {
 		return
 	}
-	dir, name := at.dir, at.name
-	r, ex, deps, ok := walk(dir)
-	if !ok || !ex || r != dir {
+	r, ex, isDir, deps, ok := walk(at.dir, c.known)
+	if !ok || !ex || !isDir || r != at.dir {
 		return
 	}
-	deps = append(deps, lookup{dir, name})
-	gen, ok := c.watch(deps)
+	deps = append(deps, at)
+	gen, wds, ok := c.watch(deps)
 	if !ok {
 		return
 	}
-	r, ex, again, ok := walk(dir)
-	if !ok || !ex || r != dir || !sameLookups(deps[:len(deps)-1], again) || lstatEntry(filepath.Join(dir, name)) != e {
+	r, ex, isDir, again, ok := walk(at.dir, c.known)
+	if !ok || !ex || !isDir || r != at.dir || !sameLookups(deps[:len(deps)-1], again) || lstatEntry(filepath.Join(at.dir, at.name)) != e {
 		return
 	}
-	c.keep(gen, func() { c.ents[at] = e })
+	c.keep(gen, wds, func() { c.ents[at] = e })
+}
+
+// known reports whether dir is a real directory whose every lookup from /
+// is watched in the current generation, so that a walk may go through it
+// without looking: any change of those lookups drops it.
+func (c *Cache) known(dir string) bool {
+	c.mu.Lock()
+	_, ok := c.dirs[dir]
+	c.mu.Unlock()
+	return ok
 }
 
 // watch watches the directories of deps, parents first, each with the
 // names looked up in it registered before the next is watched, and
-// returns the generation they were watched in. It reports false when a
-// directory cannot be watched or is on a file system not known to report
-// every change.
-func (c *Cache) watch(deps []lookup) (uint64, bool) {
+// returns the generation they were watched in and their watches. It
+// reports false when a directory cannot be watched or is on a file
+// system not known to report every change.
+func (c *Cache) watch(deps []lookup) (uint64, map[string]int32, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sync()
 	if c.off {
-		return 0, false
+		return 0, nil, false
 	}
 	if len(c.watches)+len(deps) > maxWatches {
 		if !c.restart() {
-			return 0, false
+			return 0, nil, false
 		}
 	}
 	gen := c.gen
-	done := map[string]bool{}
+	wds := map[string]int32{}
 	for _, l := range deps {
 		dir := l.dir
-		if done[dir] {
+		if _, ok := wds[dir]; ok {
 			continue
 		}
-		done[dir] = true
-		wd, err := unix.InotifyAddWatch(c.ino, dir, watchMask)
-		if err != nil {
-			return 0, false
+		wd, ok := c.dirs[dir]
+		if !ok {
+			// Not known in this generation: watch whatever the path
+			// leads to now; the second walk proves it is what the
+			// first one went through.
+			w, err := unix.InotifyAddWatch(c.ino, dir, watchMask)
+			if err != nil {
+				return 0, nil, false
+			}
+			wd = int32(w)
+			if !c.watches[wd] {
+				var st unix.Statfs_t
+				if err := unix.Statfs(dir, &st); err != nil || !localFS[int64(st.Type)] {
+					return 0, nil, false
+				}
+				c.watches[wd] = true
+			}
 		}
-		c.watches[int32(wd)] = true
-		if !exactLocal(dir) {
-			return 0, false
-		}
-		names := c.names[int32(wd)]
+		wds[dir] = wd
+		names := c.names[wd]
 		if names == nil {
 			names = map[string]bool{}
-			c.names[int32(wd)] = names
+			c.names[wd] = names
 		}
 		// Every lookup in this directory, wherever the walk made it.
 		for _, d := range deps {
 			if d.dir == dir {
 				names[foldASCII(d.name)] = true
+				if !isASCII(d.name) {
+					c.wild[wd] = true
+				}
 			}
 		}
 	}
-	return gen, true
+	return gen, wds, true
 }
 
 // restart starts over with a new inotify descriptor, so that the
@@ -419,18 +433,21 @@ func (c *Cache) restart() bool {
 	return true
 }
 
-// keep stores what put stores, if nothing was read since generation gen
-// began.
-func (c *Cache) keep(gen uint64, put func()) {
+// keep stores what put stores, and records the directories of wds as
+// known, if nothing that drops was read since generation gen began.
+func (c *Cache) keep(gen uint64, wds map[string]int32, put func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sync()
 	if c.off || c.gen != gen {
 		return
 	}
-	if len(c.reals)+len(c.ents) >= maxKept {
+	if len(c.reals)+len(c.ents)+len(c.dirs) >= maxKept {
 		c.drop()
 		return
+	}
+	for dir, wd := range wds {
+		c.dirs[dir] = wd
 	}
 	put()
 }

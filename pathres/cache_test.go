@@ -120,6 +120,13 @@ func TestCacheSeesChanges(t *testing.T) {
 				}
 				return p
 			}
+			// Other paths first, so that the probe is kept through
+			// directories already known.
+			warm := c.Begin()
+			for _, p := range []string{"project/src/main.go", "project/keys/id_rsa", "outside/notes.txt"} {
+				warm.Resolve("/", "", filepath.Join(root, p))
+			}
+			warm.Lstat(filepath.Join(root, "project"), ".git")
 			first := look(c.Begin())
 			if !kept(c, abs) {
 				t.Fatalf("%s was not kept", abs)
