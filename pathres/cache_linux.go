@@ -67,7 +67,9 @@ import (
 //     answer is stored only if no event that drops was read in between
 //     (a dropping event makes a new generation, and the answer belongs
 //     to the old one). A change before a name was registered is in the
-//     second walk; a change after is such an event.
+//     second walk; a change after is such an event, read either before
+//     the answer is stored (which then is not) or by the next Begin
+//     (which drops it).
 //
 // If a watch cannot be added, the path is not kept; if the queue cannot
 // be read, the Cache stops keeping anything. It is safe for use by
@@ -325,26 +327,30 @@ func (c *Cache) fillReal(abs, real string, exists bool) {
 	c.keep(gen, wds, func() { c.reals[abs] = realResult{real, exists} })
 }
 
-// fillEntry keeps e as what is at a name in a real directory, if it can
-// be proven current.
-func (c *Cache) fillEntry(at lookup, e Entry) {
+// fillEntry looks at a name in a real directory once its lookup is
+// watched, and keeps what it finds if that can be proven current. It
+// reports false when the directory is not one a watch can be relied on
+// for; the caller then looks itself.
+func (c *Cache) fillEntry(at lookup) (Entry, bool) {
 	if c == nil {
-		return
+		return Absent, false
 	}
 	r, ex, isDir, deps, ok := walk(at.dir, c.known)
 	if !ok || !ex || !isDir || r != at.dir {
-		return
+		return Absent, false
 	}
 	deps = append(deps, at)
 	gen, wds, ok := c.watch(deps)
 	if !ok {
-		return
+		return Absent, false
 	}
 	r, ex, isDir, again, ok := walk(at.dir, c.known)
-	if !ok || !ex || !isDir || r != at.dir || !sameLookups(deps[:len(deps)-1], again) || lstatEntry(filepath.Join(at.dir, at.name)) != e {
-		return
+	if !ok || !ex || !isDir || r != at.dir || !sameLookups(deps[:len(deps)-1], again) {
+		return Absent, false
 	}
+	e := lstatEntry(filepath.Join(at.dir, at.name))
 	c.keep(gen, wds, func() { c.ents[at] = e })
+	return e, true
 }
 
 // known reports whether dir is a real directory whose every lookup from /
@@ -365,7 +371,6 @@ func (c *Cache) known(dir string) bool {
 func (c *Cache) watch(deps []lookup) (uint64, map[string]int32, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sync()
 	if c.off {
 		return 0, nil, false
 	}
@@ -434,11 +439,13 @@ func (c *Cache) restart() bool {
 }
 
 // keep stores what put stores, and records the directories of wds as
-// known, if nothing that drops was read since generation gen began.
+// known, if nothing that drops was read since generation gen began. It
+// need not read the queue itself: a change after the names were
+// registered is either read already (and the generation is over) or
+// still queued, and then drops what is stored here at the next Begin.
 func (c *Cache) keep(gen uint64, wds map[string]int32, put func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sync()
 	if c.off || c.gen != gen {
 		return
 	}

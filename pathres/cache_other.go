@@ -24,4 +24,4 @@ func (c *Cache) begin() bool                      { return false }
 func (c *Cache) real(string) (string, bool, bool) { return "", false, false }
 func (c *Cache) entry(lookup) (Entry, bool)       { return Absent, false }
 func (c *Cache) fillReal(string, string, bool)    {}
-func (c *Cache) fillEntry(lookup, Entry)          {}
+func (c *Cache) fillEntry(lookup) (Entry, bool)   { return Absent, false }

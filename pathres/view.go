@@ -96,8 +96,9 @@ func (v *View) Lstat(dir, name string) Entry {
 	}
 	e, ok := v.c.entry(at)
 	if !ok {
-		e = lstatEntry(filepath.Join(dir, name))
-		v.c.fillEntry(at, e)
+		if e, ok = v.c.fillEntry(at); !ok {
+			e = lstatEntry(filepath.Join(dir, name))
+		}
 	}
 	if v.ents == nil {
 		v.ents = map[lookup]Entry{}

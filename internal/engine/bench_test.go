@@ -216,3 +216,21 @@ func BenchmarkCheckShell1Files(b *testing.B) {
 func BenchmarkCheckReadFiles(b *testing.B) {
 	benchFiles(b, &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}})
 }
+
+// BenchmarkCheckReadChanged is BenchmarkCheckRead when the project
+// directory changed before every decision (its mode set again, which the
+// path cache cannot tell from a change that matters): every path and
+// project marker is resolved afresh and watched again.
+func BenchmarkCheckReadChanged(b *testing.B) {
+	e, w := benchEngine(b)
+	req := &Request{Tool: "Read", Cwd: w.project, Input: map[string]any{"file_path": "src/main.go"}}
+	ctx := context.Background()
+	if d := e.Check(ctx, req); d.Decision != policy.Allow {
+		b.Fatalf("got %s %s", d.Decision, d.Message)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, os.Chmod(w.project, 0o755))
+		e.Check(ctx, req)
+	}
+}
