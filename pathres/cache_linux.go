@@ -26,11 +26,14 @@ import (
 // The kernel queues an inotify event inside the system call that makes
 // the change, before that call returns, so a change completed before
 // Begin is in the queue when Begin reads it. An event that names a name
-// looked up in a watched directory, an event on a watched directory
-// itself (its permissions, its removal or rename), a removed watch, or a
-// queue overflow drops everything kept (a new generation); so does a
-// change of this process's mount table, which inotify does not report but
-// the poll of mountinfo does.
+// looked up in a watched directory drops every answer whose walk looked
+// that name up there (and every directory known through it); an event on
+// a watched directory itself (its permissions, its removal or rename) or
+// its removed watch drops every answer that looked anything up in it;
+// and each of these starts a new generation, so that no answer being
+// filled meanwhile is stored. A queue overflow, or a change of this
+// process's mount table (which inotify does not report but the poll of
+// mountinfo does), drops everything.
 //
 // Why nothing is missed:
 //   - No time stamps are compared, so their granularity (a second on
@@ -88,8 +91,15 @@ type Cache struct {
 	names map[int32]map[string]bool
 	wild  map[int32]bool
 	// dirs are the real directories whose every lookup from / is
-	// watched in this generation, with their watch.
+	// watched, with their watch.
 	dirs map[string]int32
+	// byName and byWatch say which kept answers depend on a name looked
+	// up in a watched directory, and on anything in it; an event drops
+	// those answers only. Keys of answers dropped since may linger in
+	// them, and then only drop more.
+	byName  map[watchedName][]keptKey
+	byWatch map[int32][]keptKey
+	indexed int
 	// watches are the watches added, true once their directory is known
 	// to be on a file system of localFS (which never changes for a
 	// watched inode).
@@ -172,6 +182,9 @@ func (c *Cache) stop() {
 // drop forgets everything kept and starts a new generation.
 func (c *Cache) drop() {
 	c.gen++
+	c.byName = map[watchedName][]keptKey{}
+	c.byWatch = map[int32][]keptKey{}
+	c.indexed = 0
 	c.reals = map[string]realResult{}
 	c.ents = map[lookup]Entry{}
 	c.names = map[int32]map[string]bool{}
@@ -247,11 +260,72 @@ func (c *Cache) event(wd int32, mask uint32, name []byte) {
 	case mask&unix.IN_IGNORED != 0:
 		delete(c.watches, wd)
 		if c.names[wd] != nil {
-			c.drop()
+			c.gen++
+			c.forget(c.byWatch[wd])
 		}
 	case c.names[wd] == nil:
-	case len(name) == 0 || c.wild[wd] || !isASCII(string(name)) || c.names[wd][foldASCII(string(name))]:
-		c.drop()
+	case len(name) == 0 || c.wild[wd] || !isASCII(string(name)):
+		c.gen++
+		c.forget(c.byWatch[wd])
+	case c.names[wd][foldASCII(string(name))]:
+		c.gen++
+		c.forget(c.byName[watchedName{wd, foldASCII(string(name))}])
+	}
+}
+
+// keptKey names one kept answer: a real path, an entry or a known
+// directory.
+type keptKey struct {
+	kind      uint8
+	dir, name string
+}
+
+const (
+	keptReal uint8 = iota
+	keptEntry
+	keptDir
+)
+
+// ancestorsIn reports whether every directory above dir is in wds.
+func ancestorsIn(dir string, wds map[string]int32) bool {
+	for x := dir; x != "/"; x = filepath.Dir(x) {
+		if _, ok := wds[filepath.Dir(x)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// watchedName is a name (ASCII letters folded) in a watched directory.
+type watchedName struct {
+	wd   int32
+	name string
+}
+
+// forget drops the answers of keys. Every answer in progress is lost as
+// well, as the caller has begun a new generation.
+func (c *Cache) forget(keys []keptKey) {
+	for _, k := range keys {
+		switch k.kind {
+		case keptReal:
+			delete(c.reals, k.dir)
+		case keptEntry:
+			delete(c.ents, lookup{k.dir, k.name})
+		case keptDir:
+			delete(c.dirs, k.dir)
+		}
+	}
+}
+
+// index records that the answer k depends on the lookups deps, made in
+// the directories of wds. c.mu is held.
+func (c *Cache) index(k keptKey, deps []lookup, wds map[string]int32) {
+	for _, d := range deps {
+		wd := wds[d.dir]
+		n := watchedName{wd, foldASCII(d.name)}
+		c.byName[n] = append(c.byName[n], k)
+		c.byWatch[wd] = append(c.byWatch[wd], k)
+		c.indexed += 2
 	}
 }
 
@@ -324,7 +398,7 @@ func (c *Cache) fillReal(abs, real string, exists bool) {
 	if !ok || r != real || ex != exists || !sameLookups(deps, again) {
 		return
 	}
-	c.keep(gen, wds, func() { c.reals[abs] = realResult{real, exists} })
+	c.keep(gen, wds, keptKey{keptReal, abs, ""}, deps, func() { c.reals[abs] = realResult{real, exists} })
 }
 
 // fillEntry looks at a name in a real directory once its lookup is
@@ -349,7 +423,7 @@ func (c *Cache) fillEntry(at lookup) (Entry, bool) {
 		return Absent, false
 	}
 	e := lstatEntry(filepath.Join(at.dir, at.name))
-	c.keep(gen, wds, func() { c.ents[at] = e })
+	c.keep(gen, wds, keptKey{keptEntry, at.dir, at.name}, deps, func() { c.ents[at] = e })
 	return e, true
 }
 
@@ -438,23 +512,35 @@ func (c *Cache) restart() bool {
 	return true
 }
 
-// keep stores what put stores, and records the directories of wds as
-// known, if nothing that drops was read since generation gen began. It
-// need not read the queue itself: a change after the names were
-// registered is either read already (and the generation is over) or
-// still queued, and then drops what is stored here at the next Begin.
-func (c *Cache) keep(gen uint64, wds map[string]int32, put func()) {
+// keep stores what put stores, as the answer k that depends on deps,
+// and records the directories of wds as known, if no event that drops
+// was read since generation gen began. It need not read the queue
+// itself: a change after the names were registered is either read
+// already (and the generation is over) or still queued, and then drops
+// what is stored here at the next Begin.
+func (c *Cache) keep(gen uint64, wds map[string]int32, k keptKey, deps []lookup, put func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off || c.gen != gen {
 		return
 	}
-	if len(c.reals)+len(c.ents)+len(c.dirs) >= maxKept {
+	if len(c.reals)+len(c.ents)+len(c.dirs) >= maxKept || c.indexed >= 16*maxKept {
 		c.drop()
 		return
 	}
 	for dir, wd := range wds {
+		if _, ok := c.dirs[dir]; ok || !ancestorsIn(dir, wds) {
+			continue
+		}
+		// A known directory depends on the lookup of each of its
+		// components in its parent, and on anything of its own.
 		c.dirs[dir] = wd
+		dk := keptKey{keptDir, dir, ""}
+		c.byWatch[wd] = append(c.byWatch[wd], dk)
+		for x := dir; x != "/"; x = filepath.Dir(x) {
+			c.index(dk, []lookup{{filepath.Dir(x), filepath.Base(x)}}, wds)
+		}
 	}
+	c.index(k, deps, wds)
 	put()
 }

@@ -262,3 +262,59 @@ func TestCacheRacePolicyDir(t *testing.T) {
 		t.Fatalf("too few checks without a change running: %v", judged)
 	}
 }
+
+// TestCacheKeepsWhatAChangeDoesNotAffect: a change drops only the answers
+// whose walk looked up what changed.
+func TestCacheKeepsWhatAChangeDoesNotAffect(t *testing.T) {
+	c := newCache(t)
+	root, _ := tree(t)
+	main := filepath.Join(root, "project/src/main.go")
+	key := filepath.Join(root, "home/.ssh/id_rsa")
+	v := c.Begin()
+	v.Resolve("/", "", main)
+	v.Resolve("/", "", key)
+	v.Lstat(filepath.Join(root, "project"), ".toolgate")
+	// A new file nobody looked up, beside a kept one.
+	must(t, os.WriteFile(filepath.Join(root, "project/src/other.go"), nil, 0o644))
+	c.Begin()
+	if !kept(c, main) || !kept(c, key) || !kept(c, filepath.Join(root, "project/.toolgate")) {
+		t.Fatal("a file nobody looked up dropped what was kept")
+	}
+	// The key replaced: its answer goes, the project's stay.
+	must(t, os.Rename(filepath.Join(root, "home/.ssh/id_rsa"), filepath.Join(root, "home/.ssh/id_rsa.old")))
+	c.Begin()
+	if kept(c, key) {
+		t.Fatal("the answer for a renamed file is still kept")
+	}
+	if !kept(c, main) || !kept(c, filepath.Join(root, "project/.toolgate")) {
+		t.Fatal("a change in ~/.ssh dropped answers in the project")
+	}
+	// The project's directory renamed: everything below it goes.
+	must(t, os.Rename(filepath.Join(root, "project"), filepath.Join(root, "moved")))
+	c.Begin()
+	if kept(c, main) || kept(c, filepath.Join(root, "project/.toolgate")) || c.known(filepath.Join(root, "project/src")) {
+		t.Fatal("answers under a renamed directory are still kept")
+	}
+}
+
+// TestCacheKnownDirectoryReplaced: a directory walked through without
+// looking, because its lookups are watched, stops being taken as real as
+// soon as it is replaced by a link: what is looked up through the link
+// afterwards is watched where the link leads.
+func TestCacheKnownDirectoryReplaced(t *testing.T) {
+	c := newCache(t)
+	root, _ := tree(t)
+	src := filepath.Join(root, "project/src")
+	if e := c.Begin().Lstat(src, ".toolgate"); e != Absent || !c.known(src) {
+		t.Fatalf("first look: %v, known %v", e, c.known(src))
+	}
+	must(t, os.Rename(src, src+".old"))
+	must(t, os.Symlink(filepath.Join(root, "outside"), src))
+	if e := c.Begin().Lstat(src, ".toolgate"); e != Absent {
+		t.Fatalf("through the link: %v", e)
+	}
+	must(t, os.Mkdir(filepath.Join(root, "outside/.toolgate"), 0o755))
+	if e := c.Begin().Lstat(src, ".toolgate"); e != Dir {
+		t.Fatalf("after .toolgate/ was made where the link leads: %v, want %v", e, Dir)
+	}
+}
