@@ -261,16 +261,27 @@ func (c *Cache) event(wd int32, mask uint32, name []byte) {
 		delete(c.watches, wd)
 		if c.names[wd] != nil {
 			c.gen++
-			c.forget(c.byWatch[wd])
+			c.forgetWatch(wd)
 		}
 	case c.names[wd] == nil:
 	case len(name) == 0 || c.wild[wd] || !isASCII(string(name)):
 		c.gen++
-		c.forget(c.byWatch[wd])
+		c.forgetWatch(wd)
 	case c.names[wd][foldASCII(string(name))]:
 		c.gen++
-		c.forget(c.byName[watchedName{wd, foldASCII(string(name))}])
+		n := watchedName{wd, foldASCII(string(name))}
+		c.forget(c.byName[n])
+		c.indexed -= len(c.byName[n])
+		delete(c.byName, n)
 	}
+}
+
+// forgetWatch drops every answer that looked anything up in the
+// directory of wd.
+func (c *Cache) forgetWatch(wd int32) {
+	c.forget(c.byWatch[wd])
+	c.indexed -= len(c.byWatch[wd])
+	delete(c.byWatch, wd)
 }
 
 // keptKey names one kept answer: a real path, an entry or a known
