@@ -55,24 +55,7 @@ const maxLinks = 255
 // Resolve never fails on a path that does not exist; it reports an error only
 // for an empty path or a symbolic link loop.
 func Resolve(cwd, home, raw string) (Path, error) {
-	p := Path{Requested: raw}
-	if raw == "" {
-		return p, ErrEmpty
-	}
-	abs, ok := Absolute(cwd, home, raw)
-	if !ok {
-		p.Unknown = true
-		return p, nil
-	}
-	p.Abs = abs
-	real, exists, err := realPath(physicalClean(uncleaned(cwd, home, raw, abs)))
-	if err != nil {
-		return p, err
-	}
-	p.Real = real
-	p.Exists = exists
-	p.Symlink = real != abs
-	return p, nil
+	return (*View)(nil).Resolve(cwd, home, raw)
 }
 
 // Absolute returns the lexical absolute form of raw: "~" and "~/x" expanded
@@ -130,7 +113,7 @@ func uncleaned(cwd, home, raw, abs string) string {
 // ".." leaves the real directory reached so far, so after a symbolic link
 // it leaves the link's target, not the directory holding the link (which
 // [filepath.Clean] would leave). A path without ".." is only cleaned.
-func physicalClean(p string) string {
+func (v *View) physicalClean(p string) string {
 	if filepath.Separator != '/' || !strings.Contains(p, "..") {
 		return filepath.Clean(p)
 	}
@@ -139,7 +122,7 @@ func physicalClean(p string) string {
 		switch c {
 		case "", ".":
 		case "..":
-			if r, _, err := realPath(cur); err == nil && r != "" {
+			if r, _, err := v.realPath(cur); err == nil && r != "" {
 				cur = r
 			}
 			cur = filepath.Dir(cur)
@@ -227,9 +210,5 @@ func Within(root, path string) bool {
 // as chdir does (a ".." after a link leaves the link's target); a path that
 // cannot be resolved is returned cleaned.
 func Real(dir string) string {
-	r, _, err := realPath(physicalClean(dir))
-	if err != nil {
-		return filepath.Clean(dir)
-	}
-	return r
+	return (*View)(nil).Real(dir)
 }

@@ -182,9 +182,11 @@ type env struct {
 	// links are symbolic links that earlier commands of the same line
 	// create: link path -> target, both absolute.
 	links map[string]string
-	// policyDirs remembers, for this request, which directories hold a
-	// .toolgate/ directory.
-	policyDirs map[string]bool
+	// fs is the request's view of the file system: each path resolved,
+	// and each directory entry looked at, once per request (and, with
+	// the process's path cache, kept across requests while nothing it
+	// depends on changes). nil resolves everything afresh.
+	fs *pathres.View
 	// dialect is the shell the command line is written for.
 	dialect dialect
 	// credentialPaths and protectedPaths are the policy's additions to
@@ -205,16 +207,7 @@ func (e *env) context() context.Context {
 
 // hasPolicyDir reports whether dir holds a .toolgate/ directory.
 func (e *env) hasPolicyDir(dir string) bool {
-	if v, ok := e.policyDirs[dir]; ok {
-		return v
-	}
-	fi, err := os.Lstat(filepath.Join(dir, ".toolgate"))
-	v := err == nil && fi.IsDir()
-	if e.policyDirs == nil {
-		e.policyDirs = map[string]bool{}
-	}
-	e.policyDirs[dir] = v
-	return v
+	return e.fs.Lstat(dir, ".toolgate") == pathres.Dir
 }
 
 // inside reports whether a real path is in the workspace or a writable root.
@@ -417,7 +410,7 @@ func (e *env) otherRepo(cmd *shell.Command) string {
 	if dir == e.root {
 		return "" // git starts at the project's own root
 	}
-	real := pathres.Real(dir)
+	real := e.fs.Real(dir)
 	if !pathres.Within(e.root, real) {
 		return real // outside the project: whatever is there
 	}
@@ -469,8 +462,7 @@ func (e *env) linkHere(dir, name string) bool {
 	if dir == "" || name == "" || len(name) > 255 || strings.ContainsAny(name, "*?[") {
 		return false
 	}
-	fi, err := os.Lstat(filepath.Join(dir, name))
-	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+	return e.fs.Lstat(dir, name) == pathres.Link
 }
 
 // argValues returns the words of an argument that may name a file: the
@@ -757,7 +749,7 @@ func (e *env) pathFact(dir, raw string) PathFact {
 		raw = e.relink(abs)
 	}
 	f.Lookalike = lookalike(raw)
-	p, err := pathres.Resolve(dir, e.home, raw)
+	p, err := e.fs.Resolve(dir, e.home, raw)
 	if err != nil || p.Unknown {
 		f.Unknown = true
 		f.Class, f.Reason = "unknown", "unknown"
@@ -816,7 +808,7 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		if !ok {
 			dir = ""
 		} else {
-			dir = pathres.Real(abs)
+			dir = e.fs.Real(abs)
 		}
 	}
 	ctx := e.context()

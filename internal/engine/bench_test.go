@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -101,7 +102,8 @@ func benchPipeline(b *testing.B, req *Request) {
 	}
 	tool, _ := policy.Canonical(req.Tool)
 	c := &call{req: req, tool: tool, meta: tools[tool], input: req.Input}
-	env := &env{cwd: w.project, root: w.project, home: w.home, match: policy.MatchContext{Root: w.project, Home: w.home}}
+	env := &env{cwd: w.project, root: w.project, home: w.home, match: policy.MatchContext{Root: w.project, Home: w.home},
+		fs: (*pathres.Cache)(nil).Begin()}
 	st := &state{e: e, set: set, idx: set.Index(), call: c, env: env, mode: set.Mode, sandbox: set.Sandbox}
 	units := d.Trace.Units
 	b.ReportAllocs()
@@ -140,7 +142,6 @@ func benchEffects(b *testing.B, script string) {
 	b.SetBytes(int64(len(script)))
 	b.ReportAllocs()
 	for b.Loop() {
-		e.policyDirs = nil
 		units, _ := e.shellUnits(c)
 		for _, u := range units {
 			e.escalate(u)
@@ -214,4 +215,22 @@ func BenchmarkCheckShell1Files(b *testing.B) {
 // files.
 func BenchmarkCheckReadFiles(b *testing.B) {
 	benchFiles(b, &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}})
+}
+
+// BenchmarkCheckReadChanged is BenchmarkCheckRead when the project
+// directory changed before every decision (its mode set again, which the
+// path cache cannot tell from a change that matters): every path and
+// project marker is resolved afresh and watched again.
+func BenchmarkCheckReadChanged(b *testing.B) {
+	e, w := benchEngine(b)
+	req := &Request{Tool: "Read", Cwd: w.project, Input: map[string]any{"file_path": "src/main.go"}}
+	ctx := context.Background()
+	if d := e.Check(ctx, req); d.Decision != policy.Allow {
+		b.Fatalf("got %s %s", d.Decision, d.Message)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, os.Chmod(w.project, 0o755))
+		e.Check(ctx, req)
+	}
 }

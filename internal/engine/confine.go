@@ -53,8 +53,9 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 	if err := c.meta.parse(c.input, c); err != nil {
 		return Confinement{}, err
 	}
-	cwd := pathres.Real(req.Cwd)
-	root, from, err := e.rootOf(req, cwd)
+	fs := e.view()
+	cwd := fs.Real(req.Cwd)
+	root, from, err := e.rootOf(req, fs, cwd)
 	if err != nil {
 		return Confinement{}, err
 	}
@@ -68,18 +69,18 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 	}
 	out := Confinement{Sandbox: st.sandbox, Network: st.network, Command: c.command, Dir: cwd, WrapHooks: !set.NoHookWrap}
 	if !e.noWorkspace(root, from) {
-		out.Workspace = pathres.Real(root)
+		out.Workspace = fs.Real(root)
 	}
 	if c.dir != "" {
 		abs, ok := pathres.Absolute(cwd, e.opts.Home, c.dir)
 		if !ok {
 			return Confinement{}, fmt.Errorf("the directory %q cannot be resolved", c.dir)
 		}
-		out.Dir = pathres.Real(abs)
+		out.Dir = fs.Real(abs)
 	}
 	for _, r := range set.WritableRoots {
 		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
-			out.WritableRoots = append(out.WritableRoots, pathres.Real(abs))
+			out.WritableRoots = append(out.WritableRoots, fs.Real(abs))
 		}
 	}
 	return out, nil
@@ -93,7 +94,8 @@ func (e *Engine) MCPElicitation(cwd string) (bool, error) {
 	if cwd == "" || !filepath.IsAbs(cwd) || strings.ContainsRune(cwd, 0) {
 		return false, errors.New(`"cwd" must be an absolute directory`)
 	}
-	root, _, err := e.rootOf(&Request{Cwd: cwd}, pathres.Real(cwd))
+	fs := e.view()
+	root, _, err := e.rootOf(&Request{Cwd: cwd}, fs, fs.Real(cwd))
 	if err != nil {
 		return false, err
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
@@ -78,6 +79,13 @@ type Options struct {
 	Prior PriorApprovals
 	// Sessions holds settings switched per session; nil means none.
 	Sessions *Sessions
+	// NoPathCache makes every decision resolve its paths and look for
+	// project roots afresh. By default an engine that decides more than
+	// one request keeps real paths and project markers in the process's
+	// [pathres.Cache], which forgets them as soon as anything they depend
+	// on may have changed; a single decision only remembers within
+	// itself.
+	NoPathCache bool
 }
 
 // Engine decides tool calls. It is safe for use by multiple goroutines.
@@ -88,6 +96,18 @@ type Engine struct {
 	load  sync.Mutex
 	mu    sync.RWMutex // guards cache
 	cache map[string]*loaded
+	// decided counts the views begun, so that the first decision (a
+	// one-shot check) sets up no path cache.
+	decided atomic.Int64
+}
+
+// view begins a request's view of the file system: every change
+// completed before it is begun is seen through it.
+func (e *Engine) view() *pathres.View {
+	if e.opts.NoPathCache || e.decided.Add(1) == 1 {
+		return (*pathres.Cache)(nil).Begin()
+	}
+	return pathres.Shared().Begin()
 }
 
 // loaded is the policy of one root as last loaded: a Set or the error that
@@ -258,9 +278,14 @@ func (e *Engine) Forget() {
 // nested repository (a submodule, a vendored checkout) does not take the
 // project's policy away.
 func FindRoot(cwd string) (string, string) {
+	return findRoot(nil, cwd)
+}
+
+// findRoot is [FindRoot] seen through fs.
+func findRoot(fs *pathres.View, cwd string) (string, string) {
 	for _, m := range []string{".toolgate", ".git"} {
 		for dir := cwd; ; {
-			if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+			if fs.Lstat(dir, m) != pathres.Absent {
 				return dir, m
 			}
 			parent := filepath.Dir(dir)
@@ -322,8 +347,9 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if err := validateSchema(tool, c.input); err != nil {
 		return deny(ReasonInvalidArguments, err.Error()), t
 	}
-	cwd := pathres.Real(req.Cwd)
-	root, from, err := e.rootOf(req, cwd)
+	fs := e.view()
+	cwd := fs.Real(req.Cwd)
+	root, from, err := e.rootOf(req, fs, cwd)
 	if err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
@@ -360,7 +386,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if err := st.settle(req); err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
-	env := &env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx}
+	env := &env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx, fs: fs}
 	switch ShellOf(req) {
 	case "bash":
 	case "powershell":
@@ -382,21 +408,24 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	}
 	for _, r := range set.WritableRoots {
 		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
-			env.roots = append(env.roots, pathres.Real(abs))
+			env.roots = append(env.roots, fs.Real(abs))
 		}
 	}
 	env.match = policy.MatchContext{Root: env.root, Home: e.opts.Home}
 	env.credentialPaths, env.protectedPaths = set.CredentialPaths, set.ProtectedPaths
 	st.env = env
-	t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, st.approval, st.sandbox, st.network)
-	for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {
-		if f, ok := set.From[k]; ok {
-			t.From = append(t.From, k+" from "+f)
+	if explain {
+		// What only an explanation shows is not built for a decision.
+		t.Policy = fmt.Sprintf("mode=%s approval=%s sandbox=%s network=%t", st.mode, st.approval, st.sandbox, st.network)
+		for _, k := range []string{"mode", "approval", "sandbox", "network", "writable_roots"} {
+			if f, ok := set.From[k]; ok {
+				t.From = append(t.From, k+" from "+f)
+			}
 		}
-	}
-	t.Notes = append(append([]string{}, set.Notes...), st.notes...)
-	for _, ig := range set.Ignored {
-		t.Notes = append(t.Notes, fmt.Sprintf("%s rule %s from %s ignored: %s", ig.Rule.Effect, ig.Rule.Text, ig.Rule.Origin(), ig.Reason))
+		t.Notes = append(append([]string{}, set.Notes...), st.notes...)
+		for _, ig := range set.Ignored {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s rule %s from %s ignored: %s", ig.Rule.Effect, ig.Rule.Text, ig.Rule.Origin(), ig.Reason))
+		}
 	}
 
 	var units []*Unit
@@ -443,8 +472,8 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 }
 
 // rootOf returns the project root req is judged against, whose policy
-// applies, and what set it; cwd is req.Cwd's real path.
-func (e *Engine) rootOf(req *Request, cwd string) (root, from string, err error) {
+// applies, and what set it; cwd is req.Cwd's real path, seen through fs.
+func (e *Engine) rootOf(req *Request, fs *pathres.View, cwd string) (root, from string, err error) {
 	root, from = e.opts.Project, "--project"
 	switch {
 	case req.Workspace != "":
@@ -454,7 +483,7 @@ func (e *Engine) rootOf(req *Request, cwd string) (root, from string, err error)
 		root, from = filepath.Clean(req.Workspace), "session"
 	case root == "":
 		// cwd is a real path, so each directory above it is one too.
-		root, from = FindRoot(cwd)
+		root, from = findRoot(fs, cwd)
 	}
 	return root, from, nil
 }

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/pathres"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// TestChecksRacingChanges changes the file system between two states
+// while one engine decides the same request again and again: every
+// decision that begins after a change completed, with no change begun
+// before it finished, must be the decision of that change's state — a
+// link swapped between the project and ~/.ssh, a nested project's
+// .toolgate/policy.toml appearing and going, the cwd's own .toolgate/
+// appearing and going.
+func TestChecksRacingChanges(t *testing.T) {
+	if runtime.GOOS == "linux" && pathres.Shared() == nil {
+		t.Fatal("no path cache on Linux: the race would not test it")
+	}
+	const deny = "[permissions]\ndeny = [\"Read(**)\"]\n"
+	// policyDir makes dir/.toolgate appear (on) or go (off) in one
+	// rename.
+	policyDir := func(dir string, on bool) error {
+		if on {
+			tmp := filepath.Join(dir, ".toolgate.new")
+			return errors.Join(os.MkdirAll(tmp, 0o755), os.WriteFile(filepath.Join(tmp, "policy.toml"), []byte(deny), 0o644),
+				os.Rename(tmp, filepath.Join(dir, ".toolgate")))
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".toolgate")); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		old := filepath.Join(dir, ".toolgate.old")
+		return errors.Join(os.Rename(filepath.Join(dir, ".toolgate"), old), os.RemoveAll(old))
+	}
+	tests := []struct {
+		name  string
+		cwd   string // relative to the project
+		file  string
+		state func(w *world, on bool) error
+		want  [2]policy.Decision // off, on
+	}{
+		{"link swapped between the project and ~/.ssh", "", "data/main.go", func(w *world, on bool) error {
+			target := filepath.Join(w.project, "src")
+			if on {
+				target = filepath.Join(w.home, ".ssh")
+			}
+			tmp := filepath.Join(w.project, "data.new")
+			os.Remove(tmp)
+			return errors.Join(os.Symlink(target, tmp), os.Rename(tmp, filepath.Join(w.project, "data")))
+		}, [2]policy.Decision{policy.Allow, policy.Deny}},
+		{"nested project's policy appears and goes", "", "src/main.go", func(w *world, on bool) error {
+			return policyDir(filepath.Join(w.project, "src"), on)
+		}, [2]policy.Decision{policy.Allow, policy.Deny}},
+		{"the cwd's own .toolgate appears and goes", "src", "main.go", func(w *world, on bool) error {
+			return policyDir(filepath.Join(w.project, "src"), on)
+		}, [2]policy.Decision{policy.Allow, policy.Deny}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			user := filepath.Join(w.home, ".config/toolgate/policy.toml")
+			must(t, os.WriteFile(user, []byte("trusted_projects = [\""+w.project+"\"]\n"), 0o644))
+			e, err := New(Options{Policy: FromFiles(filepath.Join(w.dir, "etc/managed.toml"), user), Home: w.home})
+			must(t, err)
+			must(t, tc.state(w, false))
+			req := &Request{Tool: "Read", Cwd: filepath.Join(w.project, tc.cwd), Input: fp(tc.file)}
+			ctx := context.Background()
+			// Each state decided once, quietly, so the test knows it
+			// tells them apart.
+			for i, on := range []bool{true, false} {
+				must(t, tc.state(w, on))
+				if d := e.Check(ctx, req); d.Decision != tc.want[1-i] {
+					t.Fatalf("state %v: got %s (%s), want %s", on, d.Decision, d.Message, tc.want[1-i])
+				}
+			}
+			var started, completed atomic.Int64
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int64(1); ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					started.Store(i)
+					if err := tc.state(w, i%2 == 1); err != nil {
+						t.Error(err)
+						return
+					}
+					completed.Store(i)
+					time.Sleep(time.Duration(i%5) * 100 * time.Microsecond)
+				}
+			}()
+			judged := [2]int{}
+			begin := time.Now()
+			for time.Since(begin) < time.Second || judged[0] < 20 || judged[1] < 20 {
+				if time.Since(begin) > 30*time.Second || t.Failed() {
+					break
+				}
+				done := completed.Load()
+				d := e.Check(ctx, req)
+				if started.Load() != done {
+					continue // a change ran during the decision: either answer stands
+				}
+				if want := tc.want[done%2]; d.Decision != want {
+					t.Errorf("after change %d: got %s (%s), want %s", done, d.Decision, d.Message, want)
+					break
+				}
+				judged[done%2]++
+			}
+			close(stop)
+			wg.Wait()
+			if !t.Failed() && (judged[0] < 20 || judged[1] < 20) {
+				t.Fatalf("too few decisions without a change running: %v", judged)
+			}
+		})
+	}
+}
+
+// TestPathCacheOff: with NoPathCache an engine still decides as with it.
+func TestPathCacheOff(t *testing.T) {
+	w := newWorld(t)
+	set, err := policy.Merge()
+	must(t, err)
+	for _, off := range []bool{false, true} {
+		e, err := New(Options{Policy: Fixed(set), Home: w.home, NoPathCache: off})
+		must(t, err)
+		for range 3 {
+			req := &Request{Tool: "Read", Cwd: w.project, Input: fp("keys/id_rsa")}
+			if d := e.Check(context.Background(), req); d.Decision != policy.Deny || d.Reason != ReasonCredential {
+				t.Fatalf("NoPathCache=%v: got %s %s", off, d.Decision, d.Reason)
+			}
+		}
+	}
+}

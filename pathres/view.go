@@ -1,0 +1,145 @@
+package pathres
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Entry is what lstat says about one name in a directory: no link at the
+// name is followed.
+type Entry uint8
+
+// The kinds of [Entry].
+const (
+	// Absent: nothing is there, or it cannot be stat'ed.
+	Absent Entry = iota
+	// Dir: a directory.
+	Dir
+	// Link: a symbolic link.
+	Link
+	// Other: anything else (a file, a device).
+	Other
+)
+
+// View is one decision's view of the file system: within it each path is
+// resolved once and each directory entry looked at once, so a decision
+// that names many paths under one directory walks that directory once.
+// Backed by a [Cache], it also reuses what earlier decisions resolved, for
+// as long as the Cache can prove nothing it depends on has changed.
+//
+// A nil *View resolves everything afresh. A View is not safe for use by
+// multiple goroutines; begin one per decision.
+type View struct {
+	c     *Cache
+	reals map[string]realResult
+	ents  map[lookup]Entry
+}
+
+type realResult struct {
+	real   string
+	exists bool
+}
+
+// Begin starts a decision's view. With a nil Cache the view only
+// remembers within the decision. With a Cache, every change completed
+// before Begin is called is seen by the view (see [Cache]).
+func (c *Cache) Begin() *View {
+	v := &View{c: c}
+	if c != nil && !c.begin() {
+		v.c = nil
+	}
+	return v
+}
+
+// Resolve is [Resolve] seen through the view.
+func (v *View) Resolve(cwd, home, raw string) (Path, error) {
+	p := Path{Requested: raw}
+	if raw == "" {
+		return p, ErrEmpty
+	}
+	abs, ok := Absolute(cwd, home, raw)
+	if !ok {
+		p.Unknown = true
+		return p, nil
+	}
+	p.Abs = abs
+	real, exists, err := v.realPath(v.physicalClean(uncleaned(cwd, home, raw, abs)))
+	if err != nil {
+		return p, err
+	}
+	p.Real = real
+	p.Exists = exists
+	p.Symlink = real != abs
+	return p, nil
+}
+
+// Real is [Real] seen through the view.
+func (v *View) Real(dir string) string {
+	r, _, err := v.realPath(v.physicalClean(dir))
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	return r
+}
+
+// Lstat reports what is at name in dir, an absolute directory, without
+// following a link there. name is one name: no "/", not "." or "..".
+func (v *View) Lstat(dir, name string) Entry {
+	if v == nil || name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') || !filepath.IsAbs(dir) {
+		return lstatEntry(filepath.Join(dir, name))
+	}
+	at := lookup{dir, name}
+	if e, ok := v.ents[at]; ok {
+		return e
+	}
+	e, ok := v.c.entry(at)
+	if !ok {
+		if e, ok = v.c.fillEntry(at); !ok {
+			e = lstatEntry(filepath.Join(dir, name))
+		}
+	}
+	if v.ents == nil {
+		v.ents = map[lookup]Entry{}
+	}
+	v.ents[at] = e
+	return e
+}
+
+func lstatEntry(path string) Entry {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return Absent
+	case fi.IsDir():
+		return Dir
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return Link
+	}
+	return Other
+}
+
+// realPath is the package's realPath, remembered by the view.
+func (v *View) realPath(abs string) (string, bool, error) {
+	if v == nil {
+		return realPath(abs)
+	}
+	if r, ok := v.reals[abs]; ok {
+		return r.real, r.exists, nil
+	}
+	real, exists, ok := v.c.real(abs)
+	if !ok {
+		var err error
+		real, exists, err = realPath(abs)
+		if err != nil {
+			return "", false, err
+		}
+		v.c.fillReal(abs, real, exists)
+	}
+	if v.reals == nil {
+		v.reals = map[string]realResult{}
+	}
+	v.reals[abs] = realResult{real, exists}
+	return real, exists, nil
+}
