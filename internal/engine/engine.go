@@ -422,7 +422,8 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 				t.From = append(t.From, k+" from "+f)
 			}
 		}
-		t.Notes = append(append([]string{}, set.Notes...), st.notes...)
+		// The notes on the workspace above come after the policy's.
+		t.Notes = append(append(append([]string{}, set.Notes...), st.notes...), t.Notes...)
 		for _, ig := range set.Ignored {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s rule %s from %s ignored: %s", ig.Rule.Effect, ig.Rule.Text, ig.Rule.Origin(), ig.Reason))
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -647,5 +648,17 @@ func TestGitCWithoutValue(t *testing.T) {
 		if d.Reason == ReasonInvalidRequest {
 			t.Errorf("%q: %s %s (%s)", line, d.Decision, d.Reason, d.Message)
 		}
+	}
+}
+
+// TestExplainNotesNoWorkspace: a call from the home directory, where no
+// project is found, is explained with the note that says so, beside the
+// policy's own notes.
+func TestExplainNotesNoWorkspace(t *testing.T) {
+	w := newWorld(t)
+	e := w.engine(t, layers{})
+	d := e.Explain(context.Background(), &Request{Tool: "Read", Input: map[string]any{"file_path": filepath.Join(w.home, "notes.txt")}, Cwd: w.home})
+	if d.Trace == nil || !slices.ContainsFunc(d.Trace.Notes, func(n string) bool { return strings.HasPrefix(n, "no project found above ") }) {
+		t.Fatalf("notes %q: want the note that no project was found above %s", d.Trace.Notes, w.home)
 	}
 }
