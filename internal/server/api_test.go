@@ -55,10 +55,12 @@ func TestCheckDecisions(t *testing.T) {
 				t.Fatalf("response %s", r.body)
 			}
 			evs := e.events(session)
-			if len(evs) != 2 || evs[0].Type != eventlog.TypeToolCallRequested || evs[1].Type != eventlog.TypePermissionResolved {
+			// Decided at once: one event, which carries the call.
+			if len(evs) != 1 || evs[0].Type != eventlog.TypePermissionResolved {
 				t.Fatalf("events %v", evs)
 			}
-			if p := e.resolvedPayload(session); p["toolCallId"] != id || p["decision"] != tc.decision {
+			p := e.resolvedPayload(session)
+			if in, _ := p["input"].(map[string]any); p["toolCallId"] != id || p["decision"] != tc.decision || in["command"] != tc.command || p["cwd"] != e.project {
 				t.Fatalf("resolved %v", p)
 			}
 		})
@@ -514,9 +516,11 @@ func TestMetrics(t *testing.T) {
 		"toolgate_check_duration_seconds_count 3",
 		"toolgate_approvals_pending 1",
 		"toolgate_approval_wait_seconds_count 0",
-		// Each check's events so far went to the log in one commit.
+		// Each check's events so far went to the log in one commit: one
+		// event for a call decided at once, the request and the question
+		// for the call asked about.
 		"toolgate_eventlog_commits_total 4\n", // and the session.bound event
-		"toolgate_eventlog_events_total 7\n",
+		"toolgate_eventlog_events_total 5\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, body)
@@ -566,7 +570,7 @@ func TestEventsJSONAndPost(t *testing.T) {
 		return out.Events
 	}
 	got := get("/v1/sessions/s1/events", ag)
-	if len(got) != 9 || got[0].Type != TypeSessionBound || got[1].Type != eventlog.TypeSessionStarted || got[4].Type != TypeSessionBound {
+	if len(got) != 7 || got[0].Type != TypeSessionBound || got[1].Type != eventlog.TypeSessionStarted || got[4].Type != TypeSessionBound {
 		t.Fatalf("session events: %v", got)
 	}
 	if got := get("/v1/events?session=s1&decision=deny", ag); len(got) != 1 || got[0].Type != eventlog.TypePermissionResolved {
