@@ -53,8 +53,8 @@ records the deny. Without a server, a question goes to Claude Code as ask
 bypassPermissions mode, which may run it unasked, it is a deny) and is
 a deny for Gemini CLI and Codex, whose ask would hang or run the tool; the
 decision is recorded in the event log (--db, else events.db in the state
-directory) before the hook answers, as the request and its
-permission.resolved.
+directory) before the hook answers, as one permission.resolved event
+that carries the call.
 
 After a tool runs (PostToolUse, AfterTool) the output is recorded as
 tool.completed with injection.suspected events for output that looks
@@ -472,7 +472,7 @@ func hookSession(call *hook.Call) string {
 
 // record records a before-tool decision the hook made without a server
 // in the local log, as the gate records an immediate decision
-// ([gate.Gate.Record]): the request and its permission.resolved, written
+// ([gate.Gate.Record]): one permission.resolved that carries the call, written
 // before the hook answers. The store is opened only here, so a hook that
 // puts its calls to a server opens none.
 func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.Call, d *engine.Decision, actor gate.Actor) error {
