@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -122,6 +123,13 @@ settings; you rarely run it yourself.`,
 			"  # try it by hand\n  echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"cwd\":\"/tmp\"}' | toolgate hook " + string(client),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if processExits {
+				// One call, then the process exits: its few megabytes
+				// are not worth collecting (three collections, most of a
+				// tenth of the hook's CPU), unless they grow past 256 MiB.
+				debug.SetGCPercent(-1)
+				debug.SetMemoryLimit(256 << 20)
+			}
 			reply := runHook(c, client, &pf, &hf)
 			c.OutOrStdout().Write(reply.Stdout)
 			if reply.Stderr != "" {
