@@ -108,7 +108,11 @@ func claudeResolved(t *testing.T, s *server, session string) []claudeDecision {
 		case "model.tool_call_requested":
 			inputs[p.ToolCallID] = claudeDecision{Tool: p.Tool, Input: claudeUnescaped(p.Input)}
 		case "permission.resolved":
-			d := inputs[p.ToolCallID]
+			d, requested := inputs[p.ToolCallID]
+			if !requested && len(p.Input) > 0 {
+				// Decided at once: this one event carries the call.
+				d.Input = claudeUnescaped(p.Input)
+			}
 			d.Decision, d.Reason, d.Actor = p.Decision, p.Reason, p.Actor
 			if d.Tool == "" {
 				d.Tool = p.Tool

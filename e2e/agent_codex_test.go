@@ -233,7 +233,12 @@ func codexDecisions(t *testing.T, s *server, session string) []codexDecision {
 		case "model.tool_call_requested":
 			requested[p.ToolCallID] = string(p.Input)
 		case "permission.resolved":
-			out = append(out, codexDecision{Tool: p.Tool, Input: requested[p.ToolCallID], Decision: p.Decision, Reason: p.Reason, Actor: p.Actor})
+			in, ok := requested[p.ToolCallID]
+			if !ok {
+				// Decided at once: this one event carries the call.
+				in = string(p.Input)
+			}
+			out = append(out, codexDecision{Tool: p.Tool, Input: in, Decision: p.Decision, Reason: p.Reason, Actor: p.Actor})
 		}
 	}
 	return out

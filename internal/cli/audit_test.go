@@ -192,3 +192,82 @@ func TestAuditPostgres(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
 }
+
+// TestAuditReplayOldLogShape: a call decided at once is one
+// permission.resolved event that carries the call; a log written before
+// that holds a model.tool_call_requested and then the decision. audit's
+// rows and replay read both shapes alike, and an asked call (request,
+// question, answer) the same in both.
+func TestAuditReplayOldLogShape(t *testing.T) {
+	dir := workspace(t, &txtar.Archive{})
+	project := filepath.Join(dir, "project")
+	call := func(id, tool, input string) string {
+		return `{"toolCallId":"` + id + `","tool":"` + tool + `","input":` + input + `,"cwd":"` + project + `","agent":"coder"}`
+	}
+	decided := func(id, tool, decision, reason string) string {
+		return `{"toolCallId":"` + id + `","tool":"` + tool + `","decision":"` + decision + `","reason":"` + reason + `","actor":"policy","sourcedFrom":"default"}`
+	}
+	asked := []eventlog.Draft{
+		{Type: eventlog.TypeToolCallRequested, Payload: json.RawMessage(call("tc_3", "Bash", `{"command":"npm test"}`))},
+		{Type: eventlog.TypePermissionRequested, Payload: json.RawMessage(`{"toolCallId":"tc_3","tool":"Bash","reason":"execute_effect","sourcedFrom":"default"}`)},
+		{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(`{"toolCallId":"tc_3","tool":"Bash","decision":"allow","reason":"user_approved","actor":"user","via":"page"}`)},
+	}
+	shapes := []struct {
+		name   string
+		drafts []eventlog.Draft
+	}{
+		{"old: the request, then the decision", append([]eventlog.Draft{
+			{Type: eventlog.TypeToolCallRequested, Payload: json.RawMessage(call("tc_1", "Read", `{"file_path":"README.md"}`))},
+			{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(decided("tc_1", "Read", "allow", "read_only"))},
+			{Type: eventlog.TypeToolCallRequested, Payload: json.RawMessage(call("tc_2", "Bash", `{"command":"git status"}`))},
+			{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(decided("tc_2", "Bash", "allow", "read_only"))},
+		}, asked...)},
+		{"new: one decision that carries the call", append([]eventlog.Draft{
+			{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(strings.TrimSuffix(decided("tc_1", "Read", "allow", "read_only"), "}") + "," + strings.TrimPrefix(call("tc_1", "Read", `{"file_path":"README.md"}`), "{"))},
+			{Type: eventlog.TypePermissionResolved, Payload: json.RawMessage(strings.TrimSuffix(decided("tc_2", "Bash", "allow", "read_only"), "}") + "," + strings.TrimPrefix(call("tc_2", "Bash", `{"command":"git status"}`), "{"))},
+		}, asked...)},
+	}
+	var audits, replays []string
+	for _, sh := range shapes {
+		db := filepath.Join(t.TempDir(), "events.db")
+		store, err := sqlite.Open(db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range sh.drafts {
+			sh.drafts[i].Time = at
+		}
+		if _, err := store.Append(context.Background(), "s1", sh.drafts...); err != nil {
+			t.Fatal(err)
+		}
+		store.Close()
+		out, stderr, code := run(t, dir, "", "audit", "--db", db, "--json")
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s: audit exit %d: %s", sh.name, code, stderr)
+		}
+		for _, want := range []string{`"call":"Read: README.md"`, `"call":"Bash: git status"`, `"call":"Bash: npm test"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: audit rows lack %s:\n%s", sh.name, want, out)
+			}
+		}
+		if n := strings.Count(out, `"agent":"coder"`); n != 3 {
+			t.Errorf("%s: %d rows name the agent, want 3:\n%s", sh.name, n, out)
+		}
+		audits = append(audits, out)
+		// Today's policy denies git: the call decided at once changes,
+		// whichever shape recorded it.
+		out, stderr, code = run(t, dir, "", "replay", "s1", "--db", db, "--deny", "Bash(git:*)", "--no-verify", "--all")
+		if code != 1 || stderr != "" || !strings.Contains(out, "1 of 3 calls of session s1 decide differently") ||
+			!strings.Contains(out, "tc_2  Bash  allow") || !strings.Contains(out, "tc_3  Bash  ask (user via page: allow)") {
+			t.Fatalf("%s: replay exit %d:\n%s--- stderr:\n%s", sh.name, code, out, stderr)
+		}
+		replays = append(replays, out)
+	}
+	if audits[0] != audits[1] {
+		t.Errorf("audit reads the shapes differently:\n%s\n---\n%s", audits[0], audits[1])
+	}
+	if replays[0] != replays[1] {
+		t.Errorf("replay reads the shapes differently:\n%s\n---\n%s", replays[0], replays[1])
+	}
+}

@@ -49,6 +49,9 @@ type decisionRow struct {
 	Source string `json:"sourcedFrom,omitempty"`
 	// Pending is true for a question still waiting for a person.
 	Pending bool `json:"pending,omitempty"`
+	// requested is set once the call's model.tool_call_requested was
+	// read: its Call and Agent come from there.
+	requested bool
 }
 
 // by says who decided, for the table.
@@ -137,12 +140,19 @@ func (d *decisionRows) add(e eventlog.Event) (decisionRow, bool) {
 	case eventlog.TypeToolCallRequested:
 		r.Call = callText(p.Tool, p.Input)
 		r.Agent = p.Agent
+		r.requested = true
 	case eventlog.TypePermissionRequested:
 		r.Time, r.Decision, r.Reason, r.Pending = e.Time, "ask", p.Reason, true
 		r.Source = p.SourcedFrom
 		d.asked = append(d.asked, key)
 	case eventlog.TypePermissionResolved:
 		delete(d.calls, key)
+		if p.Input != nil && !r.requested {
+			// A call decided without a person: this event is its only one,
+			// and carries the call (a log written before that has a
+			// model.tool_call_requested first).
+			r.Call, r.Agent = callText(p.Tool, p.Input), p.Agent
+		}
 		r.Time, r.Pending = e.Time, false
 		r.Decision, r.Reason, r.Actor, r.Via = p.Decision, p.Reason, p.Actor, p.Via
 		r.Rule, r.RuleOrigin, r.Source = p.Rule, p.RuleOrigin, p.SourcedFrom

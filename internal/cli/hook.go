@@ -7,17 +7,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/hook"
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/internal/shellrun"
 	"github.com/toolgate/toolgate/policy"
+	msqlite "modernc.org/sqlite"
 )
 
 // hookFlags locate a running server and the event log of a hook.
@@ -54,8 +57,8 @@ records the deny. Without a server, a question goes to Claude Code as ask
 bypassPermissions mode, which may run it unasked, it is a deny) and is
 a deny for Gemini CLI and Codex, whose ask would hang or run the tool; the
 decision is recorded in the event log (--db, else events.db in the state
-directory) before the hook answers, as the request and its
-permission.resolved.
+directory) before the hook answers, as one permission.resolved event
+that carries the call.
 
 After a tool runs (PostToolUse, AfterTool) the output is recorded as
 tool.completed with injection.suspected events for output that looks
@@ -122,6 +125,13 @@ settings; you rarely run it yourself.`,
 			"  # try it by hand\n  echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"cwd\":\"/tmp\"}' | toolgate hook " + string(client),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if processExits {
+				// One call, then the process exits: its few megabytes
+				// are not worth collecting (three collections, most of a
+				// tenth of the hook's CPU), unless they grow past 256 MiB.
+				debug.SetGCPercent(-1)
+				debug.SetMemoryLimit(256 << 20)
+			}
 			reply := runHook(c, client, &pf, &hf)
 			c.OutOrStdout().Write(reply.Stdout)
 			if reply.Stderr != "" {
@@ -457,11 +467,40 @@ func (hf *hookFlags) logStore(ctx context.Context) (eventlog.Store, []byte, erro
 	if tokens.Approver != "" {
 		chain, logKey = tokens.ChainKey(), tokens.LogKey()
 	}
+	if processExits {
+		// A commit syncs the write-ahead log with fdatasync(2), as SQLite
+		// built for Linux does: the data and the size it was appended to,
+		// without the timestamps fsync(2) also waits for. The process
+		// exits next, so the switch, which is process-wide, changes no
+		// other store.
+		_, _ = msqlite.Fdatasync(true)
+	}
 	store, err := openStore(ctx, db, false, chain)
 	if err != nil {
 		return nil, nil, err
 	}
 	return store, logKey, nil
+}
+
+// hookWALBytes is how large the local log's write-ahead log may grow before
+// a hook copies it into the database file (see [leaveLog]): about thirty
+// calls' worth, which the next hook reads in well under a millisecond.
+const hookWALBytes = 1 << 20
+
+// leaveLog is done with the log a hook recorded in, its appends committed
+// (synced to disk). A hook running as its own process, which exits next,
+// leaves a SQLite log open for the exit to close: closing it would copy
+// the write-ahead log into the database file and delete it (two syncs),
+// and the next hook would create it again (two more), where the append
+// itself took one. It trims the write-ahead log instead once it has grown
+// past hookWALBytes; a trim that cannot be done now is done by a later
+// hook. Anything else, and any store run in-process, is closed.
+func leaveLog(ctx context.Context, store eventlog.Store) {
+	if s, ok := store.(*sqlite.Store); ok && processExits {
+		_ = s.TrimWAL(ctx, hookWALBytes, 100*time.Millisecond)
+		return
+	}
+	store.Close()
 }
 
 // hookSession is the session a hook's call is recorded in: the client's,
@@ -475,7 +514,7 @@ func hookSession(call *hook.Call) string {
 
 // record records a before-tool decision the hook made without a server
 // in the local log, as the gate records an immediate decision
-// ([gate.Gate.Record]): the request and its permission.resolved, written
+// ([gate.Gate.Record]): one permission.resolved that carries the call, written
 // before the hook answers. The store is opened only here, so a hook that
 // puts its calls to a server opens none.
 func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.Call, d *engine.Decision, actor gate.Actor) error {
@@ -483,7 +522,7 @@ func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer leaveLog(ctx, store)
 	g, err := gate.New(eng, store, nil, gate.Options{Headless: true, LogKey: logKey})
 	if err != nil {
 		return err
@@ -528,7 +567,7 @@ func (hf *hookFlags) recordAfterLocally(ctx context.Context, session string, cal
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
+	defer leaveLog(ctx, store)
 	drafts, patterns, err := gate.ReportedDrafts(reportedOutput(call), gate.NewRedactor(logKey), time.Now())
 	if err != nil {
 		return nil, err

@@ -425,14 +425,39 @@ func TestHookRecordsAfterTool(t *testing.T) {
 	}
 }
 
+// floorProgram is the least a hook that records its decision durably
+// can do: a Go program that appends one event's worth of bytes to a file
+// beside the log and syncs it once (fdatasync), as a commit does the WAL.
+const floorProgram = `package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func main() {
+	f, err := os.OpenFile(os.Args[1], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		os.Exit(1)
+	}
+	if _, err := f.Write(make([]byte, 4096)); err != nil {
+		os.Exit(1)
+	}
+	if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+		os.Exit(1)
+	}
+}
+`
+
 // TestHookLatency measures the hook's whole process, from exec to exit
 // of the built binary deciding one call with a policy file and recording
-// it in the embedded log, beside `toolgate --version` and a minimal Go
-// program: 50 rounds, the three run in turn in each, and the median of
-// each printed.
+// it in the embedded log, beside a minimal Go program, the floor (a
+// minimal Go program that syncs one append to a file beside the log) and
+// `toolgate --version`: 50 rounds, the four run in turn in each, and the
+// median of each printed. The hook's log holds one event per call.
 func TestHookLatency(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs three programs 50 times each")
+		t.Skip("builds and runs four programs 50 times each")
 	}
 	env := newHookEnv(t)
 	dir := t.TempDir()
@@ -452,6 +477,22 @@ func TestHookLatency(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the minimal program: %v\n%s", err, out)
 	}
+	floor := filepath.Join(dir, "floor")
+	if err := os.Mkdir(filepath.Join(dir, "floorsrc"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "floorsrc", "main.go"), []byte(floorProgram), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	build = exec.Command("go", "build", "-o", floor, "main.go")
+	build.Dir = filepath.Join(dir, "floorsrc")
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "GO111MODULE=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the floor program: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(env.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	pol := filepath.Join(env.project, "policy.toml")
 	if err := os.WriteFile(pol, []byte("[permissions]\nallow = [\"Bash(git status)\"]\ndeny = [\"Bash(rm *)\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -466,6 +507,7 @@ func TestHookLatency(t *testing.T) {
 		want  string
 	}{
 		{"minimal Go program", minimal, nil, "", ""},
+		{"floor", floor, []string{filepath.Join(env.state, "floor.bin")}, "", ""},
 		{"toolgate --version", bin, []string{"--version"}, "", "toolgate "},
 		{"toolgate hook claude-code", bin, hookArgs, payload, `"allow"`},
 	}
@@ -491,10 +533,19 @@ func TestHookLatency(t *testing.T) {
 		slices.Sort(times[i])
 		med[i] = times[i][len(times[i])/2]
 	}
-	line := fmt.Sprintf("hook latency (median of 50, run in turn): minimal Go program %v; toolgate --version %v; toolgate hook claude-code %v (%v above the minimal program)",
-		med[0].Round(10*time.Microsecond), med[1].Round(10*time.Microsecond), med[2].Round(10*time.Microsecond), (med[2] - med[0]).Round(10*time.Microsecond))
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	line := fmt.Sprintf("hook latency (median of 50, run in turn): minimal Go program %v; floor (one synced append) %v; toolgate --version %v; toolgate hook claude-code %v "+
+		"(%v above the minimal program, %v above the floor, %v above --version; hook/minimal %.1fx, hook/floor %.1fx, hook/--version %.2fx)",
+		r(med[0]), r(med[1]), r(med[2]), r(med[3]), r(med[3]-med[0]), r(med[3]-med[1]), r(med[3]-med[2]),
+		float64(med[3])/float64(med[0]), float64(med[3])/float64(med[1]), float64(med[3])/float64(med[2]))
 	t.Log(line)
 	fmt.Println(line)
+	// The log holds one event per decision: no model.tool_call_requested
+	// beside each permission.resolved.
+	calls := loggedCalls(t, filepath.Join(env.state, "events.db"), "s1")
+	if len(calls) != 50 {
+		t.Errorf("%d calls in the log, want 50", len(calls))
+	}
 }
 
 // TestHookProtectsItsStateDir: the state directory and event log a hook

@@ -15,14 +15,17 @@ import (
 )
 
 // loggedCall is a call as an event log holds it: the request and its
-// permission.resolved.
+// permission.resolved. For a call decided without a person both are the
+// one permission.resolved event that carries the call.
 type loggedCall struct {
 	requested, resolved map[string]any
 }
 
 // loggedCalls reads the requests and outcomes of session from the SQLite
 // log at db, by tool call id, in order; it fails the test when a request
-// has no outcome or an outcome no request.
+// has no outcome, an outcome no request, or a call decided without a
+// person (an outcome that is not an answer) has a model.tool_call_requested
+// event besides its permission.resolved.
 func loggedCalls(t *testing.T, db, session string) []loggedCall {
 	t.Helper()
 	if _, err := os.Stat(db); err != nil {
@@ -48,6 +51,14 @@ func loggedCalls(t *testing.T, db, session string) []loggedCall {
 		if ev.Type == eventlog.TypeToolCallRequested {
 			byID[id] = len(out)
 			out = append(out, loggedCall{requested: p})
+			continue
+		}
+		if _, carries := p["input"].(map[string]any); carries {
+			if _, ok := byID[id]; ok {
+				t.Fatalf("a call decided at once has a model.tool_call_requested too: %s", ev.Payload)
+			}
+			byID[id] = len(out)
+			out = append(out, loggedCall{requested: p, resolved: p})
 			continue
 		}
 		i, ok := byID[id]

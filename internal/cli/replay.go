@@ -77,11 +77,12 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 				Cwd       string         `json:"cwd"`
 				Workspace string         `json:"workspace"`
 				Agent     string         `json:"agent"`
-				Parent    string         `json:"parent_agent"`
+				Parent    string         `json:"parentAgent"`
 			}
 			var calls []call
 			was := map[string]replayResolved{}
 			asked := map[string]bool{}
+			requested := map[string]bool{}
 			f := eventlog.Filter{Session: args[0], Types: []eventlog.Type{eventlog.TypeToolCallRequested, eventlog.TypePermissionRequested, eventlog.TypePermissionResolved}}
 			for e, err := range store.Query(c.Context(), f) {
 				if err != nil {
@@ -94,6 +95,7 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 						return fmt.Errorf("session %s seq %d: the tool call cannot be read: %v", termtext.Escape(e.Session), e.Seq, err)
 					}
 					calls = append(calls, k)
+					requested[k.ID] = true
 				case eventlog.TypePermissionRequested:
 					var r replayResolved
 					if json.Unmarshal(e.Payload, &r) == nil && r.ID != "" {
@@ -103,6 +105,14 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 					var r replayResolved
 					if json.Unmarshal(e.Payload, &r) == nil && r.ID != "" {
 						was[r.ID] = r
+					}
+					// A call decided without a person is this one event,
+					// which carries the call; a log written before holds
+					// its model.tool_call_requested too.
+					var k call
+					if json.Unmarshal(e.Payload, &k) == nil && k.Input != nil && k.ID != "" && !requested[k.ID] {
+						calls = append(calls, k)
+						requested[k.ID] = true
 					}
 				}
 			}

@@ -27,10 +27,17 @@ func usageError(format string, args ...any) error {
 	return &exitError{2, fmt.Errorf(format, args...)}
 }
 
-// Main runs the command line with os.Args and returns the exit code.
+// Main runs the command line with os.Args and returns the exit code, for
+// a process that exits with it.
 func Main() int {
+	processExits = true
 	return Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
+
+// processExits is set when the command line runs as its own process, which
+// exits when the command returns (see [Main]); then a hook leaves the event
+// log to be closed by the exit (see [leaveLog]).
+var processExits bool
 
 // Run runs the command line with the given arguments and streams and
 // returns the process exit code: 0 success, 1 failure or findings, 2 bad

@@ -79,39 +79,45 @@ var toolSchemas = map[policy.Tool]string{
 	policy.ToolPlanExit:   `{"type": "object"}`,
 }
 
-// compiledSchemas returns the compiled schemas by tool. They are compiled
-// at first use, not when the program starts, so that a command that checks
-// no call does not pay for them. A schema that does not compile is a
-// programming error caught by the tests: every call panics with its error.
-var compiledSchemas = sync.OnceValue(func() map[policy.Tool]*jsonschema.Schema {
-	c := jsonschema.NewCompiler()
-	out := map[policy.Tool]*jsonschema.Schema{}
+// compiledSchemas holds each tool's schema, compiled at its first use,
+// not when the program starts, and one tool's alone: a command that checks
+// one call (an agent client's hook) pays for the schema of its tool only.
+// A schema that does not compile is a programming error caught by the
+// tests: every call of its tool panics with its error.
+var compiledSchemas = func() map[policy.Tool]func() *jsonschema.Schema {
+	out := make(map[policy.Tool]func() *jsonschema.Schema, len(toolSchemas))
 	for tool, src := range toolSchemas {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
-		if err != nil {
-			panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
-		}
-		url := "toolgate:" + string(tool) + ".json"
-		if err := c.AddResource(url, doc); err != nil {
-			panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
-		}
-		s, err := c.Compile(url)
-		if err != nil {
-			panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
-		}
-		out[tool] = s
+		out[tool] = sync.OnceValue(func() *jsonschema.Schema { return compileSchema(tool, src) })
 	}
 	return out
-})
+}()
+
+// compileSchema compiles the schema src of tool.
+func compileSchema(tool policy.Tool, src string) *jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
+	if err != nil {
+		panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
+	}
+	url := "toolgate:" + string(tool) + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
+	}
+	return s
+}
 
 // validateSchema checks a tool's arguments against its schema. The error
 // names the offending field: "input.command: got number, want string".
 func validateSchema(tool policy.Tool, in map[string]any) error {
-	s, ok := compiledSchemas()[tool]
+	schema, ok := compiledSchemas[tool]
 	if !ok {
 		return fmt.Errorf("tool %s has no argument schema", tool)
 	}
-	err := s.Validate(in)
+	err := schema().Validate(in)
 	if err == nil {
 		return nil
 	}

@@ -10,8 +10,14 @@ import (
 
 func TestToolSchemas(t *testing.T) {
 	for tool := range tools {
-		if _, ok := compiledSchemas()[tool]; !ok {
+		schema, ok := compiledSchemas[tool]
+		if !ok {
 			t.Errorf("tool %s has no argument schema", tool)
+			continue
+		}
+		// Each compiles (a schema that does not panics here).
+		if schema() == nil {
+			t.Errorf("tool %s: no compiled schema", tool)
 		}
 	}
 	tests := []struct {

@@ -18,12 +18,17 @@ const (
 	TypeTurnStarted Type = "turn.started"
 	// TypeUserMessage records what the person said to the agent.
 	TypeUserMessage Type = "user.message"
-	// TypeToolCallRequested records a tool call the model asked for.
+	// TypeToolCallRequested records a tool call the model asked for, when
+	// a person is asked about it; a call decided at once is one
+	// TypePermissionResolved event that carries the call. Logs written
+	// before that hold one before every decision.
 	TypeToolCallRequested Type = "model.tool_call_requested"
 	// TypePermissionRequested records that a person was asked.
 	TypePermissionRequested Type = "permission.requested"
 	// TypePermissionResolved records a decision: its payload carries
-	// decision, reason, actor, riskAtDecision, sourcedFrom, rule and receipt.
+	// decision, reason, actor, riskAtDecision, sourcedFrom, rule and receipt
+	// and, for a call decided without a person, the call (input, cwd,
+	// agent, parentAgent, workspace).
 	TypePermissionResolved Type = "permission.resolved"
 	// TypePermissionAnswered records a person's answer given to one server
 	// about a question another server holds (several servers sharing one

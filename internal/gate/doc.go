@@ -1,10 +1,12 @@
 // Package gate puts the decision engine, the event log and a person
 // together. A [Gate] turns one tool call into the event chain of spec 000
-// §5: model.tool_call_requested, then — when the engine asks —
-// permission.requested, then always permission.resolved with the decision,
-// reason and actor; and, through [Gate.Run], tool.started followed by
-// tool.completed or tool.failed, with injection.suspected when the output
-// looks like prompt injection.
+// §5. A call decided without a person (allowed or denied at once) is one
+// permission.resolved event that carries the call ([CallRequest]) with the
+// decision, reason and actor; a call a person is asked about is
+// model.tool_call_requested, then permission.requested, then
+// permission.resolved with the answer. Through [Gate.Run] an allowed call
+// goes on with tool.started followed by tool.completed or tool.failed,
+// with injection.suspected when the output looks like prompt injection.
 //
 // The gate fails closed (DESIGN.md invariant 10): no approver, an approval
 // timeout (30 s by default), a cancelled context or an approver error all

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -147,16 +148,12 @@ func (g *Gate) Redactor() *Redactor { return g.redact }
 
 // The payloads of the events the gate writes.
 type (
+	// toolCallRequested is the payload of a model.tool_call_requested
+	// event, the first event of a call a person is asked about.
 	toolCallRequested struct {
-		ToolCallID string         `json:"toolCallId"`
-		Tool       string         `json:"tool"`
-		Input      map[string]any `json:"input"`
-		Cwd        string         `json:"cwd"`
-		Agent      string         `json:"agent,omitempty"`
-		Parent     string         `json:"parentAgent,omitempty"`
-		// Workspace is the workspace the call's session is bound to
-		// (engine.Request.Workspace): "/" for none.
-		Workspace string `json:"workspace,omitempty"`
+		ToolCallID string `json:"toolCallId"`
+		Tool       string `json:"tool"`
+		*CallRequest
 	}
 	// PermissionRequested is the payload of a permission.requested event:
 	// the question a person (or a hook, or a classifier) is asked.
@@ -190,6 +187,21 @@ type (
 		// Sig signs a question asked of the user, under Options.LogKey
 		// ([Gate.VerifyQuestion]).
 		Sig string `json:"sig,omitempty"`
+	}
+	// CallRequest is the call as the agent asked for it, as a
+	// model.tool_call_requested event carries it. A permission.resolved
+	// event of a call decided without a person carries it too (its
+	// fields inline): that event is then the call's only one, and no
+	// model.tool_call_requested precedes it. Input is never null there,
+	// so a reader tells such an event by its "input".
+	CallRequest struct {
+		Input  map[string]any `json:"input"`
+		Cwd    string         `json:"cwd,omitempty"`
+		Agent  string         `json:"agent,omitempty"`
+		Parent string         `json:"parentAgent,omitempty"`
+		// Workspace is the workspace the call's session is bound to
+		// (engine.Request.Workspace): "/" for none.
+		Workspace string `json:"workspace,omitempty"`
 	}
 	// PermissionResolved is the payload of a permission.resolved event:
 	// the decision and who made it.
@@ -234,8 +246,21 @@ type (
 		// BreakerOpened reports that this classifier denial opened the
 		// auto-mode circuit breaker for the session.
 		BreakerOpened bool `json:"breakerOpened,omitempty"`
+		// CallRequest is the call, on a decision made without a person
+		// (the call's only event); nil on the decision of a question,
+		// whose call its model.tool_call_requested holds.
+		*CallRequest
 	}
 )
+
+// callRequest returns the call req asks for, as its events record it.
+func callRequest(req *engine.Request) *CallRequest {
+	in := req.Input
+	if in == nil {
+		in = map[string]any{}
+	}
+	return &CallRequest{Input: in, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent, Workspace: req.Workspace}
+}
 
 // Check decides req and records it as events of session req.Session, in
 // turn turn (which may be empty). It returns the final decision: the
@@ -363,7 +388,12 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 	id := g.opts.NewID()
 	// The events up to the decision (or the question) are written in one
-	// append: one commit, and never a request without its outcome.
+	// append: one commit, and never a request without its outcome. A call
+	// decided without a person is one permission.resolved event that
+	// carries the call; a call a person is asked about is recorded as
+	// model.tool_call_requested, then permission.requested (and, once
+	// answered, permission.resolved). Either way the call is recorded as
+	// the agent asked for it, before any user hook changed it.
 	var pending []eventlog.Draft
 	var encodeErr error
 	add := func(typ eventlog.Type, payload any) {
@@ -388,10 +418,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		}
 		return nil
 	}
-	add(eventlog.TypeToolCallRequested, toolCallRequested{
-		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
-		Workspace: req.Workspace,
-	})
+	asked := toolCallRequested{ToolCallID: id, Tool: req.Tool, CallRequest: callRequest(req)}
 
 	lk := &lookup{gr: g.grants}
 	decide := func(req *engine.Request) (*engine.Decision, *engine.Call) {
@@ -426,6 +453,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 			v.receipt = g.issue(id, call)
 			res.Receipt = v.receipt
 		}
+		res.CallRequest = asked.CallRequest
 		add(eventlog.TypePermissionResolved, res)
 		if err := flush(); err != nil {
 			return verdict{d: systemDeny(engine.ReasonPolicyError, "the event log could not be written"), id: id}, nil, err
@@ -499,6 +527,11 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	// question goes out: the answer applies to that and to nothing else
 	// (see wait), and a session approval it creates is built from it.
 	bound := g.issue(id, call)
+	if first, err := g.draft(turn, eventlog.TypeToolCallRequested, asked); err != nil {
+		encodeErr = cmp.Or(encodeErr, err)
+	} else {
+		pending = slices.Insert(pending, 0, first)
+	}
 	add(eventlog.TypePermissionRequested, question)
 	if askedOf == ActorUser && encodeErr == nil {
 		ar.Recorded = pending[len(pending)-1].Payload

@@ -211,8 +211,16 @@ func TestBegin(t *testing.T) {
 	if q != nil || d.Decision != policy.Allow || id == "" {
 		t.Fatalf("read in the project: got %s (question %v)", d.Decision, q != nil)
 	}
-	if got := types("s1"); len(got) != 2 || got[1] != eventlog.TypePermissionResolved {
-		t.Fatalf("events after an allow: %v", got)
+	if got := types("s1"); len(got) != 1 || got[0] != eventlog.TypePermissionResolved {
+		t.Fatalf("events after an allow: %v, want the one decision", got)
+	}
+	for e, err := range store.Query(ctx, eventlog.Filter{Session: "s1"}) {
+		must(t, err)
+		var p PermissionResolved
+		must(t, json.Unmarshal(e.Payload, &p))
+		if p.CallRequest == nil || p.Input["file_path"] != filepath.Join(project, "a.txt") || p.Cwd != project || p.ToolCallID != id || p.Decision != policy.Allow {
+			t.Fatalf("the decision does not carry the call: %s", e.Payload)
+		}
 	}
 
 	d, id, q, err = g.Begin(ctx, &engine.Request{Tool: "Bash", Input: map[string]any{"command": "npm test"}, Cwd: project, Session: "s2"}, "")

@@ -24,9 +24,9 @@ func (f *failAfterStore) Append(ctx context.Context, s string, d ...eventlog.Dra
 	return f.Store.Append(ctx, s, d...)
 }
 
-// TestRefuseRecordsRequestWithOutcome: a refusal's request and its deny
-// are one append, so a store that fails after one append cannot leave a
-// request without its outcome in the log.
+// TestRefuseRecordsRequestWithOutcome: a refusal is one event that
+// carries the call and its deny, so a store that fails cannot leave a
+// request without its outcome in the log, nor an outcome without its call.
 func TestRefuseRecordsRequestWithOutcome(t *testing.T) {
 	for _, n := range []int{0, 1} {
 		fx := newFixture(t, Options{})
@@ -39,8 +39,13 @@ func TestRefuseRecordsRequestWithOutcome(t *testing.T) {
 		}
 		requested := fx.events(t, eventlog.TypeToolCallRequested)
 		resolved := fx.events(t, eventlog.TypePermissionResolved)
-		if len(requested) != len(resolved) {
-			t.Fatalf("appends allowed %d: %d requests and %d outcomes in the log (err %v)", n, len(requested), len(resolved), err)
+		if len(requested) != 0 {
+			t.Fatalf("appends allowed %d: %d model.tool_call_requested events, want none", n, len(requested))
+		}
+		for _, r := range resolved {
+			if in, _ := r["input"].(map[string]any); in["content"] != "x" || r["cwd"] != req.Cwd {
+				t.Fatalf("appends allowed %d: the outcome does not carry the call: %v", n, r)
+			}
 		}
 		if len(resolved) != n || (n == 0) != (err != nil) {
 			t.Fatalf("appends allowed %d: %d outcomes, err %v", n, len(resolved), err)

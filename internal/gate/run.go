@@ -49,9 +49,9 @@ func CallID(ctx context.Context) string {
 }
 
 // Refuse records req as a call refused before it was decided, by whoever
-// runs tools for the gate (plan mode, arguments its tool cannot take):
-// model.tool_call_requested, then permission.resolved with decision deny,
-// the reason and message given and actor system. It returns that deny.
+// runs tools for the gate (plan mode, arguments its tool cannot take): one
+// permission.resolved event that carries the call, with decision deny, the
+// reason and message given and actor system. It returns that deny.
 func (g *Gate) Refuse(ctx context.Context, req *engine.Request, turn string, reason engine.Reason, msg string) (*engine.Decision, error) {
 	d, _, err := g.RefuseCall(ctx, req, turn, reason, msg)
 	return d, err
@@ -67,12 +67,12 @@ func (g *Gate) RefuseCall(ctx context.Context, req *engine.Request, turn string,
 
 // Record records a decision made without the gate, with the gate's engine
 // alone, by an entry point that decides at once (an agent client's hook):
-// model.tool_call_requested, then permission.resolved carrying d's
-// decision, reason, risk, source, rule and message, and actor. Both events
-// are one append, as [Gate.Check] writes them: never a request without its
-// outcome. An ask is recorded as the decision that hands the question to
-// the client, whose person answers it outside toolgate. Record evaluates
-// nothing; it returns the tool call id the events carry, and an error when
+// one permission.resolved event that carries the call ([CallRequest]) and
+// d's decision, reason, risk, source, rule and message, and actor, as
+// [Gate.Check] records a call decided without a person. An ask is recorded
+// as the decision that hands the question to the client, whose person
+// answers it outside toolgate. Record evaluates nothing; it returns the
+// tool call id the event carries once the log holds it, and an error when
 // the request names no session or the log cannot be written.
 func (g *Gate) Record(ctx context.Context, req *engine.Request, turn string, d *engine.Decision, actor Actor) (string, error) {
 	if req == nil || req.Session == "" {
@@ -82,24 +82,17 @@ func (g *Gate) Record(ctx context.Context, req *engine.Request, turn string, d *
 		return "", errors.New("gate: no decision to record")
 	}
 	id := g.opts.NewID()
-	requested, err := g.draft(turn, eventlog.TypeToolCallRequested, toolCallRequested{
-		ToolCallID: id, Tool: req.Tool, Input: req.Input, Cwd: req.Cwd, Agent: req.Agent, Parent: req.Parent,
-		Workspace: req.Workspace,
-	})
-	if err != nil {
-		return id, err
-	}
 	resolved, err := g.draft(turn, eventlog.TypePermissionResolved, PermissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: actor,
 		RiskAtDecision: d.Risk, SourcedFrom: d.Source, Rule: d.Rule, RuleOrigin: d.RuleOrigin,
-		Message: d.Message, Grant: d.Grant, PolicyVersion: d.PolicyVersion,
+		Message: d.Message, Grant: d.Grant, PolicyVersion: d.PolicyVersion, CallRequest: callRequest(req),
 	})
 	if err != nil {
 		return id, err
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
 	defer cancel()
-	if _, err := g.store.Append(actx, req.Session, requested, resolved); err != nil {
+	if _, err := g.store.Append(actx, req.Session, resolved); err != nil {
 		return id, fmt.Errorf("gate: record the decision: %w", err)
 	}
 	return id, nil

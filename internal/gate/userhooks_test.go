@@ -305,7 +305,7 @@ func TestUserHooksRun(t *testing.T) {
 	for _, e := range w.events(t, "s1") {
 		types = append(types, string(e.Type))
 	}
-	if got := strings.Join(types, " "); got != "model.tool_call_requested permission.resolved tool.started tool.completed hook.ran" {
+	if got := strings.Join(types, " "); got != "permission.resolved tool.started tool.completed hook.ran" {
 		t.Fatalf("events %s", got)
 	}
 

@@ -401,7 +401,11 @@ func TestRemoteLocalDenyFallsBack(t *testing.T) {
 	if got := w.decisions(t); !slices.Equal(got, []string{"mcp__files__write_file deny rule_deny"}) {
 		t.Fatalf("decisions %v", got)
 	}
-	if n := w.count(t, eventlog.TypeToolCallRequested); n != 1 {
-		t.Fatalf("%d requests in the log", n)
+	// Decided at once: the decision is the call's one event.
+	if n := w.count(t, eventlog.TypeToolCallRequested); n != 0 {
+		t.Fatalf("%d model.tool_call_requested events in the log, want none", n)
+	}
+	if n := w.count(t, eventlog.TypePermissionResolved); n != 1 {
+		t.Fatalf("%d decisions in the log", n)
 	}
 }

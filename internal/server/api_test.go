@@ -55,10 +55,12 @@ func TestCheckDecisions(t *testing.T) {
 				t.Fatalf("response %s", r.body)
 			}
 			evs := e.events(session)
-			if len(evs) != 2 || evs[0].Type != eventlog.TypeToolCallRequested || evs[1].Type != eventlog.TypePermissionResolved {
+			// Decided at once: one event, which carries the call.
+			if len(evs) != 1 || evs[0].Type != eventlog.TypePermissionResolved {
 				t.Fatalf("events %v", evs)
 			}
-			if p := e.resolvedPayload(session); p["toolCallId"] != id || p["decision"] != tc.decision {
+			p := e.resolvedPayload(session)
+			if in, _ := p["input"].(map[string]any); p["toolCallId"] != id || p["decision"] != tc.decision || in["command"] != tc.command || p["cwd"] != e.project {
 				t.Fatalf("resolved %v", p)
 			}
 		})
@@ -514,9 +516,11 @@ func TestMetrics(t *testing.T) {
 		"toolgate_check_duration_seconds_count 3",
 		"toolgate_approvals_pending 1",
 		"toolgate_approval_wait_seconds_count 0",
-		// Each check's events so far went to the log in one commit.
+		// Each check's events so far went to the log in one commit: one
+		// event for a call decided at once, the request and the question
+		// for the call asked about.
 		"toolgate_eventlog_commits_total 4\n", // and the session.bound event
-		"toolgate_eventlog_events_total 7\n",
+		"toolgate_eventlog_events_total 5\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, body)
@@ -566,7 +570,7 @@ func TestEventsJSONAndPost(t *testing.T) {
 		return out.Events
 	}
 	got := get("/v1/sessions/s1/events", ag)
-	if len(got) != 9 || got[0].Type != TypeSessionBound || got[1].Type != eventlog.TypeSessionStarted || got[4].Type != TypeSessionBound {
+	if len(got) != 7 || got[0].Type != TypeSessionBound || got[1].Type != eventlog.TypeSessionStarted || got[4].Type != TypeSessionBound {
 		t.Fatalf("session events: %v", got)
 	}
 	if got := get("/v1/events?session=s1&decision=deny", ag); len(got) != 1 || got[0].Type != eventlog.TypePermissionResolved {
@@ -892,7 +896,10 @@ func (f failingQuery) Query(ctx context.Context, filter eventlog.Filter) iter.Se
 // TestStatsAddUp: the overview's counts add up — every call that came in
 // the window is allowed, denied or pending, and "asked" is a part of them
 // — and a call is counted in the hour it came, not the hour it was
-// answered; a call that came before the window is not counted.
+// answered; a call that came before the window is not counted. A log
+// holds calls decided at once in two shapes: a model.tool_call_requested
+// and then the decision (written before), or one decision that carries
+// the call; both count once.
 func TestStatsAddUp(t *testing.T) {
 	e := newEnv(t)
 	ap := e.tokens.Approver
@@ -912,9 +919,12 @@ func TestStatsAddUp(t *testing.T) {
 		ev(at(-5), eventlog.TypeToolCallRequested, `{"toolCallId":"tc_late","tool":"Bash","agent":"coder"}`),
 		ev(at(-5), eventlog.TypePermissionRequested, `{"toolCallId":"tc_late","reason":"execute_effect"}`),
 		ev(at(-3), eventlog.TypePermissionResolved, `{"toolCallId":"tc_late","decision":"deny","reason":"user_denied"}`),
-		// Came 3 hours ago, allowed by policy at once.
+		// Came 3 hours ago, allowed by policy at once (as logs written
+		// before one event per such call have it).
 		ev(at(-3), eventlog.TypeToolCallRequested, `{"toolCallId":"tc_now","tool":"Read"}`),
 		ev(at(-3), eventlog.TypePermissionResolved, `{"toolCallId":"tc_now","decision":"allow","reason":"read_only"}`),
+		// Came 2 hours ago, allowed at once: one event carries the call.
+		ev(at(-2), eventlog.TypePermissionResolved, `{"toolCallId":"tc_one","tool":"Read","decision":"allow","reason":"read_only","input":{"file_path":"a"},"agent":"reader"}`),
 	)
 	must(t, err)
 	// And one waiting now.
@@ -923,7 +933,7 @@ func TestStatsAddUp(t *testing.T) {
 	var st Stats
 	r := e.call("GET", "/v1/stats?since=24h", ap, nil)
 	r.decode(t, &st)
-	if want := (Counts{Calls: 3, Allow: 1, Deny: 1, Pending: 1, Ask: 2}); st.Totals != want {
+	if want := (Counts{Calls: 4, Allow: 2, Deny: 1, Pending: 1, Ask: 2}); st.Totals != want {
 		t.Fatalf("totals %+v, want %+v", st.Totals, want)
 	}
 	if c := st.Totals; c.Allow+c.Deny+c.Pending != c.Calls || c.Ask > c.Calls {
@@ -942,12 +952,22 @@ func TestStatsAddUp(t *testing.T) {
 	if got := byHour[at(-3).Truncate(time.Hour)]; got != (Counts{Calls: 1, Allow: 1}) {
 		t.Errorf("the hour of the late answer: %+v, want only the call that came then", got)
 	}
+	if got := byHour[at(-2).Truncate(time.Hour)]; got != (Counts{Calls: 1, Allow: 1}) {
+		t.Errorf("the hour of the call decided in one event: %+v, want it allowed there", got)
+	}
+	agents := map[string]int{}
+	for _, a := range st.Agents {
+		agents[a.Name] = a.Count
+	}
+	if agents["coder"] != 1 || agents["reader"] != 1 {
+		t.Errorf("agents %+v, want coder and reader once each", st.Agents)
+	}
 
 	// Finer periods, for a range where everything came within an hour.
 	r = e.call("GET", "/v1/stats?since=24h&bucket=10m", ap, nil)
 	st = Stats{}
 	r.decode(t, &st)
-	if r.code != 200 || st.Bucket != "10m0s" || len(st.Hourly) != 3 || st.Hourly[0].Hour != at(-5).Truncate(10*time.Minute) {
+	if r.code != 200 || st.Bucket != "10m0s" || len(st.Hourly) != 4 || st.Hourly[0].Hour != at(-5).Truncate(10*time.Minute) {
 		t.Errorf("bucket=10m: %d, bucket %q, periods %+v", r.code, st.Bucket, st.Hourly)
 	}
 	if r := e.call("GET", "/v1/stats?bucket=7m", ap, nil); r.code != 400 || !strings.Contains(string(r.body), "one of 1m") {

@@ -134,11 +134,12 @@ func (s *Server) stats(r *http.Request, since, until time.Time, bucket time.Dura
 		Since: since, Until: until, Limit: maxStatsEvents,
 	}
 	var payload struct {
-		ToolCallID string `json:"toolCallId"`
-		Decision   string `json:"decision"`
-		Reason     string `json:"reason"`
-		Rule       string `json:"rule"`
-		Agent      string `json:"agent"`
+		ToolCallID string          `json:"toolCallId"`
+		Decision   string          `json:"decision"`
+		Reason     string          `json:"reason"`
+		Rule       string          `json:"rule"`
+		Agent      string          `json:"agent"`
+		Input      json.RawMessage `json:"input"`
 	}
 	// Each call is counted in the hour it came, by how it ended; a call
 	// that came before since is not counted, even when it ended after.
@@ -155,19 +156,25 @@ func (s *Server) stats(r *http.Request, since, until time.Time, bucket time.Dura
 		}
 		n++
 		payload.ToolCallID, payload.Decision, payload.Reason, payload.Rule, payload.Agent = "", "", "", "", ""
+		payload.Input = nil
 		_ = json.Unmarshal(e.Payload, &payload)
 		key := [2]string{e.Session, payload.ToolCallID}
 		c := calls[key]
-		switch e.Type {
-		case eventlog.TypeToolCallRequested:
-			if c != nil || payload.ToolCallID == "" {
-				continue
-			}
-			calls[key] = &call{hour: e.Time.UTC().Truncate(bucket)}
+		// A call comes with its model.tool_call_requested, or, decided
+		// without a person, as one permission.resolved that carries it
+		// (its "input"); a resolved event without one (every call of a
+		// log written before, and the answer to a question) ends a call
+		// that came before.
+		if c == nil && payload.ToolCallID != "" && (e.Type == eventlog.TypeToolCallRequested ||
+			e.Type == eventlog.TypePermissionResolved && len(payload.Input) > 0 && payload.Input[0] == '{') {
+			c = &call{hour: e.Time.UTC().Truncate(bucket)}
+			calls[key] = c
 			sessions[rankKey{e.Session, ""}]++
 			if payload.Agent != "" {
 				agents[rankKey{payload.Agent, ""}]++
 			}
+		}
+		switch e.Type {
 		case eventlog.TypePermissionRequested:
 			reasons[rankKey{payload.Reason, "ask"}]++
 			if payload.Rule != "" {

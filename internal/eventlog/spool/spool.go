@@ -9,8 +9,8 @@
 // disk before Append returns), up to a size limit, and a background loop
 // appends them to the log when it is back, in their order, with a
 // top-level "recovered" object added to each payload. Only the records of
-// decided calls are kept (model.tool_call_requested, permission.resolved,
-// tool.*, injection.suspected): an answer, a grant or a settings switch
+// decided calls are kept (permission.resolved, which carries a call decided
+// at once, model.tool_call_requested, tool.*, injection.suspected): an answer, a grant or a settings switch
 // that was refused is not replayed later behind the person's back.
 //
 // A record leaves the file once its events are appended; a process that

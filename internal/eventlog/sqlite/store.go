@@ -201,6 +201,43 @@ func (s *Store) init(ctx context.Context) error {
 	return nil
 }
 
+// TrimWAL copies the write-ahead log into the database file and empties
+// it (PRAGMA wal_checkpoint(TRUNCATE): two syncs) when the WAL file is
+// larger than maxBytes, and does nothing otherwise. It is for a process
+// that appends and then exits without [Store.Close], which would
+// checkpoint and delete the WAL every time (two more syncs, and two more
+// again when the next process creates it): the WAL it leaves is read
+// whole by the next process that opens the file, so it is kept small this
+// way instead, once in many appends. What was committed stays committed
+// whatever TrimWAL does; it waits at most wait for readers of other
+// processes to move on, and reports an error when it did not trim.
+func (s *Store) TrimWAL(ctx context.Context, maxBytes int64, wait time.Duration) error {
+	fi, err := os.Stat(s.path + "-wal")
+	if errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() <= maxBytes {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trim the write-ahead log of %s: %w", s.path, err)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("trim the write-ahead log of %s: %w", s.path, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", wait.Milliseconds())); err != nil {
+		return fmt.Errorf("trim the write-ahead log of %s: %w", s.path, err)
+	}
+	defer conn.ExecContext(context.Background(), "PRAGMA busy_timeout = 10000")
+	var busy, frames, copied int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &copied); err != nil {
+		return fmt.Errorf("trim the write-ahead log of %s: %w", s.path, err)
+	}
+	if busy != 0 {
+		return fmt.Errorf("trim the write-ahead log of %s: another connection is using it (%d of %d frames copied)", s.path, copied, frames)
+	}
+	return nil
+}
+
 // Stats are counters of a [Store] since it was opened; each commit is one
 // fsync in the default mode.
 type Stats = eventlog.CommitStats

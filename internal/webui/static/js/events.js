@@ -6,8 +6,10 @@ import { h, replace, reasonText, riskClass, decisionClass, fmtTime, fmtDateTime,
 import { seen, recent, onSeen, noteEvent } from "./state.js";
 import { changeView } from "./change.js";
 
-// calls maps a tool call id to the tool and input of its
-// model.tool_call_requested event, so that later events of the call, which
+// calls maps a tool call id to the tool and input of the event that
+// carries the call — its model.tool_call_requested when a person was asked
+// (and in logs written before), else its one permission.resolved, which
+// carries the call ("input") — so that later events of the call, which
 // carry only its id, can say what it was.
 const calls = new Map();
 
@@ -31,7 +33,9 @@ function agentContent(ev) {
 
 function noteCall(ev) {
   const p = ev.payload || {};
-  if (ev.type !== "model.tool_call_requested" || !p.toolCallId) return;
+  const carries = ev.type === "model.tool_call_requested" ||
+    (ev.type === "permission.resolved" && p.input && typeof p.input === "object");
+  if (!carries || !p.toolCallId || calls.has(p.toolCallId) && ev.type === "permission.resolved") return;
   calls.set(p.toolCallId, { tool: p.tool, input: p.input, agent: p.agent });
   if (calls.size > 20000) calls.delete(calls.keys().next().value);
 }
@@ -413,8 +417,8 @@ async function showMore() {
     (audit.cut ? " · the range holds more than " + AUDIT_READ.toLocaleString() + " events: these are the newest of the first ones read; narrow the range" : "");
 }
 
-// findCalls reads the model.tool_call_requested events of the calls evs
-// belong to, from a little before the first to the last.
+// findCalls reads the events that carry the calls evs belong to (see
+// calls), from a little before the first to the last.
 async function findCalls(evs, session) {
   const missing = evs.filter((ev) => gateFields(ev).toolCallId && !calls.has(gateFields(ev).toolCallId));
   for (const ev of evs) noteCall(ev);
@@ -423,7 +427,7 @@ async function findCalls(evs, session) {
   const last = new Date(missing[missing.length - 1].time).getTime();
   try {
     const res = await api("/v1/events", { params: {
-      type: "model.tool_call_requested", session, limit: 10000,
+      type: "model.tool_call_requested,permission.resolved", session, limit: 10000,
       since: new Date(first - 15 * 60e3).toISOString(), until: new Date(last + 1000).toISOString(),
     } });
     for (const ev of (res && res.events) || []) noteCall(ev);
