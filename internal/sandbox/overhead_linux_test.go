@@ -83,8 +83,11 @@ func TestOverhead(t *testing.T) {
 		r(cli), r(cli-plain), float64(cli)/float64(plain), r(bare))
 	// The target is 10 ms on an idle machine; the bound leaves room for a
 	// loaded one and still catches a stage that runs after the heavy
-	// package initializers, or a network namespace made on every run.
-	if lib-plain > 25*time.Millisecond {
+	// package initializers, or a network namespace made on every run. On
+	// a machine so loaded that a plain exec is slow, every process start
+	// is slow alike: the overhead fails only when it is also more than ten
+	// plain execs.
+	if lib-plain > 25*time.Millisecond && lib > 10*plain {
 		t.Errorf("sandbox overhead %v over a plain exec; the target is under 10ms", r(lib-plain))
 	}
 }
