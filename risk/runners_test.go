@@ -1,6 +1,9 @@
 package risk
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestRunnerOptions reads build and test runners' command lines through
 // Command. Their options are an allow-list (specs_runners.go): an option
@@ -88,7 +91,14 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "scp -T host:'*' .", unknown: "-T", network: true},
 		// cargo
 		{line: "cargo build --release"},
-		{line: "cargo test -p app -- --nocapture --config x"},
+		{line: "cargo test -p app -- --nocapture --test-threads=1 --skip slow name"},
+		{line: "cargo test -- --nocapture --config x", unknown: "--config"},
+		{line: "cargo test -- --logfile /tmp/x", unknown: "--logfile"},
+		{line: "cargo bench -- --logfile=/tmp/x", unknown: "--logfile"},
+		{line: "cargo t -- -q --logfile /tmp/x", unknown: "--logfile"},
+		{line: "cargo build --target x86_64-unknown-linux-musl"},
+		{line: "cargo build --target ./evil.json", runs: true},
+		{line: "cargo test --target=/tmp/t.json", runs: true},
 		{line: "cargo test --workspace --all-features -F a,b --features=c --target-dir target/x -j4"},
 		{line: "cargo clippy --all-targets --all-features -- -D warnings -Aclippy::x"},
 		{line: "cargo fmt --all -- --check"},
@@ -187,13 +197,31 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "make -kE x", unknown: "-E"},
 		{line: "make --jobserver-auth=3,4", unknown: "--jobserver-auth"},
 		{line: "make --zzz", unknown: "--zzz"},
+		{line: "make test -f -", runs: true},
+		{line: "make test -sf-", runs: true},
+		{line: "make test --file=-", runs: true},
+		{line: "rsync -a -f '- *.o' -f '+ src/' --filter 'exclude,s x' -f 'P keep' -f '!' a b"},
+		{line: "rsync -a -f 'merge /home/u/.git-credentials' a b", unknown: "--filter=merge /home/u/.git-credentials"},
+		{line: "rsync -a --filter '. x' a b", unknown: "--filter=. x"},
+		{line: "rsync -a -f ':n- .excl' a b", unknown: "--filter=:n- .excl"},
+		{line: "rsync -a -f 'dir-merge x' a b", unknown: "--filter=dir-merge x"},
+		{line: "npm test --color --script-shell=/tmp/evil", unknown: "--script-shell"},
+		{line: "npm test --color=always"},
 		// pytest, python -m pytest, python -m pip
 		{line: "pytest -q -k test_x tests"},
 		{line: "pytest -p no:cacheprovider"},
 		{line: "pytest -pno:cacheprovider -x"},
 		{line: "pytest -vvx --maxfail=2 --tb=short -m 'not slow' tests/unit"},
 		{line: "pytest -ra -s --lf tests -k 'a and not b'"},
-		{line: "pytest tests -- -p evil"},
+		{line: "pytest tests -- -p evil", runs: true},
+		{line: "pytest tests -- -pevil", runs: true},
+		{line: "pytest -k -p evil", runs: true},
+		{line: "pytest tests -- -p no:cacheprovider"},
+		{line: "pytest -W error -W ignore::DeprecationWarning"},
+		{line: "pytest -W error::evilmod.Warn", runs: true},
+		{line: "pytest --pythonwarnings=ignore::a.b.C", runs: true},
+		{line: "python3 -m pytest -W error::evilmod.Warn", runs: true},
+		{line: "python3 -m pytest tests -- -p evil", runs: true},
 		{line: "pytest -n auto --durations=10"},
 		{line: "pytest -p evil", runs: true},
 		{line: "pytest -pevil", runs: true},
@@ -337,6 +365,35 @@ func TestRsyncDeletes(t *testing.T) {
 		e := Command(w[0], w[1:], nil)
 		if (e.Destructive != "") != tc.destructive {
 			t.Errorf("%s: destructive %q, want %v", tc.line, e.Destructive, tc.destructive)
+		}
+	}
+}
+
+// TestRunnerReadsAndSecrets checks what the runners' words read and
+// expose beyond their options: the paths pytest collects and runs, and
+// make -p, which prints the environment.
+func TestRunnerReadsAndSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		reads  []string
+		secret bool
+	}{
+		{line: "pytest -q tests/unit tests/a.py::test_b", reads: []string{"tests/unit", "tests/a.py"}},
+		{line: "pytest /tmp/other", reads: []string{"/tmp/other"}},
+		{line: "python3 -m pytest ../other -x", reads: []string{"../other"}},
+		{line: "pytest -k x"},
+		{line: "make test -p", secret: true},
+		{line: "make --print-data-base", secret: true},
+		{line: "make -np test", secret: true},
+		{line: "make -n test"},
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if !slices.Equal(e.Reads, tc.reads) {
+			t.Errorf("%s: reads %q, want %q", tc.line, e.Reads, tc.reads)
+		}
+		if (e.Secret != "") != tc.secret || tc.secret && e.Level != Credential {
+			t.Errorf("%s: secret %q at %v, want one: %v", tc.line, e.Secret, e.Level, tc.secret)
 		}
 	}
 }

@@ -48,7 +48,7 @@ import "strings"
 
 // npmCommon are the options every npm command takes.
 const npmCommon = `
-  @noabbrev -s|--silent -q|--quiet -d --verbose --loglevel=inert --color=inert --no-color --json
+  @noabbrev -s|--silent -q|--quiet -d --verbose --loglevel=inert --color?=inert --no-color --json
   -p|--parseable -l|--long --no-progress --progress --unicode --no-unicode --timing -h|--help
   --offline --prefer-offline --prefer-online --audit --no-audit --fund --no-fund --update-notifier
   --no-update-notifier -y|--yes --no-yes --if-present --ignore-scripts --foreground-scripts
@@ -197,3 +197,11 @@ var clippyArgs = lazySpec("clippy arguments", `clippy-driver: @noabbrev -D|--den
 // fmtArgs are the words cargo fmt hands to rustfmt after "--".
 var fmtArgs = lazySpec("rustfmt arguments", `rustfmt: @noabbrev --check --edition=inert -l|--files-with-diff -v|--verbose -q|--quiet
   --emit=inert --color=inert`)
+
+// libtestArgs are the words cargo test and cargo bench hand to the test
+// harness after "--": its filters and the options that choose, order and
+// show the tests. --logfile, which writes a file anywhere, is left out.
+var libtestArgs = lazySpec("test harness arguments", `libtest: @noabbrev --include-ignored --ignored --exclude-should-panic
+  --test --bench --list --nocapture --no-capture --test-threads=inert --skip=pat -q|--quiet --exact
+  --color=inert --format=inert --show-output -Z=inert --report-time --ensure-time --shuffle
+  --shuffle-seed=inert --force-run-in-process -h|--help`)
