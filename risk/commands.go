@@ -828,8 +828,13 @@ func init() {
 // program's spec does not know takes one when valueFlags says so (ssh -J
 // HOST), so that a rule that names it reads its value as it did before
 // the program had a spec.
+//
+// For a program with subcommands, the options its spec reads before the
+// subcommand (npm --loglevel LEVEL, cargo --color WHEN) take a value as
+// the spec says, so that npm --loglevel test run deploy is not read as
+// npm test; the subcommands' own options fall back to valueFlags.
 func TakesValue(prog, flag string) bool {
-	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
+	if sp := Lookup(prog); sp != nil {
 		if _, o, ok := sp.Canonical(flag); ok {
 			return o.Value != ValNone && !o.Optional
 		}
