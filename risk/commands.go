@@ -179,6 +179,11 @@ func Command(name string, args []string, dyn []bool) Effect {
 			args, dyn = tarOldStyle(args, dyn, sp)
 		}
 		if base == "go" {
+			if flag := goTestBinaryFlag(args, dyn); flag != "" {
+				e := command(base, info, args, dyn, nil)
+				e.Level, e.Known, e.Spec, e.UnknownOption = Max(e.Level, Execute), false, "go test binary", flag
+				return e
+			}
 			args, dyn = goWords(args, dyn, nil)
 		}
 		if base == "ssh" {

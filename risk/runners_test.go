@@ -397,3 +397,27 @@ func TestRunnerReadsAndSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestGoTestBinaryFlags checks the words go test hands its test binary:
+// the testing package's flags that write a file ask; the test's own pass.
+func TestGoTestBinaryFlags(t *testing.T) {
+	for _, tc := range []struct{ line, unknown string }{
+		{line: "go test ./... -run TestX -args -v -update"},
+		{line: "go test ./... -args -test.v -test.run=X -test.count=1"},
+		{line: "go test -args -test.cpuprofile=/tmp/x ./...", unknown: "-test.cpuprofile=/tmp/x"},
+		{line: "go test ./... -args -test.outputdir /tmp", unknown: "-test.outputdir"},
+		{line: "go test ./... --args --test.testlogfile=/tmp/x", unknown: "--test.testlogfile=/tmp/x"},
+		{line: "go test -run x -- -test.trace=/tmp/x", unknown: "-test.trace=/tmp/x"},
+		{line: "go -C sub test . -args -test.memprofile=m", unknown: "-test.memprofile=m"},
+		{line: "go run . -args -test.cpuprofile=/tmp/x"},
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if e.UnknownOption != tc.unknown {
+			t.Errorf("%s: unknown option %q, want %q", tc.line, e.UnknownOption, tc.unknown)
+		}
+		if tc.unknown != "" && e.Known {
+			t.Errorf("%s: unknown, and known", tc.line)
+		}
+	}
+}

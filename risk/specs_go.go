@@ -88,3 +88,59 @@ func goWords(args []string, dyn []bool, sub *Spec) ([]string, []bool) {
 	}
 	return out, outDyn
 }
+
+// inertTestBinaryFlags are the flags of the testing package that a go test
+// binary reads after -args and that write no file: -test.cpuprofile,
+// -test.trace, -test.testlogfile, -test.outputdir and the like write
+// where they say, and are left out.
+var inertTestBinaryFlags = map[string]bool{
+	"v": true, "run": true, "skip": true, "count": true, "timeout": true, "short": true, "bench": true,
+	"benchtime": true, "benchmem": true, "cpu": true, "parallel": true, "failfast": true, "list": true,
+	"shuffle": true, "fullpath": true, "paniconexit0": true,
+}
+
+// goTestBinaryFlag returns the first word of go test's test binary
+// arguments (after -args, or after a "--", which go also hands on) that
+// is a flag of the testing package not in inertTestBinaryFlags, or "".
+// The test's own flags (-update, -v) are the project's: they pass, as
+// the words after npm test's "--" do. A dynamic word may be any flag: it
+// is returned too.
+func goTestBinaryFlag(args []string, dyn []bool) string {
+	sub := -1
+	for i := 0; i < len(args); i++ {
+		if !static(dyn, i) {
+			return ""
+		}
+		if args[i] == "-C" || args[i] == "--C" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			sub = i
+			break
+		}
+	}
+	if sub < 0 || args[sub] != "test" {
+		return ""
+	}
+	rest := -1
+	for i := sub + 1; i < len(args); i++ {
+		if static(dyn, i) && (args[i] == "-args" || args[i] == "--args" || args[i] == "--") {
+			rest = i + 1
+			break
+		}
+	}
+	if rest < 0 {
+		return ""
+	}
+	for i := rest; i < len(args); i++ {
+		if !static(dyn, i) {
+			return args[i]
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if t, ok := strings.CutPrefix(name, "test."); ok && strings.HasPrefix(args[i], "-") && !inertTestBinaryFlags[t] {
+			return args[i]
+		}
+	}
+	return ""
+}
