@@ -42,6 +42,10 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			}
 		}
 	case "pytest", "py.test":
+		if at := pytestArgFile(args, p); at != "" {
+			e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, at
+			return
+		}
 		if why := pytestPlugins(args, p); why != "" {
 			run(why)
 		}
@@ -105,6 +109,11 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 					restDyn = dyn[i+1:]
 				}
 				q := sp.Parse(args[i+1:], restDyn)
+				if q.Unknown == "" && sp == clippyArgs() && len(q.Operands) > 0 {
+					// The compiler reads a free word as a file to
+					// compile, and @FILE as more of its arguments.
+					q.Unknown = args[i+1+q.Operands[0]]
+				}
 				if q.Unknown != "" {
 					e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, q.Unknown, sp.Program
 				} else if q.Problem != "" {
@@ -121,6 +130,15 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 		if !static(dyn, i) {
 			e.Problem, e.Unknown = fmt.Sprintf("the command %s of %s is not known until the line runs", args[i], base), true
 			return
+		}
+		if base == "bun" && args[i] == "test" {
+			// bun test runs the test files below the paths it is given
+			// (a word with a slash; any other filters names).
+			for _, k := range p.Operands[1:] {
+				if strings.Contains(args[k], "/") {
+					e.Reads = append(e.Reads, args[k])
+				}
+			}
 		}
 		switch runnerCommands[base][args[i]] {
 		case cmdRuns:
@@ -173,6 +191,18 @@ func pytestPlugins(args []string, p *Parsed) string {
 	return ""
 }
 
+// pytestArgFile returns the first operand of pytest that starts with "@",
+// or "": pytest (8.2 and later) reads more options from the file it
+// names, which the words do not show (-c, --basetemp, -p).
+func pytestArgFile(args []string, p *Parsed) string {
+	for _, i := range p.Operands {
+		if strings.HasPrefix(args[i], "@") {
+			return args[i]
+		}
+	}
+	return ""
+}
+
 // pytestPaths returns the files and directories pytest collects, the
 // operands without a "::" node id: it runs the test code and conftest.py
 // files it finds there, so they are read as the command's own.
@@ -216,6 +246,8 @@ func pytestModule(args []string, dyn []bool, e *Effect) {
 		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, p.Unknown, sp.Program
 	case p.Problem != "":
 		e.Problem, e.Unknown = p.Problem, true
+	case pytestArgFile(args, p) != "":
+		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, pytestArgFile(args, p), sp.Program
 	default:
 		if why := pytestPlugins(args, p); why != "" {
 			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
