@@ -253,6 +253,15 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 		}
 	}
 	if base == "go" && p.Sub != nil {
+		for _, o := range p.Sub.Options {
+			if o.HasValue && !inertGoToolFlags(o.Name, o.Value) {
+				e.Level, e.Known = Max(e.Level, Execute), false
+				if e.Exec == "" {
+					e.Exec = fmt.Sprintf("go %s %s passes flags to the compiler or linker that may run a program or write a file", o.Spelled, o.Value)
+				}
+				break
+			}
+		}
 		switch p.SubName {
 		case "generate":
 			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, "go generate runs the commands that the //go:generate lines of the source name"

@@ -428,3 +428,43 @@ func TestGoTestBinaryFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestGoToolFlags checks the values of go's -gcflags and -ldflags: the
+// tool flags that run nothing and write nothing pass; -extld, -tmpdir and
+// the tools' profiles run a program or write a file.
+func TestGoToolFlags(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		runs bool
+	}{
+		{line: "go build -ldflags=-s ./..."},
+		{line: "go build -ldflags '-s -w -X main.v=1' ./..."},
+		{line: "go build -gcflags=all=-N ./..."},
+		{line: "go test -gcflags 'all=-N -l' ./..."},
+		{line: "go test -ldflags=-extld=/tmp/evil ./...", runs: true},
+		{line: "go test -ldflags '-linkmode=external -extld=./evil.sh' ./...", runs: true},
+		{line: "go build -ldflags=-extldflags=-fuse-ld=x ./...", runs: true},
+		{line: "go build -ldflags=-tmpdir=/tmp/x ./...", runs: true},
+		{line: "go build -gcflags=all=-cpuprofile=/tmp/x ./...", runs: true},
+		{line: "go build -gcflags=-d=ssa/check/on ./...", runs: true},
+		{line: "go build -asmflags=-D=x ./...", runs: true},
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if (e.Exec != "") != tc.runs || tc.runs && e.Known {
+			t.Errorf("%s: exec %q known %v, want a reason: %v", tc.line, e.Exec, e.Known, tc.runs)
+		}
+	}
+	for _, tc := range []struct {
+		value string
+		inert bool
+	}{
+		{"-ldflags=-s -count=1", true},
+		{"-ldflags=-extld=/tmp/evil", false},
+		{"-gcflags=all=-N", true},
+	} {
+		if got := InertEnvValue("GOFLAGS", tc.value); got != tc.inert {
+			t.Errorf("GOFLAGS=%s: inert %v, want %v", tc.value, got, tc.inert)
+		}
+	}
+}

@@ -144,3 +144,46 @@ func goTestBinaryFlag(args []string, dyn []bool) string {
 	}
 	return ""
 }
+
+// goToolFlagsKnown are, per build flag that passes flags to a tool (the
+// compiler, the linker), the tool flags that run no program and write no
+// file: -gcflags=all=-N -l, -ldflags="-s -w -X main.v=1". Any other (the
+// linker's -extld and -extldflags, which name the external linker and its
+// flags; -tmpdir; the profiles either tool writes) is unknown.
+var goToolFlagsKnown = map[string]map[string]bool{
+	"-gcflags": {"N": true, "l": true, "m": true, "S": true, "B": true, "C": true, "e": true, "h": true,
+		"live": true, "wb": true, "std": true},
+	"-ldflags":    {"s": true, "w": true, "X": true, "v": true, "buildid": true, "compressdwarf": true},
+	"-asmflags":   {},
+	"-gccgoflags": {},
+}
+
+// inertGoToolFlags reports whether value, the value of go's -gcflags,
+// -ldflags, -asmflags or -gccgoflags, holds only tool flags of
+// goToolFlagsKnown, after an optional "PATTERN=" (all=-N). A flag whose
+// value names a path (a "/") is not inert either.
+func inertGoToolFlags(flag, value string) bool {
+	known, ok := goToolFlagsKnown[flag]
+	if !ok {
+		return true
+	}
+	if strings.ContainsAny(value, `'"\`) {
+		return false
+	}
+	if !strings.HasPrefix(value, "-") {
+		if _, rest, ok := strings.Cut(value, "="); ok {
+			value = rest
+		}
+	}
+	f := strings.Fields(value)
+	for i := 0; i < len(f); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(f[i], "-"), "=")
+		if !strings.HasPrefix(f[i], "-") || !known[name] || hasVal && strings.Contains(val, "/") {
+			return false
+		}
+		if flag == "-ldflags" && name == "X" && !hasVal {
+			i++ // -X importpath.name=value
+		}
+	}
+	return true
+}
