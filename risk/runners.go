@@ -46,7 +46,7 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, at
 			return
 		}
-		if why := pytestPlugins(args, p); why != "" {
+		if why := pytestPlugins(args, dyn, p); why != "" {
 			run(why)
 		}
 		e.Reads = append(e.Reads, pytestPaths(args, p)...)
@@ -167,10 +167,15 @@ func isValueIndex(p *Parsed, i int) bool {
 // is checked as the option the spec reads. -W ACTION:MESSAGE:CATEGORY
 // imports the module of a CATEGORY spelled MODULE.CLASS; a builtin
 // warning class (no dot) imports nothing.
-func pytestPlugins(args []string, p *Parsed) string {
+//
+// A word not known until the line runs that may start with "-" may be
+// such a -p, wherever it stands: it is reported too.
+func pytestPlugins(args []string, dyn []bool, p *Parsed) string {
 	names := p.Values("-p")
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
+		case !static(dyn, i) && mayBeOption(a):
+			return "pytest reads -p PLUGIN from every word, and " + a + " is not known until the line runs"
 		case a == "-p" && i+1 < len(args):
 			i++
 			names = append(names, args[i])
@@ -249,7 +254,7 @@ func pytestModule(args []string, dyn []bool, e *Effect) {
 	case pytestArgFile(args, p) != "":
 		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, pytestArgFile(args, p), sp.Program
 	default:
-		if why := pytestPlugins(args, p); why != "" {
+		if why := pytestPlugins(args, dyn, p); why != "" {
 			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
 		}
 		e.Reads = append(e.Reads, pytestPaths(args, p)...)
