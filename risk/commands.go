@@ -179,6 +179,11 @@ func Command(name string, args []string, dyn []bool) Effect {
 			args, dyn = tarOldStyle(args, dyn, sp)
 		}
 		if base == "go" {
+			if flag := goTestBinaryFlag(args, dyn); flag != "" {
+				e := command(base, info, args, dyn, nil)
+				e.Level, e.Known, e.Spec, e.UnknownOption = Max(e.Level, Execute), false, "go test binary", flag
+				return e
+			}
 			args, dyn = goWords(args, dyn, nil)
 		}
 		if base == "ssh" {
@@ -248,6 +253,15 @@ func specEffects(base string, args []string, p *Parsed, e *Effect) {
 		}
 	}
 	if base == "go" && p.Sub != nil {
+		for _, o := range p.Sub.Options {
+			if o.HasValue && !inertGoToolFlags(o.Name, o.Value) {
+				e.Level, e.Known = Max(e.Level, Execute), false
+				if e.Exec == "" {
+					e.Exec = fmt.Sprintf("go %s %s passes flags to the compiler or linker that may run a program or write a file", o.Spelled, o.Value)
+				}
+				break
+			}
+		}
 		switch p.SubName {
 		case "generate":
 			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, "go generate runs the commands that the //go:generate lines of the source name"
@@ -828,8 +842,13 @@ func init() {
 // program's spec does not know takes one when valueFlags says so (ssh -J
 // HOST), so that a rule that names it reads its value as it did before
 // the program had a spec.
+//
+// For a program with subcommands, the options its spec reads before the
+// subcommand (npm --loglevel LEVEL, cargo --color WHEN) take a value as
+// the spec says, so that npm --loglevel test run deploy is not read as
+// npm test; the subcommands' own options fall back to valueFlags.
 func TakesValue(prog, flag string) bool {
-	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
+	if sp := Lookup(prog); sp != nil {
 		if _, o, ok := sp.Canonical(flag); ok {
 			return o.Value != ValNone && !o.Optional
 		}

@@ -63,6 +63,9 @@ func inertGoFlags(value string) bool {
 	for _, o := range p.Options {
 		switch o.Option.Value {
 		case ValNone, ValInert, ValPattern:
+			if !inertGoToolFlags(o.Name, o.Value) {
+				return false
+			}
 		default:
 			return false
 		}

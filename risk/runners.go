@@ -42,10 +42,33 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			}
 		}
 	case "pytest", "py.test":
-		if why := pytestPlugins(p); why != "" {
+		if at := pytestArgFile(args, p); at != "" {
+			e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, at
+			return
+		}
+		if why := pytestPlugins(args, dyn, p); why != "" {
 			run(why)
 		}
+		e.Reads = append(e.Reads, pytestPaths(args, p)...)
+	case "rsync":
+		for _, v := range p.Values("-f") {
+			if !inertRsyncFilter(v) {
+				e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, "--filter="+v
+				break
+			}
+		}
 	case "make", "gmake":
+		for _, v := range p.Values("-f") {
+			if strings.TrimPrefix(v, "=") == "-" {
+				run(base + " -f - reads a makefile from standard input: the recipes it runs are not in the words")
+				break
+			}
+		}
+		if p.Has("-p") {
+			// The data base holds every variable, those make took from
+			// the environment among them.
+			e.Level, e.Secret = Max(e.Level, Credential), "prints the environment, which holds secrets"
+		}
 		for _, i := range p.Operands {
 			if i < len(dyn) && dyn[i] {
 				e.Problem, e.Unknown = fmt.Sprintf("the operand %s of %s is not known until the line runs: it may set a variable the recipes run", args[i], base), true
@@ -56,14 +79,27 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			}
 		}
 	case "cargo":
+		if p.Sub == nil {
+			return
+		}
+		for _, v := range p.Sub.Values("--target") {
+			if strings.HasSuffix(v, ".json") {
+				// A target spec file names the linker and other programs
+				// the compiler runs.
+				run("cargo --target " + v + " reads a target spec, which names the programs the build runs")
+				break
+			}
+		}
 		var sp *Spec
 		switch p.SubName {
 		case "clippy":
 			sp = clippyArgs()
 		case "fmt":
 			sp = fmtArgs()
+		case "test", "t", "bench":
+			sp = libtestArgs()
 		}
-		if sp == nil || p.Sub == nil {
+		if sp == nil {
 			return
 		}
 		for i := range args {
@@ -73,6 +109,11 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 					restDyn = dyn[i+1:]
 				}
 				q := sp.Parse(args[i+1:], restDyn)
+				if q.Unknown == "" && sp == clippyArgs() && len(q.Operands) > 0 {
+					// The compiler reads a free word as a file to
+					// compile, and @FILE as more of its arguments.
+					q.Unknown = args[i+1+q.Operands[0]]
+				}
 				if q.Unknown != "" {
 					e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, q.Unknown, sp.Program
 				} else if q.Problem != "" {
@@ -89,6 +130,15 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 		if !static(dyn, i) {
 			e.Problem, e.Unknown = fmt.Sprintf("the command %s of %s is not known until the line runs", args[i], base), true
 			return
+		}
+		if base == "bun" && args[i] == "test" {
+			// bun test runs the test files below the paths it is given
+			// (a word with a slash; any other filters names).
+			for _, k := range p.Operands[1:] {
+				if strings.Contains(args[k], "/") {
+					e.Reads = append(e.Reads, args[k])
+				}
+			}
 		}
 		switch runnerCommands[base][args[i]] {
 		case cmdRuns:
@@ -109,16 +159,86 @@ func isValueIndex(p *Parsed, i int) bool {
 	return false
 }
 
-// pytestPlugins returns why the -p options of pytest load code, or "":
-// -p NAME loads the plugin NAME, which is code from outside the project;
-// -p no:NAME turns one off.
-func pytestPlugins(p *Parsed) string {
-	for _, v := range p.Values("-p") {
-		if !strings.HasPrefix(strings.TrimPrefix(v, "="), "no:") {
+// pytestPlugins returns why pytest loads code the words name, or "".
+// Before it reads its options, pytest looks through every word, those
+// after "--" and the values of other options too, for "-p NAME" and
+// "-pNAME", and imports the plugin NAME, which is code from outside the
+// project; -p no:NAME turns one off. A -p inside a cluster (-vp NAME)
+// is checked as the option the spec reads. -W ACTION:MESSAGE:CATEGORY
+// imports the module of a CATEGORY spelled MODULE.CLASS; a builtin
+// warning class (no dot) imports nothing.
+//
+// A word not known until the line runs that may start with "-" may be
+// such a -p, wherever it stands: it is reported too.
+func pytestPlugins(args []string, dyn []bool, p *Parsed) string {
+	names := p.Values("-p")
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case !static(dyn, i) && mayBeOption(a):
+			return "pytest reads -p PLUGIN from every word, and " + a + " is not known until the line runs"
+		case a == "-p" && i+1 < len(args):
+			i++
+			names = append(names, args[i])
+		case strings.HasPrefix(a, "-p"):
+			names = append(names, a[2:])
+		}
+	}
+	for _, v := range names {
+		if !strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(v, "=")), "no:") {
 			return "pytest -p " + v + " loads a plugin, which is code from outside the project"
 		}
 	}
+	for _, v := range p.Values("-W") {
+		if f := strings.Split(v, ":"); len(f) > 2 && strings.Contains(f[2], ".") {
+			return "pytest -W " + v + " imports the module of its warning category"
+		}
+	}
 	return ""
+}
+
+// pytestArgFile returns the first operand of pytest that starts with "@",
+// or "": pytest (8.2 and later) reads more options from the file it
+// names, which the words do not show (-c, --basetemp, -p).
+func pytestArgFile(args []string, p *Parsed) string {
+	for _, i := range p.Operands {
+		if strings.HasPrefix(args[i], "@") {
+			return args[i]
+		}
+	}
+	return ""
+}
+
+// pytestPaths returns the files and directories pytest collects, the
+// operands without a "::" node id: it runs the test code and conftest.py
+// files it finds there, so they are read as the command's own.
+func pytestPaths(args []string, p *Parsed) []string {
+	out := make([]string, 0, len(p.Operands))
+	for _, i := range p.Operands {
+		path, _, _ := strings.Cut(args[i], "::")
+		if path != "" {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// inertRsyncFilter reports whether v, the value of rsync -f, is a rule
+// that includes, excludes, hides, shows, protects or clears by a pattern:
+// a merge or dir-merge rule (".", ":", merge, dir-merge) reads its rules
+// from a file the words name as no operand, and an error quotes that
+// file's lines.
+func inertRsyncFilter(v string) bool {
+	v = strings.TrimLeft(v, " ")
+	head := v
+	if i := strings.IndexAny(v, " _"); i >= 0 {
+		head = v[:i]
+	}
+	name, _, _ := strings.Cut(head, ",")
+	switch name {
+	case "exclude", "include", "hide", "show", "protect", "risk", "clear":
+		return true
+	}
+	return name != "" && strings.IndexByte("-+PHSR!", name[0]) >= 0 && strings.Trim(name[1:], "/!Csrpx-+") == ""
 }
 
 // pytestModule is the effect of python -m pytest ARGS on e: ARGS read by
@@ -131,10 +251,13 @@ func pytestModule(args []string, dyn []bool, e *Effect) {
 		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, p.Unknown, sp.Program
 	case p.Problem != "":
 		e.Problem, e.Unknown = p.Problem, true
+	case pytestArgFile(args, p) != "":
+		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, pytestArgFile(args, p), sp.Program
 	default:
-		if why := pytestPlugins(p); why != "" {
+		if why := pytestPlugins(args, dyn, p); why != "" {
 			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
 		}
+		e.Reads = append(e.Reads, pytestPaths(args, p)...)
 	}
 }
 

@@ -1,6 +1,9 @@
 package risk
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestRunnerOptions reads build and test runners' command lines through
 // Command. Their options are an allow-list (specs_runners.go): an option
@@ -88,7 +91,14 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "scp -T host:'*' .", unknown: "-T", network: true},
 		// cargo
 		{line: "cargo build --release"},
-		{line: "cargo test -p app -- --nocapture --config x"},
+		{line: "cargo test -p app -- --nocapture --test-threads=1 --skip slow name"},
+		{line: "cargo test -- --nocapture --config x", unknown: "--config"},
+		{line: "cargo test -- --logfile /tmp/x", unknown: "--logfile"},
+		{line: "cargo bench -- --logfile=/tmp/x", unknown: "--logfile"},
+		{line: "cargo t -- -q --logfile /tmp/x", unknown: "--logfile"},
+		{line: "cargo build --target x86_64-unknown-linux-musl"},
+		{line: "cargo build --target ./evil.json", runs: true},
+		{line: "cargo test --target=/tmp/t.json", runs: true},
 		{line: "cargo test --workspace --all-features -F a,b --features=c --target-dir target/x -j4"},
 		{line: "cargo clippy --all-targets --all-features -- -D warnings -Aclippy::x"},
 		{line: "cargo fmt --all -- --check"},
@@ -187,13 +197,36 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "make -kE x", unknown: "-E"},
 		{line: "make --jobserver-auth=3,4", unknown: "--jobserver-auth"},
 		{line: "make --zzz", unknown: "--zzz"},
+		{line: "make test -f -", runs: true},
+		{line: "make test -sf-", runs: true},
+		{line: "make test --file=-", runs: true},
+		{line: "rsync -a -f '- *.o' -f '+ src/' --filter 'exclude,s x' -f 'P keep' -f '!' a b"},
+		{line: "rsync -a -f 'merge /home/u/.git-credentials' a b", unknown: "--filter=merge /home/u/.git-credentials"},
+		{line: "rsync -a --filter '. x' a b", unknown: "--filter=. x"},
+		{line: "rsync -a -f ':n- .excl' a b", unknown: "--filter=:n- .excl"},
+		{line: "rsync -a -f 'dir-merge x' a b", unknown: "--filter=dir-merge x"},
+		{line: "npm test --color --script-shell=/tmp/evil", unknown: "--script-shell"},
+		{line: "npm test --color=always"},
 		// pytest, python -m pytest, python -m pip
 		{line: "pytest -q -k test_x tests"},
 		{line: "pytest -p no:cacheprovider"},
 		{line: "pytest -pno:cacheprovider -x"},
 		{line: "pytest -vvx --maxfail=2 --tb=short -m 'not slow' tests/unit"},
 		{line: "pytest -ra -s --lf tests -k 'a and not b'"},
-		{line: "pytest tests -- -p evil"},
+		{line: "pytest tests -- -p evil", runs: true},
+		{line: "pytest tests -- -pevil", runs: true},
+		{line: "pytest -k -p evil", runs: true},
+		{line: "pytest tests -- -p no:cacheprovider"},
+		{line: "pytest -W error -W ignore::DeprecationWarning"},
+		{line: "pytest -W error::evilmod.Warn", runs: true},
+		{line: "pytest @opts.txt", unknown: "@opts.txt"},
+		{line: "pytest -q tests @opts.txt", unknown: "@opts.txt"},
+		{line: "python3 -m pytest @opts.txt", unknown: "@opts.txt"},
+		{line: "cargo clippy -- @args.txt", unknown: "@args.txt"},
+		{line: "cargo clippy -- -D warnings x.rs", unknown: "x.rs"},
+		{line: "pytest --pythonwarnings=ignore::a.b.C", runs: true},
+		{line: "python3 -m pytest -W error::evilmod.Warn", runs: true},
+		{line: "python3 -m pytest tests -- -p evil", runs: true},
 		{line: "pytest -n auto --durations=10"},
 		{line: "pytest -p evil", runs: true},
 		{line: "pytest -pevil", runs: true},
@@ -337,6 +370,101 @@ func TestRsyncDeletes(t *testing.T) {
 		e := Command(w[0], w[1:], nil)
 		if (e.Destructive != "") != tc.destructive {
 			t.Errorf("%s: destructive %q, want %v", tc.line, e.Destructive, tc.destructive)
+		}
+	}
+}
+
+// TestRunnerReadsAndSecrets checks what the runners' words read and
+// expose beyond their options: the paths pytest collects and runs, and
+// make -p, which prints the environment.
+func TestRunnerReadsAndSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		reads  []string
+		secret bool
+	}{
+		{line: "pytest -q tests/unit tests/a.py::test_b", reads: []string{"tests/unit", "tests/a.py"}},
+		{line: "pytest /tmp/other", reads: []string{"/tmp/other"}},
+		{line: "python3 -m pytest ../other -x", reads: []string{"../other"}},
+		{line: "pytest -k x"},
+		{line: "bun test ./src/a.test.ts name", reads: []string{"./src/a.test.ts"}},
+		{line: "bun test /tmp/other", reads: []string{"/tmp/other"}},
+		{line: "make test -p", secret: true},
+		{line: "make --print-data-base", secret: true},
+		{line: "make -np test", secret: true},
+		{line: "make -n test"},
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if !slices.Equal(e.Reads, tc.reads) {
+			t.Errorf("%s: reads %q, want %q", tc.line, e.Reads, tc.reads)
+		}
+		if (e.Secret != "") != tc.secret || tc.secret && e.Level != Credential {
+			t.Errorf("%s: secret %q at %v, want one: %v", tc.line, e.Secret, e.Level, tc.secret)
+		}
+	}
+}
+
+// TestGoTestBinaryFlags checks the words go test hands its test binary:
+// the testing package's flags that write a file ask; the test's own pass.
+func TestGoTestBinaryFlags(t *testing.T) {
+	for _, tc := range []struct{ line, unknown string }{
+		{line: "go test ./... -run TestX -args -v -update"},
+		{line: "go test ./... -args -test.v -test.run=X -test.count=1"},
+		{line: "go test -args -test.cpuprofile=/tmp/x ./...", unknown: "-test.cpuprofile=/tmp/x"},
+		{line: "go test ./... -args -test.outputdir /tmp", unknown: "-test.outputdir"},
+		{line: "go test ./... --args --test.testlogfile=/tmp/x", unknown: "--test.testlogfile=/tmp/x"},
+		{line: "go test -run x -- -test.trace=/tmp/x", unknown: "-test.trace=/tmp/x"},
+		{line: "go -C sub test . -args -test.memprofile=m", unknown: "-test.memprofile=m"},
+		{line: "go run . -args -test.cpuprofile=/tmp/x"},
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if e.UnknownOption != tc.unknown {
+			t.Errorf("%s: unknown option %q, want %q", tc.line, e.UnknownOption, tc.unknown)
+		}
+		if tc.unknown != "" && e.Known {
+			t.Errorf("%s: unknown, and known", tc.line)
+		}
+	}
+}
+
+// TestGoToolFlags checks the values of go's -gcflags and -ldflags: the
+// tool flags that run nothing and write nothing pass; -extld, -tmpdir and
+// the tools' profiles run a program or write a file.
+func TestGoToolFlags(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		runs bool
+	}{
+		{line: "go build -ldflags=-s ./..."},
+		{line: "go build -ldflags '-s -w -X main.v=1' ./..."},
+		{line: "go build -gcflags=all=-N ./..."},
+		{line: "go test -gcflags 'all=-N -l' ./..."},
+		{line: "go test -ldflags=-extld=/tmp/evil ./...", runs: true},
+		{line: "go test -ldflags '-linkmode=external -extld=./evil.sh' ./...", runs: true},
+		{line: "go build -ldflags=-extldflags=-fuse-ld=x ./...", runs: true},
+		{line: "go build -ldflags=-tmpdir=/tmp/x ./...", runs: true},
+		{line: "go build -gcflags=all=-cpuprofile=/tmp/x ./...", runs: true},
+		{line: "go build -gcflags=-d=ssa/check/on ./...", runs: true},
+		{line: "go build -asmflags=-D=x ./...", runs: true},
+	} {
+		w := words(tc.line)
+		e := Command(w[0], w[1:], nil)
+		if (e.Exec != "") != tc.runs || tc.runs && e.Known {
+			t.Errorf("%s: exec %q known %v, want a reason: %v", tc.line, e.Exec, e.Known, tc.runs)
+		}
+	}
+	for _, tc := range []struct {
+		value string
+		inert bool
+	}{
+		{"-ldflags=-s -count=1", true},
+		{"-ldflags=-extld=/tmp/evil", false},
+		{"-gcflags=all=-N", true},
+	} {
+		if got := InertEnvValue("GOFLAGS", tc.value); got != tc.inert {
+			t.Errorf("GOFLAGS=%s: inert %v, want %v", tc.value, got, tc.inert)
 		}
 	}
 }

@@ -88,3 +88,102 @@ func goWords(args []string, dyn []bool, sub *Spec) ([]string, []bool) {
 	}
 	return out, outDyn
 }
+
+// inertTestBinaryFlags are the flags of the testing package that a go test
+// binary reads after -args and that write no file: -test.cpuprofile,
+// -test.trace, -test.testlogfile, -test.outputdir and the like write
+// where they say, and are left out.
+var inertTestBinaryFlags = map[string]bool{
+	"v": true, "run": true, "skip": true, "count": true, "timeout": true, "short": true, "bench": true,
+	"benchtime": true, "benchmem": true, "cpu": true, "parallel": true, "failfast": true, "list": true,
+	"shuffle": true, "fullpath": true, "paniconexit0": true,
+}
+
+// goTestBinaryFlag returns the first word of go test's test binary
+// arguments (after -args, or after a "--", which go also hands on) that
+// is a flag of the testing package not in inertTestBinaryFlags, or "".
+// The test's own flags (-update, -v) are the project's: they pass, as
+// the words after npm test's "--" do. A dynamic word may be any flag: it
+// is returned too.
+func goTestBinaryFlag(args []string, dyn []bool) string {
+	sub := -1
+	for i := 0; i < len(args); i++ {
+		if !static(dyn, i) {
+			return ""
+		}
+		if args[i] == "-C" || args[i] == "--C" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			sub = i
+			break
+		}
+	}
+	if sub < 0 || args[sub] != "test" {
+		return ""
+	}
+	rest := -1
+	for i := sub + 1; i < len(args); i++ {
+		if static(dyn, i) && (args[i] == "-args" || args[i] == "--args" || args[i] == "--") {
+			rest = i + 1
+			break
+		}
+	}
+	if rest < 0 {
+		return ""
+	}
+	for i := rest; i < len(args); i++ {
+		if !static(dyn, i) {
+			return args[i]
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if t, ok := strings.CutPrefix(name, "test."); ok && strings.HasPrefix(args[i], "-") && !inertTestBinaryFlags[t] {
+			return args[i]
+		}
+	}
+	return ""
+}
+
+// goToolFlagsKnown are, per build flag that passes flags to a tool (the
+// compiler, the linker), the tool flags that run no program and write no
+// file: -gcflags=all=-N -l, -ldflags="-s -w -X main.v=1". Any other (the
+// linker's -extld and -extldflags, which name the external linker and its
+// flags; -tmpdir; the profiles either tool writes) is unknown.
+var goToolFlagsKnown = map[string]map[string]bool{
+	"-gcflags": {"N": true, "l": true, "m": true, "S": true, "B": true, "C": true, "e": true, "h": true,
+		"live": true, "wb": true, "std": true},
+	"-ldflags":    {"s": true, "w": true, "X": true, "v": true, "buildid": true, "compressdwarf": true},
+	"-asmflags":   {},
+	"-gccgoflags": {},
+}
+
+// inertGoToolFlags reports whether value, the value of go's -gcflags,
+// -ldflags, -asmflags or -gccgoflags, holds only tool flags of
+// goToolFlagsKnown, after an optional "PATTERN=" (all=-N). A flag whose
+// value names a path (a "/") is not inert either.
+func inertGoToolFlags(flag, value string) bool {
+	known, ok := goToolFlagsKnown[flag]
+	if !ok {
+		return true
+	}
+	if strings.ContainsAny(value, `'"\`) {
+		return false
+	}
+	if !strings.HasPrefix(value, "-") {
+		if _, rest, ok := strings.Cut(value, "="); ok {
+			value = rest
+		}
+	}
+	f := strings.Fields(value)
+	for i := 0; i < len(f); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(f[i], "-"), "=")
+		if !strings.HasPrefix(f[i], "-") || !known[name] || hasVal && strings.Contains(val, "/") {
+			return false
+		}
+		if flag == "-ldflags" && name == "X" && !hasVal {
+			i++ // -X importpath.name=value
+		}
+	}
+	return true
+}

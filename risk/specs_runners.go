@@ -36,11 +36,21 @@ import "strings"
 //     which each program reads as itself, and an abbreviation asks.
 //   - The words after "--" go to the script, test binary or program the
 //     runner starts, not to the runner; the spec does not read them,
-//     except those cargo clippy hands to the compiler (clippyArgs).
+//     except those cargo clippy hands to the compiler (clippyArgs, no
+//     free word or @FILE) and those cargo test and bench hand to the
+//     test harness (libtestArgs, no --logfile). pytest is the exception
+//     the other way: it imports a -p plugin from any word, after "--"
+//     or as another option's value, so every word is checked.
 //   - Values runnerEffect checks: ssh -o keys (inertSSHOptions), rsync -e
 //     (ssh with such options only), pytest -p (only no:NAME, which turns
-//     a plugin off), make VAR=value operands (the recipes then run other
-//     commands), and the commands of yarn, pnpm and bun (runnerCommands).
+//     a plugin off), pytest -W (a dotted warning category is imported),
+//     pytest's @FILE (more options from a file) and path operands (read:
+//     pytest runs what it collects there, as bun test does), make
+//     VAR=value operands (the recipes then run other commands), make -f -
+//     (a makefile from standard input), make -p (prints the environment),
+//     rsync -f (include and exclude rules only, no merge file), cargo
+//     --target FILE.json, and the commands of yarn, pnpm and bun
+//     (runnerCommands).
 //   - npm exec, yarn dlx, pnpm dlx, bun x and the like run the package
 //     the words name after their options, which may be any: typed as
 //     running a program. npx reads its options up to the package, whose
@@ -48,7 +58,7 @@ import "strings"
 
 // npmCommon are the options every npm command takes.
 const npmCommon = `
-  @noabbrev -s|--silent -q|--quiet -d --verbose --loglevel=inert --color=inert --no-color --json
+  @noabbrev -s|--silent -q|--quiet -d --verbose --loglevel=inert --color?=inert --no-color --json
   -p|--parseable -l|--long --no-progress --progress --unicode --no-unicode --timing -h|--help
   --offline --prefer-offline --prefer-online --audit --no-audit --fund --no-fund --update-notifier
   --no-update-notifier -y|--yes --no-yes --if-present --ignore-scripts --foreground-scripts
@@ -197,3 +207,11 @@ var clippyArgs = lazySpec("clippy arguments", `clippy-driver: @noabbrev -D|--den
 // fmtArgs are the words cargo fmt hands to rustfmt after "--".
 var fmtArgs = lazySpec("rustfmt arguments", `rustfmt: @noabbrev --check --edition=inert -l|--files-with-diff -v|--verbose -q|--quiet
   --emit=inert --color=inert`)
+
+// libtestArgs are the words cargo test and cargo bench hand to the test
+// harness after "--": its filters and the options that choose, order and
+// show the tests. --logfile, which writes a file anywhere, is left out.
+var libtestArgs = lazySpec("test harness arguments", `libtest: @noabbrev --include-ignored --ignored --exclude-should-panic
+  --test --bench --list --nocapture --no-capture --test-threads=inert --skip=pat -q|--quiet --exact
+  --color=inert --format=inert --show-output -Z=inert --report-time --ensure-time --shuffle
+  --shuffle-seed=inert --force-run-in-process -h|--help`)
