@@ -1,0 +1,134 @@
+//go:build linux
+
+package pathres
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// propNames are the names the random operations use: few, so that
+// operations collide, with two that differ only in case.
+var propNames = []string{"a", "b", "A", "l", ".toolgate"}
+
+// propPaths returns every path of up to three names (and an occasional
+// "..") below root, as a call would spell them.
+func propPaths(root string) []string {
+	var out []string
+	var rec func(p string, depth int)
+	rec = func(p string, depth int) {
+		out = append(out, p)
+		if depth == 3 {
+			return
+		}
+		for _, n := range append(propNames, "..") {
+			rec(p+"/"+n, depth+1)
+		}
+	}
+	rec(root, 0)
+	return out
+}
+
+// propOp makes one random change under root (and outside, a sibling
+// directory standing for what lies outside the workspace), as an agent
+// could, and returns what it did.
+func propOp(r *rand.Rand, root, outside string) string {
+	pick := func() string {
+		p := root
+		for i, n := 0, 1+r.Intn(3); i < n; i++ {
+			p = filepath.Join(p, propNames[r.Intn(len(propNames))])
+		}
+		return p
+	}
+	targets := []string{outside, "..", "../..", "a", "b/a", "A", root, filepath.Join(outside, "x"), "."}
+	switch k := r.Intn(9); k {
+	case 0:
+		p := pick()
+		return fmt.Sprintf("mkdir %s: %v", p, os.Mkdir(p, 0o755))
+	case 1:
+		p, t := pick(), targets[r.Intn(len(targets))]
+		return fmt.Sprintf("symlink %s -> %s: %v", p, t, os.Symlink(t, p))
+	case 2:
+		p := pick()
+		return fmt.Sprintf("create %s: %v", p, os.WriteFile(p, nil, 0o644))
+	case 3:
+		p := pick()
+		return fmt.Sprintf("remove %s: %v", p, os.RemoveAll(p))
+	case 4, 5:
+		a, b := pick(), pick()
+		return fmt.Sprintf("rename %s %s: %v", a, b, os.Rename(a, b))
+	case 6:
+		a, b := pick(), pick()
+		return fmt.Sprintf("exchange %s %s: %v", a, b, unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE))
+	case 7:
+		p := pick()
+		q := filepath.Join(outside, fmt.Sprint(r.Intn(1000)))
+		return fmt.Sprintf("move out %s: %v", p, os.Rename(p, q))
+	default:
+		p := pick()
+		q := filepath.Join(outside, "x")
+		os.MkdirAll(q, 0o755)
+		return fmt.Sprintf("move in %s: %v", p, os.Rename(q, p))
+	}
+}
+
+// TestCacheMatchesFresh: after each of many random changes to a small
+// tree, every path resolved and every entry looked at through a view of
+// a long-lived Cache is what resolving afresh gives.
+func TestCacheMatchesFresh(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			c := newCache(t)
+			base := t.TempDir()
+			root, outside := filepath.Join(base, "w"), filepath.Join(base, "out")
+			must(t, os.Mkdir(root, 0o755))
+			must(t, os.Mkdir(outside, 0o755))
+			paths := propPaths(root)
+			r := rand.New(rand.NewSource(int64(seed)))
+			var log []string
+			hits := 0
+			for step := 0; step < 60; step++ {
+				log = append(log, propOp(r, root, outside))
+				v := c.Begin()
+				c.mu.Lock()
+				hits += len(c.reals) + len(c.ents)
+				c.mu.Unlock()
+				// Probe a random part of the paths each step, so that
+				// some answers are kept for several steps.
+				for i, p := range paths {
+					if (i+step)%3 != 0 {
+						continue
+					}
+					got, gerr := v.Resolve(root, "", p)
+					want, werr := Resolve(root, "", p)
+					if got != want || (gerr == nil) != (werr == nil) {
+						t.Fatalf("after\n%s\nResolve %q: cached %+v (%v), fresh %+v (%v)", strings.Join(log, "\n"), p, got, gerr, want, werr)
+					}
+					if want.Real != "" && !want.Unknown {
+						d, n := filepath.Dir(p), filepath.Base(p)
+						if n == ".." {
+							continue
+						}
+						if g, w := v.Lstat(d, n), (*View)(nil).Lstat(d, n); g != w {
+							t.Fatalf("after\n%s\nLstat %q: cached %v, fresh %v", strings.Join(log, "\n"), p, g, w)
+						}
+					}
+				}
+			}
+			if hits == 0 {
+				t.Fatal("nothing was kept: the test compares nothing")
+			}
+			t.Logf("kept answers seen at the start of views: %d", hits)
+		})
+	}
+}
