@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -351,5 +352,29 @@ func TestCacheKnownDirectoryReplaced(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(root, "outside/.toolgate"), 0o755))
 	if e := c.Begin().Lstat(src, ".toolgate"); e != Dir {
 		t.Fatalf("after .toolgate/ was made where the link leads: %v, want %v", e, Dir)
+	}
+}
+
+// TestCacheBoundsNames: the names registered by fills whose answers are
+// never kept (a change keeps starting new generations) do not grow
+// without bound in a long-running process.
+func TestCacheBoundsNames(t *testing.T) {
+	c := newCache(t)
+	root, _ := tree(t)
+	src := filepath.Join(root, "project/src")
+	for i := range maxNamed + 100 {
+		deps := []lookup{{src, "n" + strconv.Itoa(i)}}
+		if _, _, ok := c.watch(deps); !ok {
+			t.Fatalf("watch %s: not watched", src)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, names := range c.names {
+		n += len(names)
+	}
+	if n > maxNamed || c.named != n {
+		t.Fatalf("%d names registered (counted %d), at most %d", n, c.named, maxNamed)
 	}
 }
