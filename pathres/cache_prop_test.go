@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -131,4 +134,60 @@ func TestCacheMatchesFresh(t *testing.T) {
 			t.Logf("kept answers seen at the start of views: %d", hits)
 		})
 	}
+}
+
+// TestCacheMatchesFreshRacing: random changes run in the background
+// while views resolve; every view begun after a change completed, with
+// no change begun before its answers and fresh ones were all made, must
+// agree with resolving afresh.
+func TestCacheMatchesFreshRacing(t *testing.T) {
+	c := newCache(t)
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "w"), filepath.Join(base, "out")
+	must(t, os.Mkdir(root, 0o755))
+	must(t, os.Mkdir(outside, 0o755))
+	paths := propPaths(root)
+	var started, completed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := rand.New(rand.NewSource(1))
+		for i := int64(1); ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			started.Store(i)
+			propOp(r, root, outside)
+			completed.Store(i)
+			time.Sleep(time.Duration(i%7) * 50 * time.Microsecond)
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+	r := rand.New(rand.NewSource(2))
+	judged := 0
+	for begin := time.Now(); time.Since(begin) < 3*time.Second; {
+		done := completed.Load()
+		v := c.Begin()
+		p := paths[r.Intn(len(paths))]
+		got, gerr := v.Resolve(root, "", p)
+		d, n := filepath.Dir(p), filepath.Base(p)
+		ge := v.Lstat(d, n)
+		want, werr := Resolve(root, "", p)
+		we := (*View)(nil).Lstat(d, n)
+		if started.Load() != done {
+			continue // a change ran meanwhile: either answer stands
+		}
+		judged++
+		if got != want || (gerr == nil) != (werr == nil) || (n != ".." && ge != we) {
+			t.Fatalf("after change %d, %q: cached %+v %v (%v), fresh %+v %v (%v)", done, p, got, ge, gerr, want, we, werr)
+		}
+	}
+	if judged < 100 {
+		t.Fatalf("only %d answers judged", judged)
+	}
+	t.Logf("%d answers judged", judged)
 }
