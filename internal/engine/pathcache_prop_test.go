@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,7 @@ func TestPathCacheMatchesFresh(t *testing.T) {
 			var log []string
 			reqs := func() []*Request {
 				var out []*Request
-				for _, cwd := range []string{w.project, filepath.Join(w.project, "d"), filepath.Join(w.project, "src")} {
+				for _, cwd := range []string{w.project, filepath.Join(w.project, "d"), filepath.Join(w.project, "src"), filepath.Join(w.project, "keys"), filepath.Join(w.project, "e/d")} {
 					if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 						continue
 					}
@@ -97,6 +98,15 @@ func TestPathCacheMatchesFresh(t *testing.T) {
 				for _, req := range reqs() {
 					got, want := cached.Check(ctx, req), fresh.Check(ctx, req)
 					seen[fmt.Sprint(want.Decision, " ", want.Reason)]++
+					if req.Tool == "Bash" {
+						// What a shell call is confined to comes
+						// through the cache as well.
+						gc, gerr := cached.Confinement(req)
+						wc, werr := fresh.Confinement(req)
+						if !reflect.DeepEqual(gc, wc) || (gerr == nil) != (werr == nil) {
+							t.Fatalf("after\n%s\nconfinement of %v in %s: cached %+v (%v), fresh %+v (%v)", strings.Join(log, "\n"), req.Input, req.Cwd, gc, gerr, wc, werr)
+						}
+					}
 					if got.Decision != want.Decision || got.Reason != want.Reason {
 						t.Fatalf("after\n%s\n%s in %s %v: cached %s %s (%s), fresh %s %s (%s)", strings.Join(log, "\n"),
 							req.Tool, req.Cwd, req.Input, got.Decision, got.Reason, got.Message, want.Decision, want.Reason, want.Message)
