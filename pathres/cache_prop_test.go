@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -205,4 +206,44 @@ func TestCacheMatchesFreshRacing(t *testing.T) {
 		t.Fatalf("only %d answers judged", judged)
 	}
 	t.Logf("%d answers judged", judged)
+}
+
+// TestCacheLongPath: a path longer than the kernel takes in one call
+// (PATH_MAX) is not judged as if no link were in it, with the cache or
+// without, however the link deep inside it is swapped.
+func TestCacheLongPath(t *testing.T) {
+	c := newCache(t)
+	root, _ := tree(t)
+	deep := root
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	must(t, err)
+	name := strings.Repeat("d", 200)
+	for range 24 {
+		must(t, unix.Mkdirat(fd, name, 0o755))
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		must(t, err)
+		fd, deep = next, deep+"/"+name
+	}
+	defer unix.Close(fd)
+	swap := func(target string) {
+		unix.Unlinkat(fd, "l.new", 0)
+		must(t, unix.Symlinkat(target, fd, "l.new"))
+		must(t, unix.Renameat(fd, "l.new", fd, "l"))
+	}
+	swap(filepath.Join(root, "outside"))
+	p := deep + "/l/id_rsa"
+	for i, target := range []string{filepath.Join(root, "home/.ssh"), filepath.Join(root, "outside"), filepath.Join(root, "home/.ssh")} {
+		c.Begin().Resolve("/", "", p)
+		got, gerr := c.Begin().Resolve("/", "", p)
+		want, werr := Resolve("/", "", p)
+		if werr == nil && !want.Symlink {
+			t.Fatalf("step %d: %s taken as no link (%+v): the link was not followed", i, p, want)
+		}
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Fatalf("step %d: cached %+v (%v), fresh %+v (%v)", i, got, gerr, want, werr)
+		}
+		swap(target)
+	}
+	t.Cleanup(func() { exec.Command("rm", "-rf", root).Run() })
 }

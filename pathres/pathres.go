@@ -18,6 +18,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Path is a resolved path argument.
@@ -144,6 +145,12 @@ func realPath(abs string) (string, bool, error) {
 	var tail []string
 	for hops := 0; ; {
 		fi, err := os.Lstat(cur)
+		if errors.Is(err, syscall.ENAMETOOLONG) {
+			// Longer than the kernel takes in one call: a shell
+			// reaches it by changing directory in steps, through
+			// links this walk could not follow. Not judged.
+			return "", false, &os.PathError{Op: "resolve", Path: abs, Err: err}
+		}
 		switch {
 		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 			// A dangling or live link at the deepest existing level:
@@ -208,7 +215,7 @@ func Within(root, path string) bool {
 
 // Real returns the real path of dir, an absolute directory, following links
 // as chdir does (a ".." after a link leaves the link's target); a path that
-// cannot be resolved is returned cleaned.
+// cannot be resolved is returned cleaned. [View.RealDir] reports that.
 func Real(dir string) string {
 	return (*View)(nil).Real(dir)
 }
