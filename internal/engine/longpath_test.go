@@ -47,6 +47,8 @@ func TestLongPathThroughLink(t *testing.T) {
 			{Tool: "Bash", Cwd: deep + "/o", Input: sh("cat notes.txt")},
 			{Tool: "Bash", Cwd: w.project + "/out", Input: sh("cat notes.txt")},
 			{Tool: "Bash", Cwd: w.project, Input: sh("cat out/notes.txt")},
+			{Tool: "Bash", Cwd: w.project, Input: sh(strings.Repeat("cd "+name+" && ", 24) + "cat o/notes.txt")},
+			{Tool: "Bash", Cwd: w.project, Input: sh(strings.Repeat("cd "+name+" && ", 24) + "cd o && cat notes.txt")},
 		} {
 			for range 2 {
 				if d := e.Check(context.Background(), req); d.Decision == policy.Allow {
