@@ -245,5 +245,13 @@ func TestCacheLongPath(t *testing.T) {
 		}
 		swap(target)
 	}
+	// From deep, l/.. is the directory holding home/, and more ".."
+	// climb to /: taken lexically they would stay below the tree.
+	up := deep + "/l/" + strings.Repeat("../", 12) + "etc/hostname"
+	for _, v := range []*View{nil, c.Begin()} {
+		if p, err := v.Resolve("/", "", up); err == nil && Within(root, p.Real) {
+			t.Fatalf("%s taken as %s, below the tree", up, p.Real)
+		}
+	}
 	t.Cleanup(func() { exec.Command("rm", "-rf", root).Run() })
 }

@@ -113,17 +113,24 @@ func uncleaned(cwd, home, raw, abs string) string {
 // physicalClean cleans the absolute path p as the kernel walks it: each
 // ".." leaves the real directory reached so far, so after a symbolic link
 // it leaves the link's target, not the directory holding the link (which
-// [filepath.Clean] would leave). A path without ".." is only cleaned.
-func (v *View) physicalClean(p string) string {
+// [filepath.Clean] would leave). A path without ".." is only cleaned. A
+// directory before a ".." that cannot be resolved (a link loop, a path
+// too long) is an error: leaving it lexically could leave a link's
+// target's parent unseen.
+func (v *View) physicalClean(p string) (string, error) {
 	if filepath.Separator != '/' || !strings.Contains(p, "..") {
-		return filepath.Clean(p)
+		return filepath.Clean(p), nil
 	}
 	cur := "/"
 	for _, c := range strings.Split(p, "/") {
 		switch c {
 		case "", ".":
 		case "..":
-			if r, _, err := v.realPath(cur); err == nil && r != "" {
+			r, _, err := v.realPath(cur)
+			if err != nil {
+				return "", err
+			}
+			if r != "" {
 				cur = r
 			}
 			cur = filepath.Dir(cur)
@@ -131,7 +138,7 @@ func (v *View) physicalClean(p string) string {
 			cur = filepath.Join(cur, c)
 		}
 	}
-	return cur
+	return cur, nil
 }
 
 // realPath follows symbolic links through abs. It resolves the deepest

@@ -65,7 +65,11 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 		return p, nil
 	}
 	p.Abs = abs
-	real, exists, err := v.realPath(v.physicalClean(uncleaned(cwd, home, raw, abs)))
+	clean, err := v.physicalClean(uncleaned(cwd, home, raw, abs))
+	if err != nil {
+		return p, err
+	}
+	real, exists, err := v.realPath(clean)
 	if err != nil {
 		return p, err
 	}
@@ -88,7 +92,11 @@ func (v *View) Real(dir string) string {
 // resolved (a link loop, a path longer than the system takes in one call)
 // as an error rather than returning it cleaned.
 func (v *View) RealDir(dir string) (string, error) {
-	r, _, err := v.realPath(v.physicalClean(dir))
+	clean, err := v.physicalClean(dir)
+	if err != nil {
+		return "", err
+	}
+	r, _, err := v.realPath(clean)
 	if err != nil {
 		return "", err
 	}

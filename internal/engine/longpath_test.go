@@ -45,6 +45,10 @@ func TestLongPathThroughLink(t *testing.T) {
 			{Tool: "Read", Cwd: deep, Input: fp("o/notes.txt")},
 			{Tool: "Bash", Cwd: deep, Input: sh("cat o/notes.txt")},
 			{Tool: "Bash", Cwd: deep + "/o", Input: sh("cat notes.txt")},
+			// From deep, o/.. is the directory holding outside/, and
+			// more ".." climb to /; taken lexically, they stay in
+			// the project.
+			{Tool: "Bash", Cwd: w.project, Input: sh(strings.Repeat("cd "+name+" && ", 24) + "cat o/" + strings.Repeat("../", 12) + "etc/hostname")},
 			{Tool: "Bash", Cwd: w.project + "/out", Input: sh("cat notes.txt")},
 			{Tool: "Bash", Cwd: w.project, Input: sh("cat out/notes.txt")},
 			{Tool: "Bash", Cwd: w.project, Input: sh(strings.Repeat("cd "+name+" && ", 24) + "cat o/notes.txt")},
