@@ -90,6 +90,10 @@ type Cache struct {
 	// beyond ASCII among them.
 	names map[int32]map[string]bool
 	wild  map[int32]bool
+	// named counts the names registered since the last drop: a fill
+	// registers its names before it knows whether its answer will be
+	// kept, so they are bounded on their own.
+	named int
 	// dirs are the real directories whose every lookup from / is
 	// watched, with their watch.
 	dirs map[string]int32
@@ -111,6 +115,7 @@ type Cache struct {
 const (
 	maxKept    = 1 << 14
 	maxWatches = 1 << 12
+	maxNamed   = 16 * maxKept
 )
 
 // watchMask is what changes a directory's lookups: a name appearing,
@@ -189,6 +194,7 @@ func (c *Cache) drop() {
 	c.ents = map[lookup]Entry{}
 	c.names = map[int32]map[string]bool{}
 	c.wild = map[int32]bool{}
+	c.named = 0
 	c.dirs = map[string]int32{}
 	if c.watches == nil {
 		c.watches = map[int32]bool{}
@@ -464,6 +470,9 @@ func (c *Cache) watch(deps []lookup) (uint64, map[string]int32, bool) {
 			return 0, nil, false
 		}
 	}
+	if c.named+len(deps) > maxNamed {
+		c.drop()
+	}
 	gen := c.gen
 	wds := map[string]int32{}
 	for _, l := range deps {
@@ -497,8 +506,12 @@ func (c *Cache) watch(deps []lookup) (uint64, map[string]int32, bool) {
 		}
 		// Every lookup in this directory, wherever the walk made it.
 		for _, d := range deps {
-			if d.dir == dir {
-				names[foldASCII(d.name)] = true
+			if d.dir != dir {
+				continue
+			}
+			if f := foldASCII(d.name); !names[f] {
+				names[f] = true
+				c.named++
 				if !isASCII(d.name) {
 					c.wild[wd] = true
 				}

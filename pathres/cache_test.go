@@ -6,11 +6,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func newCache(t *testing.T) *Cache {
@@ -95,6 +98,39 @@ func TestCacheSeesChanges(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(root, "other/src"), 0o755))
 			must(t, os.Rename(filepath.Join(root, "project"), filepath.Join(root, "project.old")))
 			must(t, os.Rename(filepath.Join(root, "other"), filepath.Join(root, "project")))
+		}},
+		{"queue overflowed before a link was swapped", probe{path: "project/keys/id_rsa"}, func(t *testing.T, root string) {
+			// More events than an inotify queue holds (16384 by
+			// default), in a watched directory, so that the swap's
+			// own events are lost and only the overflow tells.
+			f := filepath.Join(root, "project/churn")
+			for range 12000 {
+				must(t, os.WriteFile(f, nil, 0o644))
+				must(t, os.Remove(f))
+			}
+			relink(t, filepath.Join(root, "outside"), filepath.Join(root, "project/keys"))
+		}},
+		{"link and directory exchanged in one rename", probe{path: "project/keys/id_rsa"}, func(t *testing.T, root string) {
+			must(t, os.Mkdir(filepath.Join(root, "project/keys.dir"), 0o755))
+			must(t, unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, "project/keys"), unix.AT_FDCWD, filepath.Join(root, "project/keys.dir"), unix.RENAME_EXCHANGE))
+		}},
+		{"hard link made at a missing name", probe{path: "project/src/.toolgate", entry: true}, func(t *testing.T, root string) {
+			must(t, os.Link(filepath.Join(root, "outside/notes.txt"), filepath.Join(root, "project/src/.toolgate")))
+		}},
+		{"name beyond ASCII made beside the one looked up", probe{path: "project/src/main.go"}, func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "project/src/main.go"), filepath.Join(root, "project/src/ma\u0131n.go")))
+		}},
+		{"parent of the tree renamed and replaced", probe{path: "project/src/main.go"}, func(t *testing.T, root string) {
+			must(t, os.Rename(root, root+".old"))
+			must(t, os.MkdirAll(filepath.Join(root, "project"), 0o755))
+			t.Cleanup(func() { os.RemoveAll(root); os.Rename(root+".old", root) })
+		}},
+		{"tmpfs mounted over a directory", probe{path: "project/src/main.go"}, func(t *testing.T, root string) {
+			src := filepath.Join(root, "project/src")
+			if err := syscall.Mount("none", src, "tmpfs", 0, ""); err != nil {
+				t.Skipf("cannot mount here: %v", err)
+			}
+			t.Cleanup(func() { syscall.Unmount(src, syscall.MNT_DETACH) })
 		}},
 		{"file system mounted over a directory", probe{path: "project/src/notes.txt"}, func(t *testing.T, root string) {
 			src := filepath.Join(root, "project/src")
@@ -316,5 +352,29 @@ func TestCacheKnownDirectoryReplaced(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(root, "outside/.toolgate"), 0o755))
 	if e := c.Begin().Lstat(src, ".toolgate"); e != Dir {
 		t.Fatalf("after .toolgate/ was made where the link leads: %v, want %v", e, Dir)
+	}
+}
+
+// TestCacheBoundsNames: the names registered by fills whose answers are
+// never kept (a change keeps starting new generations) do not grow
+// without bound in a long-running process.
+func TestCacheBoundsNames(t *testing.T) {
+	c := newCache(t)
+	root, _ := tree(t)
+	src := filepath.Join(root, "project/src")
+	for i := range maxNamed + 100 {
+		deps := []lookup{{src, "n" + strconv.Itoa(i)}}
+		if _, _, ok := c.watch(deps); !ok {
+			t.Fatalf("watch %s: not watched", src)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, names := range c.names {
+		n += len(names)
+	}
+	if n > maxNamed || c.named != n {
+		t.Fatalf("%d names registered (counted %d), at most %d", n, c.named, maxNamed)
 	}
 }

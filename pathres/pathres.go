@@ -18,6 +18,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Path is a resolved path argument.
@@ -112,17 +113,24 @@ func uncleaned(cwd, home, raw, abs string) string {
 // physicalClean cleans the absolute path p as the kernel walks it: each
 // ".." leaves the real directory reached so far, so after a symbolic link
 // it leaves the link's target, not the directory holding the link (which
-// [filepath.Clean] would leave). A path without ".." is only cleaned.
-func (v *View) physicalClean(p string) string {
+// [filepath.Clean] would leave). A path without ".." is only cleaned. A
+// directory before a ".." that cannot be resolved (a link loop, a path
+// too long) is an error: leaving it lexically could leave a link's
+// target's parent unseen.
+func (v *View) physicalClean(p string) (string, error) {
 	if filepath.Separator != '/' || !strings.Contains(p, "..") {
-		return filepath.Clean(p)
+		return filepath.Clean(p), nil
 	}
 	cur := "/"
 	for _, c := range strings.Split(p, "/") {
 		switch c {
 		case "", ".":
 		case "..":
-			if r, _, err := v.realPath(cur); err == nil && r != "" {
+			r, _, err := v.realPath(cur)
+			if err != nil {
+				return "", err
+			}
+			if r != "" {
 				cur = r
 			}
 			cur = filepath.Dir(cur)
@@ -130,7 +138,7 @@ func (v *View) physicalClean(p string) string {
 			cur = filepath.Join(cur, c)
 		}
 	}
-	return cur
+	return cur, nil
 }
 
 // realPath follows symbolic links through abs. It resolves the deepest
@@ -144,6 +152,12 @@ func realPath(abs string) (string, bool, error) {
 	var tail []string
 	for hops := 0; ; {
 		fi, err := os.Lstat(cur)
+		if errors.Is(err, syscall.ENAMETOOLONG) {
+			// Longer than the kernel takes in one call: a shell
+			// reaches it by changing directory in steps, through
+			// links this walk could not follow. Not judged.
+			return "", false, &os.PathError{Op: "resolve", Path: abs, Err: err}
+		}
 		switch {
 		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 			// A dangling or live link at the deepest existing level:
@@ -208,7 +222,7 @@ func Within(root, path string) bool {
 
 // Real returns the real path of dir, an absolute directory, following links
 // as chdir does (a ".." after a link leaves the link's target); a path that
-// cannot be resolved is returned cleaned.
+// cannot be resolved is returned cleaned. [View.RealDir] reports that.
 func Real(dir string) string {
 	return (*View)(nil).Real(dir)
 }

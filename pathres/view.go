@@ -65,7 +65,11 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 		return p, nil
 	}
 	p.Abs = abs
-	real, exists, err := v.realPath(v.physicalClean(uncleaned(cwd, home, raw, abs)))
+	clean, err := v.physicalClean(uncleaned(cwd, home, raw, abs))
+	if err != nil {
+		return p, err
+	}
+	real, exists, err := v.realPath(clean)
 	if err != nil {
 		return p, err
 	}
@@ -77,11 +81,26 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 
 // Real is [Real] seen through the view.
 func (v *View) Real(dir string) string {
-	r, _, err := v.realPath(v.physicalClean(dir))
+	r, err := v.RealDir(dir)
 	if err != nil {
 		return filepath.Clean(dir)
 	}
 	return r
+}
+
+// RealDir is [View.Real], but reports a directory that cannot be
+// resolved (a link loop, a path longer than the system takes in one call)
+// as an error rather than returning it cleaned.
+func (v *View) RealDir(dir string) (string, error) {
+	clean, err := v.physicalClean(dir)
+	if err != nil {
+		return "", err
+	}
+	r, _, err := v.realPath(clean)
+	if err != nil {
+		return "", err
+	}
+	return r, nil
 }
 
 // Lstat reports what is at name in dir, an absolute directory, without

@@ -805,10 +805,11 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 	dir := e.cwd
 	if c.dir != "" {
 		abs, ok := pathres.Absolute(e.cwd, e.home, c.dir)
+		var err error
 		if !ok {
 			dir = ""
-		} else {
-			dir = e.fs.Real(abs)
+		} else if dir, err = e.fs.RealDir(abs); err != nil {
+			dir = ""
 		}
 	}
 	ctx := e.context()

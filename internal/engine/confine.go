@@ -54,7 +54,10 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 		return Confinement{}, err
 	}
 	fs := e.view()
-	cwd := fs.Real(req.Cwd)
+	cwd, err := fs.RealDir(req.Cwd)
+	if err != nil {
+		return Confinement{}, fmt.Errorf("the working directory cannot be resolved: %w", err)
+	}
 	root, from, err := e.rootOf(req, fs, cwd)
 	if err != nil {
 		return Confinement{}, err
@@ -76,7 +79,9 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 		if !ok {
 			return Confinement{}, fmt.Errorf("the directory %q cannot be resolved", c.dir)
 		}
-		out.Dir = fs.Real(abs)
+		if out.Dir, err = fs.RealDir(abs); err != nil {
+			return Confinement{}, fmt.Errorf("the directory %q cannot be resolved: %w", c.dir, err)
+		}
 	}
 	for _, r := range set.WritableRoots {
 		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
@@ -95,7 +100,11 @@ func (e *Engine) MCPElicitation(cwd string) (bool, error) {
 		return false, errors.New(`"cwd" must be an absolute directory`)
 	}
 	fs := e.view()
-	root, _, err := e.rootOf(&Request{Cwd: cwd}, fs, fs.Real(cwd))
+	real, err := fs.RealDir(cwd)
+	if err != nil {
+		return false, fmt.Errorf("the working directory cannot be resolved: %w", err)
+	}
+	root, _, err := e.rootOf(&Request{Cwd: cwd}, fs, real)
 	if err != nil {
 		return false, err
 	}

@@ -348,7 +348,10 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		return deny(ReasonInvalidArguments, err.Error()), t
 	}
 	fs := e.view()
-	cwd := fs.Real(req.Cwd)
+	cwd, err := fs.RealDir(req.Cwd)
+	if err != nil {
+		return deny(ReasonInvalidRequest, "the working directory cannot be resolved: "+err.Error()), t
+	}
 	root, from, err := e.rootOf(req, fs, cwd)
 	if err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t
