@@ -491,6 +491,12 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	switch info.kind {
 	case kReadAll, kList:
 		e.Reads = ops
+		if info.kind == kList && (len(ops) == 0 || (base == "fd" || base == "fdfind") && len(ops) == 1) {
+			// With no directory operand a lister lists the working
+			// directory (fd's first operand is its pattern): it reads
+			// what `ls .` reads.
+			e.Reads = append(e.Reads, ".")
+		}
 	case kReadAfter1:
 		if flags.has("-e") || flags.has("-f") || flags.has("--regexp") {
 			e.Reads = ops
