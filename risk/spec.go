@@ -210,32 +210,86 @@ func (p *Parsed) Flags() map[string]bool {
 }
 
 // Lookup returns the spec of program name, or nil when toolgate has none.
+// A program's entry is parsed at its first lookup, with its subcommands,
+// so that a command that judges one program does not pay for every table.
+// A table that does not load is a programming error (TestSpecsParse loads
+// them all, and TestLazySpecs compares each entry with the whole load):
+// a lookup of it panics with its error.
 func Lookup(name string) *Spec {
-	return builtinSpecs()[name]
+	e := specIndex()[name]
+	if e == nil {
+		return nil
+	}
+	return e.load()
 }
 
 // SpecNames returns the names of every program with a spec, sorted.
 func SpecNames() []string {
-	specs := builtinSpecs()
-	out := make([]string, 0, len(specs))
-	for n := range specs {
+	idx := specIndex()
+	out := make([]string, 0, len(idx))
+	for n := range idx {
 		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out
 }
 
-// builtinSpecs returns the built-in specs by program name. They are parsed
-// at first use, not when the program starts, so that a command that judges
-// nothing does not pay for them. A table that does not load is a
-// programming error (TestSpecsParse loads them all): every call panics
-// with its error.
-var builtinSpecs = sync.OnceValue(func() map[string]*Spec {
-	specs, err := loadSpecs(builtinTables())
-	if err != nil {
-		panic(err)
+// specEntry is one program's entry in a built-in table: its lines, and
+// the subcommand tables of the program, parsed at the first lookup.
+type specEntry struct {
+	table      string   // the table's name, for errors
+	lines      []string // the table's lines
+	start, end int      // the entry's lines, [start, end)
+	subs       []subcommandSource
+	once       sync.Once
+	spec       *Spec
+}
+
+// load parses the entry once. Its lines keep their numbers in the table,
+// so that an error names the line as a whole load would.
+func (e *specEntry) load() *Spec {
+	e.once.Do(func() {
+		text := strings.Repeat("\n", e.start) + strings.Join(e.lines[e.start:e.end], "\n")
+		specs, err := loadSpecs([]specSource{{e.table, text}}, e.subs)
+		if err != nil {
+			panic(err)
+		}
+		for _, sp := range specs {
+			e.spec = sp
+		}
+	})
+	return e.spec
+}
+
+// specIndex maps every program name and alias of the built-in tables to
+// its entry, found by the entries' first lines only.
+var specIndex = sync.OnceValue(func() map[string]*specEntry {
+	tables, subs := builtinTables()
+	idx := map[string]*specEntry{}
+	for _, src := range tables {
+		lines := strings.Split(src.text, "\n")
+		var cur *specEntry
+		for i, line := range lines {
+			trimmed := strings.TrimSpace(line)
+			if trimmed == "" || strings.HasPrefix(trimmed, "#") || line[0] == ' ' || line[0] == '\t' {
+				continue
+			}
+			if cur != nil {
+				cur.end = i
+			}
+			cur = &specEntry{table: src.name, lines: lines, start: i, end: len(lines)}
+			head, _, _ := strings.Cut(trimmed, ":")
+			for _, n := range strings.Fields(head) {
+				idx[n] = cur
+			}
+		}
 	}
-	return specs
+	for _, sub := range subs {
+		if e := idx[sub.program]; e != nil {
+			e.subs = append(e.subs, sub)
+		}
+	}
+	return idx
 })
 
 // builtinTables returns every built-in table: the fixed ones the

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,38 @@ func TestSpecsParse(t *testing.T) {
 	}
 	if len(SpecNames()) != len(specs) {
 		t.Errorf("SpecNames has %d names, the tables %d", len(SpecNames()), len(specs))
+	}
+}
+
+// TestLazySpecs: every program's entry, parsed alone at its lookup, is the
+// spec the whole tables give it, with the same subcommands.
+func TestLazySpecs(t *testing.T) {
+	tables, subs := builtinTables()
+	specs, err := loadSpecs(tables, subs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(specIndex()), len(specs); got != want {
+		t.Errorf("the index has %d names, the tables %d", got, want)
+	}
+	for name, want := range specs {
+		got := Lookup(name)
+		if got == nil {
+			t.Errorf("Lookup(%q) = nil", name)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Lookup(%q) = %s (%d subcommands), want %s (%d subcommands): the entry parsed alone differs", name,
+				got.Describe(), len(got.Subcommands), want.Describe(), len(want.Subcommands))
+		}
+		for _, alias := range want.Aliases {
+			if Lookup(alias) != got {
+				t.Errorf("Lookup(%q) is not the spec of %s", alias, name)
+			}
+		}
+	}
+	if Lookup("no-such-program") != nil {
+		t.Error("a program with no entry has a spec")
 	}
 }
 
