@@ -39,3 +39,28 @@ func BenchmarkRunnerCommand(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadAllSpecs parses every built-in table at once, what the
+// first lookup cost before entries were parsed one by one.
+func BenchmarkLoadAllSpecs(b *testing.B) {
+	tables, subs := builtinTables()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := loadSpecs(tables, subs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLookupOneEntry parses one program's entry with its
+// subcommands, what a hook judging a git command pays at its first lookup.
+func BenchmarkLookupOneEntry(b *testing.B) {
+	e := specIndex()["git"]
+	b.ReportAllocs()
+	for b.Loop() {
+		fresh := &specEntry{table: e.table, lines: e.lines, start: e.start, end: e.end, subs: e.subs}
+		if fresh.load() == nil {
+			b.Fatal("no spec for git")
+		}
+	}
+}
