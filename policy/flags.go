@@ -79,7 +79,7 @@ func scanFlags(name string, args []string, dyn []bool, emit func(flag bool, word
 	if sp == nil && strings.Contains(name, "/") {
 		sp = risk.Lookup(name[strings.LastIndexByte(name, '/')+1:])
 	}
-	if sp != nil && sp.Subcommands != nil {
+	if sp != nil && sp.HasSubcommands() {
 		sp = nil // options depend on the subcommand: the alias table
 	}
 	canon := func(f string) string {

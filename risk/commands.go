@@ -977,7 +977,7 @@ func (f flagSet) has(name string) bool {
 // the words that are neither options nor the values of options that take
 // one, as the analysis of prog reads them.
 func OperandIndexes(prog string, args []string) []int {
-	if sp := Lookup(prog); sp != nil && sp.Subcommands == nil {
+	if sp := Lookup(prog); sp != nil && !sp.HasSubcommands() {
 		if p := sp.Parse(args, nil); p.Unknown == "" {
 			return p.Operands
 		}

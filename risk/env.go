@@ -46,7 +46,7 @@ func InertEnvValue(name, value string) bool {
 
 func inertGoFlags(value string) bool {
 	sp := Lookup("go")
-	if sp == nil || sp.Subcommands["test"] == nil {
+	if sp == nil || sp.Subcommand("test") == nil {
 		return false
 	}
 	words := strings.Fields(value)
@@ -55,8 +55,8 @@ func inertGoFlags(value string) bool {
 			return false
 		}
 	}
-	words, _ = goWords(words, nil, sp.Subcommands["test"])
-	p := sp.Subcommands["test"].Parse(words, nil)
+	words, _ = goWords(words, nil, sp.Subcommand("test"))
+	p := sp.Subcommand("test").Parse(words, nil)
 	if p.Unknown != "" || p.Problem != "" || len(p.Operands) > 0 {
 		return false
 	}

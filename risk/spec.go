@@ -97,10 +97,13 @@ type Spec struct {
 	// (+100) or a search (+/pattern) is known, any other is unknown, since
 	// the program's commands run shell commands (less +!cmd).
 	Plus bool
-	// Subcommands maps each known subcommand to its spec (git log). A
-	// program with subcommands and a first operand not in the map is
-	// unknown.
-	Subcommands map[string]*Spec
+	// subcommands maps each known subcommand to its spec (git log);
+	// subSources, when set, are the tables it is parsed from at the first
+	// call of Subcommands.
+	subcommands map[string]*Spec
+	subSources  []subcommandSource
+	subOnce     sync.Once
+	subIndex    map[string]*specEntry
 
 	short *[256]*Option
 	long  map[string]*Option
@@ -109,6 +112,63 @@ type Spec struct {
 	// not allow, sorted, without the dashes: an abbreviation is resolved
 	// against them too, so that one of a refused option is unknown.
 	refused []string
+}
+
+// HasSubcommands reports whether the program has subcommands: a first
+// operand that is none of them makes the command unknown.
+func (sp *Spec) HasSubcommands() bool {
+	return sp.subcommands != nil || len(sp.subSources) > 0
+}
+
+// Subcommand returns the spec of the program's subcommand name (git log),
+// or nil when the program has none by that name. The subcommands of a
+// built-in spec are parsed one by one at their first use; a table that
+// does not load is a programming error (TestSpecsParse loads them all),
+// and the call panics with its error.
+func (sp *Spec) Subcommand(name string) *Spec {
+	if sp.subSources == nil {
+		return sp.subcommands[name]
+	}
+	sp.subOnce.Do(func() {
+		tables := make([]specSource, len(sp.subSources))
+		for i, sub := range sp.subSources {
+			tables[i] = specSource{sub.name, sub.text}
+		}
+		sp.subIndex = indexEntries(tables)
+	})
+	e := sp.subIndex[name]
+	if e == nil {
+		return nil
+	}
+	return e.load()
+}
+
+// numSubcommands is the number of names the program's subcommands have.
+func (sp *Spec) numSubcommands() int {
+	if sp.subSources == nil {
+		return len(sp.subcommands)
+	}
+	sp.Subcommand("")
+	return len(sp.subIndex)
+}
+
+// addSubcommands parses the subcommand tables subs into sp's subcommands.
+func (sp *Spec) addSubcommands(subs []subcommandSource) error {
+	for _, sub := range subs {
+		list, err := ParseSpecs(sub.name, sub.text)
+		if err != nil {
+			return err
+		}
+		if sp.subcommands == nil {
+			sp.subcommands = map[string]*Spec{}
+		}
+		for _, c := range list {
+			for _, n := range append([]string{c.Program}, c.Aliases...) {
+				sp.subcommands[n] = c
+			}
+		}
+	}
+	return nil
 }
 
 // ParsedOption is one option found on a command line.
@@ -210,7 +270,7 @@ func (p *Parsed) Flags() map[string]bool {
 }
 
 // Lookup returns the spec of program name, or nil when toolgate has none.
-// A program's entry is parsed at its first lookup, with its subcommands,
+// A program's entry is parsed at its first lookup, each subcommand's at its first use,
 // so that a command that judges one program does not pay for every table.
 // A table that does not load is a programming error (TestSpecsParse loads
 // them all, and TestLazySpecs compares each entry with the whole load):
@@ -250,13 +310,15 @@ type specEntry struct {
 func (e *specEntry) load() *Spec {
 	e.once.Do(func() {
 		text := strings.Repeat("\n", e.start) + strings.Join(e.lines[e.start:e.end], "\n")
-		specs, err := loadSpecs([]specSource{{e.table, text}}, e.subs)
+		specs, err := loadSpecs([]specSource{{e.table, text}}, nil)
 		if err != nil {
 			panic(err)
 		}
 		for _, sp := range specs {
 			e.spec = sp
 		}
+		// The subcommands are parsed at their first use.
+		e.spec.subSources = e.subs
 	})
 	return e.spec
 }
@@ -265,6 +327,18 @@ func (e *specEntry) load() *Spec {
 // its entry, found by the entries' first lines only.
 var specIndex = sync.OnceValue(func() map[string]*specEntry {
 	tables, subs := builtinTables()
+	idx := indexEntries(tables)
+	for _, sub := range subs {
+		if e := idx[sub.program]; e != nil {
+			e.subs = append(e.subs, sub)
+		}
+	}
+	return idx
+})
+
+// indexEntries maps every program name and alias of tables to its entry,
+// found by the entries' first lines only.
+func indexEntries(tables []specSource) map[string]*specEntry {
 	idx := map[string]*specEntry{}
 	for _, src := range tables {
 		lines := strings.Split(src.text, "\n")
@@ -284,13 +358,8 @@ var specIndex = sync.OnceValue(func() map[string]*specEntry {
 			}
 		}
 	}
-	for _, sub := range subs {
-		if e := idx[sub.program]; e != nil {
-			e.subs = append(e.subs, sub)
-		}
-	}
 	return idx
-})
+}
 
 // builtinTables returns every built-in table: the fixed ones the
 // specs_*.go files register, and those built from shared parts (the
@@ -322,17 +391,8 @@ func loadSpecs(tables []specSource, subs []subcommandSource) (map[string]*Spec, 
 		if parent == nil {
 			return nil, fmt.Errorf("%s: no spec for %q", sub.name, sub.program)
 		}
-		list, err := ParseSpecs(sub.name, sub.text)
-		if err != nil {
+		if err := parent.addSubcommands([]subcommandSource{sub}); err != nil {
 			return nil, err
-		}
-		if parent.Subcommands == nil {
-			parent.Subcommands = map[string]*Spec{}
-		}
-		for _, sp := range list {
-			for _, n := range append([]string{sp.Program}, sp.Aliases...) {
-				parent.Subcommands[n] = sp
-			}
 		}
 	}
 	return specs, nil
@@ -543,11 +603,11 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 				// It may be an option; if it is not, it is an operand.
 				p.Problem = fmt.Sprintf("the word %s may be an option of %s, and is not known until the line runs", a, sp.Program)
 			}
-			if sp.Subcommands != nil && len(p.Operands) == 0 && p.Problem == "" {
+			if sp.HasSubcommands() && len(p.Operands) == 0 && p.Problem == "" {
 				p.Problem = fmt.Sprintf("the subcommand %s of %s is not known until the line runs", a, sp.Program)
 			}
 			p.Operands = append(p.Operands, i)
-			if sp.Posix || sp.Subcommands != nil {
+			if sp.Posix || sp.HasSubcommands() {
 				end = true
 			}
 			continue
@@ -564,9 +624,9 @@ func (sp *Spec) Parse(args []string, dyn []bool) *Parsed {
 			end = true
 			continue
 		case a == "-" || len(a) < 2 || a[0] != '-' && !(a[0] == '+' && sp.long[a[:2]] != nil):
-			if sp.Subcommands != nil && len(p.Operands) == 0 && p.Sub == nil {
+			if sp.HasSubcommands() && len(p.Operands) == 0 && p.Sub == nil {
 				p.SubName = a
-				sub := sp.Subcommands[a]
+				sub := sp.Subcommand(a)
 				if sub == nil {
 					p.Unknown = a
 					p.Problem = ""
@@ -830,8 +890,8 @@ func (sp *Spec) Describe() string {
 	if sp.Plus {
 		b.WriteString(", +WORD is an initial command")
 	}
-	if len(sp.Subcommands) > 0 {
-		fmt.Fprintf(&b, ", %d subcommands", len(sp.Subcommands))
+	if n := sp.numSubcommands(); n > 0 {
+		fmt.Fprintf(&b, ", %d subcommands", n)
 	}
 	return b.String()
 }

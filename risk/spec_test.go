@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ func TestSpecsParse(t *testing.T) {
 			t.Errorf("no spec for %s", name)
 		}
 	}
-	if specs["git"].Subcommands["commit"] == nil {
+	if specs["git"].Subcommand("commit") == nil {
 		t.Error("no spec for git commit")
 	}
 	if len(SpecNames()) != len(specs) {
@@ -52,9 +53,8 @@ func TestLazySpecs(t *testing.T) {
 			t.Errorf("Lookup(%q) = nil", name)
 			continue
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("Lookup(%q) = %s (%d subcommands), want %s (%d subcommands): the entry parsed alone differs", name,
-				got.Describe(), len(got.Subcommands), want.Describe(), len(want.Subcommands))
+		if why := specDiff(got, want); why != "" {
+			t.Errorf("Lookup(%q): the entry parsed alone differs from the whole load: %s", name, why)
 		}
 		for _, alias := range want.Aliases {
 			if Lookup(alias) != got {
@@ -65,6 +65,34 @@ func TestLazySpecs(t *testing.T) {
 	if Lookup("no-such-program") != nil {
 		t.Error("a program with no entry has a spec")
 	}
+}
+
+// specDiff says how got, a spec parsed at its lookup with subcommands
+// parsed at their use, differs from want, parsed with every table at once,
+// or returns "".
+func specDiff(got, want *Spec) string {
+	switch {
+	case got.Program != want.Program || !slices.Equal(got.Aliases, want.Aliases):
+		return fmt.Sprintf("names %s %v, want %s %v", got.Program, got.Aliases, want.Program, want.Aliases)
+	case got.Numeric != want.Numeric || got.Free != want.Free || got.Posix != want.Posix || got.NoAbbrev != want.NoAbbrev ||
+		got.SingleDashLong != want.SingleDashLong || got.Plus != want.Plus:
+		return "directives differ"
+	case !reflect.DeepEqual(got.Options, want.Options) || !reflect.DeepEqual(*got.short, *want.short) ||
+		!reflect.DeepEqual(got.long, want.long) || !slices.Equal(got.longs, want.longs) || !slices.Equal(got.refused, want.refused):
+		return "options differ: " + got.Describe() + ", want " + want.Describe()
+	case got.HasSubcommands() != (want.subcommands != nil) || got.numSubcommands() != len(want.subcommands):
+		return fmt.Sprintf("%d subcommands, want %d", got.numSubcommands(), len(want.subcommands))
+	}
+	for n, ws := range want.subcommands {
+		gs := got.Subcommand(n)
+		if gs == nil {
+			return "no subcommand " + n
+		}
+		if why := specDiff(gs, ws); why != "" {
+			return n + ": " + why
+		}
+	}
+	return ""
 }
 
 // TestLoadSpecsErrors checks that a table that does not load says which
@@ -98,7 +126,7 @@ func TestSpecsConcurrentFirstUse(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			if Lookup("git") == nil || Lookup("git").Subcommands["push"] == nil {
+			if Lookup("git") == nil || Lookup("git").Subcommand("push") == nil {
 				t.Error("no spec for git push")
 			}
 			if len(SpecNames()) == 0 {
@@ -214,7 +242,7 @@ func TestSpecSubcommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp[0].Subcommands = map[string]*Spec{"log": subs[0], "status": subs[1]}
+	sp[0].subcommands = map[string]*Spec{"log": subs[0], "status": subs[1]}
 	p := sp[0].Parse([]string{"-C", "d", "log", "--one", "-n", "5", "x"}, nil)
 	if p.Unknown != "" || p.SubName != "log" || !p.Has("-C") || !p.Sub.Has("--oneline") || !slices.Equal(p.Sub.Operands, []int{6}) {
 		t.Fatalf("parse = %+v sub %+v", p, p.Sub)

@@ -264,7 +264,7 @@ func TestGitSpecEntries(t *testing.T) {
 			t.Fatalf("%q: %d entries, want one", s.text[:min(40, len(s.text))], len(list))
 		}
 	}
-	sub := Lookup("git").Subcommands
+	sub := Lookup("git").Subcommand
 	for _, tc := range []struct {
 		sub, opt string
 		kind     ValueKind
@@ -281,7 +281,7 @@ func TestGitSpecEntries(t *testing.T) {
 		{"rebase", "-x", ValExec},
 		{"clone", "-c", ValCode},
 	} {
-		sp := sub[tc.sub]
+		sp := sub(tc.sub)
 		if sp == nil {
 			t.Fatalf("no subcommand %s", tc.sub)
 		}
@@ -295,14 +295,18 @@ func TestGitSpecEntries(t *testing.T) {
 			t.Errorf("git %s %s: option %+v, want kind %v", tc.sub, tc.opt, o, tc.kind)
 		}
 	}
-	for name, sp := range sub {
+	all, err := loadSpecs(builtinTables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, sp := range all["git"].subcommands {
 		for _, l := range []string{"textconv", "filters"} {
 			if sp.long[l] != nil {
 				t.Errorf("git %s lists --%s, which runs configured programs", name, l)
 			}
 		}
 	}
-	if sub["commit"].NoAbbrev || !sub["log"].NoAbbrev || !Lookup("git").NoAbbrev {
+	if sub("commit").NoAbbrev || !sub("log").NoAbbrev || !Lookup("git").NoAbbrev {
 		t.Error("abbreviations: commit takes them, log and git's global options do not")
 	}
 }

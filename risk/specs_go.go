@@ -69,7 +69,7 @@ func goWords(args []string, dyn []bool, sub *Spec) ([]string, []bool) {
 		d := i < len(dyn) && dyn[i]
 		if !d {
 			if sub == nil && len(out) == 0 && !strings.HasPrefix(a, "-") {
-				sub = Lookup("go").Subcommands[a]
+				sub = Lookup("go").Subcommand(a)
 				out, outDyn = append(out, a), append(outDyn, d)
 				continue
 			}
