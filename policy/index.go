@@ -233,6 +233,43 @@ func (x *Index) MCP(eff Decision) []*Rule { return x.eff[eff].mcp }
 // with the lower order is reported.
 func (x *Index) Order(r *Rule) int { return x.order[r] }
 
+// Earlier returns whichever of a and b comes first in policy order; a nil
+// rule is none, so Earlier(nil, r) is r.
+func (x *Index) Earlier(a, b *Rule) *Rule {
+	if a == nil || b != nil && x.order[b] < x.order[a] {
+		return b
+	}
+	return a
+}
+
+// FirstCommand returns the first shell rule of effect eff, in policy
+// order, that matches the command c, or nil; conservative is as in
+// Rule.MatchCommand.
+func (x *Index) FirstCommand(eff Decision, c *CommandView, ctx *MatchContext, conservative bool) *Rule {
+	var best *Rule
+	for _, rs := range x.Shell(eff, c) {
+		for _, r := range rs {
+			if r.MatchCommand(c, ctx, conservative) {
+				best = x.Earlier(best, r)
+			}
+		}
+	}
+	return best
+}
+
+// FirstPath returns the first path rule of effect eff and family, in
+// policy order, that matches the absolute path abs, or nil; conservative
+// is as in Rule.MatchPath.
+func (x *Index) FirstPath(eff Decision, family, abs string, ctx *MatchContext, conservative bool) *Rule {
+	var best *Rule
+	x.EachPath(eff, family, abs, ctx, func(r *Rule) {
+		if r.MatchPath(family, abs, ctx, conservative) {
+			best = x.Earlier(best, r)
+		}
+	})
+	return best
+}
+
 // PathRules returns every path rule of effect eff and family.
 func (x *Index) PathRules(eff Decision, family string) []*Rule {
 	var out []*Rule

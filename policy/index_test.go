@@ -113,6 +113,51 @@ func TestIndexNarrows(t *testing.T) {
 	}
 }
 
+// TestIndexFirst checks FirstCommand and FirstPath against a scan of
+// every rule in policy order: each returns the first rule that matches.
+func TestIndexFirst(t *testing.T) {
+	f, err := ParseRules(LayerUser, nil, indexRules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buildIndex(f.Rules)
+	ctx := &MatchContext{Root: "/home/u/proj", Home: "/home/u"}
+	name := func(r *Rule) string {
+		if r == nil {
+			return "none"
+		}
+		return r.Text
+	}
+	for _, cons := range []bool{false, true} {
+		for _, words := range [][]string{{"git", "status"}, {"git", "push", "origin", "main"}, {"rm", "-rf", "/tmp/x"}, {"make"}, {"ls"}} {
+			v := CommandView{Name: words[0], Args: words[1:], Dir: "/home/u/proj"}
+			v.Prepare()
+			var want *Rule
+			for _, r := range f.Rules {
+				if want == nil && r.Kind == SpecCommand && r.MatchCommand(&v, ctx, cons) {
+					want = r
+				}
+			}
+			if got := x.FirstCommand(Ask, &v, ctx, cons); got != want {
+				t.Errorf("%v (conservative %v): FirstCommand %s, want %s", words, cons, name(got), name(want))
+			}
+		}
+		for _, abs := range []string{"/home/u/proj/src/pkg/file.go", "/home/u/proj/x/secret", "/etc/passwd", "/home/u/proj/gen/a.go", "/srv/none"} {
+			for _, family := range []string{"read", "write"} {
+				var want *Rule
+				for _, r := range f.Rules {
+					if want == nil && r.Kind != SpecNone && r.MatchPath(family, abs, ctx, cons) {
+						want = r
+					}
+				}
+				if got := x.FirstPath(Ask, family, abs, ctx, cons); got != want {
+					t.Errorf("%s %s (conservative %v): FirstPath %s, want %s", family, abs, cons, name(got), name(want))
+				}
+			}
+		}
+	}
+}
+
 func ruleTexts(rs []*Rule) string {
 	var out []string
 	for _, r := range rs {

@@ -512,11 +512,7 @@ func (st *state) matchRule(u *Unit, eff policy.Decision) *policy.Rule {
 		consider(r, r.AppliesToTool(c.tool, c.mcpName))
 	}
 	if u.Command != nil {
-		for _, rs := range x.Shell(eff, &u.view) {
-			for _, r := range rs {
-				consider(r, r.MatchCommand(&u.view, ctx, true))
-			}
-		}
+		best = x.Earlier(best, x.FirstCommand(eff, &u.view, ctx, true))
 	}
 	if c.tool == policy.ToolMCP {
 		for _, r := range x.MCP(eff) {
@@ -537,9 +533,7 @@ func (st *state) matchRule(u *Unit, eff policy.Decision) *policy.Rule {
 				if i == 1 && abs == p.Real {
 					break
 				}
-				x.EachPath(eff, g.family, abs, ctx, func(r *policy.Rule) {
-					consider(r, r.MatchPath(g.family, abs, ctx, true))
-				})
+				best = x.Earlier(best, x.FirstPath(eff, g.family, abs, ctx, true))
 				if p.Recursive {
 					// Reading a whole tree reads what a rule names below it.
 					for _, r := range x.PathRules(eff, g.family) {
