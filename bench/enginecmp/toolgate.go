@@ -7,10 +7,9 @@ import (
 )
 
 // toolgateEngine is toolgate's rule matching as the engine runs it for one
-// command or one path (internal/engine's matchRule and allowRule): deny
-// rules matched conservatively, then ask rules, then allow rules, each
-// effect's candidates narrowed by the policy's Index and tried in policy
-// order. The sandbox, credential, safety and mode stages that follow rule
+// command or one path: deny rules matched conservatively, then ask rules,
+// then allow rules, each found by the policy Index's FirstCommand or
+// FirstPath, as internal/engine's matchRule finds them. The sandbox, credential, safety and mode stages that follow rule
 // matching in a full decision are not part of the question and not run.
 type toolgateEngine struct {
 	set *policy.Set
@@ -92,30 +91,19 @@ func (e *toolgateEngine) Prepare(r *Request) (Decide, error) {
 }
 
 // match returns the first rule of effect eff, in policy order, that
-// matches the call; deny and ask rules match conservatively.
+// matches the call: bare rules of the tool, then the index's FirstCommand
+// or FirstPath, which the engine's rule matching calls; deny and ask rules
+// match conservatively.
 func (e *toolgateEngine) match(eff policy.Decision, tool policy.Tool, view *policy.CommandView, r *Request) *policy.Rule {
-	x, ctx := e.idx, &e.ctx
 	conservative := eff != policy.Allow
 	var best *policy.Rule
-	consider := func(rule *policy.Rule, ok bool) {
-		if ok && (best == nil || x.Order(rule) < x.Order(best)) {
-			best = rule
+	for _, rule := range e.idx.Bare(eff) {
+		if rule.AppliesToTool(tool, "") {
+			best = e.idx.Earlier(best, rule)
 		}
-	}
-	for _, rule := range x.Bare(eff) {
-		consider(rule, rule.AppliesToTool(tool, ""))
 	}
 	if view != nil {
-		for _, rs := range x.Shell(eff, view) {
-			for _, rule := range rs {
-				consider(rule, rule.MatchCommand(view, ctx, conservative))
-			}
-		}
-		return best
+		return e.idx.Earlier(best, e.idx.FirstCommand(eff, view, &e.ctx, conservative))
 	}
-	family := tool.PathFamily()
-	x.EachPath(eff, family, r.Path, ctx, func(rule *policy.Rule) {
-		consider(rule, rule.MatchPath(family, r.Path, ctx, conservative))
-	})
-	return best
+	return e.idx.Earlier(best, e.idx.FirstPath(eff, tool.PathFamily(), r.Path, &e.ctx, conservative))
 }
