@@ -17,15 +17,36 @@ func engines(tb testing.TB, n int) map[string]Engine {
 	if len(rules) != n {
 		tb.Fatalf("Rules(%d) made %d rules", n, len(rules))
 	}
+	return build(tb, rules)
+}
+
+// build builds every engine from the rules.
+func build(tb testing.TB, rules []Rule) map[string]Engine {
+	tb.Helper()
 	out := map[string]Engine{}
 	for _, e := range Engines {
 		eng, err := e.New(rules)
 		if err != nil {
-			tb.Fatalf("%s with %d rules: %v", e.Name, n, err)
+			tb.Fatalf("%s with %d rules: %v", e.Name, len(rules), err)
 		}
 		out[e.Name] = eng
 	}
 	return out
+}
+
+// decideOnce asks the named engine the request once; an engine that fails
+// to prepare or to evaluate it fails the test.
+func decideOnce(tb testing.TB, es map[string]Engine, name string, r *Request) Outcome {
+	tb.Helper()
+	decide, err := es[name].Prepare(r)
+	if err == nil {
+		var got Outcome
+		if got, err = decide(); err == nil {
+			return got
+		}
+	}
+	tb.Fatalf("%s, %s: %v", name, r.Name, err)
+	return ""
 }
 
 // TestSameDecisions asks every engine every request at every size and
@@ -38,15 +59,7 @@ func TestSameDecisions(t *testing.T) {
 		for i := range Requests {
 			r := &Requests[i]
 			for _, e := range Engines {
-				decide, err := es[e.Name].Prepare(r)
-				if err != nil {
-					t.Fatalf("%s, %d rules, %s: %v", e.Name, n, r.Name, err)
-				}
-				got, err := decide()
-				if err != nil {
-					t.Fatalf("%s, %d rules, %s: %v", e.Name, n, r.Name, err)
-				}
-				if got != r.Want {
+				if got := decideOnce(t, es, e.Name, r); got != r.Want {
 					t.Errorf("%s, %d rules, %s: got %s, want %s", e.Name, n, r.Name, got, r.Want)
 				}
 			}
@@ -70,24 +83,11 @@ func TestDecidingRuleDecides(t *testing.T) {
 		{1, "edit-allow", NoMatch},
 	} {
 		all := Rules(n)
-		rules := append(append([]Rule{}, all[:n-c.drop]...), all[n-c.drop+1:]...)
-		var r *Request
-		for i := range Requests {
-			if Requests[i].Name == c.request {
-				r = &Requests[i]
-			}
-		}
+		es := build(t, append(append([]Rule{}, all[:n-c.drop]...), all[n-c.drop+1:]...))
+		r := &Requests[slices.IndexFunc(Requests, func(r Request) bool { return r.Name == c.request })]
 		for _, e := range Engines {
-			eng, err := e.New(rules)
-			if err != nil {
-				t.Fatalf("%s: %v", e.Name, err)
-			}
-			decide, err := eng.Prepare(r)
-			if err != nil {
-				t.Fatalf("%s: %v", e.Name, err)
-			}
-			if got, err := decide(); err != nil || got != c.want {
-				t.Errorf("%s without rule %v: %s got %s (%v), want %s", e.Name, all[n-c.drop], c.request, got, err, c.want)
+			if got := decideOnce(t, es, e.Name, r); got != c.want {
+				t.Errorf("%s without rule %v: %s got %s, want %s", e.Name, all[n-c.drop], c.request, got, c.want)
 			}
 		}
 	}
@@ -96,22 +96,14 @@ func TestDecidingRuleDecides(t *testing.T) {
 // TestDenyWinsInEveryEngine adds, first of all, an allow rule that covers
 // the denied read; every engine must still deny it.
 func TestDenyWinsInEveryEngine(t *testing.T) {
-	rules := append([]Rule{{Allow, Read, Glob, "secrets/prod"}}, Rules(10)...)
+	es := build(t, append([]Rule{{Allow, Read, Glob, "secrets/prod"}}, Rules(10)...))
 	r := &Requests[1]
 	if r.Name != "read-deny" {
 		t.Fatalf("Requests[1] is %s", r.Name)
 	}
 	for _, e := range Engines {
-		eng, err := e.New(rules)
-		if err != nil {
-			t.Fatalf("%s: %v", e.Name, err)
-		}
-		decide, err := eng.Prepare(r)
-		if err != nil {
-			t.Fatalf("%s: %v", e.Name, err)
-		}
-		if got, err := decide(); err != nil || got != Deny {
-			t.Errorf("%s: got %s (%v), want deny", e.Name, got, err)
+		if got := decideOnce(t, es, e.Name, r); got != Deny {
+			t.Errorf("%s: got %s, want deny", e.Name, got)
 		}
 	}
 }
