@@ -10,7 +10,6 @@
 package gemini
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,12 +101,6 @@ func (p *Project) Engine() (*engine.Engine, error) {
 		return nil, err
 	}
 	return engine.New(engine.Options{Policy: engine.Fixed(set), Home: p.Home})
-}
-
-// Decide returns toolgate's decision on c, checking it end to end: path
-// resolution on the real files, parsing, rules and every later stage.
-func Decide(e *engine.Engine, p *Project, c Case) string {
-	return e.Check(context.Background(), p.Request(c)).Decision.String()
 }
 
 // String names a case for messages.
