@@ -15,7 +15,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 iter=${1:-10000}
 cli=${GEMINI_CLI_DIR:-/opt/toolgate-agents/node_modules/@google/gemini-cli}
 
-tg=$(cd "$here/.." && GEMINI_CMP=1 GEMINI_CMP_ITER="$iter" GOMAXPROCS=1 go test -count=1 -run '^TestCPU$' -v ./gemini | grep '^case ')
+out=$(cd "$here/.." && GEMINI_CMP=1 GEMINI_CMP_ITER="$iter" GOMAXPROCS=1 go test -count=1 -run '^TestCPU$' -v ./gemini) ||
+	{ echo "$out" >&2; echo "compare.sh: timing toolgate failed" >&2; exit 1; }
+tg=$(echo "$out" | grep '^case ')
 if ! command -v node >/dev/null || [ ! -f "$cli/bundle/gemini.js" ]; then
 	echo "compare.sh: Gemini CLI is not installed at $cli (or node is missing); toolgate alone:" >&2
 	echo "$tg"
@@ -30,7 +32,13 @@ done)
 echo "$gm" | grep '^#' | sort -u || true
 echo "# toolgate: engine.Check end to end, $iter decisions per case, GOMAXPROCS=1"
 printf '%-11s %14s %14s %9s  %s\n' case toolgate_ns gemini_ns gemini/tg 'decisions (toolgate, gemini)'
+# Each case must be timed on both sides, and allowed on both, or the
+# ratio compares different work.
 join -j 2 <(echo "$tg" | sort -k2,2) <(echo "$gm" | grep '^case ' | sort -k2,2) |
-	awk '{ printf "%-11s %14d %14d %8.2fx  %s, %s\n", $1, $3, $6, $6 / $3, $4, $7 }' |
-	sort -k1,1 --stable |
-	awk 'BEGIN { split("read write git-status chained wrapped", order) } { line[$1] = $0 } END { for (i = 1; i <= 5; i++) if (order[i] in line) print line[order[i]] }'
+	awk '{ line[$1] = sprintf("%-11s %14d %14d %8.2fx  %s, %s", $1, $3, $6, $6 / $3, $4, $7)
+	       if ($4 != "allow" || $7 != "allow") bad = bad " " $1 }
+	END { n = split("read write git-status chained wrapped", order)
+	      for (i = 1; i <= n; i++) if (order[i] in line) print line[order[i]]; else missing = missing " " order[i]
+	      if (missing != "") print "compare.sh: not timed on both sides:" missing > "/dev/stderr"
+	      if (bad != "") print "compare.sh: not allowed on both sides:" bad > "/dev/stderr"
+	      exit (missing != "" || bad != "") }'
