@@ -86,17 +86,22 @@ func TestServerRatio(t *testing.T) {
 		}
 		cpu := cpuTime(t, pid) - cpu0
 		var r struct {
-			Requests     int     `json:"requests"`
-			Failed       int     `json:"failed"`
-			RequestsPerS float64 `json:"requests_per_s"`
-			P50          float64 `json:"p50_us"`
-			P99          float64 `json:"p99_us"`
+			Requests     int            `json:"requests"`
+			Failed       int            `json:"failed"`
+			RequestsPerS float64        `json:"requests_per_s"`
+			P50          float64        `json:"p50_us"`
+			P99          float64        `json:"p99_us"`
+			Decisions    map[string]int `json:"decisions"`
 		}
 		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 			t.Fatalf("checkload's output %q: %v", out.String(), err)
 		}
 		if r.Failed > 0 {
 			t.Fatalf("checkload against %s: %d requests failed", addr, r.Failed)
+		}
+		// An answer other than allow would time another path through toolgate.
+		if r.Requests == 0 || r.Decisions["allow"] != r.Requests {
+			t.Fatalf("checkload against %s: decisions %v of %d requests, want all allow", addr, r.Decisions, r.Requests)
 		}
 		// The CPU is over the warm-up too: spread it over the requests of
 		// the whole run, at the measured rate.

@@ -40,7 +40,7 @@ func main() {
 	tool := flag.String("tool", "Bash", "tool of the calls")
 	command := flag.String("command", "git status", "shell command of the calls")
 	sessions := flag.Int("sessions", 16, "sessions the calls are spread over")
-	asJSON := flag.Bool("json", false, "print the result as one JSON object (requests, failed, requests_per_s, p50_us, p90_us, p99_us, max_us)")
+	asJSON := flag.Bool("json", false, "print the result as one JSON object (requests, failed, requests_per_s, p50_us, p90_us, p99_us, max_us, decisions)")
 	flag.Parse()
 	if *tokenFile == "" || *conns < 1 || *sessions < 1 {
 		fail(2, "-token-file is required; -conns and -sessions must be at least 1")
