@@ -175,12 +175,11 @@ func transcript(b walkBlock) ([]walkCmd, error) {
 
 // walker runs the README's commands and keeps what they leave behind.
 type walker struct {
-	t       *testing.T
-	home    string
-	dir     string // of the state the commands pass on
-	server  string // "http://127.0.0.1:PORT" once serve runs
-	bg      map[string]*walkBG
-	stopped bool
+	t      *testing.T
+	home   string
+	dir    string // of the state the commands pass on
+	server string // "http://127.0.0.1:PORT" once serve runs
+	bg     map[string]*walkBG
 }
 
 // walkBG is a command left running.
@@ -390,12 +389,8 @@ func (w *walker) pending(line int) int {
 	return len(list.Approvals)
 }
 
-// stop ends what the walk left running, the server last.
+// stop ends what the walk left running.
 func (w *walker) stop() {
-	if w.stopped {
-		return
-	}
-	w.stopped = true
 	for _, bg := range w.bg {
 		// The whole process group, toolgate under bash included, so that
 		// nothing writes into the home directory as it is removed.
