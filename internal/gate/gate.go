@@ -194,7 +194,7 @@ type (
 	// event of a call decided without a person carries it too (its
 	// fields inline): that event is then the call's only one, and no
 	// model.tool_call_requested precedes it. Input is never null there,
-	// so a reader tells such an event by its "input".
+	// so a reader tells such an event by its "input" ([CarriesCall]).
 	CallRequest struct {
 		Input  map[string]any `json:"input"`
 		Cwd    string         `json:"cwd,omitempty"`
