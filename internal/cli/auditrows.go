@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/internal/termtext"
 )
@@ -49,8 +50,8 @@ type decisionRow struct {
 	Source string `json:"sourcedFrom,omitempty"`
 	// Pending is true for a question still waiting for a person.
 	Pending bool `json:"pending,omitempty"`
-	// requested is set once the call's model.tool_call_requested was
-	// read: its Call and Agent come from there.
+	// requested is set once the event that carries the call was read
+	// ([gate.CarriesCall]): its Call and Agent come from there.
 	requested bool
 }
 
@@ -102,20 +103,20 @@ func (d *decisionRows) owner(session string) string {
 // add takes one event and returns the row it completes, if any.
 func (d *decisionRows) add(e eventlog.Event) (decisionRow, bool) {
 	var p struct {
-		ToolCallID     string         `json:"toolCallId"`
-		Tool           string         `json:"tool"`
-		Input          map[string]any `json:"input"`
-		Agent          string         `json:"agent"`
-		Owner          string         `json:"owner"`
-		Decision       string         `json:"decision"`
-		Reason         string         `json:"reason"`
-		Actor          string         `json:"actor"`
-		Via            string         `json:"via"`
-		Rule           string         `json:"rule"`
-		RuleOrigin     string         `json:"ruleOrigin"`
-		SourcedFrom    string         `json:"sourcedFrom"`
-		SuggestedRule  string         `json:"suggestedRule"`
-		RiskAtDecision string         `json:"riskAtDecision"`
+		ToolCallID     string          `json:"toolCallId"`
+		Tool           string          `json:"tool"`
+		Input          json.RawMessage `json:"input"`
+		Agent          string          `json:"agent"`
+		Owner          string          `json:"owner"`
+		Decision       string          `json:"decision"`
+		Reason         string          `json:"reason"`
+		Actor          string          `json:"actor"`
+		Via            string          `json:"via"`
+		Rule           string          `json:"rule"`
+		RuleOrigin     string          `json:"ruleOrigin"`
+		SourcedFrom    string          `json:"sourcedFrom"`
+		SuggestedRule  string          `json:"suggestedRule"`
+		RiskAtDecision string          `json:"riskAtDecision"`
 	}
 	if json.Unmarshal(e.Payload, &p) != nil {
 		return decisionRow{}, false
@@ -136,23 +137,16 @@ func (d *decisionRows) add(e eventlog.Event) (decisionRow, bool) {
 		r = &decisionRow{Session: e.Session, ToolCallID: p.ToolCallID, Tool: p.Tool, Call: p.Tool}
 		d.calls[key] = r
 	}
+	if !r.requested && gate.CarriesCall(e.Type, p.Input) {
+		r.Call, r.Agent, r.requested = callText(p.Tool, p.Input), p.Agent, true
+	}
 	switch e.Type {
-	case eventlog.TypeToolCallRequested:
-		r.Call = callText(p.Tool, p.Input)
-		r.Agent = p.Agent
-		r.requested = true
 	case eventlog.TypePermissionRequested:
 		r.Time, r.Decision, r.Reason, r.Pending = e.Time, "ask", p.Reason, true
 		r.Source = p.SourcedFrom
 		d.asked = append(d.asked, key)
 	case eventlog.TypePermissionResolved:
 		delete(d.calls, key)
-		if p.Input != nil && !r.requested {
-			// A call decided without a person: this event is its only one,
-			// and carries the call (a log written before that has a
-			// model.tool_call_requested first).
-			r.Call, r.Agent = callText(p.Tool, p.Input), p.Agent
-		}
 		r.Time, r.Pending = e.Time, false
 		r.Decision, r.Reason, r.Actor, r.Via = p.Decision, p.Reason, p.Actor, p.Via
 		r.Rule, r.RuleOrigin, r.Source = p.Rule, p.RuleOrigin, p.SourcedFrom
@@ -181,8 +175,11 @@ func (d *decisionRows) pending() []decisionRow {
 }
 
 // callText says on one line what a call runs: the command, the path, the
-// URL or, for another tool (an MCP tool), its arguments as JSON.
-func callText(tool string, input map[string]any) string {
+// URL or, for another tool (an MCP tool), its arguments as JSON. An input
+// that is no JSON object says nothing more than the tool.
+func callText(tool string, raw json.RawMessage) string {
+	var input map[string]any
+	_ = json.Unmarshal(raw, &input)
 	for _, k := range []string{"command", "cmd", "file_path", "path", "absolute_path", "notebook_path", "url", "pattern"} {
 		switch v := input[k].(type) {
 		case string:

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/internal/termtext"
 )
@@ -71,13 +72,14 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 				verified = fmt.Sprintf(" (its %d events verified)", rep.Events)
 			}
 			type call struct {
-				ID        string         `json:"toolCallId"`
-				Tool      string         `json:"tool"`
-				Input     map[string]any `json:"input"`
-				Cwd       string         `json:"cwd"`
-				Workspace string         `json:"workspace"`
-				Agent     string         `json:"agent"`
-				Parent    string         `json:"parentAgent"`
+				ID        string          `json:"toolCallId"`
+				Tool      string          `json:"tool"`
+				Input     json.RawMessage `json:"input"`
+				in        map[string]any
+				Cwd       string `json:"cwd"`
+				Workspace string `json:"workspace"`
+				Agent     string `json:"agent"`
+				Parent    string `json:"parentAgent"`
 			}
 			var calls []call
 			was := map[string]replayResolved{}
@@ -88,31 +90,28 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 				if err != nil {
 					return err
 				}
-				switch e.Type {
-				case eventlog.TypeToolCallRequested:
-					var k call
-					if err := json.Unmarshal(e.Payload, &k); err != nil {
-						return fmt.Errorf("session %s seq %d: the tool call cannot be read: %v", termtext.Escape(e.Session), e.Seq, err)
-					}
+				var k call
+				err := json.Unmarshal(e.Payload, &k)
+				if err == nil && len(k.Input) > 0 {
+					err = json.Unmarshal(k.Input, &k.in)
+				}
+				if err != nil && e.Type == eventlog.TypeToolCallRequested {
+					return fmt.Errorf("session %s seq %d: the tool call cannot be read: %v", termtext.Escape(e.Session), e.Seq, err)
+				}
+				if err == nil && !requested[k.ID] && gate.CarriesCall(e.Type, k.Input) {
 					calls = append(calls, k)
-					requested[k.ID] = true
+					requested[k.ID] = k.ID != ""
+				}
+				switch e.Type {
 				case eventlog.TypePermissionRequested:
 					var r replayResolved
 					if json.Unmarshal(e.Payload, &r) == nil && r.ID != "" {
 						asked[r.ID] = true
 					}
-				default:
+				case eventlog.TypePermissionResolved:
 					var r replayResolved
 					if json.Unmarshal(e.Payload, &r) == nil && r.ID != "" {
 						was[r.ID] = r
-					}
-					// A call decided without a person is this one event,
-					// which carries the call; a log written before holds
-					// its model.tool_call_requested too.
-					var k call
-					if json.Unmarshal(e.Payload, &k) == nil && k.Input != nil && k.ID != "" && !requested[k.ID] {
-						calls = append(calls, k)
-						requested[k.ID] = true
 					}
 				}
 			}
@@ -123,7 +122,7 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 			head := false
 			changed := 0
 			for _, k := range calls {
-				d := eng.Check(c.Context(), &engine.Request{Tool: k.Tool, Input: k.Input, Cwd: k.Cwd, Workspace: k.Workspace,
+				d := eng.Check(c.Context(), &engine.Request{Tool: k.Tool, Input: k.in, Cwd: k.Cwd, Workspace: k.Workspace,
 					Agent: k.Agent, Parent: k.Parent, Session: args[0]})
 				then, thenText := policyThen(was[k.ID], asked[k.ID])
 				same := then == d.Decision.String()
@@ -135,7 +134,7 @@ standard error and not replayed (exit 1). --no-verify skips the check.`,
 						fmt.Fprintln(tw, "CALL\tTOOL\tTHEN\tNOW\tREASON NOW\tINPUT")
 						head = true
 					}
-					in, _ := json.Marshal(k.Input)
+					in, _ := json.Marshal(k.in)
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Args(k.ID, k.Tool, thenText, d.Decision.String(), string(d.Reason), termtext.OneLine(string(in), 200))...)
 				}
 			}

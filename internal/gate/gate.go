@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -193,7 +194,7 @@ type (
 	// event of a call decided without a person carries it too (its
 	// fields inline): that event is then the call's only one, and no
 	// model.tool_call_requested precedes it. Input is never null there,
-	// so a reader tells such an event by its "input".
+	// so a reader tells such an event by its "input" ([CarriesCall]).
 	CallRequest struct {
 		Input  map[string]any `json:"input"`
 		Cwd    string         `json:"cwd,omitempty"`
@@ -252,6 +253,25 @@ type (
 		*CallRequest
 	}
 )
+
+// CarriesCall reports whether an event of type typ whose payload's
+// "input" is input records a call as the agent asked for it: a
+// model.tool_call_requested, or the permission.resolved of a call decided
+// without a person, whose "input" is a JSON object ([CallRequest]). Any
+// other permission.resolved (the answer to a question, or a decision of a
+// log written before, whose model.tool_call_requested precedes it) ends a
+// call recorded by an earlier event. The readers of the log (audit,
+// replay, stats) tell the two apart with this alone.
+func CarriesCall(typ eventlog.Type, input json.RawMessage) bool {
+	switch typ {
+	case eventlog.TypeToolCallRequested:
+		return true
+	case eventlog.TypePermissionResolved:
+		in := bytes.TrimLeft(input, " \t\r\n")
+		return len(in) > 0 && in[0] == '{'
+	}
+	return false
+}
 
 // callRequest returns the call req asks for, as its events record it.
 func callRequest(req *engine.Request) *CallRequest {

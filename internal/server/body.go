@@ -94,16 +94,21 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	return decodeJSON(data, dst)
 }
 
+// preallocBody bounds the buffer [readAll] makes before a byte of the
+// body has come: a client that declares a large body and sends none holds
+// no more than this.
+const preallocBody = 64 << 10
+
 // readAll reads r to its end into a buffer of the declared length (a
-// client's Content-Length, bounded by MaxBody), so that a body read whole
+// client's Content-Length, up to preallocBody), so that a body read whole
 // is read in one go; a body longer or shorter than declared is read all
-// the same.
+// the same, the buffer growing as bytes come.
 func readAll(r io.Reader, declared int64) ([]byte, error) {
 	if declared <= 0 || declared > MaxBody {
 		return io.ReadAll(r)
 	}
 	// One byte more than declared, so that the end is seen without growing.
-	buf := make([]byte, 0, declared+1)
+	buf := make([]byte, 0, min(declared, preallocBody)+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

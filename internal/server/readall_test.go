@@ -35,6 +35,15 @@ func TestReadAll(t *testing.T) {
 			}
 		})
 	}
+	grown := strings.Repeat("y", preallocBody+300)
+	if got, err := readAll(strings.NewReader(grown), MaxBody); err != nil || string(got) != grown {
+		t.Errorf("readAll of %d bytes declared as %d = %d bytes, %v; want them all", len(grown), MaxBody, len(got), err)
+	}
+	// A declared length is not trusted with memory before the bytes come:
+	// a body declared as MaxBody that sends none holds a small buffer.
+	if got, err := readAll(strings.NewReader(""), MaxBody); err != nil || len(got) != 0 || cap(got) > preallocBody+1 {
+		t.Errorf("readAll of an empty body declared as %d bytes = %d bytes of a %d-byte buffer, %v; want none of at most %d", MaxBody, len(got), cap(got), err, preallocBody+1)
+	}
 	if _, err := readAll(iotest.ErrReader(errors.New("broken")), 10); err == nil || err.Error() != "broken" {
 		t.Errorf("readAll of a failing reader: %v, want its error", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/eventlog"
+	"github.com/toolgate/toolgate/internal/gate"
 )
 
 // Bounds of GET /v1/stats.
@@ -160,13 +161,9 @@ func (s *Server) stats(r *http.Request, since, until time.Time, bucket time.Dura
 		_ = json.Unmarshal(e.Payload, &payload)
 		key := [2]string{e.Session, payload.ToolCallID}
 		c := calls[key]
-		// A call comes with its model.tool_call_requested, or, decided
-		// without a person, as one permission.resolved that carries it
-		// (its "input"); a resolved event without one (every call of a
-		// log written before, and the answer to a question) ends a call
-		// that came before.
-		if c == nil && payload.ToolCallID != "" && (e.Type == eventlog.TypeToolCallRequested ||
-			e.Type == eventlog.TypePermissionResolved && len(payload.Input) > 0 && payload.Input[0] == '{') {
+		// A call comes with the event that carries it
+		// ([gate.CarriesCall]); any other ends a call that came before.
+		if c == nil && payload.ToolCallID != "" && gate.CarriesCall(e.Type, payload.Input) {
 			c = &call{hour: e.Time.UTC().Truncate(bucket)}
 			calls[key] = c
 			sessions[rankKey{e.Session, ""}]++

@@ -10,8 +10,9 @@
 // appends them to the log when it is back, in their order, with a
 // top-level "recovered" object added to each payload. Only the records of
 // decided calls are kept (permission.resolved, which carries a call decided
-// at once, model.tool_call_requested, tool.*, injection.suspected): an answer, a grant or a settings switch
-// that was refused is not replayed later behind the person's back.
+// at once, model.tool_call_requested, tool.*, injection.suspected): an
+// answer, a grant or a settings switch that was refused is not replayed
+// later behind the person's back.
 //
 // A record leaves the file once its events are appended; a process that
 // dies between the two appends them again at its next start (each copy

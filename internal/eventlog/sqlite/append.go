@@ -34,7 +34,7 @@ const insertArgs = 10
 
 // writerStmts are the writer's prepared statements, reused for every batch.
 type writerStmts struct {
-	begin, commit, rollback, dataVersion, maxSeq, head, hashAt *sql.Stmt
+	begin, commit, rollback, dataVersion, maxSeq, head, hashAt, idAt *sql.Stmt
 	// insert[n] adds n events and setHeads[n] records the heads of n
 	// sessions, each in one statement, prepared when first needed: one
 	// statement of many rows costs far less than as many of one row.
@@ -93,6 +93,7 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		{&w.maxSeq, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?"},
 		{&w.head, "SELECT seq, hash FROM chain_heads WHERE session = ?"},
 		{&w.hashAt, "SELECT hash FROM events WHERE session = ? AND seq = ?"},
+		{&w.idAt, "SELECT id FROM events WHERE session = ? AND seq = ?"},
 	} {
 		stmt, err := conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -105,7 +106,7 @@ func (w *writerStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 
 func (w *writerStmts) close() error {
 	var errs []error
-	stmts := append([]*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.maxSeq, w.head, w.hashAt}, w.insert[:]...)
+	stmts := append([]*sql.Stmt{w.begin, w.commit, w.rollback, w.dataVersion, w.maxSeq, w.head, w.hashAt, w.idAt}, w.insert[:]...)
 	stmts = append(stmts, w.setHeads[:]...)
 	for _, stmt := range stmts {
 		if stmt != nil {
@@ -203,7 +204,20 @@ func (s *Store) writeBatch(batch []*storekit.Request) (err error) {
 		}
 		// The rows of one statement get consecutive ids: the writer holds
 		// the database's write lock, and AUTOINCREMENT hands out the next
-		// id above every one used.
+		// id above every one used. SQLite documents only that each is
+		// larger, so the first row's id is read back: ids that did not run
+		// on end the batch (nothing is committed) rather than go out
+		// wrong as the cursors of readers.
+		if n > 1 {
+			first := events[done]
+			var id int64
+			if err := s.stmts.idAt.QueryRowContext(ctx, first.Session, first.Seq).Scan(&id); err != nil {
+				return fmt.Errorf("append to %s: read the id of event %d of session %q: %w", s.path, first.Seq, first.Session, err)
+			}
+			if id != lastID-int64(n-1) {
+				return fmt.Errorf("append to %s: the %d events from id %d end at id %d: SQLite gave a statement's rows ids that are not consecutive", s.path, n, id, lastID)
+			}
+		}
 		for i, e := range events[done : done+n] {
 			e.ID = lastID - int64(n-1-i)
 		}

@@ -122,7 +122,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+syncMode+")")
 	q.Add("_pragma", "journal_size_limit(67108864)")
@@ -201,6 +201,11 @@ func (s *Store) init(ctx context.Context) error {
 	return nil
 }
 
+// busyTimeout is how long a connection waits for another's lock before it
+// fails with SQLITE_BUSY; [Store.TrimWAL] lowers it for its checkpoint and
+// sets it back to this.
+const busyTimeout = 10 * time.Second
+
 // TrimWAL copies the write-ahead log into the database file and empties
 // it (PRAGMA wal_checkpoint(TRUNCATE): two syncs) when the WAL file is
 // larger than maxBytes, and does nothing otherwise. It is for a process
@@ -227,7 +232,7 @@ func (s *Store) TrimWAL(ctx context.Context, maxBytes int64, wait time.Duration)
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", wait.Milliseconds())); err != nil {
 		return fmt.Errorf("trim the write-ahead log of %s: %w", s.path, err)
 	}
-	defer conn.ExecContext(context.Background(), "PRAGMA busy_timeout = 10000")
+	defer conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
 	var busy, frames, copied int64
 	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &copied); err != nil {
 		return fmt.Errorf("trim the write-ahead log of %s: %w", s.path, err)

@@ -31,10 +31,18 @@ function agentContent(ev) {
   return p.content && typeof p.content === "object" ? p.content : p;
 }
 
+// carriesCall is the log's rule for the event that records a call as the
+// agent asked for it, as gate.CarriesCall states it: a
+// model.tool_call_requested, or a permission.resolved whose input is a JSON
+// object (a call decided without a person).
+function carriesCall(ev, p) {
+  return ev.type === "model.tool_call_requested" ||
+    (ev.type === "permission.resolved" && p.input !== null && typeof p.input === "object" && !Array.isArray(p.input));
+}
+
 function noteCall(ev) {
   const p = ev.payload || {};
-  const carries = ev.type === "model.tool_call_requested" ||
-    (ev.type === "permission.resolved" && p.input && typeof p.input === "object");
+  const carries = carriesCall(ev, p);
   if (!carries || !p.toolCallId || calls.has(p.toolCallId) && ev.type === "permission.resolved") return;
   calls.set(p.toolCallId, { tool: p.tool, input: p.input, agent: p.agent });
   if (calls.size > 20000) calls.delete(calls.keys().next().value);
