@@ -2,7 +2,9 @@ package hookinstall
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Status is what a client's settings file says about toolgate's hooks,
@@ -197,7 +199,8 @@ func OtherHooks(o Options) ([]OtherHook, error) {
 }
 
 // otherCommandsIn returns the commands of a matcher entry's hooks that are
-// not toolgate's (a hook's type for one without a command).
+// not toolgate's ([runsThisToolgate]; a hook's type for one without a
+// command).
 func otherCommandsIn(e *node, o Options) []string {
 	if e.kind != '{' {
 		return []string{"an entry that is not an object"}
@@ -215,7 +218,7 @@ func otherCommandsIn(e *node, o Options) []string {
 		c, _, err := h.get("command")
 		switch {
 		case err == nil && c != nil && c.kind == '"':
-			if !isToolgateCommand(c.str, o) {
+			if !runsThisToolgate(c.str, o) {
 				out = append(out, c.str)
 			}
 		default:
@@ -228,4 +231,38 @@ func otherCommandsIn(e *node, o Options) []string {
 		}
 	}
 	return out
+}
+
+// runsThisToolgate reports whether a hook command in a project's settings
+// is toolgate's hook for o's client run by o.Command (the same file) or
+// by the name toolgate looked up on PATH. A repository chooses its
+// settings' commands and can ship a program of its own named toolgate
+// (./bin/toolgate, "$CLAUDE_PROJECT_DIR"/toolgate, /proc/self/cwd/toolgate),
+// so the name alone, which install and uninstall go by, does not make a
+// hook toolgate's here.
+func runsThisToolgate(cmd string, o Options) bool {
+	if cmd == HookCommand(o) {
+		return true
+	}
+	if !isToolgateCommand(cmd, o) {
+		return false
+	}
+	prog, ok := "", false
+	if _, p, _, guarded := parseGuarded(cmd); guarded {
+		prog, ok = p, true
+	} else if f := strings.Fields(cmd); len(f) == 3 {
+		prog, ok = unquoteProgram(f[0])
+	}
+	if !ok {
+		return false
+	}
+	if prog == "toolgate" || prog == o.Command {
+		return true
+	}
+	if !filepath.IsAbs(prog) || o.Command == "" {
+		return false
+	}
+	a, errA := os.Stat(prog)
+	b, errB := os.Stat(o.Command)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }

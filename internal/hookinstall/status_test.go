@@ -1,6 +1,8 @@
 package hookinstall
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,7 +102,7 @@ func TestUnguarded(t *testing.T) {
 }
 
 // OtherHooks names the project's own before-tool hooks and none of
-// toolgate's, guarded or plain, whichever binary they run.
+// toolgate's, guarded or plain.
 func TestOtherHooks(t *testing.T) {
 	for _, c := range []Client{Gemini, Codex, ClaudeCode} {
 		t.Run(string(c), func(t *testing.T) {
@@ -120,5 +122,53 @@ func TestOtherHooks(t *testing.T) {
 				t.Errorf("OtherHooks = %v, %v; want ./mine.sh under %s", others, err, event)
 			}
 		})
+	}
+}
+
+// A hook in a project's settings is toolgate's only when it runs the
+// toolgate asked about (or one linked to it) or toolgate from PATH: a
+// program of the repository's own that is named toolgate is another hook.
+func TestOtherHooksProgramNamedToolgate(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "bin", "toolgate")
+	write(t, self, "#!/bin/sh\n", 0o755)
+	link := filepath.Join(dir, "link", "toolgate")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	codex := guardFor(Codex, "PreToolUse")
+	for _, tt := range []struct {
+		cmd   string
+		other bool
+	}{
+		{self + " hook codex", false},
+		{"toolgate hook codex", false},
+		{link + " hook codex", false},
+		{codex.command(self, 600), false},
+		{codex.command("toolgate", 600), false},
+		{"./bin/toolgate hook codex", true},
+		{"bin/toolgate hook codex", true},
+		{`"$CLAUDE_PROJECT_DIR"/toolgate hook codex`, true},
+		{"/proc/self/cwd/toolgate hook codex", true},
+		{"/opt/elsewhere/toolgate hook codex", true},
+		{codex.command("./bin/toolgate", 600), true},
+		{codex.command("/proc/self/cwd/toolgate", 600), true},
+	} {
+		o := Options{Client: Codex, Scope: Project, ProjectDir: t.TempDir(), Command: self}
+		p, _ := SettingsPath(o)
+		hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+			map[string]any{"matcher": ".*", "hooks": []any{map[string]any{"type": "command", "command": tt.cmd}}},
+		}}})
+		write(t, p, string(hooks), 0o644)
+		others, err := OtherHooks(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(others) == 1 && others[0].Command == tt.cmd; got != tt.other || (!tt.other && len(others) != 0) {
+			t.Errorf("%q: OtherHooks = %v, want it listed: %v", tt.cmd, others, tt.other)
+		}
 	}
 }
