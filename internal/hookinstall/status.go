@@ -90,24 +90,40 @@ func Installed(o Options) (*Status, error) {
 // toolgateCommands returns the toolgate hook commands for o's client in a
 // matcher entry.
 func toolgateCommands(e *node, o Options) []string {
-	if e.kind != '{' {
-		return nil
-	}
-	hs, _, err := e.get("hooks")
-	if err != nil || hs == nil || hs.kind != '[' {
-		return nil
-	}
+	hooks, _ := entryHooks(e)
 	var out []string
-	for _, h := range hs.elems {
-		if h.kind != '{' {
-			continue
-		}
-		c, _, err := h.get("command")
-		if err == nil && c != nil && c.kind == '"' && isToolgateCommand(c.str, o) {
-			out = append(out, c.str)
+	for _, h := range hooks {
+		if c, ok := commandOf(h); ok && isToolgateCommand(c, o) {
+			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// entryHooks returns the hooks of a matcher entry: none when it is not an
+// object with a hooks array, an error when it has the key twice.
+func entryHooks(e *node) ([]*node, error) {
+	if e.kind != '{' {
+		return nil, nil
+	}
+	hs, _, err := e.get("hooks")
+	if err != nil || hs == nil || hs.kind != '[' {
+		return nil, err
+	}
+	return hs.elems, nil
+}
+
+// commandOf returns a hook's command, if it is an object with one string
+// command.
+func commandOf(h *node) (string, bool) {
+	if h.kind != '{' {
+		return "", false
+	}
+	c, _, err := h.get("command")
+	if err != nil || c == nil || c.kind != '"' {
+		return "", false
+	}
+	return c.str, true
 }
 
 // String summarizes the status in a few words.
@@ -199,32 +215,29 @@ func OtherHooks(o Options) ([]OtherHook, error) {
 }
 
 // otherCommandsIn returns the commands of a matcher entry's hooks that are
-// not toolgate's ([runsThisToolgate]; a hook's type for one without a
+// not toolgate's ([runsThisToolgate]; what a hook is for one without a
 // command).
 func otherCommandsIn(e *node, o Options) []string {
 	if e.kind != '{' {
 		return []string{"an entry that is not an object"}
 	}
-	hs, _, err := e.get("hooks")
-	if err != nil || hs == nil || hs.kind != '[' {
-		return nil
+	hooks, err := entryHooks(e)
+	if err != nil {
+		return []string{"an entry whose hooks cannot be read: " + err.Error()}
 	}
 	var out []string
-	for _, h := range hs.elems {
-		if h.kind != '{' {
-			out = append(out, "a hook that is not an object")
-			continue
-		}
-		c, _, err := h.get("command")
+	for _, h := range hooks {
+		c, ok := commandOf(h)
 		switch {
-		case err == nil && c != nil && c.kind == '"':
-			if !runsThisToolgate(c.str, o) {
-				out = append(out, c.str)
+		case h.kind != '{':
+			out = append(out, "a hook that is not an object")
+		case ok:
+			if !runsThisToolgate(c, o) {
+				out = append(out, c)
 			}
 		default:
-			typ, _, _ := h.get("type")
 			what := "a hook without a command"
-			if typ != nil && typ.kind == '"' {
+			if typ, _, _ := h.get("type"); typ != nil && typ.kind == '"' {
 				what = "a hook of type " + typ.str
 			}
 			out = append(out, what)

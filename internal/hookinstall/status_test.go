@@ -121,6 +121,13 @@ func TestOtherHooks(t *testing.T) {
 			if err != nil || len(others) != 1 || others[0] != (OtherHook{Path: p, Event: event, Command: "./mine.sh"}) {
 				t.Errorf("OtherHooks = %v, %v; want ./mine.sh under %s", others, err, event)
 			}
+			// An entry with its hooks twice (the client reads the last) is
+			// named, not skipped.
+			write(t, p, `{"hooks": {"`+event+`": [{"matcher": "*", "hooks": [], "hooks": [{"type": "command", "command": "./mine.sh"}]}]}}`, 0o644)
+			others, err = OtherHooks(o)
+			if err != nil || len(others) != 1 || !strings.Contains(others[0].Command, `key "hooks" appears twice`) {
+				t.Errorf("OtherHooks = %v, %v; want the entry with hooks twice", others, err)
+			}
 		})
 	}
 }
