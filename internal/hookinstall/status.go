@@ -37,8 +37,10 @@ func (s *Status) Installed() bool {
 
 // Installed reads the settings file o names and reports which of
 // toolgate's hook entries it holds: the entries of any binary named
-// toolgate count, and those running o.Command when it is set. It changes nothing. A file that does not
-// parse is an error naming file, line and column.
+// toolgate count, and those running o.Command when it is set; in a
+// project's settings only those [runsThisToolgate] accepts. It changes
+// nothing. A file that does not parse is an error naming file, line and
+// column.
 func Installed(o Options) (*Status, error) {
 	path, err := SettingsPath(o)
 	if err != nil {
@@ -62,7 +64,13 @@ func Installed(o Options) (*Status, error) {
 		}
 		if d.arr != nil {
 			for _, e := range d.arr.elems {
-				st.Commands[ev.name] = append(st.Commands[ev.name], toolgateCommands(e, o)...)
+				for _, c := range toolgateCommands(e, o) {
+					// A repository writes its project's settings, so
+					// there only this toolgate is toolgate.
+					if o.Scope != Project || runsThisToolgate(c, o) {
+						st.Commands[ev.name] = append(st.Commands[ev.name], c)
+					}
+				}
 			}
 		}
 		if len(st.Commands[ev.name]) == 0 {

@@ -134,7 +134,8 @@ func TestOtherHooks(t *testing.T) {
 
 // A hook in a project's settings is toolgate's only when it runs the
 // toolgate asked about (or one linked to it) or toolgate from PATH: a
-// program of the repository's own that is named toolgate is another hook.
+// program of the repository's own that is named toolgate is another hook,
+// and does not make toolgate installed there.
 func TestOtherHooksProgramNamedToolgate(t *testing.T) {
 	dir := t.TempDir()
 	self := filepath.Join(dir, "bin", "toolgate")
@@ -176,6 +177,13 @@ func TestOtherHooksProgramNamedToolgate(t *testing.T) {
 		}
 		if got := len(others) == 1 && others[0].Command == tt.cmd; got != tt.other || (!tt.other && len(others) != 0) {
 			t.Errorf("%q: OtherHooks = %v, want it listed: %v", tt.cmd, others, tt.other)
+		}
+		st, err := Installed(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(st.Commands["PreToolUse"], tt.cmd); got == tt.other {
+			t.Errorf("%q: Installed reads %v as toolgate's hooks, want it among them: %v", tt.cmd, st.Commands, !tt.other)
 		}
 	}
 }
