@@ -149,14 +149,18 @@ func (s *Status) String() string {
 	return fmt.Sprintf("%s does not set [features] hooks = true", s.CodexConfig)
 }
 
-// Unguarded returns the plain `PROGRAM hook CLIENT` command inside a hook
-// command install wrote under a guard (Codex's and Gemini CLI's), and cmd
-// itself when it has no guard.
-func Unguarded(cmd string) string {
-	if g, prog, _, ok := parseGuarded(cmd); ok {
-		return shellQuote(prog) + " hook " + string(g.client)
+// Program returns the program a hook command of install's form runs:
+// the toolgate a guard runs, or PROGRAM of `PROGRAM hook CLIENT`, plain or
+// single-quoted as install quotes it; false for any other command.
+func Program(cmd string) (string, bool) {
+	if _, prog, _, ok := parseGuarded(cmd); ok {
+		return prog, true
 	}
-	return cmd
+	i := strings.LastIndex(cmd, " hook ")
+	if i < 0 {
+		return "", false
+	}
+	return unquoteProgram(cmd[:i])
 }
 
 // OtherHook is a hook in a client's settings that is not toolgate's and
@@ -262,18 +266,10 @@ func otherCommandsIn(e *node, o Options) []string {
 // so the name alone, which install and uninstall go by, does not make a
 // hook toolgate's here.
 func runsThisToolgate(cmd string, o Options) bool {
-	if cmd == HookCommand(o) {
-		return true
-	}
 	if !isToolgateCommand(cmd, o) {
 		return false
 	}
-	prog, ok := "", false
-	if _, p, _, guarded := parseGuarded(cmd); guarded {
-		prog, ok = p, true
-	} else if f := strings.Fields(cmd); len(f) == 3 {
-		prog, ok = unquoteProgram(f[0])
-	}
+	prog, ok := Program(cmd)
 	if !ok {
 		return false
 	}

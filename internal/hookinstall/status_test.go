@@ -88,15 +88,22 @@ func TestInstalledPartialAndBroken(t *testing.T) {
 	}
 }
 
-// TestUnguarded: the plain command comes out of each guard install
-// writes, and a plain command stays as it is.
-func TestUnguarded(t *testing.T) {
+// TestProgram: the program comes out of each command install writes,
+// guarded or plain, and out of no other command.
+func TestProgram(t *testing.T) {
 	for _, c := range []Client{ClaudeCode, Gemini, Codex} {
-		o := Options{Client: c, Command: "/opt/tool gate/bin/toolgate"}
-		for _, ev := range specs[c].events {
-			if got, want := Unguarded(entryFor(o, ev).Hooks[0].Command), HookCommand(o); got != want {
-				t.Errorf("%s %s: %q, want %q", c, ev.name, got, want)
+		for _, prog := range []string{"/opt/tool gate/bin/toolgate", "/opt/it's/toolgate", "/a hook b/toolgate", "toolgate"} {
+			o := Options{Client: c, Command: prog}
+			for _, ev := range specs[c].events {
+				if got, ok := Program(entryFor(o, ev).Hooks[0].Command); got != prog || !ok {
+					t.Errorf("%s %s: %q %v, want %q", c, ev.name, got, ok, prog)
+				}
 			}
+		}
+	}
+	for _, cmd := range []string{"'/unterminated/toolgate hook codex", "$HOME/toolgate hook codex", "toolgate", "a b hook codex", ""} {
+		if got, ok := Program(cmd); ok {
+			t.Errorf("Program(%q) = %q, want none", cmd, got)
 		}
 	}
 }
