@@ -259,12 +259,13 @@ func otherCommandsIn(e *node, o Options) []string {
 }
 
 // runsThisToolgate reports whether a hook command in a project's settings
-// is toolgate's hook for o's client run by o.Command (the same file) or
-// by the name toolgate looked up on PATH. A repository chooses its
-// settings' commands and can ship a program of its own named toolgate
-// (./bin/toolgate, "$CLAUDE_PROJECT_DIR"/toolgate, /proc/self/cwd/toolgate),
-// so the name alone, which install and uninstall go by, does not make a
-// hook toolgate's here.
+// is toolgate's hook for o's client run by o.Command (or the same file by
+// another path). A repository chooses its settings' commands and the
+// environment its client gives hooks (PATH too), and can ship a program
+// of its own named toolgate (./bin/toolgate, "$CLAUDE_PROJECT_DIR"/toolgate,
+// /proc/self/cwd/toolgate, or toolgate found on a PATH it sets), so the
+// name alone, which install and uninstall go by, does not make a hook
+// toolgate's here.
 func runsThisToolgate(cmd string, o Options) bool {
 	if !isToolgateCommand(cmd, o) {
 		return false
@@ -273,7 +274,7 @@ func runsThisToolgate(cmd string, o Options) bool {
 	if !ok {
 		return false
 	}
-	if prog == "toolgate" || prog == o.Command {
+	if prog == o.Command {
 		return true
 	}
 	if !filepath.IsAbs(prog) || o.Command == "" {

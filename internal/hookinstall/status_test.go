@@ -140,8 +140,9 @@ func TestOtherHooks(t *testing.T) {
 }
 
 // A hook in a project's settings is toolgate's only when it runs the
-// toolgate asked about (or one linked to it) or toolgate from PATH: a
-// program of the repository's own that is named toolgate is another hook,
+// toolgate asked about (or one linked to it): a program of the
+// repository's own that is named toolgate, or one found on PATH, which the
+// project's settings can set for hooks, is another hook,
 // and does not make toolgate installed there.
 func TestOtherHooksProgramNamedToolgate(t *testing.T) {
 	dir := t.TempDir()
@@ -160,10 +161,10 @@ func TestOtherHooksProgramNamedToolgate(t *testing.T) {
 		other bool
 	}{
 		{self + " hook codex", false},
-		{"toolgate hook codex", false},
 		{link + " hook codex", false},
 		{codex.command(self, 600), false},
-		{codex.command("toolgate", 600), false},
+		{"toolgate hook codex", true},
+		{codex.command("toolgate", 600), true},
 		{"./bin/toolgate hook codex", true},
 		{"bin/toolgate hook codex", true},
 		{`"$CLAUDE_PROJECT_DIR"/toolgate hook codex`, true},
