@@ -335,28 +335,10 @@ func missingPrograms(st *hookinstall.Status) []string {
 }
 
 // hookProgram returns the program of a hook command as hook install
-// writes it: a plain word, or a single-quoted one.
+// writes it ([hookinstall.Program]), else the whole command.
 func hookProgram(cmd string) string {
-	cmd = hookinstall.Unguarded(cmd)
-	if rest, ok := strings.CutPrefix(cmd, "'"); ok {
-		var b strings.Builder
-		for {
-			i := strings.IndexByte(rest, '\'')
-			if i < 0 {
-				return b.String() + rest
-			}
-			b.WriteString(rest[:i])
-			rest = rest[i+1:]
-			if r, ok := strings.CutPrefix(rest, `\''`); ok {
-				b.WriteByte('\'')
-				rest = r
-				continue
-			}
-			return b.String()
-		}
-	}
-	if f := strings.Fields(cmd); len(f) > 0 {
-		return f[0]
+	if prog, ok := hookinstall.Program(cmd); ok {
+		return prog
 	}
 	return cmd
 }

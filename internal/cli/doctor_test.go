@@ -104,7 +104,7 @@ func TestHookProgram(t *testing.T) {
 		"'/opt/my tools/toolgate' hook gemini":     "/opt/my tools/toolgate",
 		`'/opt/it'\''s/toolgate' hook codex`:       "/opt/it's/toolgate",
 		"toolgate hook codex":                      "toolgate",
-		"'/unterminated/toolgate hook claude-code": "/unterminated/toolgate hook claude-code",
+		"'/unterminated/toolgate hook claude-code": "'/unterminated/toolgate hook claude-code",
 	} {
 		if got := hookProgram(cmd); got != want {
 			t.Errorf("hookProgram(%q) = %q, want %q", cmd, got, want)

@@ -257,24 +257,8 @@ func installEvent(path string, src []byte, strict bool, event string, entry matc
 // ours counts the toolgate hooks for o's client in a matcher entry, and
 // how many hooks the entry has in all.
 func ours(e *node, o Options) (own, all int) {
-	if e.kind != '{' {
-		return 0, 0
-	}
-	hs, _, err := e.get("hooks")
-	if err != nil || hs == nil || hs.kind != '[' {
-		return 0, 0
-	}
-	for _, h := range hs.elems {
-		all++
-		if h.kind != '{' {
-			continue
-		}
-		c, _, err := h.get("command")
-		if err == nil && c != nil && c.kind == '"' && isToolgateCommand(c.str, o) {
-			own++
-		}
-	}
-	return own, all
+	hooks, _ := entryHooks(e)
+	return len(toolgateCommands(e, o)), len(hooks)
 }
 
 // isToolgateCommand reports whether a hook command runs toolgate's hook

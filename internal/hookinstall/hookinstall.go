@@ -258,17 +258,12 @@ func otherCommands(path string, src []byte, strict bool, o Options) []string {
 		if err != nil || d.arr == nil {
 			continue
 		}
+		want := entryFor(o, ev).Hooks[0].Command
 		for _, e := range d.arr.elems {
-			hs, _, _ := e.get("hooks")
-			if hs == nil {
-				continue
-			}
-			for _, h := range hs.elems {
-				c, _, _ := h.get("command")
-				want := entryFor(o, ev).Hooks[0].Command
-				if c != nil && c.kind == '"' && c.str != want && isToolgateCommand(c.str, o) && !seen[c.str] {
-					seen[c.str] = true
-					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c.str, want))
+			for _, c := range toolgateCommands(e, o) {
+				if c != want && !seen[c] {
+					seen[c] = true
+					notes = append(notes, fmt.Sprintf("%s already runs %q; to run %q instead, uninstall and install again", path, c, want))
 				}
 			}
 		}

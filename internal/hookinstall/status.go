@@ -2,7 +2,9 @@ package hookinstall
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Status is what a client's settings file says about toolgate's hooks,
@@ -35,8 +37,10 @@ func (s *Status) Installed() bool {
 
 // Installed reads the settings file o names and reports which of
 // toolgate's hook entries it holds: the entries of any binary named
-// toolgate count, and those running o.Command when it is set. It changes nothing. A file that does not
-// parse is an error naming file, line and column.
+// toolgate count, and those running o.Command when it is set; in a
+// project's settings only those [runsThisToolgate] accepts. It changes
+// nothing. A file that does not parse is an error naming file, line and
+// column.
 func Installed(o Options) (*Status, error) {
 	path, err := SettingsPath(o)
 	if err != nil {
@@ -60,7 +64,13 @@ func Installed(o Options) (*Status, error) {
 		}
 		if d.arr != nil {
 			for _, e := range d.arr.elems {
-				st.Commands[ev.name] = append(st.Commands[ev.name], toolgateCommands(e, o)...)
+				for _, c := range toolgateCommands(e, o) {
+					// A repository writes its project's settings, so
+					// there only this toolgate is toolgate.
+					if o.Scope != Project || runsThisToolgate(c, o) {
+						st.Commands[ev.name] = append(st.Commands[ev.name], c)
+					}
+				}
 			}
 		}
 		if len(st.Commands[ev.name]) == 0 {
@@ -88,24 +98,40 @@ func Installed(o Options) (*Status, error) {
 // toolgateCommands returns the toolgate hook commands for o's client in a
 // matcher entry.
 func toolgateCommands(e *node, o Options) []string {
-	if e.kind != '{' {
-		return nil
-	}
-	hs, _, err := e.get("hooks")
-	if err != nil || hs == nil || hs.kind != '[' {
-		return nil
-	}
+	hooks, _ := entryHooks(e)
 	var out []string
-	for _, h := range hs.elems {
-		if h.kind != '{' {
-			continue
-		}
-		c, _, err := h.get("command")
-		if err == nil && c != nil && c.kind == '"' && isToolgateCommand(c.str, o) {
-			out = append(out, c.str)
+	for _, h := range hooks {
+		if c, ok := commandOf(h); ok && isToolgateCommand(c, o) {
+			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// entryHooks returns the hooks of a matcher entry: none when it is not an
+// object with a hooks array, an error when it has the key twice.
+func entryHooks(e *node) ([]*node, error) {
+	if e.kind != '{' {
+		return nil, nil
+	}
+	hs, _, err := e.get("hooks")
+	if err != nil || hs == nil || hs.kind != '[' {
+		return nil, err
+	}
+	return hs.elems, nil
+}
+
+// commandOf returns a hook's command, if it is an object with one string
+// command.
+func commandOf(h *node) (string, bool) {
+	if h.kind != '{' {
+		return "", false
+	}
+	c, _, err := h.get("command")
+	if err != nil || c == nil || c.kind != '"' {
+		return "", false
+	}
+	return c.str, true
 }
 
 // String summarizes the status in a few words.
@@ -123,14 +149,18 @@ func (s *Status) String() string {
 	return fmt.Sprintf("%s does not set [features] hooks = true", s.CodexConfig)
 }
 
-// Unguarded returns the plain `PROGRAM hook CLIENT` command inside a hook
-// command install wrote under a guard (Codex's and Gemini CLI's), and cmd
-// itself when it has no guard.
-func Unguarded(cmd string) string {
-	if g, prog, _, ok := parseGuarded(cmd); ok {
-		return shellQuote(prog) + " hook " + string(g.client)
+// Program returns the program a hook command of install's form runs:
+// the toolgate a guard runs, or PROGRAM of `PROGRAM hook CLIENT`, plain or
+// single-quoted as install quotes it; false for any other command.
+func Program(cmd string) (string, bool) {
+	if _, prog, _, ok := parseGuarded(cmd); ok {
+		return prog, true
 	}
-	return cmd
+	i := strings.LastIndex(cmd, " hook ")
+	if i < 0 {
+		return "", false
+	}
+	return unquoteProgram(cmd[:i])
 }
 
 // OtherHook is a hook in a client's settings that is not toolgate's and
@@ -197,35 +227,60 @@ func OtherHooks(o Options) ([]OtherHook, error) {
 }
 
 // otherCommandsIn returns the commands of a matcher entry's hooks that are
-// not toolgate's (a hook's type for one without a command).
+// not toolgate's ([runsThisToolgate]; what a hook is for one without a
+// command).
 func otherCommandsIn(e *node, o Options) []string {
 	if e.kind != '{' {
 		return []string{"an entry that is not an object"}
 	}
-	hs, _, err := e.get("hooks")
-	if err != nil || hs == nil || hs.kind != '[' {
-		return nil
+	hooks, err := entryHooks(e)
+	if err != nil {
+		return []string{"an entry whose hooks cannot be read: " + err.Error()}
 	}
 	var out []string
-	for _, h := range hs.elems {
-		if h.kind != '{' {
-			out = append(out, "a hook that is not an object")
-			continue
-		}
-		c, _, err := h.get("command")
+	for _, h := range hooks {
+		c, ok := commandOf(h)
 		switch {
-		case err == nil && c != nil && c.kind == '"':
-			if !isToolgateCommand(c.str, o) {
-				out = append(out, c.str)
+		case h.kind != '{':
+			out = append(out, "a hook that is not an object")
+		case ok:
+			if !runsThisToolgate(c, o) {
+				out = append(out, c)
 			}
 		default:
-			typ, _, _ := h.get("type")
 			what := "a hook without a command"
-			if typ != nil && typ.kind == '"' {
+			if typ, _, _ := h.get("type"); typ != nil && typ.kind == '"' {
 				what = "a hook of type " + typ.str
 			}
 			out = append(out, what)
 		}
 	}
 	return out
+}
+
+// runsThisToolgate reports whether a hook command in a project's settings
+// is toolgate's hook for o's client run by o.Command (or the same file by
+// another path). A repository chooses its settings' commands and the
+// environment its client gives hooks (PATH too), and can ship a program
+// of its own named toolgate (./bin/toolgate, "$CLAUDE_PROJECT_DIR"/toolgate,
+// /proc/self/cwd/toolgate, or toolgate found on a PATH it sets), so the
+// name alone, which install and uninstall go by, does not make a hook
+// toolgate's here.
+func runsThisToolgate(cmd string, o Options) bool {
+	if !isToolgateCommand(cmd, o) {
+		return false
+	}
+	prog, ok := Program(cmd)
+	if !ok {
+		return false
+	}
+	if prog == o.Command {
+		return true
+	}
+	if !filepath.IsAbs(prog) || o.Command == "" {
+		return false
+	}
+	a, errA := os.Stat(prog)
+	b, errB := os.Stat(o.Command)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }

@@ -1,6 +1,8 @@
 package hookinstall
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,21 +88,28 @@ func TestInstalledPartialAndBroken(t *testing.T) {
 	}
 }
 
-// TestUnguarded: the plain command comes out of each guard install
-// writes, and a plain command stays as it is.
-func TestUnguarded(t *testing.T) {
+// TestProgram: the program comes out of each command install writes,
+// guarded or plain, and out of no other command.
+func TestProgram(t *testing.T) {
 	for _, c := range []Client{ClaudeCode, Gemini, Codex} {
-		o := Options{Client: c, Command: "/opt/tool gate/bin/toolgate"}
-		for _, ev := range specs[c].events {
-			if got, want := Unguarded(entryFor(o, ev).Hooks[0].Command), HookCommand(o); got != want {
-				t.Errorf("%s %s: %q, want %q", c, ev.name, got, want)
+		for _, prog := range []string{"/opt/tool gate/bin/toolgate", "/opt/it's/toolgate", "/a hook b/toolgate", "toolgate"} {
+			o := Options{Client: c, Command: prog}
+			for _, ev := range specs[c].events {
+				if got, ok := Program(entryFor(o, ev).Hooks[0].Command); got != prog || !ok {
+					t.Errorf("%s %s: %q %v, want %q", c, ev.name, got, ok, prog)
+				}
 			}
+		}
+	}
+	for _, cmd := range []string{"'/unterminated/toolgate hook codex", "$HOME/toolgate hook codex", "toolgate", "a b hook codex", ""} {
+		if got, ok := Program(cmd); ok {
+			t.Errorf("Program(%q) = %q, want none", cmd, got)
 		}
 	}
 }
 
 // OtherHooks names the project's own before-tool hooks and none of
-// toolgate's, guarded or plain, whichever binary they run.
+// toolgate's, guarded or plain.
 func TestOtherHooks(t *testing.T) {
 	for _, c := range []Client{Gemini, Codex, ClaudeCode} {
 		t.Run(string(c), func(t *testing.T) {
@@ -119,6 +128,70 @@ func TestOtherHooks(t *testing.T) {
 			if err != nil || len(others) != 1 || others[0] != (OtherHook{Path: p, Event: event, Command: "./mine.sh"}) {
 				t.Errorf("OtherHooks = %v, %v; want ./mine.sh under %s", others, err, event)
 			}
+			// An entry with its hooks twice (the client reads the last) is
+			// named, not skipped.
+			write(t, p, `{"hooks": {"`+event+`": [{"matcher": "*", "hooks": [], "hooks": [{"type": "command", "command": "./mine.sh"}]}]}}`, 0o644)
+			others, err = OtherHooks(o)
+			if err != nil || len(others) != 1 || !strings.Contains(others[0].Command, `key "hooks" appears twice`) {
+				t.Errorf("OtherHooks = %v, %v; want the entry with hooks twice", others, err)
+			}
 		})
+	}
+}
+
+// A hook in a project's settings is toolgate's only when it runs the
+// toolgate asked about (or one linked to it): a program of the
+// repository's own that is named toolgate, or one found on PATH, which the
+// project's settings can set for hooks, is another hook,
+// and does not make toolgate installed there.
+func TestOtherHooksProgramNamedToolgate(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "bin", "toolgate")
+	write(t, self, "#!/bin/sh\n", 0o755)
+	link := filepath.Join(dir, "link", "toolgate")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	codex := guardFor(Codex, "PreToolUse")
+	for _, tt := range []struct {
+		cmd   string
+		other bool
+	}{
+		{self + " hook codex", false},
+		{link + " hook codex", false},
+		{codex.command(self, 600), false},
+		{"toolgate hook codex", true},
+		{codex.command("toolgate", 600), true},
+		{"./bin/toolgate hook codex", true},
+		{"bin/toolgate hook codex", true},
+		{`"$CLAUDE_PROJECT_DIR"/toolgate hook codex`, true},
+		{"/proc/self/cwd/toolgate hook codex", true},
+		{"/opt/elsewhere/toolgate hook codex", true},
+		{codex.command("./bin/toolgate", 600), true},
+		{codex.command("/proc/self/cwd/toolgate", 600), true},
+	} {
+		o := Options{Client: Codex, Scope: Project, ProjectDir: t.TempDir(), Command: self}
+		p, _ := SettingsPath(o)
+		hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+			map[string]any{"matcher": ".*", "hooks": []any{map[string]any{"type": "command", "command": tt.cmd}}},
+		}}})
+		write(t, p, string(hooks), 0o644)
+		others, err := OtherHooks(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(others) == 1 && others[0].Command == tt.cmd; got != tt.other || (!tt.other && len(others) != 0) {
+			t.Errorf("%q: OtherHooks = %v, want it listed: %v", tt.cmd, others, tt.other)
+		}
+		st, err := Installed(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(st.Commands["PreToolUse"], tt.cmd); got == tt.other {
+			t.Errorf("%q: Installed reads %v as toolgate's hooks, want it among them: %v", tt.cmd, st.Commands, !tt.other)
+		}
 	}
 }
