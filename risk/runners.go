@@ -83,7 +83,7 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			return
 		}
 		for _, v := range p.Sub.Values("--target") {
-			if strings.HasSuffix(v, ".json") {
+			if !cargoTargetName(v) {
 				// A target spec file names the linker and other programs
 				// the compiler runs.
 				run("cargo --target " + v + " reads a target spec, which names the programs the build runs")
@@ -147,6 +147,26 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, args[i]
 		}
 	}
+}
+
+// cargoTargetName reports whether v, the value of cargo's --target, is a
+// target's name: letters, digits, "-", "_" and "." (x86_64-unknown-linux-gnu),
+// not ending in ".json". rustc loads any other value as a target spec, a
+// file that names the linker the build runs: a NAME.json path, and also a
+// NAME that is not built in, which it looks up as a file (NAME, or
+// NAME.json below each directory of RUST_TARGET_PATH, whose empty default
+// makes /tmp/evil mean /tmp/evil.json). A bare name is looked up in the
+// working directory only, where the project's build scripts are too.
+func cargoTargetName(v string) bool {
+	if v == "" || strings.HasSuffix(v, ".json") {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // isValueIndex reports whether word i is the value of an option of p.

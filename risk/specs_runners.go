@@ -49,7 +49,7 @@ import "strings"
 //     VAR=value operands (the recipes then run other commands), make -f -
 //     (a makefile from standard input), make -p (prints the environment),
 //     rsync -f (include and exclude rules only, no merge file), cargo
-//     --target FILE.json, and the commands of yarn, pnpm and bun
+//     --target (a target's name, not a file of one), and the commands of yarn, pnpm and bun
 //     (runnerCommands).
 //   - npm exec, yarn dlx, pnpm dlx, bun x and the like run the package
 //     the words name after their options, which may be any: typed as
