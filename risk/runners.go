@@ -59,8 +59,10 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 		}
 	case "make", "gmake":
 		for _, v := range p.Values("-f") {
-			if strings.TrimPrefix(v, "=") == "-" {
-				run(base + " -f - reads a makefile from standard input: the recipes it runs are not in the words")
+			// "-" is standard input; /dev/stdin, /dev/fd/N and
+			// /proc/self/fd/N are it or another descriptor.
+			if v = strings.TrimPrefix(v, "="); v == "-" || strings.HasPrefix(v, "/dev/") || strings.HasPrefix(v, "/proc/") {
+				run(base + " -f " + v + " reads a makefile from standard input or a descriptor: the recipes it runs are not in the words")
 				break
 			}
 		}

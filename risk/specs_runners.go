@@ -47,7 +47,7 @@ import "strings"
 //     pytest's @FILE (more options from a file) and path operands (read:
 //     pytest runs what it collects there, as bun test does), make
 //     VAR=value operands (the recipes then run other commands), make -f -
-//     (a makefile from standard input), make -p (prints the environment),
+//     (a makefile from standard input, or /dev/stdin and the like), make -p (prints the environment),
 //     rsync -f (include and exclude rules only, no merge file), cargo
 //     --target (a target's name, not a file of one), and the commands of yarn, pnpm and bun
 //     (runnerCommands).
