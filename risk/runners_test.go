@@ -88,6 +88,7 @@ func TestRunnerOptions(t *testing.T) {
 		{line: "rsync -a --dele a b", unknown: "--dele"},
 		{line: "rsync -a --files-from=list . host:", unknown: "--files-from", network: true},
 		{line: "rsync -aL a host:", unknown: "-L", network: true},
+		{line: "rsync -aF src/ dst/", unknown: "-F"},
 		{line: "scp -T host:'*' .", unknown: "-T", network: true},
 		// cargo
 		{line: "cargo build --release"},
