@@ -264,7 +264,7 @@ func inertRsyncFilter(v string) bool {
 }
 
 // pytestModule is the effect of python -m pytest ARGS on e: ARGS read by
-// pytest's spec.
+// pytest's spec, and what runnerEffect finds in them.
 func pytestModule(args []string, dyn []bool, e *Effect) {
 	sp := Lookup("pytest")
 	p := sp.Parse(args, dyn)
@@ -273,13 +273,8 @@ func pytestModule(args []string, dyn []bool, e *Effect) {
 		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, p.Unknown, sp.Program
 	case p.Problem != "":
 		e.Problem, e.Unknown = p.Problem, true
-	case pytestArgFile(args, p) != "":
-		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, pytestArgFile(args, p), sp.Program
 	default:
-		if why := pytestPlugins(args, dyn, p); why != "" {
-			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
-		}
-		e.Reads = append(e.Reads, pytestPaths(args, p)...)
+		runnerEffect("pytest", args, dyn, p, e)
 	}
 }
 
