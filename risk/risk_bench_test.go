@@ -64,3 +64,17 @@ func BenchmarkLookupOneEntry(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSpecIndex builds the built-in tables (git's and go's
+// subcommands are generated) and indexes their entries by their first
+// lines: what the first lookup of any program pays besides its entry, and
+// what BenchmarkLoadAllSpecs leaves out.
+func BenchmarkSpecIndex(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tables, _ := builtinTables()
+		if len(indexEntries(tables)) == 0 {
+			b.Fatal("no entries")
+		}
+	}
+}

@@ -59,8 +59,10 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 		}
 	case "make", "gmake":
 		for _, v := range p.Values("-f") {
-			if strings.TrimPrefix(v, "=") == "-" {
-				run(base + " -f - reads a makefile from standard input: the recipes it runs are not in the words")
+			// "-" is standard input; /dev/stdin, /dev/fd/N and
+			// /proc/self/fd/N are it or another descriptor.
+			if v = strings.TrimPrefix(v, "="); v == "-" || strings.HasPrefix(v, "/dev/") || strings.HasPrefix(v, "/proc/") {
+				run(base + " -f " + v + " reads a makefile from standard input or a descriptor: the recipes it runs are not in the words")
 				break
 			}
 		}
@@ -83,7 +85,7 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			return
 		}
 		for _, v := range p.Sub.Values("--target") {
-			if strings.HasSuffix(v, ".json") {
+			if !cargoTargetName(v) {
 				// A target spec file names the linker and other programs
 				// the compiler runs.
 				run("cargo --target " + v + " reads a target spec, which names the programs the build runs")
@@ -147,6 +149,26 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			e.Level, e.Known, e.UnknownOption = Max(e.Level, Execute), false, args[i]
 		}
 	}
+}
+
+// cargoTargetName reports whether v, the value of cargo's --target, is a
+// target's name: letters, digits, "-", "_" and "." (x86_64-unknown-linux-gnu),
+// not ending in ".json". rustc loads any other value as a target spec, a
+// file that names the linker the build runs: a NAME.json path, and also a
+// NAME that is not built in, which it looks up as a file (NAME, or
+// NAME.json below each directory of RUST_TARGET_PATH, whose empty default
+// makes /tmp/evil mean /tmp/evil.json). A bare name is looked up in the
+// working directory only, where the project's build scripts are too.
+func cargoTargetName(v string) bool {
+	if v == "" || strings.HasSuffix(v, ".json") {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // isValueIndex reports whether word i is the value of an option of p.
@@ -242,7 +264,7 @@ func inertRsyncFilter(v string) bool {
 }
 
 // pytestModule is the effect of python -m pytest ARGS on e: ARGS read by
-// pytest's spec.
+// pytest's spec, and what runnerEffect finds in them.
 func pytestModule(args []string, dyn []bool, e *Effect) {
 	sp := Lookup("pytest")
 	p := sp.Parse(args, dyn)
@@ -251,13 +273,8 @@ func pytestModule(args []string, dyn []bool, e *Effect) {
 		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, p.Unknown, sp.Program
 	case p.Problem != "":
 		e.Problem, e.Unknown = p.Problem, true
-	case pytestArgFile(args, p) != "":
-		e.Level, e.Known, e.UnknownOption, e.Spec = Max(e.Level, Execute), false, pytestArgFile(args, p), sp.Program
 	default:
-		if why := pytestPlugins(args, dyn, p); why != "" {
-			e.Level, e.Known, e.Exec = Max(e.Level, Execute), false, why
-		}
-		e.Reads = append(e.Reads, pytestPaths(args, p)...)
+		runnerEffect("pytest", args, dyn, p, e)
 	}
 }
 

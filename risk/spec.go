@@ -129,6 +129,15 @@ func (sp *Spec) Subcommand(name string) *Spec {
 	if sp.subSources == nil {
 		return sp.subcommands[name]
 	}
+	if e := sp.subEntries()[name]; e != nil {
+		return e.load()
+	}
+	return nil
+}
+
+// subEntries returns the entries of the subcommand tables, indexed at the
+// first call by their first lines.
+func (sp *Spec) subEntries() map[string]*specEntry {
 	sp.subOnce.Do(func() {
 		tables := make([]specSource, len(sp.subSources))
 		for i, sub := range sp.subSources {
@@ -136,11 +145,7 @@ func (sp *Spec) Subcommand(name string) *Spec {
 		}
 		sp.subIndex = indexEntries(tables)
 	})
-	e := sp.subIndex[name]
-	if e == nil {
-		return nil
-	}
-	return e.load()
+	return sp.subIndex
 }
 
 // numSubcommands is the number of names the program's subcommands have.
@@ -148,24 +153,21 @@ func (sp *Spec) numSubcommands() int {
 	if sp.subSources == nil {
 		return len(sp.subcommands)
 	}
-	sp.Subcommand("")
-	return len(sp.subIndex)
+	return len(sp.subEntries())
 }
 
-// addSubcommands parses the subcommand tables subs into sp's subcommands.
-func (sp *Spec) addSubcommands(subs []subcommandSource) error {
-	for _, sub := range subs {
-		list, err := ParseSpecs(sub.name, sub.text)
-		if err != nil {
-			return err
-		}
-		if sp.subcommands == nil {
-			sp.subcommands = map[string]*Spec{}
-		}
-		for _, c := range list {
-			for _, n := range append([]string{c.Program}, c.Aliases...) {
-				sp.subcommands[n] = c
-			}
+// addSubcommands parses the subcommand table sub into sp's subcommands.
+func (sp *Spec) addSubcommands(sub subcommandSource) error {
+	list, err := ParseSpecs(sub.name, sub.text)
+	if err != nil {
+		return err
+	}
+	if sp.subcommands == nil {
+		sp.subcommands = map[string]*Spec{}
+	}
+	for _, c := range list {
+		for _, n := range append([]string{c.Program}, c.Aliases...) {
+			sp.subcommands[n] = c
 		}
 	}
 	return nil
@@ -391,7 +393,7 @@ func loadSpecs(tables []specSource, subs []subcommandSource) (map[string]*Spec, 
 		if parent == nil {
 			return nil, fmt.Errorf("%s: no spec for %q", sub.name, sub.program)
 		}
-		if err := parent.addSubcommands([]subcommandSource{sub}); err != nil {
+		if err := parent.addSubcommands(sub); err != nil {
 			return nil, err
 		}
 	}

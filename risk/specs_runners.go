@@ -16,7 +16,8 @@ import "strings"
 //     --basetemp, cargo clean --target-dir), nor those that copy files
 //     the words do not name: rsync --files-from (a list read from a
 //     file), -L and --copy-links (the files links lead to), scp -T (names
-//     the other side chooses).
+//     the other side chooses), nor rsync -F, whose .rsync-filter files
+//     may merge rules from any file, which an error then quotes.
 //   - Options that name a program, a shell, a wrapper, a plugin or
 //     configuration that may name one are not listed (npm --script-shell,
 //     --node-options, --userconfig; cargo --config and -Z; make --eval;
@@ -47,9 +48,9 @@ import "strings"
 //     pytest's @FILE (more options from a file) and path operands (read:
 //     pytest runs what it collects there, as bun test does), make
 //     VAR=value operands (the recipes then run other commands), make -f -
-//     (a makefile from standard input), make -p (prints the environment),
+//     (a makefile from standard input, or /dev/stdin and the like), make -p (prints the environment),
 //     rsync -f (include and exclude rules only, no merge file), cargo
-//     --target FILE.json, and the commands of yarn, pnpm and bun
+//     --target (a target's name, not a file of one), and the commands of yarn, pnpm and bun
 //     (runnerCommands).
 //   - npm exec, yarn dlx, pnpm dlx, bun x and the like run the package
 //     the words name after their options, which may be any: typed as
@@ -165,7 +166,7 @@ rsync: @noabbrev -a|--archive -v|--verbose -q|--quiet -z|--compress -r|--recursi
   -h|--human-readable -i|--itemize-changes --stats --info=inert -x|--one-file-system --delete
   --delete-before --delete-during|--del --delete-delay --delete-after --delete-excluded
   --remove-source-files --exclude=pat --include=pat --exclude-from=read --include-from=read
-  -f|--filter=pat -F -C|--cvs-exclude -e|--rsh=exec --size-only --ignore-existing --existing
+  -f|--filter=pat -C|--cvs-exclude -e|--rsh=exec --size-only --ignore-existing --existing
   -m|--prune-empty-dirs -R|--relative -W|--whole-file --inplace --append --mkpath
   --bwlimit=inert --timeout=inert --contimeout=inert --port=inert --chmod=inert
   -O|--omit-dir-times -J|--omit-link-times --numeric-ids --max-size=inert --min-size=inert
