@@ -2,6 +2,7 @@ package pathres
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -412,7 +413,7 @@ func (c *Cache) fillReal(abs, real string, exists bool) {
 		return
 	}
 	r, ex, _, again, ok := walk(abs, c.known)
-	if !ok || r != real || ex != exists || !sameLookups(deps, again) {
+	if !ok || r != real || ex != exists || !slices.Equal(deps, again) {
 		return
 	}
 	c.keep(gen, wds, keptKey{keptReal, abs, ""}, deps, func() { c.reals[abs] = realResult{real, exists} })
@@ -436,7 +437,7 @@ func (c *Cache) fillEntry(at lookup) (Entry, bool) {
 		return Absent, false
 	}
 	r, ex, isDir, again, ok := walk(at.dir, c.known)
-	if !ok || !ex || !isDir || r != at.dir || !sameLookups(deps[:len(deps)-1], again) {
+	if !ok || !ex || !isDir || r != at.dir || !slices.Equal(deps[:len(deps)-1], again) {
 		return Absent, false
 	}
 	e := lstatEntry(filepath.Join(at.dir, at.name))

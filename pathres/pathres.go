@@ -53,8 +53,9 @@ const maxLinks = 255
 // when raw needs one of them and it is empty, the result has Unknown set and
 // Abs/Real are left empty. A "~user" prefix is that user's home directory
 // as the system reports it, and Unknown when there is no such user.
-// Resolve never fails on a path that does not exist; it reports an error only
-// for an empty path or a symbolic link loop.
+// Resolve never fails on a path that does not exist; it reports an error for
+// an empty path and for one it cannot judge: a symbolic link loop, a path
+// longer than the system takes in one call, a link it cannot read.
 func Resolve(cwd, home, raw string) (Path, error) {
 	return (*View)(nil).Resolve(cwd, home, raw)
 }
@@ -130,10 +131,7 @@ func (v *View) physicalClean(p string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if r != "" {
-				cur = r
-			}
-			cur = filepath.Dir(cur)
+			cur = filepath.Dir(r)
 		default:
 			cur = filepath.Join(cur, c)
 		}
@@ -181,8 +179,8 @@ func realPath(abs string) (string, bool, error) {
 			}
 			resolved, err := filepath.EvalSymlinks(cur)
 			if err != nil {
-				// A parent loop or a race: fall back to the lexical path
-				// rather than guessing.
+				// A parent loop or a race: not judged, as the lexical
+				// path could hide a link.
 				return "", false, err
 			}
 			out := joinTail(resolved, tail)
