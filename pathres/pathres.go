@@ -220,7 +220,12 @@ func Within(root, path string) bool {
 
 // Real returns the real path of dir, an absolute directory, following links
 // as chdir does (a ".." after a link leaves the link's target); a path that
-// cannot be resolved is returned cleaned. [View.RealDir] reports that.
+// cannot be resolved is returned cleaned. [View.RealDir] reports that as an
+// error instead.
 func Real(dir string) string {
-	return (*View)(nil).Real(dir)
+	r, err := (*View)(nil).RealDir(dir)
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	return r
 }

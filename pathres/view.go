@@ -79,18 +79,10 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 	return p, nil
 }
 
-// Real is [Real] seen through the view.
-func (v *View) Real(dir string) string {
-	r, err := v.RealDir(dir)
-	if err != nil {
-		return filepath.Clean(dir)
-	}
-	return r
-}
-
-// RealDir is [View.Real], but reports a directory that cannot be
-// resolved (a link loop, a path longer than the system takes in one call)
-// as an error rather than returning it cleaned.
+// RealDir returns the real path of dir, an absolute directory, as [Real]
+// does, seen through the view; a directory that cannot be resolved (a link
+// loop, a path longer than the system takes in one call) is an error, not
+// a cleaned path that could hide a link.
 func (v *View) RealDir(dir string) (string, error) {
 	clean, err := v.physicalClean(dir)
 	if err != nil {

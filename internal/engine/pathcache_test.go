@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,6 +142,31 @@ func TestPathCacheOff(t *testing.T) {
 			req := &Request{Tool: "Read", Cwd: w.project, Input: fp("keys/id_rsa")}
 			if d := e.Check(context.Background(), req); d.Decision != policy.Deny || d.Reason != ReasonCredential {
 				t.Fatalf("NoPathCache=%v: got %s %s", off, d.Decision, d.Reason)
+			}
+		}
+	}
+}
+
+// TestWritableRootsUnresolvable: a writable root that cannot be resolved
+// (a link loop) is left out rather than kept as spelled,
+// and one that resolves is kept by its real path.
+func TestWritableRootsUnresolvable(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.Symlink("loop", filepath.Join(w.dir, "loop")))
+	tests := []struct {
+		root string
+		want []string
+	}{
+		{"~/.ssh", []string{filepath.Join(w.home, ".ssh")}},
+		{filepath.Join(w.project, "out"), []string{filepath.Join(w.dir, "outside")}},
+		{filepath.Join(w.dir, "loop"), nil},
+		{filepath.Join(w.dir, "loop/x"), nil},
+	}
+	for _, tc := range tests {
+		for _, fs := range []*pathres.View{nil, pathres.Shared().Begin()} {
+			got := writableRoots(fs, []string{tc.root}, w.home)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("writable root %s: got %q, want %q", tc.root, got, tc.want)
 			}
 		}
 	}
