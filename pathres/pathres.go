@@ -55,7 +55,8 @@ const maxLinks = 255
 // as the system reports it, and Unknown when there is no such user.
 // Resolve never fails on a path that does not exist; it reports an error for
 // an empty path and for one it cannot judge: a symbolic link loop, a path
-// longer than the system takes in one call, a link it cannot read.
+// longer than the system takes in one call, a directory it cannot search,
+// a link it cannot read.
 func Resolve(cwd, home, raw string) (Path, error) {
 	return (*View)(nil).Resolve(cwd, home, raw)
 }
@@ -150,10 +151,16 @@ func realPath(abs string) (string, bool, error) {
 	var tail []string
 	for hops := 0; ; {
 		fi, err := os.Lstat(cur)
-		if errors.Is(err, syscall.ENAMETOOLONG) {
+		switch {
+		case errors.Is(err, syscall.ENAMETOOLONG):
 			// Longer than the kernel takes in one call: a shell
 			// reaches it by changing directory in steps, through
 			// links this walk could not follow. Not judged.
+			return "", false, &os.PathError{Op: "resolve", Path: abs, Err: err}
+		case err != nil && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
+			// Not missing but not seen (a directory that cannot be
+			// searched, an I/O error): what is there may be a link
+			// once the directory is opened up. Not judged.
 			return "", false, &os.PathError{Op: "resolve", Path: abs, Err: err}
 		}
 		switch {
