@@ -66,12 +66,22 @@ func Resolve(cwd, home, raw string) (Path, error) {
 // cwd, and the result cleaned. It reports false when that needs an unknown
 // cwd, home or user.
 func Absolute(cwd, home, raw string) (string, bool) {
+	p, ok := absolute(cwd, home, raw)
+	if !ok {
+		return "", false
+	}
+	return filepath.Clean(p), true
+}
+
+// absolute is [Absolute] before cleaning: the "." and ".." of raw are still
+// in it, for [View.physicalClean] to take as the kernel does.
+func absolute(cwd, home, raw string) (string, bool) {
 	switch {
 	case raw == "~" || strings.HasPrefix(raw, "~/"):
 		if home == "" || !filepath.IsAbs(home) {
 			return "", false
 		}
-		return filepath.Join(home, raw[1:]), true
+		return home + "/" + raw[1:], true
 	case strings.HasPrefix(raw, "~"):
 		// ~user: that user's home directory, when the system knows it.
 		name, rest, _ := strings.Cut(raw[1:], "/")
@@ -79,37 +89,15 @@ func Absolute(cwd, home, raw string) (string, bool) {
 		if err != nil || u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) {
 			return "", false
 		}
-		return filepath.Join(u.HomeDir, rest), true
+		return u.HomeDir + "/" + rest, true
 	case filepath.IsAbs(raw):
-		return filepath.Clean(raw), true
+		return raw, true
 	default:
 		if cwd == "" || !filepath.IsAbs(cwd) {
 			return "", false
 		}
-		return filepath.Join(cwd, raw), true
+		return cwd + "/" + raw, true
 	}
-}
-
-// uncleaned returns raw made absolute as [Absolute] does, but with its
-// "." and ".." still in it; abs is what Absolute returned for it.
-func uncleaned(cwd, home, raw, abs string) string {
-	if filepath.Separator != '/' || !strings.Contains(raw, "..") {
-		return abs
-	}
-	switch {
-	case raw == "~" || strings.HasPrefix(raw, "~/"):
-		return home + "/" + raw[1:]
-	case strings.HasPrefix(raw, "~"):
-		name, rest, _ := strings.Cut(raw[1:], "/")
-		u, err := user.Lookup(name)
-		if err != nil {
-			return abs
-		}
-		return u.HomeDir + "/" + rest
-	case filepath.IsAbs(raw):
-		return raw
-	}
-	return cwd + "/" + raw
 }
 
 // physicalClean cleans the absolute path p as the kernel walks it: each

@@ -59,13 +59,13 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 	if raw == "" {
 		return p, ErrEmpty
 	}
-	abs, ok := Absolute(cwd, home, raw)
+	spelled, ok := absolute(cwd, home, raw)
 	if !ok {
 		p.Unknown = true
 		return p, nil
 	}
-	p.Abs = abs
-	clean, err := v.physicalClean(uncleaned(cwd, home, raw, abs))
+	p.Abs = filepath.Clean(spelled)
+	clean, err := v.physicalClean(spelled)
 	if err != nil {
 		return p, err
 	}
@@ -75,7 +75,7 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 	}
 	p.Real = real
 	p.Exists = exists
-	p.Symlink = real != abs
+	p.Symlink = real != p.Abs
 	return p, nil
 }
 
