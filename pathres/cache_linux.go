@@ -105,9 +105,9 @@ type Cache struct {
 	byName  map[watchedName][]keptKey
 	byWatch map[int32][]keptKey
 	indexed int
-	// watches are the watches added, true once their directory is known
-	// to be on a file system of localFS (which never changes for a
-	// watched inode).
+	// watches are the watches added, each once its directory was found
+	// on a file system of localFS (which never changes for a watched
+	// inode): a watch added again is not checked again.
 	watches map[int32]bool
 	buf     []byte
 }
@@ -562,6 +562,7 @@ func (c *Cache) keep(gen uint64, wds map[string]int32, k keptKey, deps []lookup,
 		c.dirs[dir] = wd
 		dk := keptKey{keptDir, dir, ""}
 		c.byWatch[wd] = append(c.byWatch[wd], dk)
+		c.indexed++
 		for x := dir; x != "/"; x = filepath.Dir(x) {
 			c.index(dk, []lookup{{filepath.Dir(x), filepath.Base(x)}}, wds)
 		}
