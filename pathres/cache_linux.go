@@ -2,6 +2,7 @@ package pathres
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -104,9 +105,9 @@ type Cache struct {
 	byName  map[watchedName][]keptKey
 	byWatch map[int32][]keptKey
 	indexed int
-	// watches are the watches added, true once their directory is known
-	// to be on a file system of localFS (which never changes for a
-	// watched inode).
+	// watches are the watches added, each once its directory was found
+	// on a file system of localFS (which never changes for a watched
+	// inode): a watch added again is not checked again.
 	watches map[int32]bool
 	buf     []byte
 }
@@ -412,7 +413,7 @@ func (c *Cache) fillReal(abs, real string, exists bool) {
 		return
 	}
 	r, ex, _, again, ok := walk(abs, c.known)
-	if !ok || r != real || ex != exists || !sameLookups(deps, again) {
+	if !ok || r != real || ex != exists || !slices.Equal(deps, again) {
 		return
 	}
 	c.keep(gen, wds, keptKey{keptReal, abs, ""}, deps, func() { c.reals[abs] = realResult{real, exists} })
@@ -436,7 +437,7 @@ func (c *Cache) fillEntry(at lookup) (Entry, bool) {
 		return Absent, false
 	}
 	r, ex, isDir, again, ok := walk(at.dir, c.known)
-	if !ok || !ex || !isDir || r != at.dir || !sameLookups(deps[:len(deps)-1], again) {
+	if !ok || !ex || !isDir || r != at.dir || !slices.Equal(deps[:len(deps)-1], again) {
 		return Absent, false
 	}
 	e := lstatEntry(filepath.Join(at.dir, at.name))
@@ -561,6 +562,7 @@ func (c *Cache) keep(gen uint64, wds map[string]int32, k keptKey, deps []lookup,
 		c.dirs[dir] = wd
 		dk := keptKey{keptDir, dir, ""}
 		c.byWatch[wd] = append(c.byWatch[wd], dk)
+		c.indexed++
 		for x := dir; x != "/"; x = filepath.Dir(x) {
 			c.index(dk, []lookup{{filepath.Dir(x), filepath.Base(x)}}, wds)
 		}

@@ -9,11 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/pathres/pathrestest"
 	"golang.org/x/sys/unix"
 )
 
@@ -163,30 +162,12 @@ func TestCacheMatchesFreshRacing(t *testing.T) {
 	must(t, os.Mkdir(root, 0o755))
 	must(t, os.Mkdir(outside, 0o755))
 	paths := propPaths(root)
-	var started, completed atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r := rand.New(rand.NewSource(1))
-		for i := int64(1); ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			started.Store(i)
-			propOp(r, root, outside)
-			completed.Store(i)
-			time.Sleep(time.Duration(i%7) * 50 * time.Microsecond)
-		}
-	}()
-	defer func() { close(stop); wg.Wait() }()
+	changes := rand.New(rand.NewSource(1))
 	r := rand.New(rand.NewSource(2))
-	judged := 0
-	for begin := time.Now(); time.Since(begin) < 3*time.Second; {
-		done := completed.Load()
+	pathrestest.Race{Pause: 50 * time.Microsecond, For: 3 * time.Second, States: 1, Min: 100}.Run(t, func(int64) error {
+		propOp(changes, root, outside)
+		return nil
+	}, func(int64) error {
 		v := c.Begin()
 		p := paths[r.Intn(len(paths))]
 		got, gerr := v.Resolve(root, "", p)
@@ -194,18 +175,11 @@ func TestCacheMatchesFreshRacing(t *testing.T) {
 		ge := v.Lstat(d, n)
 		want, werr := Resolve(root, "", p)
 		we := (*View)(nil).Lstat(d, n)
-		if started.Load() != done {
-			continue // a change ran meanwhile: either answer stands
-		}
-		judged++
 		if got != want || (gerr == nil) != (werr == nil) || (n != ".." && ge != we) {
-			t.Fatalf("after change %d, %q: cached %+v %v (%v), fresh %+v %v (%v)", done, p, got, ge, gerr, want, we, werr)
+			return fmt.Errorf("%q: cached %+v %v (%v), fresh %+v %v (%v)", p, got, ge, gerr, want, we, werr)
 		}
-	}
-	if judged < 100 {
-		t.Fatalf("only %d answers judged", judged)
-	}
-	t.Logf("%d answers judged", judged)
+		return nil
+	})
 }
 
 // TestCacheLongPath: a path longer than the kernel takes in one call

@@ -8,12 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/pathres/pathrestest"
 	"golang.org/x/sys/unix"
 )
 
@@ -184,62 +183,6 @@ func TestCacheSeesChanges(t *testing.T) {
 	}
 }
 
-// raceChanges runs change(1), change(2), … in the background, pausing up
-// to six pauses after each, while check(done) runs again and again with
-// done the number of the last change completed before it began. check
-// returns what it saw, what change done leaves, and which of two states
-// that is. An answer counts only when no change began before check
-// returned (a change running during a check lets either answer stand),
-// and then it must be what the change left. The test fails too if either
-// state was judged fewer than 50 times.
-func raceChanges(t *testing.T, pause time.Duration, change func(i int64) error, check func(done int64) (got, want string, state int)) {
-	t.Helper()
-	var started, completed atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := int64(1); ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			started.Store(i)
-			if err := change(i); err != nil {
-				t.Error(err)
-				return
-			}
-			completed.Store(i)
-			time.Sleep(time.Duration(i%7) * pause)
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-	judged := [2]int{}
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) || judged[0] < 50 || judged[1] < 50 {
-		if time.Since(deadline) > 20*time.Second {
-			break
-		}
-		done := completed.Load()
-		got, want, state := check(done)
-		if started.Load() != done {
-			continue
-		}
-		if got != want {
-			t.Fatalf("after change %d the view sees %s, want %s", done, got, want)
-		}
-		judged[state]++
-	}
-	if judged[0] < 50 || judged[1] < 50 {
-		t.Fatalf("too few checks without a change running: %v", judged)
-	}
-}
-
 // TestCacheRaceSwap swaps a link between two targets while views resolve
 // through it: a view begun after a swap completed, with no swap begun
 // before it finished, must see that swap's target.
@@ -249,17 +192,17 @@ func TestCacheRaceSwap(t *testing.T) {
 	link := filepath.Join(root, "project/data")
 	targets := [2]string{filepath.Join(root, "project/src"), filepath.Join(root, "home/.ssh")}
 	relink(t, targets[0], link)
-	raceChanges(t, 50*time.Microsecond, func(i int64) error {
+	pathrestest.Race{Pause: 50 * time.Microsecond, For: 2 * time.Second, States: 2, Min: 50}.Run(t, func(i int64) error {
 		return swapLink(targets[i%2], link)
-	}, func(done int64) (string, string, int) {
+	}, func(done int64) error {
 		want := filepath.Join(targets[done%2], "id_rsa")
+		// A walk that a swap changed under it may fail; with no swap
+		// running it must not.
 		p, err := c.Begin().Resolve(root, "", "project/data/id_rsa")
-		if err != nil {
-			// A walk that a swap changed under it may fail; with no swap
-			// running it must not.
-			return "error " + err.Error(), want, int(done % 2)
+		if err != nil || p.Real != want {
+			return fmt.Errorf("the view sees %s (%v), want %s", p.Real, err, want)
 		}
-		return p.Real, want, int(done % 2)
+		return nil
 	})
 }
 
@@ -269,16 +212,18 @@ func TestCacheRacePolicyDir(t *testing.T) {
 	c := newCache(t)
 	root, _ := tree(t)
 	dir := filepath.Join(root, "project/src")
-	raceChanges(t, 60*time.Microsecond, func(i int64) error {
+	pathrestest.Race{Pause: 60 * time.Microsecond, For: 2 * time.Second, States: 2, Min: 50}.Run(t, func(i int64) error {
 		if i%2 == 1 {
 			tmp := filepath.Join(dir, ".toolgate.new")
 			return errors.Join(os.MkdirAll(tmp, 0o755), os.WriteFile(filepath.Join(tmp, "policy.toml"), nil, 0o644),
 				os.Rename(tmp, filepath.Join(dir, ".toolgate")))
 		}
 		return os.RemoveAll(filepath.Join(dir, ".toolgate"))
-	}, func(done int64) (string, string, int) {
-		got := c.Begin().Lstat(dir, ".toolgate")
-		return fmt.Sprint(got), fmt.Sprint([2]Entry{Absent, Dir}[done%2]), int(done % 2)
+	}, func(done int64) error {
+		if got, want := c.Begin().Lstat(dir, ".toolgate"), [2]Entry{Absent, Dir}[done%2]; got != want {
+			return fmt.Errorf("the view sees %v, want %v", got, want)
+		}
+		return nil
 	})
 }
 

@@ -53,8 +53,10 @@ const maxLinks = 255
 // when raw needs one of them and it is empty, the result has Unknown set and
 // Abs/Real are left empty. A "~user" prefix is that user's home directory
 // as the system reports it, and Unknown when there is no such user.
-// Resolve never fails on a path that does not exist; it reports an error only
-// for an empty path or a symbolic link loop.
+// Resolve never fails on a path that does not exist; it reports an error for
+// an empty path and for one it cannot judge: a symbolic link loop, a path
+// longer than the system takes in one call, a directory it cannot search,
+// a link it cannot read.
 func Resolve(cwd, home, raw string) (Path, error) {
 	return (*View)(nil).Resolve(cwd, home, raw)
 }
@@ -64,12 +66,22 @@ func Resolve(cwd, home, raw string) (Path, error) {
 // cwd, and the result cleaned. It reports false when that needs an unknown
 // cwd, home or user.
 func Absolute(cwd, home, raw string) (string, bool) {
+	p, ok := absolute(cwd, home, raw)
+	if !ok {
+		return "", false
+	}
+	return filepath.Clean(p), true
+}
+
+// absolute is [Absolute] before cleaning: the "." and ".." of raw are still
+// in it, for [View.physicalClean] to take as the kernel does.
+func absolute(cwd, home, raw string) (string, bool) {
 	switch {
 	case raw == "~" || strings.HasPrefix(raw, "~/"):
 		if home == "" || !filepath.IsAbs(home) {
 			return "", false
 		}
-		return filepath.Join(home, raw[1:]), true
+		return home + "/" + raw[1:], true
 	case strings.HasPrefix(raw, "~"):
 		// ~user: that user's home directory, when the system knows it.
 		name, rest, _ := strings.Cut(raw[1:], "/")
@@ -77,37 +89,15 @@ func Absolute(cwd, home, raw string) (string, bool) {
 		if err != nil || u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) {
 			return "", false
 		}
-		return filepath.Join(u.HomeDir, rest), true
+		return u.HomeDir + "/" + rest, true
 	case filepath.IsAbs(raw):
-		return filepath.Clean(raw), true
+		return raw, true
 	default:
 		if cwd == "" || !filepath.IsAbs(cwd) {
 			return "", false
 		}
-		return filepath.Join(cwd, raw), true
+		return cwd + "/" + raw, true
 	}
-}
-
-// uncleaned returns raw made absolute as [Absolute] does, but with its
-// "." and ".." still in it; abs is what Absolute returned for it.
-func uncleaned(cwd, home, raw, abs string) string {
-	if filepath.Separator != '/' || !strings.Contains(raw, "..") {
-		return abs
-	}
-	switch {
-	case raw == "~" || strings.HasPrefix(raw, "~/"):
-		return home + "/" + raw[1:]
-	case strings.HasPrefix(raw, "~"):
-		name, rest, _ := strings.Cut(raw[1:], "/")
-		u, err := user.Lookup(name)
-		if err != nil {
-			return abs
-		}
-		return u.HomeDir + "/" + rest
-	case filepath.IsAbs(raw):
-		return raw
-	}
-	return cwd + "/" + raw
 }
 
 // physicalClean cleans the absolute path p as the kernel walks it: each
@@ -130,10 +120,7 @@ func (v *View) physicalClean(p string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if r != "" {
-				cur = r
-			}
-			cur = filepath.Dir(cur)
+			cur = filepath.Dir(r)
 		default:
 			cur = filepath.Join(cur, c)
 		}
@@ -152,10 +139,16 @@ func realPath(abs string) (string, bool, error) {
 	var tail []string
 	for hops := 0; ; {
 		fi, err := os.Lstat(cur)
-		if errors.Is(err, syscall.ENAMETOOLONG) {
+		switch {
+		case errors.Is(err, syscall.ENAMETOOLONG):
 			// Longer than the kernel takes in one call: a shell
 			// reaches it by changing directory in steps, through
 			// links this walk could not follow. Not judged.
+			return "", false, &os.PathError{Op: "resolve", Path: abs, Err: err}
+		case err != nil && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
+			// Not missing but not seen (a directory that cannot be
+			// searched, an I/O error): what is there may be a link
+			// once the directory is opened up. Not judged.
 			return "", false, &os.PathError{Op: "resolve", Path: abs, Err: err}
 		}
 		switch {
@@ -181,8 +174,8 @@ func realPath(abs string) (string, bool, error) {
 			}
 			resolved, err := filepath.EvalSymlinks(cur)
 			if err != nil {
-				// A parent loop or a race: fall back to the lexical path
-				// rather than guessing.
+				// A parent loop or a race: not judged, as the lexical
+				// path could hide a link.
 				return "", false, err
 			}
 			out := joinTail(resolved, tail)
@@ -222,7 +215,12 @@ func Within(root, path string) bool {
 
 // Real returns the real path of dir, an absolute directory, following links
 // as chdir does (a ".." after a link leaves the link's target); a path that
-// cannot be resolved is returned cleaned. [View.RealDir] reports that.
+// cannot be resolved is returned cleaned. [View.RealDir] reports that as an
+// error instead.
 func Real(dir string) string {
-	return (*View)(nil).Real(dir)
+	r, err := (*View)(nil).RealDir(dir)
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	return r
 }

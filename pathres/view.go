@@ -59,13 +59,13 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 	if raw == "" {
 		return p, ErrEmpty
 	}
-	abs, ok := Absolute(cwd, home, raw)
+	spelled, ok := absolute(cwd, home, raw)
 	if !ok {
 		p.Unknown = true
 		return p, nil
 	}
-	p.Abs = abs
-	clean, err := v.physicalClean(uncleaned(cwd, home, raw, abs))
+	p.Abs = filepath.Clean(spelled)
+	clean, err := v.physicalClean(spelled)
 	if err != nil {
 		return p, err
 	}
@@ -75,22 +75,14 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 	}
 	p.Real = real
 	p.Exists = exists
-	p.Symlink = real != abs
+	p.Symlink = real != p.Abs
 	return p, nil
 }
 
-// Real is [Real] seen through the view.
-func (v *View) Real(dir string) string {
-	r, err := v.RealDir(dir)
-	if err != nil {
-		return filepath.Clean(dir)
-	}
-	return r
-}
-
-// RealDir is [View.Real], but reports a directory that cannot be
-// resolved (a link loop, a path longer than the system takes in one call)
-// as an error rather than returning it cleaned.
+// RealDir returns the real path of dir, an absolute directory, as [Real]
+// does, seen through the view; a directory that cannot be resolved (a link
+// loop, a path longer than the system takes in one call) is an error, not
+// a cleaned path that could hide a link.
 func (v *View) RealDir(dir string) (string, error) {
 	clean, err := v.physicalClean(dir)
 	if err != nil {

@@ -75,16 +75,3 @@ func walk(abs string, known func(string) bool) (real string, exists, isDir bool,
 		}
 	}
 }
-
-// sameLookups reports whether two walks looked at the same names.
-func sameLookups(a, b []lookup) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -410,7 +410,10 @@ func (e *env) otherRepo(cmd *shell.Command) string {
 	if dir == e.root {
 		return "" // git starts at the project's own root
 	}
-	real := e.fs.Real(dir)
+	real, err := e.fs.RealDir(dir)
+	if err != nil {
+		return dir // cannot be resolved: git's repository there is not known
+	}
 	if !pathres.Within(e.root, real) {
 		return real // outside the project: whatever is there
 	}

@@ -72,7 +72,9 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 	}
 	out := Confinement{Sandbox: st.sandbox, Network: st.network, Command: c.command, Dir: cwd, WrapHooks: !set.NoHookWrap}
 	if !e.noWorkspace(root, from) {
-		out.Workspace = fs.Real(root)
+		if out.Workspace, err = fs.RealDir(root); err != nil {
+			return Confinement{}, fmt.Errorf("the workspace %s cannot be resolved: %w", root, err)
+		}
 	}
 	if c.dir != "" {
 		abs, ok := pathres.Absolute(cwd, e.opts.Home, c.dir)
@@ -83,11 +85,7 @@ func (e *Engine) Confinement(req *Request) (Confinement, error) {
 			return Confinement{}, fmt.Errorf("the directory %q cannot be resolved: %w", c.dir, err)
 		}
 	}
-	for _, r := range set.WritableRoots {
-		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
-			out.WritableRoots = append(out.WritableRoots, fs.Real(abs))
-		}
-	}
+	out.WritableRoots = writableRoots(fs, set.WritableRoots, e.opts.Home)
 	return out, nil
 }
 

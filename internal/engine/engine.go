@@ -409,11 +409,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 			t.Notes = append(t.Notes, "no project found above "+cwd+": nothing is inside the workspace")
 		}
 	}
-	for _, r := range set.WritableRoots {
-		if abs, ok := pathres.Absolute("/", e.opts.Home, r); ok {
-			env.roots = append(env.roots, fs.Real(abs))
-		}
-	}
+	env.roots = writableRoots(fs, set.WritableRoots, e.opts.Home)
 	env.match = policy.MatchContext{Root: env.root, Home: e.opts.Home}
 	env.credentialPaths, env.protectedPaths = set.CredentialPaths, set.ProtectedPaths
 	st.env = env
@@ -473,6 +469,23 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		}
 	}
 	return st.wrap(ctx, d, t, anyHard(units)), t
+}
+
+// writableRoots returns the real paths of the policy's writable roots,
+// seen through fs. A root that cannot be resolved (an unknown home, a link
+// loop) is left out: nothing is writable through it.
+func writableRoots(fs *pathres.View, roots []string, home string) []string {
+	var out []string
+	for _, r := range roots {
+		abs, ok := pathres.Absolute("/", home, r)
+		if !ok {
+			continue
+		}
+		if real, err := fs.RealDir(abs); err == nil {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // rootOf returns the project root req is judged against, whose policy

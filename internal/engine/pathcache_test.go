@@ -3,15 +3,16 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/pathres"
+	"github.com/toolgate/toolgate/pathres/pathrestest"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -82,49 +83,15 @@ func TestChecksRacingChanges(t *testing.T) {
 					t.Fatalf("state %v: got %s (%s), want %s", on, d.Decision, d.Message, tc.want[1-i])
 				}
 			}
-			var started, completed atomic.Int64
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int64(1); ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					started.Store(i)
-					if err := tc.state(w, i%2 == 1); err != nil {
-						t.Error(err)
-						return
-					}
-					completed.Store(i)
-					time.Sleep(time.Duration(i%5) * 100 * time.Microsecond)
-				}
-			}()
-			judged := [2]int{}
-			begin := time.Now()
-			for time.Since(begin) < time.Second || judged[0] < 20 || judged[1] < 20 {
-				if time.Since(begin) > 30*time.Second || t.Failed() {
-					break
-				}
-				done := completed.Load()
+			pathrestest.Race{Pause: 100 * time.Microsecond, For: time.Second, States: 2, Min: 20}.Run(t, func(i int64) error {
+				return tc.state(w, i%2 == 1)
+			}, func(done int64) error {
 				d := e.Check(ctx, req)
-				if started.Load() != done {
-					continue // a change ran during the decision: either answer stands
-				}
 				if want := tc.want[done%2]; d.Decision != want {
-					t.Errorf("after change %d: got %s (%s), want %s", done, d.Decision, d.Message, want)
-					break
+					return fmt.Errorf("got %s (%s), want %s", d.Decision, d.Message, want)
 				}
-				judged[done%2]++
-			}
-			close(stop)
-			wg.Wait()
-			if !t.Failed() && (judged[0] < 20 || judged[1] < 20) {
-				t.Fatalf("too few decisions without a change running: %v", judged)
-			}
+				return nil
+			})
 		})
 	}
 }
@@ -141,6 +108,31 @@ func TestPathCacheOff(t *testing.T) {
 			req := &Request{Tool: "Read", Cwd: w.project, Input: fp("keys/id_rsa")}
 			if d := e.Check(context.Background(), req); d.Decision != policy.Deny || d.Reason != ReasonCredential {
 				t.Fatalf("NoPathCache=%v: got %s %s", off, d.Decision, d.Reason)
+			}
+		}
+	}
+}
+
+// TestWritableRootsUnresolvable: a writable root that cannot be resolved
+// (a link loop) is left out rather than kept as spelled,
+// and one that resolves is kept by its real path.
+func TestWritableRootsUnresolvable(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.Symlink("loop", filepath.Join(w.dir, "loop")))
+	tests := []struct {
+		root string
+		want []string
+	}{
+		{"~/.ssh", []string{filepath.Join(w.home, ".ssh")}},
+		{filepath.Join(w.project, "out"), []string{filepath.Join(w.dir, "outside")}},
+		{filepath.Join(w.dir, "loop"), nil},
+		{filepath.Join(w.dir, "loop/x"), nil},
+	}
+	for _, tc := range tests {
+		for _, fs := range []*pathres.View{nil, pathres.Shared().Begin()} {
+			got := writableRoots(fs, []string{tc.root}, w.home)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("writable root %s: got %q, want %q", tc.root, got, tc.want)
 			}
 		}
 	}
