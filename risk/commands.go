@@ -116,7 +116,7 @@ func init() {
 		"base64", "tac", "rev", "fold", "fmt", "expand", "unexpand", "column", "paste", "comm", "join", "jq", "yq",
 		"readlink", "realpath", "bat", "zcat", "gunzip", "tokei", "cut")
 	add(Read, kReadAfter1, "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk")
-	add(Read, kList, "ls", "tree", "du", "find", "fd", "exa", "eza", "dir")
+	add(Read, kList, "ls", "tree", "du", "find", "fd", "fdfind", "exa", "eza", "dir")
 	add(Read, kNone, "echo", "printf", "true", "false", "test", "[", "[[", "((", "let", "pwd", "which", "type",
 		"whoami", "id", "uname", "hostname", "date", "cal", "uptime", "basename", "dirname", "seq", "sleep", "wait",
 		"yes", "nproc", "tty", "locale", "command", "hash", "help", "history", "jobs", "getconf", "tr",
@@ -491,11 +491,10 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	switch info.kind {
 	case kReadAll, kList:
 		e.Reads = ops
-		if info.kind == kList && (len(ops) == 0 || (base == "fd" || base == "fdfind") && len(ops) == 1) {
-			// With no directory operand a lister lists the working
-			// directory (fd's first operand is its pattern): it reads
-			// what `ls .` reads.
-			e.Reads = append(e.Reads, ".")
+		if info.kind == kList && len(ops) == 0 {
+			// With no operand a lister lists the working directory: it
+			// reads what `ls .` reads.
+			e.Reads = []string{"."}
 		}
 	case kReadAfter1:
 		if flags.has("-e") || flags.has("-f") || flags.has("--regexp") {
@@ -736,6 +735,13 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Level, e.Writes = Write, []string{o}
 		}
 	case "fd", "fdfind":
+		// fd's first operand is its pattern; the rest are the directories
+		// it searches, the working directory when there are none.
+		if len(ops) > 1 {
+			e.Reads = ops[1:]
+		} else {
+			e.Reads = []string{"."}
+		}
 		if flags.has("-x") || flags.has("-X") || flags.has("--exec") || flags.has("--exec-batch") {
 			e.Level, e.Known, e.Exec = Execute, false, base+" -x runs a command for every file it finds"
 		}
