@@ -65,10 +65,10 @@ func BenchmarkLookupOneEntry(b *testing.B) {
 	}
 }
 
-// BenchmarkSpecIndex builds the built-in tables (git's and go's
-// subcommands are generated) and indexes their entries by their first
-// lines: what the first lookup of any program pays besides its entry, and
-// what BenchmarkLoadAllSpecs leaves out.
+// BenchmarkSpecIndex builds the built-in tables (git's subcommands are
+// named here and written at their first use) and indexes their entries by
+// their first lines: what the first lookup of any program pays besides its
+// entry, and what BenchmarkLoadAllSpecs leaves out.
 func BenchmarkSpecIndex(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -139,11 +139,21 @@ func (sp *Spec) Subcommand(name string) *Spec {
 // first call by their first lines.
 func (sp *Spec) subEntries() map[string]*specEntry {
 	sp.subOnce.Do(func() {
-		tables := make([]specSource, len(sp.subSources))
-		for i, sub := range sp.subSources {
-			tables[i] = specSource{sub.name, sub.text}
+		var tables []specSource
+		var generated []*specEntry
+		for _, sub := range sp.subSources {
+			if sub.build == nil {
+				tables = append(tables, specSource{sub.name, sub.text})
+				continue
+			}
+			generated = append(generated, &specEntry{table: sub.name, names: sub.names, build: sub.build})
 		}
 		sp.subIndex = indexEntries(tables)
+		for _, e := range generated {
+			for _, n := range e.names {
+				sp.subIndex[n] = e
+			}
+		}
 	})
 	return sp.subIndex
 }
@@ -158,7 +168,7 @@ func (sp *Spec) numSubcommands() int {
 
 // addSubcommands parses the subcommand table sub into sp's subcommands.
 func (sp *Spec) addSubcommands(sub subcommandSource) error {
-	list, err := ParseSpecs(sub.name, sub.text)
+	list, err := ParseSpecs(sub.name, sub.source())
 	if err != nil {
 		return err
 	}
@@ -303,14 +313,22 @@ type specEntry struct {
 	lines      []string // the table's lines
 	start, end int      // the entry's lines, [start, end)
 	subs       []subcommandSource
-	once       sync.Once
-	spec       *Spec
+	// names and build, for a generated entry, are its names and the
+	// function that writes its lines at the first load.
+	names []string
+	build func() string
+	once  sync.Once
+	spec  *Spec
 }
 
 // load parses the entry once. Its lines keep their numbers in the table,
 // so that an error names the line as a whole load would.
 func (e *specEntry) load() *Spec {
 	e.once.Do(func() {
+		if e.build != nil {
+			e.lines = strings.Split(e.build(), "\n")
+			e.start, e.end = 0, len(e.lines)
+		}
 		text := strings.Repeat("\n", e.start) + strings.Join(e.lines[e.start:e.end], "\n")
 		specs, err := loadSpecs([]specSource{{e.table, text}}, nil)
 		if err != nil {
@@ -407,8 +425,24 @@ type specSource struct{ name, text string }
 // at init; builtinTables adds the built ones.
 var specSources []specSource
 
-// subcommandSource holds the subcommands of one program.
-type subcommandSource struct{ name, program, text string }
+// subcommandSource holds the subcommands of one program: a table of
+// them in text, or one generated entry.
+type subcommandSource struct {
+	name, program, text string
+	// names and build, for a generated entry, are the names on its first
+	// line and the function that writes the entry, called at the entry's
+	// first use rather than when the tables are indexed.
+	names []string
+	build func() string
+}
+
+// source returns the table's text, writing it when it is generated.
+func (s subcommandSource) source() string {
+	if s.build != nil {
+		return s.build()
+	}
+	return s.text
+}
 
 // ParseSpecs reads specs in toolgate's spec language. Each entry starts at
 // the beginning of a line with the program's names and a colon, and goes

@@ -106,8 +106,8 @@ func TestLoadSpecsErrors(t *testing.T) {
 		{[]specSource{{"a", "cat: -n"}, {"b", "cat: -n"}}, nil, `b: program "cat" has two specs`},
 		{[]specSource{{"a", "cat tac: -n\ntac: -s"}}, nil, `a: program "tac" has two specs`},
 		{[]specSource{{"a", "cat: -n -n"}}, nil, "a:1: cat: option -n listed twice"},
-		{[]specSource{{"a", "cat: -n"}}, []subcommandSource{{"git commit", "git", "commit: -m=inert"}}, `git commit: no spec for "git"`},
-		{[]specSource{{"a", "git: -C=inert"}}, []subcommandSource{{"git commit", "git", "commit: x"}}, `bad option spelling "x"`},
+		{[]specSource{{"a", "cat: -n"}}, []subcommandSource{{name: "git commit", program: "git", text: "commit: -m=inert"}}, `git commit: no spec for "git"`},
+		{[]specSource{{"a", "git: -C=inert"}}, []subcommandSource{{name: "git commit", program: "git", text: "commit: x"}}, `bad option spelling "x"`},
 	} {
 		specs, err := loadSpecs(tc.tables, tc.subs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -495,12 +495,14 @@ func init() {
 }
 
 // gitSubcommandSources returns the tables of git's subcommands, one per
-// entry of gitSubcommands, built by gitSpec.
+// entry of gitSubcommands, each written by gitSpec at its first use.
 func gitSubcommandSources() []subcommandSource {
 	out := make([]subcommandSource, 0, len(gitSubcommands))
 	for _, s := range gitSubcommands {
-		name, _, _ := strings.Cut(s.text, ":")
-		out = append(out, subcommandSource{"git " + strings.Fields(name)[0], "git", gitSpec(s.text, s.negate, s.shared...)})
+		head, _, _ := strings.Cut(s.text, ":")
+		names := strings.Fields(head)
+		out = append(out, subcommandSource{name: "git " + names[0], program: "git", names: names,
+			build: func() string { return gitSpec(s.text, s.negate, s.shared...) }})
 	}
 	return out
 }

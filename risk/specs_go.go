@@ -44,13 +44,13 @@ func init() {
 // goSubcommandSources returns the subcommands of go.
 func goSubcommandSources() []subcommandSource {
 	return []subcommandSource{
-		{"go build", "go", "build: @single @noabbrev -o=write" + goBuildFlags},
-		{"go install", "go", "install: @single @noabbrev" + goBuildFlags},
-		{"go run", "go", "run: @single @noabbrev @posix -exec=exec" + goBuildFlags},
-		{"go test", "go", "test: @single @noabbrev" + goBuildFlags + goTestFlags},
-		{"go vet", "go", "vet: @single @noabbrev -vettool=exec" + goBuildFlags},
-		{"go generate", "go", "generate: @single @noabbrev -run=pat -skip=pat" + goBuildFlags},
-		{"go others", "go", `
+		{name: "go build", program: "go", text: "build: @single @noabbrev -o=write" + goBuildFlags},
+		{name: "go install", program: "go", text: "install: @single @noabbrev" + goBuildFlags},
+		{name: "go run", program: "go", text: "run: @single @noabbrev @posix -exec=exec" + goBuildFlags},
+		{name: "go test", program: "go", text: "test: @single @noabbrev" + goBuildFlags + goTestFlags},
+		{name: "go vet", program: "go", text: "vet: @single @noabbrev -vettool=exec" + goBuildFlags},
+		{name: "go generate", program: "go", text: "generate: @single @noabbrev -run=pat -skip=pat" + goBuildFlags},
+		{name: "go others", program: "go", text: `
 bug clean doc env fix fmt get list mod work tool version telemetry: @free
 `},
 	}

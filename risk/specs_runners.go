@@ -194,8 +194,8 @@ bun: @noabbrev --silent -t|--test-name-pattern=pat --timeout=inert --bail?=inert
 // runnerSubcommandSources returns the subcommands of npm and cargo.
 func runnerSubcommandSources() []subcommandSource {
 	return []subcommandSource{
-		{"npm subcommands", "npm", strings.Join(npmSubcommands, "\n")},
-		{"cargo subcommands", "cargo", strings.Join(cargoSubcommands, "\n")},
+		{name: "npm subcommands", program: "npm", text: strings.Join(npmSubcommands, "\n")},
+		{name: "cargo subcommands", program: "cargo", text: strings.Join(cargoSubcommands, "\n")},
 	}
 }
 

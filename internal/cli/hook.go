@@ -173,9 +173,12 @@ func (f *hookFlags) engine(c *cobra.Command, pf *policyFlags) (*engine.Engine, e
 			return nil, err
 		}
 	}
+	// A hook process decides one call and exits: the inotify watches
+	// of the process's path cache would cost more than they save.
 	return engine.New(engine.Options{
-		Policy:  engine.FromFiles(pf.managed, pf.user, layer),
-		Project: pf.project,
+		Policy:      engine.FromFiles(pf.managed, pf.user, layer),
+		Project:     pf.project,
+		NoPathCache: true,
 	})
 }
 
