@@ -35,12 +35,14 @@ type Finding struct {
 // rule is one compiled entry of the data file.
 type rule struct {
 	id, description string
-	re              *regexp.Regexp
-	group           int
-	entropy         float64
-	mixed           bool
-	multiline       bool
-	stopwords       []string
+	// re returns the compiled regex; the built-in rules' are compiled at
+	// their first run, so that a scan pays only for the rules it runs.
+	re        func() *regexp.Regexp
+	group     int
+	entropy   float64
+	mixed     bool
+	multiline bool
+	stopwords []string
 	// plain is set when every match of the regex is a finding, so that
 	// Contains can stop at the first match without checking it.
 	plain bool
@@ -74,7 +76,7 @@ type fileRules struct {
 }
 
 var loadRules = sync.OnceValue(func() *ruleSet {
-	rs, err := load(patternsTOML, patternsFile)
+	rs, err := parseRules(patternsTOML, patternsFile, true)
 	if err != nil {
 		panic("secrets: " + err.Error())
 	}
@@ -85,6 +87,14 @@ var idPattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
 // load parses and compiles a rules file. Errors name the file and line.
 func load(data []byte, name string) (*ruleSet, error) {
+	return parseRules(data, name, false)
+}
+
+// parseRules parses a rules file and, unless lazy is set, compiles and
+// checks every regex. With lazy set each regex is compiled at its rule's
+// first run, and one that does not compile panics there: only for the
+// embedded file, which the tests load with lazy unset.
+func parseRules(data []byte, name string, lazy bool) (*ruleSet, error) {
 	var f fileRules
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -115,12 +125,25 @@ func load(data []byte, name string) (*ruleSet, error) {
 			return nil, fail("entropy %v is outside 0..8", fr.Entropy)
 		}
 		seen[fr.ID] = true
-		re, err := regexp.Compile(fr.Regex)
-		if err != nil {
-			return nil, fail("regex: %v", err)
-		}
-		if fr.Group < 0 || fr.Group > re.NumSubexp() {
-			return nil, fail("group %d: the regex has %d groups", fr.Group, re.NumSubexp())
+		var re func() *regexp.Regexp
+		if lazy {
+			src, file := fr.Regex, name
+			re = sync.OnceValue(func() *regexp.Regexp {
+				c, err := regexp.Compile(src)
+				if err != nil {
+					panic(fmt.Sprintf("secrets: %s: %v", file, err))
+				}
+				return c
+			})
+		} else {
+			c, err := regexp.Compile(fr.Regex)
+			if err != nil {
+				return nil, fail("regex: %v", err)
+			}
+			if fr.Group < 0 || fr.Group > c.NumSubexp() {
+				return nil, fail("group %d: the regex has %d groups", fr.Group, c.NumSubexp())
+			}
+			re = func() *regexp.Regexp { return c }
 		}
 		for _, kw := range fr.Keywords {
 			if kw == "" || kw != lowerASCII(kw) || strings.ContainsAny(kw, "\r\n") {
@@ -375,9 +398,9 @@ func (rs *ruleSet) run(sc *scratch, s string, first bool, visit func(rule, start
 		window := func(lo, hi int) bool {
 			w := s[lo:hi]
 			if first && r.plain {
-				return !r.re.MatchString(w) || visit(ri, -1, -1)
+				return !r.re().MatchString(w) || visit(ri, -1, -1)
 			}
-			for _, m := range r.re.FindAllStringSubmatchIndex(w, -1) {
+			for _, m := range r.re().FindAllStringSubmatchIndex(w, -1) {
 				if start, end, ok := r.secret(w, m); ok && !visit(ri, lo+start, lo+end) {
 					return false
 				}
