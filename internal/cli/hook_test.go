@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/eventlog"
 	"github.com/toolgate/toolgate/internal/eventlog/sqlite"
+	"github.com/toolgate/toolgate/internal/testnote"
 )
 
 // hookEnv is a project and a state directory without a server, and the
@@ -499,22 +500,43 @@ func TestHookLatency(t *testing.T) {
 	}
 	payload := payloadFor("claude-code", "Bash", env.project, map[string]any{"command": "git status"}, nil)
 	hookArgs := []string{"hook", "claude-code", "--user-policy", pol, "--managed-policy", filepath.Join(env.project, "none.toml"), "--state-dir", env.state}
-	progs := []struct {
+	type prog struct {
 		name  string
 		path  string
 		args  []string
 		stdin string
 		want  string
-	}{
-		{"minimal Go program", minimal, nil, "", ""},
-		{"floor", floor, []string{filepath.Join(env.state, "floor.bin")}, "", ""},
-		{"toolgate --version", bin, []string{"--version"}, "", "toolgate "},
-		{"toolgate hook claude-code", bin, hookArgs, payload, `"allow"`},
+		env   []string
+	}
+	progs := []prog{
+		{"minimal Go program", minimal, nil, "", "", nil},
+		{"floor", floor, []string{filepath.Join(env.state, "floor.bin")}, "", "", nil},
+		{"toolgate --version", bin, []string{"--version"}, "", "toolgate ", nil},
+		{"toolgate hook claude-code", bin, hookArgs, payload, `"allow"`, nil},
+	}
+	// Codex's own rule check on the same command, from its native binary
+	// (the npm wrapper would add node's start-up), when the agent clients
+	// are installed.
+	codex := codexNative()
+	if codex != "" {
+		rules := filepath.Join(dir, "codex.rules")
+		if err := os.WriteFile(rules, []byte("prefix_rule(pattern = [\"git\", \"status\"], decision = \"allow\")\nprefix_rule(pattern = [\"rm\"], decision = \"forbidden\")\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		codexHome := filepath.Join(dir, "codex-home")
+		if err := os.MkdirAll(filepath.Join(codexHome, ".codex"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		progs = append(progs, prog{"codex execpolicy check", codex, []string{"execpolicy", "check", "--rules", rules, "git", "status"}, "",
+			`"decision":"allow"`, append(os.Environ(), "HOME="+codexHome, "CODEX_HOME="+filepath.Join(codexHome, ".codex"))})
+	} else {
+		testnote.Skip(t, "codex execpolicy comparison", "$TOOLGATE_AGENTS holds no Codex", "TOOLGATE_AGENTS=DIR go test ./internal/cli -run TestHookLatency -v")
 	}
 	times := make([][]time.Duration, len(progs))
 	for range 50 {
 		for i, p := range progs {
 			cmd := exec.Command(p.path, p.args...)
+			cmd.Env = p.env
 			cmd.Stdin = strings.NewReader(p.stdin)
 			var out bytes.Buffer
 			cmd.Stdout = &out
@@ -538,6 +560,9 @@ func TestHookLatency(t *testing.T) {
 		"(%v above the minimal program, %v above the floor, %v above --version; hook/minimal %.1fx, hook/floor %.1fx, hook/--version %.2fx)",
 		r(med[0]), r(med[1]), r(med[2]), r(med[3]), r(med[3]-med[0]), r(med[3]-med[1]), r(med[3]-med[2]),
 		float64(med[3])/float64(med[0]), float64(med[3])/float64(med[1]), float64(med[3])/float64(med[2]))
+	if codex != "" {
+		line += fmt.Sprintf("; codex execpolicy check %v (hook/codex %.2fx)", r(med[4]), float64(med[3])/float64(med[4]))
+	}
 	t.Log(line)
 	fmt.Println(line)
 	// The log holds one event per decision: no model.tool_call_requested
@@ -772,4 +797,18 @@ func serveWithChangingHook(t *testing.T, matcher, allow, input string) (*running
 	t.Setenv("TOOLGATE_TOKEN", "")
 	none := filepath.Join(rs.project, "none.toml")
 	return rs, []string{"--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+}
+
+// codexNative returns the path of Codex's native binary in the agent
+// clients' directory ($TOOLGATE_AGENTS), or "" when there is none.
+func codexNative() string {
+	dir := os.Getenv("TOOLGATE_AGENTS")
+	if dir == "" {
+		return ""
+	}
+	found, _ := filepath.Glob(filepath.Join(dir, "node_modules", "@openai", "codex-*", "vendor", "*", "bin", "codex"))
+	if len(found) == 0 {
+		return ""
+	}
+	return found[0]
 }
