@@ -43,11 +43,19 @@ func newMatcher(kws []keyword) *matcher {
 		}
 	}
 	m.nclass = n + 1
-	// The trie: child[state*nclass+class], -1 when absent.
-	child := []int{}
+	// The trie: child[state*nclass+class], -1 when absent. It has at most
+	// one state per keyword byte, and the root.
+	states := 1
+	for _, kw := range kws {
+		states += len(kw.text)
+	}
+	child := make([]int, 0, states*m.nclass)
+	m.rules = make([][]int, 0, states)
 	addState := func() int {
-		for range m.nclass {
-			child = append(child, -1)
+		at := len(child)
+		child = child[:at+m.nclass]
+		for i := at; i < len(child); i++ {
+			child[i] = -1
 		}
 		m.rules = append(m.rules, nil)
 		return len(m.rules) - 1
