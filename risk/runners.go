@@ -35,6 +35,13 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 			e.Network = true
 		}
 	case "ssh", "scp", "sftp":
+		if base == "sftp" {
+			// Without -b sftp reads its commands from its input, with it
+			// from a file: "!cmd" runs a local shell, "get" writes any
+			// local file, "lcd" moves anywhere.
+			run("sftp runs the commands its input gives it, and \"!\" among them runs a local shell")
+			break
+		}
 		for _, v := range p.Values("-o") {
 			if why := sshOptionValue(base, v); why != "" {
 				run(why)
