@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/toolgate/toolgate/internal/argschema"
@@ -76,6 +77,10 @@ var toolSchemas = map[policy.Tool]string{
 	policy.ToolSkill:      `{"type": "object"}`,
 	policy.ToolPlanExit:   `{"type": "object"}`,
 }
+
+// ArgumentSchemas returns the JSON Schema (draft 2020-12) the arguments
+// of each canonical tool are checked against, by tool: a copy.
+func ArgumentSchemas() map[policy.Tool]string { return maps.Clone(toolSchemas) }
 
 // compiledSchemas holds each tool's schema, compiled at its first use,
 // not when the program starts, and one tool's alone: a command that checks
