@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/argschema"
@@ -405,20 +407,36 @@ func (c *call) str(name string) string {
 	return s
 }
 
-// num returns an integer argument, or def when absent.
+// num returns an integer argument, or def when absent. The schema has
+// made it an integer, which a decoder may spell 2.0 or 2e0; one beyond
+// an int is the nearest int.
 func (c *call) num(name string, def int) int {
+	var f float64
 	switch v := c.args[name].(type) {
-	case float64:
-		return int(v)
 	case int:
 		return v
+	case float64:
+		f = v
 	case json.Number:
-		n, err := v.Int64()
-		if err == nil {
+		if n, err := strconv.ParseInt(string(v), 10, 0); err == nil {
 			return int(n)
 		}
+		var err error
+		if f, err = strconv.ParseFloat(string(v), 64); err != nil && !errors.Is(err, strconv.ErrRange) {
+			return def
+		}
+	default:
+		return def
 	}
-	return def
+	switch {
+	case math.IsNaN(f):
+		return def
+	case f >= math.MaxInt:
+		return math.MaxInt
+	case f <= math.MinInt:
+		return math.MinInt
+	}
+	return int(f)
 }
 
 // flag returns a boolean argument.
