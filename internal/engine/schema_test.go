@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,12 @@ func TestToolSchemas(t *testing.T) {
 		{policy.ToolEdit, map[string]any{"file_path": "a", "old_string": 1}, "input.old_string: got number, want string"},
 		{policy.ToolFetch, map[string]any{"url": "https://e.com", "prompt": 3}, "input.prompt: got number, want string"},
 		{policy.ToolMCP, map[string]any{"anything": []any{1}}, ""},
+		{policy.ToolShell, map[string]any{"command": json.Number("42")}, "input.command: got number, want array or string"},
+		{policy.ToolShell, map[string]any{"command": []any{"rm", json.Number("1")}}, "input.command[1]: got number, want string"},
+		{policy.ToolShell, map[string]any{"cmd": ""}, "input.cmd: is empty, want at least 1 character"},
+		{policy.ToolShell, map[string]any{"command": "ls", "timeout": json.Number("1e3")}, ""},
+		{policy.ToolFetch, map[string]any{"prompt": "x"}, "input.url: is required"},
+		{policy.ToolSearch, map[string]any{"path": "."}, "input: needs one of pattern, query, regex"},
 	}
 	for _, tc := range tests {
 		err := validateSchema(tc.tool, tc.in)

@@ -86,7 +86,7 @@ func TestTools(t *testing.T) {
 		{name: "read huge is bounded", files: map[string]string{"h.txt": huge}, tool: "Read", input: map[string]any{"file_path": "h.txt"}, wantOut: "[output cut at 262144 bytes"},
 		{name: "read offset past an int", files: map[string]string{"a.txt": "one\ntwo\nthree\n"}, tool: "read", input: map[string]any{"path": "a.txt", "offset": json.Number("1e30"), "limit": 1e300}, wantErr: "a.txt has 3 lines, fewer than offset 9223372036854775807"},
 		{name: "read bad offset type", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "offset": "2"}, wantErr: "input.offset"},
-		{name: "read unknown field", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "lines": 2}, wantErr: "lines"},
+		{name: "read unknown field", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "lines": 2}, wantErr: `read: input: unknown field "lines" (known: limit, offset, path)`},
 		{name: "read two paths", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "path": "b"}, wantErr: "conflicts with"},
 		{name: "read outside", tool: "Read", input: map[string]any{"file_path": "/etc/hostname"}, wantErr: "outside the workspace"},
 		{name: "read dotdot", tool: "Read", input: map[string]any{"file_path": "../state/x"}, wantErr: "outside the workspace"},
