@@ -18,8 +18,10 @@
 //
 // A value is what encoding/json decodes into an any: nil, bool, string,
 // float64 or json.Number, []any and map[string]any; Go integers and
-// float32 are numbers too. Any other Go type, and a NaN or infinite
-// float, is not a JSON value and fails every schema but true.
+// float32 are numbers too. Any other Go type, a NaN or infinite float
+// and a json.Number that is not a JSON number are not JSON values: one
+// fails every schema it is checked against (a value below a property no
+// schema describes is not looked at).
 //
 // [Schema.Validate] allocates nothing when the value is valid.
 package argschema

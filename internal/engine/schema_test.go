@@ -71,3 +71,26 @@ func TestSchemasConcurrentFirstUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestValidateSchemaAllocates checks that the schema check of a valid
+// call, which runs for every call, allocates nothing.
+func TestValidateSchemaAllocates(t *testing.T) {
+	tests := []struct {
+		tool policy.Tool
+		in   map[string]any
+	}{
+		{policy.ToolShell, map[string]any{"command": "git status", "timeout": json.Number("120000"), "description": "status"}},
+		{policy.ToolShell, map[string]any{"cmd": []any{"git", "status"}}},
+		{policy.ToolRead, map[string]any{"file_path": "src/main.go", "offset": json.Number("10")}},
+		{policy.ToolEdit, map[string]any{"file_path": "a.go", "old_string": "a", "new_string": "b"}},
+	}
+	for _, tc := range tests {
+		if n := testing.AllocsPerRun(100, func() {
+			if err := validateSchema(tc.tool, tc.in); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s %v: %v allocations, want 0", tc.tool, tc.in, n)
+		}
+	}
+}
