@@ -127,6 +127,9 @@ func Compile(src []byte) (*Schema, error) {
 				return nil, fmt.Errorf("schema: /$defs: got %s, want an object of schemas", jsonKind(defs))
 			}
 			for _, name := range sortedKeys(dm) {
+				if strings.ContainsAny(name, "/~%") {
+					return nil, fmt.Errorf("schema: /$defs: name %q: a name with / ~ or %% is not accepted", name)
+				}
 				n, err := c.compile(dm[name], "/$defs/"+name, false)
 				if err != nil {
 					return nil, err
@@ -180,13 +183,21 @@ func (c *compiler) compile(v any, ptr string, root bool) (*node, error) {
 		n := &node{minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}
 		for _, k := range sortedKeys(v) {
 			if err := c.keyword(n, k, v[k], ptr, root); err != nil {
-				return nil, fmt.Errorf("schema: %s/%s: %w", strings.TrimSuffix(at, "/"), k, err)
+				if _, located := err.(*schemaError); located {
+					return nil, err // from a subschema, which says where
+				}
+				return nil, &schemaError{fmt.Sprintf("schema: %s/%s: %v", ptr, k, err)}
 			}
 		}
 		return n, nil
 	}
-	return nil, fmt.Errorf("schema: %s: got %s, want a schema (an object or a boolean)", at, jsonKind(v))
+	return nil, &schemaError{fmt.Sprintf("schema: %s: got %s, want a schema (an object or a boolean)", at, jsonKind(v))}
 }
+
+// schemaError is an error of compile, which names where it is.
+type schemaError struct{ msg string }
+
+func (e *schemaError) Error() string { return e.msg }
 
 // keyword compiles keyword k with value v into n.
 func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) error {

@@ -72,6 +72,7 @@ func TestCompileRefuses(t *testing.T) {
 		{`{"$ref": "https://example.com/s.json"}`, `want a string "#/$defs/name"`},
 		{`{"$ref": "#/$defs/missing"}`, `$ref "#/$defs/missing": no such schema`},
 		{`{"$defs": []}`, `/$defs: got array`},
+		{`{"$defs": {"a/b": {}}}`, `name "a/b": a name with / ~ or % is not accepted`},
 		{`{"items": {"$defs": {}}}`, `$defs is accepted at the top of the schema only`},
 		{`{"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, `leads back to itself`},
 		{`{"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/b"}]}, "b": {"oneOf": [{"$ref": "#/$defs/a"}]}}}`, `leads back to itself`},
@@ -84,8 +85,8 @@ func TestCompileRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.schema, func(t *testing.T) {
 			s, err := Compile([]byte(tc.schema))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Compile = %v, %v; want an error containing %q", s, err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "schema: ") || strings.Contains(err.Error(), ": schema: ") {
+				t.Fatalf("Compile = %v, %v; want an error containing %q, once prefixed", s, err, tc.want)
 			}
 		})
 	}
