@@ -3,11 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
+	"maps"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolgate/toolgate/internal/argschema"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -79,31 +78,26 @@ var toolSchemas = map[policy.Tool]string{
 	policy.ToolPlanExit:   `{"type": "object"}`,
 }
 
+// ArgumentSchemas returns the JSON Schema (draft 2020-12) the arguments
+// of each canonical tool are checked against, by tool: a copy.
+func ArgumentSchemas() map[policy.Tool]string { return maps.Clone(toolSchemas) }
+
 // compiledSchemas holds each tool's schema, compiled at its first use,
 // not when the program starts, and one tool's alone: a command that checks
 // one call (an agent client's hook) pays for the schema of its tool only.
 // A schema that does not compile is a programming error caught by the
 // tests: every call of its tool panics with its error.
-var compiledSchemas = func() map[policy.Tool]func() *jsonschema.Schema {
-	out := make(map[policy.Tool]func() *jsonschema.Schema, len(toolSchemas))
+var compiledSchemas = func() map[policy.Tool]func() *argschema.Schema {
+	out := make(map[policy.Tool]func() *argschema.Schema, len(toolSchemas))
 	for tool, src := range toolSchemas {
-		out[tool] = sync.OnceValue(func() *jsonschema.Schema { return compileSchema(tool, src) })
+		out[tool] = sync.OnceValue(func() *argschema.Schema { return compileSchema(tool, src) })
 	}
 	return out
 }()
 
 // compileSchema compiles the schema src of tool.
-func compileSchema(tool policy.Tool, src string) *jsonschema.Schema {
-	c := jsonschema.NewCompiler()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
-	if err != nil {
-		panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
-	}
-	url := "toolgate:" + string(tool) + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
-	}
-	s, err := c.Compile(url)
+func compileSchema(tool policy.Tool, src string) *argschema.Schema {
+	s, err := argschema.Compile([]byte(src))
 	if err != nil {
 		panic(fmt.Sprintf("engine: schema of %s: %v", tool, err))
 	}
@@ -118,45 +112,8 @@ func validateSchema(tool policy.Tool, in map[string]any) error {
 		return fmt.Errorf("tool %s has no argument schema", tool)
 	}
 	err := schema().Validate(in)
-	if err == nil {
-		return nil
+	if ve, ok := err.(*argschema.Error); ok {
+		return errors.New(ve.Format("input"))
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	var msgs []string
-	seen := map[string]bool{}
-	missing := map[string][]string{}
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		loc := strings.ReplaceAll(strings.TrimPrefix(u.InstanceLocation, "/"), "/", ".")
-		where := "input"
-		if loc != "" {
-			where += "." + loc
-		}
-		text := u.Error.String()
-		if name, ok := strings.CutPrefix(text, "missing property "); ok {
-			missing[where] = append(missing[where], strings.Trim(name, "'"))
-			continue
-		}
-		if strings.Contains(text, "failed") {
-			continue // the summary of an anyOf/oneOf: its causes say more
-		}
-		if m := where + ": " + text; !seen[m] {
-			seen[m] = true
-			msgs = append(msgs, m)
-		}
-	}
-	for where, names := range missing {
-		sort.Strings(names)
-		msgs = append(msgs, where+": needs one of "+strings.Join(names, ", "))
-	}
-	if len(msgs) == 0 {
-		return errors.New("input: " + strings.TrimSpace(err.Error()))
-	}
-	sort.Strings(msgs)
-	return errors.New(strings.Join(msgs, "; "))
+	return err
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,12 @@ func TestToolSchemas(t *testing.T) {
 		{policy.ToolEdit, map[string]any{"file_path": "a", "old_string": 1}, "input.old_string: got number, want string"},
 		{policy.ToolFetch, map[string]any{"url": "https://e.com", "prompt": 3}, "input.prompt: got number, want string"},
 		{policy.ToolMCP, map[string]any{"anything": []any{1}}, ""},
+		{policy.ToolShell, map[string]any{"command": json.Number("42")}, "input.command: got number, want array or string"},
+		{policy.ToolShell, map[string]any{"command": []any{"rm", json.Number("1")}}, "input.command[1]: got number, want string"},
+		{policy.ToolShell, map[string]any{"cmd": ""}, "input.cmd: is empty, want at least 1 character"},
+		{policy.ToolShell, map[string]any{"command": "ls", "timeout": json.Number("1e3")}, ""},
+		{policy.ToolFetch, map[string]any{"prompt": "x"}, "input.url: is required"},
+		{policy.ToolSearch, map[string]any{"path": "."}, "input: needs one of pattern, query, regex"},
 	}
 	for _, tc := range tests {
 		err := validateSchema(tc.tool, tc.in)
@@ -63,4 +70,27 @@ func TestSchemasConcurrentFirstUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestValidateSchemaAllocates checks that the schema check of a valid
+// call, which runs for every call, allocates nothing.
+func TestValidateSchemaAllocates(t *testing.T) {
+	tests := []struct {
+		tool policy.Tool
+		in   map[string]any
+	}{
+		{policy.ToolShell, map[string]any{"command": "git status", "timeout": json.Number("120000"), "description": "status"}},
+		{policy.ToolShell, map[string]any{"cmd": []any{"git", "status"}}},
+		{policy.ToolRead, map[string]any{"file_path": "src/main.go", "offset": json.Number("10")}},
+		{policy.ToolEdit, map[string]any{"file_path": "a.go", "old_string": "a", "new_string": "b"}},
+	}
+	for _, tc := range tests {
+		if n := testing.AllocsPerRun(100, func() {
+			if err := validateSchema(tc.tool, tc.in); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s %v: %v allocations, want 0", tc.tool, tc.in, n)
+		}
+	}
 }

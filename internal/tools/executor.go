@@ -14,12 +14,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolgate/toolgate/internal/argschema"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
 	"github.com/toolgate/toolgate/internal/webfetch"
@@ -94,7 +96,7 @@ type Tool struct {
 type spec struct {
 	Tool
 	aliases map[string]string // argument alias -> canonical field
-	schema  *jsonschema.Schema
+	schema  *argschema.Schema
 	// check, when set, checks what the schema cannot say well.
 	check func(args map[string]any) error
 	run   func(ctx context.Context, x *Executor, c *call) (gate.Result, error)
@@ -145,16 +147,8 @@ func New(opts Options) (*Executor, error) {
 }
 
 func (x *Executor) register(s *spec) error {
-	c := jsonschema.NewCompiler()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(s.Schema)))
-	if err != nil {
-		return fmt.Errorf("tools: schema of %s: %w", s.Name, err)
-	}
-	url := "toolgate:tools/" + string(s.Name) + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return fmt.Errorf("tools: schema of %s: %w", s.Name, err)
-	}
-	if s.schema, err = c.Compile(url); err != nil {
+	var err error
+	if s.schema, err = argschema.Compile(s.Schema); err != nil {
 		return fmt.Errorf("tools: schema of %s: %w", s.Name, err)
 	}
 	x.reg[s.Name] = s
@@ -360,57 +354,20 @@ func normalize(s *spec, in map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// validate checks args against the tool's schema; the error names the
-// field: "input.offset: got string, want integer".
+// validate checks args against the tool's schema, then its own check;
+// the error names the field: "read: input.offset: got string, want
+// integer".
 func validate(s *spec, args map[string]any) error {
-	// The schema library wants JSON numbers as json.Number or float64.
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("input: %w", err)
-	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-	if err != nil {
-		return fmt.Errorf("input: %w", err)
-	}
-	err = s.schema.Validate(v)
-	if err == nil {
-		if s.check != nil {
-			return s.check(args)
+	if err := s.schema.Validate(args); err != nil {
+		if ve, ok := err.(*argschema.Error); ok {
+			return fmt.Errorf("%s: %s", s.Name, ve.Format("input"))
 		}
-		return nil
+		return fmt.Errorf("%s: %w", s.Name, err)
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err
+	if s.check != nil {
+		return s.check(args)
 	}
-	var msgs []string
-	seen := map[string]bool{}
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		text := u.Error.String()
-		if strings.Contains(text, "failed") && !strings.Contains(text, "additional") {
-			continue
-		}
-		where := "input"
-		if loc := strings.ReplaceAll(strings.TrimPrefix(u.InstanceLocation, "/"), "/", "."); loc != "" {
-			where += "." + loc
-		}
-		if name, ok := strings.CutPrefix(text, "missing property "); ok {
-			text = "is required"
-			where += "." + strings.Trim(name, "'")
-		}
-		if m := where + ": " + text; !seen[m] {
-			seen[m] = true
-			msgs = append(msgs, m)
-		}
-	}
-	if len(msgs) == 0 {
-		return errors.New("input: " + strings.TrimSpace(err.Error()))
-	}
-	sort.Strings(msgs)
-	return fmt.Errorf("%s: %s", s.Name, strings.Join(msgs, "; "))
+	return nil
 }
 
 // resolve returns the real path p (relative to the call's cwd) stands
@@ -450,20 +407,36 @@ func (c *call) str(name string) string {
 	return s
 }
 
-// num returns an integer argument, or def when absent.
+// num returns an integer argument, or def when absent. The schema has
+// made it an integer, which a decoder may spell 2.0 or 2e0; one beyond
+// an int is the nearest int.
 func (c *call) num(name string, def int) int {
+	var f float64
 	switch v := c.args[name].(type) {
-	case float64:
-		return int(v)
 	case int:
 		return v
+	case float64:
+		f = v
 	case json.Number:
-		n, err := v.Int64()
-		if err == nil {
+		if n, err := strconv.ParseInt(string(v), 10, 0); err == nil {
 			return int(n)
 		}
+		var err error
+		if f, err = strconv.ParseFloat(string(v), 64); err != nil && !errors.Is(err, strconv.ErrRange) {
+			return def
+		}
+	default:
+		return def
 	}
-	return def
+	switch {
+	case math.IsNaN(f):
+		return def
+	case f >= math.MaxInt:
+		return math.MaxInt
+	case f <= math.MinInt:
+		return math.MinInt
+	}
+	return int(f)
 }
 
 // flag returns a boolean argument.

@@ -3,7 +3,9 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,8 +84,9 @@ func TestTools(t *testing.T) {
 		{name: "read missing", tool: "Read", input: map[string]any{"file_path": "nope.txt"}, wantErr: "nope.txt does not exist"},
 		{name: "read binary", files: map[string]string{"b.bin": "PK\x03\x04\x00\x00rest"}, tool: "Read", input: map[string]any{"file_path": "b.bin"}, wantErr: "binary file"},
 		{name: "read huge is bounded", files: map[string]string{"h.txt": huge}, tool: "Read", input: map[string]any{"file_path": "h.txt"}, wantOut: "[output cut at 262144 bytes"},
+		{name: "read offset past an int", files: map[string]string{"a.txt": "one\ntwo\nthree\n"}, tool: "read", input: map[string]any{"path": "a.txt", "offset": json.Number("1e30"), "limit": 1e300}, wantErr: "a.txt has 3 lines, fewer than offset 9223372036854775807"},
 		{name: "read bad offset type", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "offset": "2"}, wantErr: "input.offset"},
-		{name: "read unknown field", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "lines": 2}, wantErr: "lines"},
+		{name: "read unknown field", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "lines": 2}, wantErr: `read: input: unknown field "lines" (known: limit, offset, path)`},
 		{name: "read two paths", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "path": "b"}, wantErr: "conflicts with"},
 		{name: "read outside", tool: "Read", input: map[string]any{"file_path": "/etc/hostname"}, wantErr: "outside the workspace"},
 		{name: "read dotdot", tool: "Read", input: map[string]any{"file_path": "../state/x"}, wantErr: "outside the workspace"},
@@ -298,5 +301,34 @@ func TestWorkspaceIsNotTheCwd(t *testing.T) {
 				t.Errorf("error = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestNum checks how an integer argument is read, as decoders spell it.
+func TestNum(t *testing.T) {
+	tests := []struct {
+		v    any
+		want int
+	}{
+		{json.Number("2"), 2},
+		{json.Number("2.0"), 2},
+		{json.Number("2e0"), 2},
+		{json.Number("-3"), -3},
+		{json.Number("12345678901234567890"), math.MaxInt},
+		{json.Number("1e30"), math.MaxInt},
+		{json.Number("-1e400"), math.MinInt},
+		{json.Number("x"), 7},
+		{2.0, 2},
+		{1e300, math.MaxInt},
+		{math.NaN(), 7},
+		{4, 4},
+		{"4", 7},
+		{nil, 7},
+	}
+	for _, tc := range tests {
+		c := &call{args: map[string]any{"n": tc.v}}
+		if got := c.num("n", 7); got != tc.want {
+			t.Errorf("num(%#v) = %d, want %d", tc.v, got, tc.want)
+		}
 	}
 }

@@ -1,0 +1,470 @@
+// Package argschema checks tool arguments, as encoding/json decodes them,
+// against the small part of JSON Schema (draft 2020-12) that toolgate's
+// own argument schemas are written in.
+//
+// [Compile] accepts exactly these keywords and refuses every other one,
+// so a schema never means less than it says:
+//
+//   - type: one name or a list of names (null, boolean, object, array,
+//     number, string, integer; a number with no fractional part is an
+//     integer, 1.0 included)
+//   - properties, required, additionalProperties (true, false or a schema)
+//   - items (one schema for every element)
+//   - minLength, maxLength (in Unicode code points), minItems, maxItems
+//   - minimum, maximum (integers of at most 2^53 in magnitude)
+//   - anyOf, oneOf
+//   - $ref to "#/$defs/name", with $defs at the top of the schema
+//   - title and description, which validate nothing
+//
+// A value is what encoding/json decodes into an any: nil, bool, string,
+// float64 or json.Number, []any and map[string]any; Go integers and
+// float32 are numbers too. Any other Go type, a NaN or infinite float
+// and a json.Number that is not a JSON number are not JSON values: one
+// fails every schema it is checked against (a value below a property no
+// schema describes is not looked at).
+//
+// [Schema.Validate] allocates nothing when the value is valid.
+package argschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Schema is a compiled schema. It is safe for concurrent use.
+type Schema struct {
+	root *node
+}
+
+// typeSet is a set of JSON types, one bit each.
+type typeSet uint8
+
+const (
+	tNull typeSet = 1 << iota
+	tBoolean
+	tObject
+	tArray
+	tNumber
+	tString
+	tInteger // a number with no fractional part
+)
+
+var typeNames = []struct {
+	name string
+	t    typeSet
+}{
+	{"null", tNull}, {"boolean", tBoolean}, {"object", tObject}, {"array", tArray},
+	{"number", tNumber}, {"string", tString}, {"integer", tInteger},
+}
+
+// String names the types of s, joined by "or".
+func (s typeSet) String() string {
+	var names []string
+	for _, n := range typeNames {
+		if s&n.t != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// noLimit marks an absent length or count bound.
+const noLimit = -1
+
+// node is one compiled schema or subschema.
+type node struct {
+	never bool    // the schema false: no value is valid
+	types typeSet // 0: any type
+
+	props        map[string]*node
+	names        []string // the keys of props, sorted (for messages)
+	required     []string
+	additional   *node // nil: any additional property is valid
+	noAdditional bool  // additionalProperties: false
+
+	items *node
+
+	minLength, maxLength int
+	minItems, maxItems   int
+	minimum, maximum     *int64
+
+	anyOf, oneOf []*node
+
+	ref    string // "#/$defs/name", resolved into target
+	target *node
+}
+
+// maxDepth bounds how deep validation descends into a value, against a
+// value (built in Go, not decoded) that contains itself.
+const maxDepth = 512
+
+// Compile compiles the JSON schema src. It refuses a keyword it does not
+// implement, a keyword whose value has the wrong form, a $ref it cannot
+// resolve and $refs that lead to themselves without descending into the
+// value.
+func Compile(src []byte) (*Schema, error) {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("schema: more than one JSON value")
+	}
+	c := &compiler{defs: map[string]*node{}}
+	if m, ok := doc.(map[string]any); ok {
+		if defs, ok := m["$defs"]; ok {
+			dm, ok := defs.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("schema: /$defs: got %s, want an object of schemas", jsonKind(defs))
+			}
+			for _, name := range sortedKeys(dm) {
+				if strings.ContainsAny(name, "/~%") {
+					return nil, fmt.Errorf("schema: /$defs: name %q: a name with / ~ or %% is not accepted", name)
+				}
+				n, err := c.compile(dm[name], "/$defs/"+name, false)
+				if err != nil {
+					return nil, err
+				}
+				c.defs[name] = n
+			}
+		}
+	}
+	root, err := c.compile(doc, "", true)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range c.refs {
+		name, ok := strings.CutPrefix(r.ref, "#/$defs/")
+		if r.target = c.defs[name]; !ok || r.target == nil {
+			return nil, fmt.Errorf("schema: $ref %q: no such schema; a $ref names one of the top-level $defs, as \"#/$defs/name\"", r.ref)
+		}
+	}
+	if err := checkCycles(root, c.defs); err != nil {
+		return nil, err
+	}
+	return &Schema{root: root}, nil
+}
+
+// MustCompile is [Compile] for a schema that is part of the program: it
+// panics when src does not compile.
+func MustCompile(src string) *Schema {
+	s, err := Compile([]byte(src))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+type compiler struct {
+	defs map[string]*node
+	refs []*node
+}
+
+// compile compiles the schema v found at ptr (a JSON pointer into the
+// schema document); root is true for the document itself.
+func (c *compiler) compile(v any, ptr string, root bool) (*node, error) {
+	at := ptr
+	if at == "" {
+		at = "/"
+	}
+	switch v := v.(type) {
+	case bool:
+		return &node{never: !v, minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}, nil
+	case map[string]any:
+		n := &node{minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}
+		for _, k := range sortedKeys(v) {
+			if err := c.keyword(n, k, v[k], ptr, root); err != nil {
+				if _, located := err.(*schemaError); located {
+					return nil, err // from a subschema, which says where
+				}
+				return nil, &schemaError{fmt.Sprintf("schema: %s/%s: %v", ptr, k, err)}
+			}
+		}
+		return n, nil
+	}
+	return nil, &schemaError{fmt.Sprintf("schema: %s: got %s, want a schema (an object or a boolean)", at, jsonKind(v))}
+}
+
+// schemaError is an error of compile, which names where it is.
+type schemaError struct{ msg string }
+
+func (e *schemaError) Error() string { return e.msg }
+
+// keyword compiles keyword k with value v into n.
+func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) error {
+	var err error
+	switch k {
+	case "title", "description":
+		if _, ok := v.(string); !ok {
+			return fmt.Errorf("got %s, want a string", jsonKind(v))
+		}
+	case "$defs":
+		if !root {
+			return errors.New("$defs is accepted at the top of the schema only")
+		}
+		// Compiled by Compile before the root.
+	case "$ref":
+		s, ok := v.(string)
+		if !ok || !strings.HasPrefix(s, "#/$defs/") {
+			return fmt.Errorf("got %s, want a string \"#/$defs/name\"", describe(v))
+		}
+		n.ref = s
+		c.refs = append(c.refs, n)
+	case "type":
+		n.types, err = compileTypes(v)
+	case "properties":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("got %s, want an object of schemas", jsonKind(v))
+		}
+		n.props = make(map[string]*node, len(m))
+		n.names = sortedKeys(m)
+		for _, name := range n.names {
+			if n.props[name], err = c.compile(m[name], ptr+"/properties/"+name, false); err != nil {
+				return err
+			}
+		}
+	case "required":
+		n.required, err = compileNames(v)
+	case "additionalProperties":
+		if b, ok := v.(bool); ok {
+			n.noAdditional = !b
+			return nil
+		}
+		n.additional, err = c.compile(v, ptr+"/additionalProperties", false)
+	case "items":
+		n.items, err = c.compile(v, ptr+"/items", false)
+	case "minLength":
+		n.minLength, err = compileCount(v)
+	case "maxLength":
+		n.maxLength, err = compileCount(v)
+	case "minItems":
+		n.minItems, err = compileCount(v)
+	case "maxItems":
+		n.maxItems, err = compileCount(v)
+	case "minimum":
+		n.minimum, err = compileBound(v)
+	case "maximum":
+		n.maximum, err = compileBound(v)
+	case "anyOf":
+		n.anyOf, err = c.compileList(v, ptr+"/anyOf")
+	case "oneOf":
+		n.oneOf, err = c.compileList(v, ptr+"/oneOf")
+	default:
+		return fmt.Errorf("keyword %q is not implemented; the keywords are title, description, $defs, $ref, type, properties, required, additionalProperties, items, minLength, maxLength, minItems, maxItems, minimum, maximum, anyOf, oneOf", k)
+	}
+	return err
+}
+
+func compileTypes(v any) (typeSet, error) {
+	one := func(v any) (typeSet, error) {
+		if s, ok := v.(string); ok {
+			for _, n := range typeNames {
+				if n.name == s {
+					return n.t, nil
+				}
+			}
+		}
+		return 0, fmt.Errorf("got %s, want a type name: null, boolean, object, array, number, string or integer", describe(v))
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return one(v)
+	}
+	if len(list) == 0 {
+		return 0, errors.New("got an empty list, want one type name or more")
+	}
+	var set typeSet
+	for _, e := range list {
+		t, err := one(e)
+		if err != nil {
+			return 0, err
+		}
+		if set&t != 0 {
+			return 0, fmt.Errorf("type %s is listed twice", describe(e))
+		}
+		set |= t
+	}
+	return set, nil
+}
+
+func compileNames(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("got %s, want a list of property names", jsonKind(v))
+	}
+	names := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("got %s in the list, want a property name (a string)", describe(e))
+		}
+		if slices.Contains(names, s) {
+			return nil, fmt.Errorf("%q is listed twice", s)
+		}
+		names = append(names, s)
+	}
+	return names, nil
+}
+
+func compileCount(v any) (int, error) {
+	if num, ok := v.(json.Number); ok {
+		if i, err := strconv.ParseInt(string(num), 10, 32); err == nil && i >= 0 {
+			return int(i), nil
+		}
+	}
+	return 0, fmt.Errorf("got %s, want a non-negative integer", describe(v))
+}
+
+// maxBound is the largest minimum or maximum accepted: every integer up
+// to it is exactly a float64.
+const maxBound = 1 << 53
+
+func compileBound(v any) (*int64, error) {
+	if num, ok := v.(json.Number); ok {
+		if i, err := strconv.ParseInt(string(num), 10, 64); err == nil && i >= -maxBound && i <= maxBound {
+			return &i, nil
+		}
+	}
+	return nil, fmt.Errorf("got %s, want an integer of at most 2^53 in magnitude", describe(v))
+}
+
+func (c *compiler) compileList(v any, ptr string) ([]*node, error) {
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return nil, fmt.Errorf("got %s, want a non-empty list of schemas", describe(v))
+	}
+	out := make([]*node, len(list))
+	for i, e := range list {
+		n, err := c.compile(e, ptr+"/"+strconv.Itoa(i), false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// checkCycles refuses $refs that lead back to a schema without descending
+// into the value (through $ref, anyOf and oneOf only): validating would
+// never end.
+func checkCycles(root *node, defs map[string]*node) error {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := map[*node]int{}
+	var visit func(n *node) error
+	visit = func(n *node) error {
+		switch state[n] {
+		case active:
+			return errors.New("schema: a $ref leads back to itself without descending into the value")
+		case done:
+			return nil
+		}
+		state[n] = active
+		next := slices.Concat(n.anyOf, n.oneOf)
+		if n.target != nil {
+			next = append(next, n.target)
+		}
+		for _, m := range next {
+			if err := visit(m); err != nil {
+				return err
+			}
+		}
+		state[n] = done
+		return nil
+	}
+	for _, name := range sortedKeys(defs) {
+		if err := visit(defs[name]); err != nil {
+			return err
+		}
+	}
+	return visit(root)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// describe renders a schema value for a compile error.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case json.Number:
+		return string(v)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return jsonKind(v)
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch kindOf(v) {
+	case tNull:
+		return "null"
+	case tBoolean:
+		return "boolean"
+	case tObject:
+		return "object"
+	case tArray:
+		return "array"
+	case tNumber:
+		return "number"
+	case tString:
+		return "string"
+	}
+	return fmt.Sprintf("Go type %T, not a JSON value", v)
+}
+
+// kindOf returns the JSON type of v (tNumber for every number), or 0 for
+// a value that is not JSON.
+func kindOf(v any) typeSet {
+	switch v := v.(type) {
+	case nil:
+		return tNull
+	case bool:
+		return tBoolean
+	case map[string]any:
+		return tObject
+	case []any:
+		return tArray
+	case string:
+		return tString
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0
+		}
+		return tNumber
+	case float32:
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return 0
+		}
+		return tNumber
+	case json.Number:
+		if _, ok := parseDecimal(string(v)); !ok {
+			return 0
+		}
+		return tNumber
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
+		return tNumber
+	}
+	return 0
+}
