@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/secrets"
 )
@@ -116,6 +117,12 @@ func (r *Redactor) Input(in map[string]any) map[string]any {
 // and keys redacted. When it holds none, raw itself comes back, byte for
 // byte, so that what was signed over it still verifies.
 func (r *Redactor) Payload(raw []byte) ([]byte, error) {
+	// Most payloads hold no secret: their strings are looked at where
+	// they lie, and the document is decoded and encoded again only when
+	// one of them changes.
+	if json.Valid(raw) && !r.anyString(raw) {
+		return raw, nil
+	}
 	v, err := decodeJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
@@ -125,6 +132,41 @@ func (r *Redactor) Payload(raw []byte) ([]byte, error) {
 		return raw, nil
 	}
 	return encodeJSON(red)
+}
+
+// anyString reports whether the redaction of a string or object key of
+// raw, a valid JSON document, changes it: whether [Redactor.Value] of the
+// decoded document would. Each string is redacted as it decodes; one that
+// decodes to its own bytes (no escape, valid UTF-8) is taken as it lies.
+func (r *Redactor) anyString(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		// A string starts here (raw is valid JSON and i is outside any
+		// string): find its closing quote.
+		start, escaped := i, false
+		for i++; i < len(raw) && raw[i] != '"'; i++ {
+			if raw[i] == '\\' {
+				escaped = true
+				i++
+			}
+		}
+		if i >= len(raw) {
+			return true // not a JSON string after all: decode the whole
+		}
+		body := raw[start+1 : i]
+		var s string
+		if !escaped && utf8.Valid(body) {
+			s = string(body)
+		} else if err := json.Unmarshal(raw[start:i+1], &s); err != nil {
+			return true
+		}
+		if r.String(s) != s {
+			return true
+		}
+	}
+	return false
 }
 
 // redactJSON returns v with the secrets of its JSON form redacted, decoded
