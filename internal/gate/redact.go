@@ -117,10 +117,21 @@ func (r *Redactor) Input(in map[string]any) map[string]any {
 // and keys redacted. When it holds none, raw itself comes back, byte for
 // byte, so that what was signed over it still verifies.
 func (r *Redactor) Payload(raw []byte) ([]byte, error) {
+	if !json.Valid(raw) {
+		_, err := decodeJSON(raw)
+		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
+	}
+	return r.valid(raw)
+}
+
+// valid is [Redactor.Payload] of raw, which is valid JSON (the output of
+// json.Marshal need not be checked again). Should it not be, the error
+// of decoding it comes back.
+func (r *Redactor) valid(raw []byte) ([]byte, error) {
 	// Most payloads hold no secret: their strings are looked at where
 	// they lie, and the document is decoded and encoded again only when
 	// one of them changes.
-	if json.Valid(raw) && !r.anyString(raw) {
+	if !r.anyString(raw) {
 		return raw, nil
 	}
 	v, err := decodeJSON(raw)
@@ -177,7 +188,7 @@ func redactJSON[T any](r *Redactor, v T) (T, bool, error) {
 	if err != nil {
 		return v, false, err
 	}
-	red, err := r.Payload(raw)
+	red, err := r.valid(raw)
 	if err != nil || bytes.Equal(red, raw) {
 		return v, false, err
 	}
