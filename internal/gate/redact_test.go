@@ -340,3 +340,43 @@ func TestSecretAcrossTheCut(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRedactorPayload redacts the permission.resolved payload of an
+// allowed call that holds no secret, as the gate drafts one for every
+// call decided: its strings scanned where they lie (Payload), and the
+// document decoded and walked (payloadDecoded, what Payload does when a
+// string may hold a secret).
+//
+//	go test ./internal/gate -run '^$' -bench RedactorPayload -benchmem
+func BenchmarkRedactorPayload(b *testing.B) {
+	raw, err := json.Marshal(PermissionResolved{
+		ToolCallID: "tc_01JH6Z8Q4W3V5X7Y9A2B4C6D8E", Tool: "Bash", Decision: policy.Allow,
+		Reason: engine.ReasonRuleAllow, Actor: ActorPolicy, Rule: "Bash(git status)",
+		RuleOrigin: "/home/dev/project/.toolgate/policy.toml:3", PolicyVersion: "project=3f2a9c1b7d4e",
+		Message: "allowed by the rule Bash(git status)",
+		CallRequest: &CallRequest{
+			Input: map[string]any{"command": "git status", "description": "Show the working tree status"},
+			Cwd:   "/home/dev/project", Workspace: "/home/dev/project",
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := NewRedactor([]byte("k"))
+	for _, bc := range []struct {
+		name   string
+		redact func([]byte) ([]byte, error)
+	}{
+		{"in-place", r.Payload},
+		{"decoded", func(p []byte) ([]byte, error) { return payloadDecoded(r, p) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := bc.redact(raw)
+				if err != nil || len(out) != len(raw) {
+					b.Fatalf("%s, %v", out, err)
+				}
+			}
+		})
+	}
+}
