@@ -944,7 +944,7 @@ func (g *Gate) append(ctx context.Context, session, turn string, typ eventlog.Ty
 func (g *Gate) draft(turn string, typ eventlog.Type, payload any) (eventlog.Draft, error) {
 	raw, err := json.Marshal(payload)
 	if err == nil {
-		raw, err = g.redact.Payload(raw)
+		raw, err = g.redact.valid(raw) // json.Marshal gives valid JSON
 	}
 	if err != nil {
 		return eventlog.Draft{}, fmt.Errorf("gate: encode %s: %w", typ, err)

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/secrets"
 )
@@ -116,6 +118,23 @@ func (r *Redactor) Input(in map[string]any) map[string]any {
 // and keys redacted. When it holds none, raw itself comes back, byte for
 // byte, so that what was signed over it still verifies.
 func (r *Redactor) Payload(raw []byte) ([]byte, error) {
+	if !json.Valid(raw) {
+		_, err := decodeJSON(raw)
+		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
+	}
+	return r.valid(raw)
+}
+
+// valid is [Redactor.Payload] of raw, which is valid JSON (the output of
+// json.Marshal need not be checked again). Should it not be, the error
+// of decoding it comes back.
+func (r *Redactor) valid(raw []byte) ([]byte, error) {
+	// Most payloads hold no secret: their strings are looked at where
+	// they lie, and the document is decoded and encoded again only when
+	// one of them changes.
+	if !mayHoldSecret(raw) {
+		return raw, nil
+	}
 	v, err := decodeJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
@@ -127,6 +146,47 @@ func (r *Redactor) Payload(raw []byte) ([]byte, error) {
 	return encodeJSON(red)
 }
 
+// mayHoldSecret reports whether the redaction of a string or object key of
+// raw, a valid JSON document, changes it: whether [Redactor.Value] of the
+// decoded document would, or may. Each string is scanned as it decodes;
+// one that decodes to its own bytes (no escape, valid UTF-8) is scanned
+// where it lies.
+func mayHoldSecret(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		// A string starts here (raw is valid JSON and i is outside any
+		// string): find its closing quote.
+		start, escaped := i, false
+		for i++; i < len(raw) && raw[i] != '"'; i++ {
+			if raw[i] == '\\' {
+				escaped = true
+				i++
+			}
+		}
+		if i >= len(raw) {
+			return true // not a JSON string after all: decode the whole
+		}
+		body := raw[start+1 : i]
+		var s string
+		if !escaped && utf8.Valid(body) {
+			// Looked at in place: the scan keeps nothing of it, and raw
+			// does not change while it runs.
+			s = unsafe.String(unsafe.SliceData(body), len(body))
+		} else if err := json.Unmarshal(raw[start:i+1], &s); err != nil {
+			return true
+		}
+		// A string without a secret is one the redaction leaves alone;
+		// one that Contains takes for a secret when no rule redacts it
+		// only costs the decoding.
+		if secrets.Contains(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // redactJSON returns v with the secrets of its JSON form redacted, decoded
 // back into a T, and whether anything changed. It is used on a record
 // before it is signed, so that what is signed is what the log holds.
@@ -135,7 +195,7 @@ func redactJSON[T any](r *Redactor, v T) (T, bool, error) {
 	if err != nil {
 		return v, false, err
 	}
-	red, err := r.Payload(raw)
+	red, err := r.valid(raw)
 	if err != nil || bytes.Equal(red, raw) {
 		return v, false, err
 	}

@@ -77,11 +77,19 @@ func TestRedactorPayload(t *testing.T) {
 		{"a secret behind JSON escapes", `{"k":"\u0041KIAQYLPMN5HHHFPZAM2"}`, false},
 		{"a secret in a key", `{"` + awsKey + `":1}`, false},
 		{"a private key with escaped newlines", `{"content":` + mustQuote(privateKey) + `}`, false},
+		{"a secret split by an escape", `{"k":"AKIA\u0051YLPMN5HHHFPZAM2"}`, false},
+		{"a secret after invalid UTF-8", "{\"k\":\"\xff " + awsKey + "\"}", false},
+		{"a secret in an array in an array", `[1,["x",{"y":"token=` + githubTok + `"}]]`, false},
+		{"a number is not a secret", `{"n":12345678901234567890123456789}`, true},
+		{"escaped quotes and backslashes", `{"a\"b":"c\\","d":"\"` + "AKIA" + `\""}`, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := r.Payload([]byte(tc.in))
 			must(t, err)
+			if want, err := payloadDecoded(r, []byte(tc.in)); err != nil || !bytes.Equal(out, want) {
+				t.Fatalf("got %s, want %s as the decoded document gives (%v)", out, want, err)
+			}
 			if tc.same != bytes.Equal(out, []byte(tc.in)) {
 				t.Fatalf("got %s", out)
 			}
@@ -98,6 +106,21 @@ func TestRedactorPayload(t *testing.T) {
 	if _, err := r.Payload([]byte("{")); err == nil {
 		t.Fatal("a payload that is not JSON was taken")
 	}
+}
+
+// payloadDecoded is what [Redactor.Payload] returns, made the long way:
+// the document decoded, every string and key redacted, and the result
+// encoded again when anything changed.
+func payloadDecoded(r *Redactor, raw []byte) ([]byte, error) {
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	red, changed := r.Value(v)
+	if !changed {
+		return raw, nil
+	}
+	return encodeJSON(red)
 }
 
 func mustQuote(s string) string {
@@ -133,14 +156,20 @@ func FuzzRedactorPayload(f *testing.F) {
 		`{"` + awsKey + `":[1,"` + githubTok + `"]}`, `{"content":` + mustQuote(privateKey) + `}`, `[`, `"x"`} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte("{\"k\":\"\xff" + awsKey + "\",\"\\u0041KIA\":\"AKIA\\u0051YLPMN5HHHFPZAM2\"}"))
 	r := NewRedactor([]byte("k"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := r.Payload(in)
+		want, wantErr := payloadDecoded(r, in)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(out, want) {
+			t.Fatalf("Payload(%q) = %q, %v; decoded and redacted it is %q, %v", in, out, err, want, wantErr)
+		}
 		if err != nil {
 			return
 		}
-		var v any
-		if err := json.Unmarshal(out, &v); err != nil {
+		// Decoded as the log's readers decode it: a number too large for
+		// a float64 is still JSON.
+		if _, err := decodeJSON(out); err != nil {
 			t.Fatalf("redacted %q is not JSON: %v", out, err)
 		}
 		again, err := r.Payload(out)
@@ -307,6 +336,46 @@ func TestSecretAcrossTheCut(t *testing.T) {
 			p, cut := Preview([]byte(out))
 			if part := leaks(p); part != "" || !cut || len(p) > PreviewBytes {
 				t.Fatalf("preview (%d bytes, cut %v) holds %q of the token", len(p), cut, part)
+			}
+		})
+	}
+}
+
+// BenchmarkRedactorPayload redacts the permission.resolved payload of an
+// allowed call that holds no secret, as the gate drafts one for every
+// call decided: its strings scanned where they lie (Payload), and the
+// document decoded and walked (payloadDecoded, what Payload does when a
+// string may hold a secret).
+//
+//	go test ./internal/gate -run '^$' -bench RedactorPayload -benchmem
+func BenchmarkRedactorPayload(b *testing.B) {
+	raw, err := json.Marshal(PermissionResolved{
+		ToolCallID: "tc_01JH6Z8Q4W3V5X7Y9A2B4C6D8E", Tool: "Bash", Decision: policy.Allow,
+		Reason: engine.ReasonRuleAllow, Actor: ActorPolicy, Rule: "Bash(git status)",
+		RuleOrigin: "/home/dev/project/.toolgate/policy.toml:3", PolicyVersion: "project=3f2a9c1b7d4e",
+		Message: "allowed by the rule Bash(git status)",
+		CallRequest: &CallRequest{
+			Input: map[string]any{"command": "git status", "description": "Show the working tree status"},
+			Cwd:   "/home/dev/project", Workspace: "/home/dev/project",
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := NewRedactor([]byte("k"))
+	for _, bc := range []struct {
+		name   string
+		redact func([]byte) ([]byte, error)
+	}{
+		{"in-place", r.Payload},
+		{"decoded", func(p []byte) ([]byte, error) { return payloadDecoded(r, p) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := bc.redact(raw)
+				if err != nil || len(out) != len(raw) {
+					b.Fatalf("%s, %v", out, err)
+				}
 			}
 		})
 	}

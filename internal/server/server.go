@@ -374,10 +374,12 @@ func noUI(w http.ResponseWriter, r *http.Request) {
 
 // ServeHTTP implements [http.Handler].
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The values are shared by every response: the server's handlers
+	// set these names, never change a value in place.
 	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
+	h["X-Content-Type-Options"] = headerNosniff
+	h["X-Frame-Options"] = headerDeny
+	h["Referrer-Policy"] = headerSameOrigin
 	// Before anything else: a request refused at once still has its body
 	// read afterwards (to keep the connection), and a body that never
 	// comes must not hold it.
@@ -388,6 +390,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// The values of the headers every response carries (in canonical form).
+var (
+	headerNosniff    = []string{"nosniff"}
+	headerDeny       = []string{"DENY"}
+	headerSameOrigin = []string{"same-origin"}
+	headerJSON       = []string{"application/json"}
+	headerNoStore    = []string{"no-store"}
+)
 
 // Serve answers requests on ln until [Server.Shutdown]; it then returns
 // nil.
