@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Effect is what one simple command does, as far as its program and words
@@ -89,7 +90,7 @@ var interpreter = map[string]bool{
 
 // Known reports whether name is a program of the knowledge base.
 func Known(name string) bool {
-	_, ok := commands[name]
+	_, ok := commands()[name]
 	return ok
 }
 
@@ -102,10 +103,10 @@ type cmdInfo struct {
 	kind  kind
 }
 
-// commands is the built-in knowledge of what common programs do.
-var commands = map[string]cmdInfo{}
-
-func init() {
+// commands returns the built-in knowledge of what common programs do,
+// built at its first use rather than when a process starts.
+var commands = sync.OnceValue(func() map[string]cmdInfo {
+	commands := map[string]cmdInfo{}
 	add := func(level Level, k kind, names ...string) {
 		for _, n := range names {
 			commands[n] = cmdInfo{level, k}
@@ -147,7 +148,8 @@ func init() {
 	for _, n := range []string{"cd", "pushd", "popd", "dirs"} {
 		commands[n] = cmdInfo{Read, kNone}
 	}
-}
+	return commands
+})
 
 // Command returns the effect of one simple command. name is the program as
 // the shell analysis names it; dyn marks the words of args whose value is
@@ -163,7 +165,7 @@ func Command(name string, args []string, dyn []bool) Effect {
 	if strings.HasPrefix(name, "mkfs.") {
 		base = "mkfs"
 	}
-	info, ok := commands[base]
+	info, ok := commands()[base]
 	sp := Lookup(base)
 	if !ok {
 		return Effect{Level: Execute}
@@ -796,9 +798,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 
 // valueFlags lists, per program, the options that take the next word as
 // their value, so that value is not mistaken for a file operand.
-var valueFlags = map[string]map[string]bool{}
-
-func init() {
+// It is built at its first use.
+var valueFlags = sync.OnceValue(func() map[string]map[string]bool {
+	valueFlags := map[string]map[string]bool{}
 	for prog, fl := range map[string]string{
 		"rg": "-e -f -g -t -T -m -A -B -C -j -r -d -M -E --glob --iglob --type --type-not --max-count --context --after-context --before-context " +
 			"--replace --max-depth --max-columns --max-filesize --encoding --type-add --type-clear --sort --sortr --color --colors " +
@@ -847,7 +849,8 @@ func init() {
 			valueFlags[e.prog][f] = true
 		}
 	}
-}
+	return valueFlags
+})
 
 // TakesValue reports whether flag, given to prog, takes the next word as
 // its value (git -C DIR, curl -X METHOD, head -n N). An option the
@@ -865,7 +868,7 @@ func TakesValue(prog, flag string) bool {
 			return o.Value != ValNone && !o.Optional
 		}
 	}
-	return valueFlags[prog][flag]
+	return valueFlags()[prog][flag]
 }
 
 // longNames lists, per program, its long options, so that an unambiguous
@@ -902,7 +905,7 @@ func expandLong(prog, name string) []string {
 // take one), and the flags present. A dynamic operand sets e.Unknown.
 func operands(prog string, args []string, dyn []bool, e *Effect) ([]string, map[string]bool) {
 	flags := map[string]bool{}
-	takes := valueFlags[prog]
+	takes := valueFlags()[prog]
 	var ops []string
 	end, skip := false, false
 	for i, a := range args {
@@ -988,7 +991,7 @@ func OperandIndexes(prog string, args []string) []int {
 			return p.Operands
 		}
 	}
-	takes := valueFlags[prog]
+	takes := valueFlags()[prog]
 	var out []int
 	end := false
 	for i := 0; i < len(args); i++ {
@@ -1229,7 +1232,7 @@ func curlEffect(prog string, args []string, dyn []bool, e *Effect) {
 		"--data-urlencode": true, "--json": true, "-F": true, "--form": true, "--form-string": false}
 	outVal := map[string]bool{"-o": true, "--output": true, "-O": prog == "wget", "--output-document": true,
 		"-D": true, "--dump-header": true, "-c": prog == "curl", "--cookie-jar": true, "--trace": true, "--trace-ascii": true}
-	takes := valueFlags[prog]
+	takes := valueFlags()[prog]
 	sent := func(v string) {
 		// @file, name@file, name=@file, name=<file (forms and urlencode).
 		if i := strings.IndexAny(v, "@<"); i >= 0 {
@@ -1685,7 +1688,7 @@ func hostsIn(name string, args []string, dyn []bool) []string {
 		switch path.Base(name) {
 		case "nc", "ncat", "netcat", "telnet":
 			// The first operand is the host.
-			if !strings.HasPrefix(a, "-") && !(i > 0 && valueFlags[name][args[i-1]]) {
+			if !strings.HasPrefix(a, "-") && !(i > 0 && valueFlags()[name][args[i-1]]) {
 				return append(hosts, strings.ToLower(strings.Trim(a, "[]")))
 			}
 			continue
@@ -1698,7 +1701,7 @@ func hostsIn(name string, args []string, dyn []bool) []string {
 			}
 			continue
 		case "ssh", "scp", "sftp", "rsync":
-			if strings.HasPrefix(a, "-") || (i > 0 && valueFlags[name][args[i-1]]) {
+			if strings.HasPrefix(a, "-") || (i > 0 && valueFlags()[name][args[i-1]]) {
 				continue
 			}
 			h := a
