@@ -85,6 +85,28 @@ func TestTools(t *testing.T) {
 		{name: "read binary", files: map[string]string{"b.bin": "PK\x03\x04\x00\x00rest"}, tool: "Read", input: map[string]any{"file_path": "b.bin"}, wantErr: "binary file"},
 		{name: "read huge is bounded", files: map[string]string{"h.txt": huge}, tool: "Read", input: map[string]any{"file_path": "h.txt"}, wantOut: "[output cut at 262144 bytes"},
 		{name: "read offset past an int", files: map[string]string{"a.txt": "one\ntwo\nthree\n"}, tool: "read", input: map[string]any{"path": "a.txt", "offset": json.Number("1e30"), "limit": 1e300}, wantErr: "a.txt has 3 lines, fewer than offset 9223372036854775807"},
+		// Argument shapes: an integer however a decoder spells it is read as
+		// the integer the schema checked; a field of another case, an edit
+		// that is not an object or a word that is not a string refuses the
+		// whole call, before anything is changed.
+		{name: "read offset 0.3e1 is 3", files: map[string]string{"a.txt": "one\ntwo\n"}, tool: "read", input: map[string]any{"path": "a.txt", "offset": json.Number("0.3e1")}, wantErr: "a.txt has 2 lines, fewer than offset 3"},
+		{name: "read offset -0", files: map[string]string{"a.txt": "one\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "offset": json.Number("-0")}, wantErr: "input.offset: got -0, want at least 1"},
+		{name: "read offset 1.5", files: map[string]string{"a.txt": "one\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "offset": json.Number("1.5")}, wantErr: "input.offset: got number, want integer"},
+		{name: "read field of another case", files: map[string]string{"a.txt": "one\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "Offset": 2}, wantErr: `unknown field "Offset"`},
+		{name: "search limit 5000.5", files: map[string]string{"a.go": "package a\n"}, tool: "Grep", input: map[string]any{"pattern": "package", "limit": json.Number("5000.5")}, wantErr: "input.limit: got number, want integer"},
+		{name: "search limit 1e400", files: map[string]string{"a.go": "package a\n"}, tool: "Grep", input: map[string]any{"pattern": "package", "limit": json.Number("1e400")}, wantErr: "input.limit: got 1e400, want at most 5000"},
+		{name: "search limit 5e3", files: map[string]string{"a.go": "package a\n"}, tool: "Grep", input: map[string]any{"pattern": "package", "limit": json.Number("5e3")}, wantOut: "a.go:1:package a\n"},
+		{name: "edit edits with a null", files: map[string]string{"a.go": "a\n"}, tool: "Edit", input: map[string]any{"file_path": "a.go", "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}, nil}},
+			wantErr: "input.edits[1]: got null, want object", after: map[string]string{"a.go": "a\n"}},
+		{name: "edit edits with a field of another case", files: map[string]string{"a.go": "a\n"}, tool: "Edit", input: map[string]any{"file_path": "a.go", "edits": []any{map[string]any{"old_string": "a", "new_string": "b", "New_String": "c"}}},
+			wantErr: `input.edits[0]: unknown field "New_String"`, after: map[string]string{"a.go": "a\n"}},
+		{name: "edit edits not an array", files: map[string]string{"a.go": "a\n"}, tool: "Edit", input: map[string]any{"file_path": "a.go", "edits": map[string]any{"old_string": "a", "new_string": "b"}},
+			wantErr: "input.edits: got object, want array", after: map[string]string{"a.go": "a\n"}},
+		{name: "edit path alias null", files: map[string]string{"a.go": "a\n"}, tool: "Edit", input: map[string]any{"file_path": "a.go", "notebook_path": nil, "old_string": "a", "new_string": "b"},
+			wantErr: "conflicts with", after: map[string]string{"a.go": "a\n"}},
+		{name: "write content not a string", tool: "Write", input: map[string]any{"file_path": "w.txt", "content": []any{"x"}}, wantErr: "input.content: got array, want string", absent: []string{"w.txt"}},
+		{name: "shell argv is not run", tool: "Bash", input: map[string]any{"command": []any{"ls"}}, wantErr: "input.command: got array, want string"},
+		{name: "shell command and cmd", tool: "Bash", input: map[string]any{"command": "ls", "cmd": []any{"rm", "-rf", "."}}, wantErr: "conflicts with"},
 		{name: "read bad offset type", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "offset": "2"}, wantErr: "input.offset"},
 		{name: "read unknown field", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "lines": 2}, wantErr: `read: input: unknown field "lines" (known: limit, offset, path)`},
 		{name: "read two paths", files: map[string]string{"a.txt": "x\n"}, tool: "Read", input: map[string]any{"file_path": "a.txt", "path": "b"}, wantErr: "conflicts with"},
