@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -206,6 +207,72 @@ func FuzzIndex(f *testing.F) {
 					t.Fatalf("%q (conservative %v): %s matches but is not a candidate", line, cons, r.Text)
 				}
 			}
+		}
+	})
+}
+
+// TestPathRulesHoldsEvery checks that PathRules returns every path rule of
+// an effect and family, in policy order, so that a read of a whole tree
+// meets each rule naming something below it: Read(**/secret/**) below a
+// directory searched recursively among them.
+func TestPathRulesHoldsEvery(t *testing.T) {
+	f, err := ParseRules(LayerUser, nil, indexRules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buildIndex(f.Rules)
+	for _, family := range []string{"read", "write"} {
+		var want []*Rule
+		for _, r := range f.Rules {
+			if r.Kind == SpecPath && r.Tool.PathFamily() == family {
+				want = append(want, r)
+			}
+		}
+		if got := x.PathRules(Ask, family); !slices.Equal(got, want) {
+			t.Errorf("%s: PathRules %s, want %s", family, ruleTexts(got), ruleTexts(want))
+		}
+		if got := x.PathRules(Deny, family); len(got) != 0 {
+			t.Errorf("%s: deny PathRules %s, want none", family, ruleTexts(got))
+		}
+	}
+	if got := x.PathRules(Ask, ""); len(got) != 0 {
+		t.Errorf("no family: PathRules %s, want none", ruleTexts(got))
+	}
+	ctx := &MatchContext{Root: "/home/u/proj", Home: "/home/u"}
+	below := false
+	for _, r := range x.PathRules(Ask, "read") {
+		below = below || r.Text == "Read(**/secret/**)" && r.MatchBelow("/home/u/proj", ctx)
+	}
+	if !below {
+		t.Error("a read of the project tree does not meet Read(**/secret/**)")
+	}
+}
+
+// TestIsClean checks isClean against filepath.Clean.
+func TestIsClean(t *testing.T) {
+	for _, p := range []string{
+		"/", "/a", "/a/b", "/a/b/", "//a", "/a//b", "/./a", "/a/.", "/a/..", "/a/../b", "/..", "/.a", "/a..", "/...",
+		"/a/.b/c", "a", "", ".", "a/b", "/a/b/c.go", "/a/./b",
+	} {
+		want := p != "" && p[0] == '/' && filepath.Clean(p) == p
+		if got := isClean(p); got != want {
+			t.Errorf("isClean(%q) = %v, want %v", p, got, want)
+		}
+		if p != "" && p[0] == '/' && cleanAbs(p) != filepath.Clean(p) {
+			t.Errorf("cleanAbs(%q) = %q, want %q", p, cleanAbs(p), filepath.Clean(p))
+		}
+	}
+}
+
+// FuzzIsClean checks isClean against filepath.Clean on any path.
+func FuzzIsClean(f *testing.F) {
+	for _, p := range []string{"/", "/a/b", "/a/../b", "//x", "/a/./b/", "rel"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		want := p != "" && p[0] == '/' && filepath.Clean(p) == p
+		if got := isClean(p); got != want {
+			t.Fatalf("isClean(%q) = %v, want %v", p, got, want)
 		}
 	})
 }
