@@ -1,10 +1,11 @@
 package policy
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // Index narrows the rules of a Set to those that could match a call, so a
@@ -203,7 +204,7 @@ func (x *Index) EachPath(eff Decision, family, abs string, ctx *MatchContext, fn
 	if abs == "" || len(p.all) == len(p.wild) {
 		return
 	}
-	abs = cleanAbs(abs) // as matching reads it
+	abs = pathres.Clean(abs) // as matching reads it
 	under := func(m map[string][]*Rule, base string) {
 		if len(m) == 0 || base == "" {
 			return
@@ -251,39 +252,6 @@ func (x *Index) EachPath(eff Decision, family, abs string, ctx *MatchContext, fn
 			fn(r)
 		}
 	}
-}
-
-// cleanAbs returns filepath.Clean(p) for an absolute path p, without
-// the work of cleaning when p is already clean, as a real path is.
-func cleanAbs(p string) string {
-	if isClean(p) {
-		return p
-	}
-	return filepath.Clean(p)
-}
-
-// isClean reports whether p is an absolute slash-separated path that
-// filepath.Clean returns unchanged: no empty, "." or ".." element and no
-// trailing slash except for "/" itself.
-func isClean(p string) bool {
-	if filepath.Separator != '/' || p == "" || p[0] != '/' {
-		return false
-	}
-	if p == "/" {
-		return true
-	}
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
-			continue
-		}
-		switch p[start:i] {
-		case "", ".", "..":
-			return false
-		}
-		start = i + 1
-	}
-	return true
 }
 
 // Hosts returns the domain rules of effect eff.

@@ -92,7 +92,7 @@ func classifyPath(abs, home string) PathClass {
 			return Secret
 		}
 	}
-	if rel, ok := strings.CutPrefix(abs, strings.TrimSuffix(home, "/")+"/"); ok && home != "" {
+	if rel, ok := cutDir(abs, strings.TrimSuffix(home, "/")); ok && home != "" {
 		for _, s := range homeSecrets {
 			if under(rel, s) {
 				return Secret
@@ -107,12 +107,23 @@ func classifyPath(abs, home string) PathClass {
 	if contains(protectedFiles, base) {
 		return Protected
 	}
-	for _, seg := range strings.Split(abs, "/") {
+	for rest := abs; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "/")
 		if contains(protectedDirs, seg) {
 			return Protected
 		}
 	}
 	return Ordinary
+}
+
+// cutDir returns what follows dir+"/" in abs, and whether abs starts
+// with it.
+func cutDir(abs, dir string) (string, bool) {
+	if len(abs) <= len(dir) || abs[len(dir)] != '/' || !strings.HasPrefix(abs, dir) {
+		return "", false
+	}
+	return abs[len(dir)+1:], true
 }
 
 // HomeCredentialPaths returns the credential locations below a home

@@ -288,7 +288,7 @@ func findRoot(fs *pathres.View, cwd string) (string, string) {
 			if fs.Lstat(dir, m) != pathres.Absent {
 				return dir, m
 			}
-			parent := filepath.Dir(dir)
+			parent := pathres.Parent(dir)
 			if parent == dir {
 				break
 			}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/toolgate/toolgate/pathres"
@@ -138,7 +137,7 @@ func (st *state) decide(u *Unit, d policy.Decision, reason Reason, src Source, r
 }
 
 func ruleRef(r *policy.Rule) string {
-	return fmt.Sprintf("%s (%s)", r.Text, r.Origin())
+	return r.Text + " (" + r.Origin() + ")"
 }
 
 // judge runs one unit through the stages in order.
@@ -165,8 +164,9 @@ func (st *state) judge(u *Unit) {
 		}
 	}
 	if r != nil {
-		st.step(u, "deny rules", "deny", ruleRef(r))
-		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ruleRef(r))
+		ref := ruleRef(r)
+		st.step(u, "deny rules", "deny", ref)
+		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ref)
 		return
 	}
 	st.step(u, "deny rules", "pass", "")
@@ -197,8 +197,9 @@ func (st *state) judge(u *Unit) {
 		r, _ = st.enclosingRule(u, policy.Ask)
 	}
 	if r != nil {
-		st.step(u, "ask rules", "ask", ruleRef(r))
-		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+ruleRef(r)+" asks")
+		ref := ruleRef(r)
+		st.step(u, "ask rules", "ask", ref)
+		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+ref+" asks")
 		u.hard = true
 		return
 	}
@@ -298,8 +299,9 @@ func (st *state) judge(u *Unit) {
 	if floorHard {
 		st.step(u, "allow rules", "pass", "no allow rule covers this: "+floor)
 	} else if r, why := st.allowRule(u); r != nil {
-		st.step(u, "allow rules", "allow", ruleRef(r))
-		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ruleRef(r))
+		ref := ruleRef(r)
+		st.step(u, "allow rules", "allow", ref)
+		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ref)
 		return
 	} else if ig := st.ignoredAllow(u); ig != "" {
 		st.step(u, "allow rules", "pass", ig)
@@ -561,7 +563,7 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 			if p.Unknown || !pathres.Within(st.env.root, p.Real) {
 				continue
 			}
-			for dir := filepath.Dir(p.Real); dir != st.env.root && pathres.Within(st.env.root, dir); dir = filepath.Dir(dir) {
+			for dir := pathres.Parent(p.Real); dir != st.env.root && pathres.Within(st.env.root, dir); dir = pathres.Parent(dir) {
 				if !st.env.hasPolicyDir(dir) {
 					continue
 				}
@@ -598,7 +600,7 @@ func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, erro
 	if st.env.root == "" {
 		return nil, nil
 	}
-	for dir := filepath.Dir(st.env.root); ; dir = filepath.Dir(dir) {
+	for dir := pathres.Parent(st.env.root); ; dir = pathres.Parent(dir) {
 		if st.env.hasPolicyDir(dir) {
 			set, err := st.policyOf(dir)
 			if err != nil {
@@ -611,7 +613,7 @@ func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, erro
 				return r, nil
 			}
 		}
-		if parent := filepath.Dir(dir); parent == dir {
+		if parent := pathres.Parent(dir); parent == dir {
 			return nil, nil
 		}
 	}

@@ -26,6 +26,24 @@ type toolMeta struct {
 	parse func(in map[string]any, c *call) error
 }
 
+// classedWhy are the reasons "the TOOL tool is classed LEVEL" of the
+// tools of the table, made once.
+var classedWhy = func() map[policy.Tool]string {
+	m := make(map[policy.Tool]string, len(tools))
+	for t, meta := range tools {
+		m[t] = fmt.Sprintf("the %s tool is classed %s", t, meta.base)
+	}
+	return m
+}()
+
+// classed says how tool t, whose entry m is, is classed.
+func (m toolMeta) classed(t policy.Tool) string {
+	if why, ok := classedWhy[t]; ok && tools[t].base == m.base {
+		return why
+	}
+	return fmt.Sprintf("the %s tool is classed %s", t, m.base)
+}
+
 // call is a request after routing: the canonical tool and the arguments
 // that matter for judging it.
 type call struct {
