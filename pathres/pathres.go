@@ -241,21 +241,26 @@ func isClean(p string) bool {
 	if filepath.Separator != '/' || p == "" || p[0] != '/' {
 		return false
 	}
-	if p == "/" {
+	if len(p) == 1 {
 		return true
 	}
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
-			continue
-		}
-		switch p[start:i] {
-		case "", ".", "..":
+	for i := 0; ; {
+		// p[i] is a slash: the element after it must be a name.
+		rest := p[i+1:]
+		switch {
+		case rest == "" || rest[0] == '/':
+			return false
+		case rest[0] == '.' && (len(rest) == 1 || rest[1] == '/'):
+			return false
+		case rest[0] == '.' && rest[1] == '.' && (len(rest) == 2 || rest[2] == '/'):
 			return false
 		}
-		start = i + 1
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			return true
+		}
+		i += 1 + j
 	}
-	return true
 }
 
 // Parent returns [filepath.Dir] of p, without the work of cleaning when p
