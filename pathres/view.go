@@ -36,8 +36,8 @@ type View struct {
 	// A decision looks up a few paths and entries: the first ones are
 	// kept in the arrays (searched in order, without hashing or
 	// allocating), the rest in the maps.
-	realBuf [8]realMemo
-	entBuf  [16]entMemo
+	realBuf [4]realMemo
+	entBuf  [12]entMemo
 	reals   []realMemo
 	ents    []entMemo
 	realMap map[string]realResult

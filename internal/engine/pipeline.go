@@ -28,6 +28,57 @@ type state struct {
 	// this decision consulted, so that it consults each once, in one
 	// version.
 	others map[string]loadResult
+	// enclosing are the directories above the workspace root holding a
+	// .toolgate/ directory, nearest first, once looked for; nested are,
+	// per path, those between the path and the root.
+	enclosing    []string
+	enclosingSet bool
+	nested       []nestedDirs
+}
+
+// nestedDirs are the directories holding a .toolgate/ directory between
+// a path and the workspace root, nearest first.
+type nestedDirs struct {
+	path string
+	dirs []string
+}
+
+// nestedOf returns the directories between real, a path inside the
+// workspace, and the workspace root that hold a .toolgate/ directory,
+// nearest first; they are looked for once per decision.
+func (st *state) nestedOf(real string) []string {
+	for _, n := range st.nested {
+		if n.path == real {
+			return n.dirs
+		}
+	}
+	var dirs []string
+	root := st.env.root
+	for dir := pathres.Parent(real); dir != root && pathres.Within(root, dir); dir = pathres.Parent(dir) {
+		if st.env.hasPolicyDir(dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	st.nested = append(st.nested, nestedDirs{real, dirs})
+	return dirs
+}
+
+// enclosingOf returns the directories above the workspace root that hold
+// a .toolgate/ directory, nearest first; they are looked for once per
+// decision.
+func (st *state) enclosingOf() []string {
+	if st.enclosingSet || st.env.root == "" {
+		return st.enclosing
+	}
+	st.enclosingSet = true
+	for dir := pathres.Parent(st.env.root); ; dir = pathres.Parent(dir) {
+		if st.env.hasPolicyDir(dir) {
+			st.enclosing = append(st.enclosing, dir)
+		}
+		if parent := pathres.Parent(dir); parent == dir {
+			return st.enclosing
+		}
+	}
 }
 
 type loadResult struct {
@@ -563,10 +614,7 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 			if p.Unknown || !pathres.Within(st.env.root, p.Real) {
 				continue
 			}
-			for dir := pathres.Parent(p.Real); dir != st.env.root && pathres.Within(st.env.root, dir); dir = pathres.Parent(dir) {
-				if !st.env.hasPolicyDir(dir) {
-					continue
-				}
+			for _, dir := range st.nestedOf(p.Real) {
 				set, err := st.policyOf(dir)
 				if err != nil {
 					return nil, err
@@ -597,26 +645,19 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 // rules that way. A policy that cannot be loaded is an error: the caller
 // denies.
 func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, error) {
-	if st.env.root == "" {
-		return nil, nil
-	}
-	for dir := pathres.Parent(st.env.root); ; dir = pathres.Parent(dir) {
-		if st.env.hasPolicyDir(dir) {
-			set, err := st.policyOf(dir)
-			if err != nil {
-				return nil, err
-			}
-			alt, env := *st, *st.env
-			env.match = policy.MatchContext{Root: dir, Home: st.env.home}
-			alt.env, alt.set, alt.idx = &env, set, set.Index()
-			if r := alt.matchRule(u, eff); r != nil {
-				return r, nil
-			}
+	for _, dir := range st.enclosingOf() {
+		set, err := st.policyOf(dir)
+		if err != nil {
+			return nil, err
 		}
-		if parent := pathres.Parent(dir); parent == dir {
-			return nil, nil
+		alt, env := *st, *st.env
+		env.match = policy.MatchContext{Root: dir, Home: st.env.home}
+		alt.env, alt.set, alt.idx = &env, set, set.Index()
+		if r := alt.matchRule(u, eff); r != nil {
+			return r, nil
 		}
 	}
+	return nil, nil
 }
 
 // pathAllow returns the first allow rule of the family matching the real
