@@ -244,23 +244,26 @@ func isClean(p string) bool {
 	if len(p) == 1 {
 		return true
 	}
-	for i := 0; ; {
-		// p[i] is a slash: the element after it must be a name.
-		rest := p[i+1:]
-		switch {
-		case rest == "" || rest[0] == '/':
-			return false
-		case rest[0] == '.' && (len(rest) == 1 || rest[1] == '/'):
-			return false
-		case rest[0] == '.' && rest[1] == '.' && (len(rest) == 2 || rest[2] == '/'):
-			return false
+	start := 1 // where the current element begins
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
 		}
-		j := strings.IndexByte(rest, '/')
-		if j < 0 {
-			return true
+		switch i - start {
+		case 0:
+			return false // "//" or a trailing slash
+		case 1:
+			if p[start] == '.' {
+				return false
+			}
+		case 2:
+			if p[start] == '.' && p[start+1] == '.' {
+				return false
+			}
 		}
-		i += 1 + j
+		start = i + 1
 	}
+	return true
 }
 
 // Parent returns [filepath.Dir] of p, without the work of cleaning when p

@@ -1697,9 +1697,9 @@ func redactAll(words []string) []string {
 	return out
 }
 
-// toolUnit builds the single unit of a non-shell call.
-func (e *env) toolUnit(c *call) *Unit {
-	u := &Unit{Label: c.req.Tool, Risk: c.meta.base, known: true}
+// toolUnit fills u with the single unit of a non-shell call.
+func (e *env) toolUnit(c *call, u *Unit) {
+	*u = Unit{Label: c.req.Tool, Risk: c.meta.base, known: true}
 	u.RiskWhy = append(u.RiskWhy, c.meta.classed(c.tool))
 	if c.meta.acts != "" {
 		u.exec = c.req.Tool + " " + c.meta.acts
@@ -1763,7 +1763,6 @@ func (e *env) toolUnit(c *call) *Unit {
 			u.Secrets = secretKinds(string(b))
 		}
 	}
-	return u
 }
 
 // escalate raises a unit's risk from what its paths reveal.

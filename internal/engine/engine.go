@@ -298,6 +298,18 @@ func findRoot(fs *pathres.View, cwd string) (string, string) {
 	return cwd, "cwd"
 }
 
+// frame holds what one decision makes: its trace, the call, the state of
+// its pass through the pipeline, its environment and, for a tool other
+// than the shell, its one unit.
+type frame struct {
+	trace Trace
+	call  call
+	state state
+	env   env
+	unit  Unit
+	units [1]*Unit
+}
+
 func deny(reason Reason, msg string) *Decision {
 	return &Decision{Decision: policy.Deny, Reason: reason, Message: msg, Risk: risk.Execute, Source: SourceTool}
 }
@@ -313,7 +325,10 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if prior == nil {
 		prior = e.opts.Prior
 	}
-	t = &Trace{}
+	// What one decision makes is made at once: one allocation, not one
+	// per part.
+	f := &frame{}
+	t = &f.trace
 	if req == nil {
 		return deny(ReasonInvalidRequest, "no request"), t
 	}
@@ -332,7 +347,8 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		return deny(ReasonUnknownTool, fmt.Sprintf("unknown tool %q: toolgate denies tools it does not know", req.Tool)), t
 	}
 	t.Canonical = string(tool)
-	c := &call{req: req, tool: tool, meta: tools[tool], input: req.Input}
+	f.call = call{req: req, tool: tool, meta: tools[tool], input: req.Input}
+	c := &f.call
 	if tool == policy.ToolMCP {
 		c.mcpName = req.Tool
 	}
@@ -385,11 +401,13 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		server, _ := policy.SplitMCPName(c.mcpName)
 		c.mcpTrusted = slices.Contains(set.TrustedMCPServers, server) || (req.MCP != nil && req.MCP.Trusted)
 	}
-	st := &state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
+	f.state = state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
+	st := &f.state
 	if err := st.settle(req); err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
-	env := &env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx, fs: fs}
+	f.env = env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx, fs: fs}
+	env := &f.env
 	switch ShellOf(req) {
 	case "bash":
 	case "powershell":
@@ -446,7 +464,9 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 			return st.wrap(ctx, d, t, true), t
 		}
 	} else {
-		units = []*Unit{env.toolUnit(c)}
+		env.toolUnit(c, &f.unit)
+		f.units[0] = &f.unit
+		units = f.units[:]
 	}
 	for _, u := range units {
 		env.escalate(u)
