@@ -1697,9 +1697,10 @@ func redactAll(words []string) []string {
 	return out
 }
 
-// toolUnit fills u with the single unit of a non-shell call.
+// toolUnit fills u, zero but for the empty slices it may append to, with
+// the single unit of a non-shell call.
 func (e *env) toolUnit(c *call, u *Unit) {
-	*u = Unit{Label: c.req.Tool, Risk: c.meta.base, known: true}
+	u.Label, u.Risk, u.known = c.req.Tool, c.meta.base, true
 	u.RiskWhy = append(u.RiskWhy, c.meta.classed(c.tool))
 	if c.meta.acts != "" {
 		u.exec = c.req.Tool + " " + c.meta.acts

@@ -300,7 +300,8 @@ func findRoot(fs *pathres.View, cwd string) (string, string) {
 
 // frame holds what one decision makes: its trace, the call, the state of
 // its pass through the pipeline, its environment and, for a tool other
-// than the shell, its one unit.
+// than the shell, its one unit. A slice that outgrows its array here
+// moves out of it as any does.
 type frame struct {
 	trace Trace
 	call  call
@@ -308,6 +309,11 @@ type frame struct {
 	env   env
 	unit  Unit
 	units [1]*Unit
+	// The first of the call's paths and of the unit's reasons, reads and
+	// writes.
+	paths         [1]pathArg
+	why           [2]string
+	reads, writes [1]PathFact
 }
 
 func deny(reason Reason, msg string) *Decision {
@@ -349,6 +355,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	t.Canonical = string(tool)
 	f.call = call{req: req, tool: tool, meta: tools[tool], input: req.Input}
 	c := &f.call
+	c.paths = f.paths[:0]
 	if tool == policy.ToolMCP {
 		c.mcpName = req.Tool
 	}
@@ -464,6 +471,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 			return st.wrap(ctx, d, t, true), t
 		}
 	} else {
+		f.unit.RiskWhy, f.unit.Reads, f.unit.Writes = f.why[:0], f.reads[:0], f.writes[:0]
 		env.toolUnit(c, &f.unit)
 		f.units[0] = &f.unit
 		units = f.units[:]

@@ -34,6 +34,7 @@ type state struct {
 	enclosing    []string
 	enclosingSet bool
 	nested       []nestedDirs
+	nestedBuf    [1]nestedDirs
 }
 
 // nestedDirs are the directories holding a .toolgate/ directory between
@@ -51,6 +52,9 @@ func (st *state) nestedOf(real string) []string {
 		if n.path == real {
 			return n.dirs
 		}
+	}
+	if st.nested == nil {
+		st.nested = st.nestedBuf[:0]
 	}
 	var dirs []string
 	root := st.env.root
@@ -182,6 +186,13 @@ func (st *state) step(u *Unit, stage, result, detail string) {
 	}
 }
 
+// ruleStep records a stage decided by rule r, named as ruleRef names it.
+func (st *state) ruleStep(u *Unit, stage, result string, r *policy.Rule) {
+	if st.explain {
+		u.Steps = append(u.Steps, Step{stage, result, ruleRef(r)})
+	}
+}
+
 // decide records the unit's outcome.
 func (st *state) decide(u *Unit, d policy.Decision, reason Reason, src Source, r *policy.Rule, msg string) {
 	u.Decision, u.Reason, u.Source, u.Rule, u.Message = d, reason, src, r, msg
@@ -215,9 +226,8 @@ func (st *state) judge(u *Unit) {
 		}
 	}
 	if r != nil {
-		ref := ruleRef(r)
-		st.step(u, "deny rules", "deny", ref)
-		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ref)
+		st.ruleStep(u, "deny rules", "deny", r)
+		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+r.Text+" ("+r.Origin()+")")
 		return
 	}
 	st.step(u, "deny rules", "pass", "")
@@ -248,9 +258,8 @@ func (st *state) judge(u *Unit) {
 		r, _ = st.enclosingRule(u, policy.Ask)
 	}
 	if r != nil {
-		ref := ruleRef(r)
-		st.step(u, "ask rules", "ask", ref)
-		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+ref+" asks")
+		st.ruleStep(u, "ask rules", "ask", r)
+		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+r.Text+" ("+r.Origin()+") asks")
 		u.hard = true
 		return
 	}
@@ -350,9 +359,8 @@ func (st *state) judge(u *Unit) {
 	if floorHard {
 		st.step(u, "allow rules", "pass", "no allow rule covers this: "+floor)
 	} else if r, why := st.allowRule(u); r != nil {
-		ref := ruleRef(r)
-		st.step(u, "allow rules", "allow", ref)
-		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ref)
+		st.ruleStep(u, "allow rules", "allow", r)
+		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+r.Text+" ("+r.Origin()+")")
 		return
 	} else if ig := st.ignoredAllow(u); ig != "" {
 		st.step(u, "allow rules", "pass", ig)
