@@ -284,11 +284,15 @@ func FindRoot(cwd string) (string, string) {
 // findRoot is [FindRoot] seen through fs.
 func findRoot(fs *pathres.View, cwd string) (string, string) {
 	for _, m := range []string{".toolgate", ".git"} {
-		for dir := cwd; ; {
+		for dir, clean := cwd, false; ; clean = true {
 			if fs.Lstat(dir, m) != pathres.Absent {
 				return dir, m
 			}
-			parent := pathres.Parent(dir)
+			// Parent's answer is clean, and so is each one above it.
+			parent := up(dir)
+			if !clean {
+				parent = pathres.Parent(dir)
+			}
 			if parent == dir {
 				break
 			}
@@ -296,6 +300,17 @@ func findRoot(fs *pathres.View, cwd string) (string, string) {
 		}
 	}
 	return cwd, "cwd"
+}
+
+// up returns the directory above dir, a clean absolute path: what
+// pathres.Parent returns for it, without looking at the rest of the path;
+// "/" for "/".
+func up(dir string) string {
+	i := strings.LastIndexByte(dir, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return dir[:i]
 }
 
 // frame holds what one decision makes: its trace, the call, the state of

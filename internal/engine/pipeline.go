@@ -58,7 +58,14 @@ func (st *state) nestedOf(real string) []string {
 	}
 	var dirs []string
 	root := st.env.root
-	for dir := pathres.Parent(real); dir != root && pathres.Within(root, dir); dir = pathres.Parent(dir) {
+	// A clean path within a clean root reaches it going up, and every
+	// directory on the way is within it.
+	clean := pathres.Clean(root) == root && pathres.Clean(real) == real
+	within, parent := func(dir string) bool { return pathres.Within(root, dir) }, pathres.Parent
+	if clean {
+		within, parent = func(dir string) bool { return len(dir) > len(root) }, up
+	}
+	for dir := parent(real); dir != root && within(dir); dir = parent(dir) {
 		if st.env.hasPolicyDir(dir) {
 			dirs = append(dirs, dir)
 		}
@@ -75,11 +82,12 @@ func (st *state) enclosingOf() []string {
 		return st.enclosing
 	}
 	st.enclosingSet = true
-	for dir := pathres.Parent(st.env.root); ; dir = pathres.Parent(dir) {
+	// Parent's answer is clean, and so is each one above it.
+	for dir := pathres.Parent(st.env.root); ; dir = up(dir) {
 		if st.env.hasPolicyDir(dir) {
 			st.enclosing = append(st.enclosing, dir)
 		}
-		if parent := pathres.Parent(dir); parent == dir {
+		if up(dir) == dir {
 			return st.enclosing
 		}
 	}
