@@ -37,7 +37,7 @@ type View struct {
 	// kept in the arrays (searched in order, without hashing or
 	// allocating), the rest in the maps.
 	realBuf [4]realMemo
-	entBuf  [12]entMemo
+	entBuf  [8]entMemo
 	reals   []realMemo
 	ents    []entMemo
 	realMap map[string]realResult

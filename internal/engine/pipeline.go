@@ -392,7 +392,9 @@ func (st *state) judge(u *Unit) {
 		return
 	}
 	d, reason, msg := st.defaultTable(u)
-	st.step(u, "default", d.String(), fmt.Sprintf("%s risk: %s", u.Risk, msg))
+	if st.explain {
+		st.step(u, "default", d.String(), fmt.Sprintf("%s risk: %s", u.Risk, msg))
+	}
 	st.decide(u, d, reason, SourceDefault, nil, msg)
 	if u.Risk == risk.Destructive {
 		u.hard = true
