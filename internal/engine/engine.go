@@ -314,18 +314,21 @@ func up(dir string) string {
 }
 
 // frame holds what one decision makes: its trace, the call, the state of
-// its pass through the pipeline, its environment and, for a tool other
-// than the shell, its one unit. A slice that outgrows its array here
-// moves out of it as any does.
+// its pass through the pipeline and its environment.
 type frame struct {
 	trace Trace
 	call  call
 	state state
 	env   env
-	unit  Unit
-	units [1]*Unit
-	// The first of the call's paths and of the unit's reasons, reads and
-	// writes.
+}
+
+// toolFrame holds what a decision of a tool other than the shell makes
+// besides: its one unit, the unit's first reasons, reads and writes, and
+// the call's first path. A slice that outgrows its array here moves out
+// of it as any does.
+type toolFrame struct {
+	unit          Unit
+	units         [1]*Unit
 	paths         [1]pathArg
 	why           [2]string
 	reads, writes [1]PathFact
@@ -346,31 +349,43 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if prior == nil {
 		prior = e.opts.Prior
 	}
-	// What one decision makes is made at once: one allocation, not one
-	// per part.
-	f := &frame{}
-	t = &f.trace
 	if req == nil {
-		return deny(ReasonInvalidRequest, "no request"), t
+		return deny(ReasonInvalidRequest, "no request"), &Trace{}
 	}
-	t.Tool, t.Cwd = req.Tool, req.Cwd
+	early := func() *Trace { return &Trace{Tool: req.Tool, Cwd: req.Cwd} }
 	if req.Tool == "" {
-		return deny(ReasonInvalidRequest, `request has no "tool": name the tool called, such as "tool":"Bash"`), t
+		return deny(ReasonInvalidRequest, `request has no "tool": name the tool called, such as "tool":"Bash"`), early()
 	}
 	if req.Cwd == "" {
-		return deny(ReasonInvalidRequest, `request has no "cwd": give the absolute directory the call runs in, such as "cwd":"/home/you/project"`), t
+		return deny(ReasonInvalidRequest, `request has no "cwd": give the absolute directory the call runs in, such as "cwd":"/home/you/project"`), early()
 	}
 	if !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
-		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" is %q: it must be an absolute directory, such as "/home/you/project"`, req.Cwd)), t
+		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" is %q: it must be an absolute directory, such as "/home/you/project"`, req.Cwd)), early()
 	}
 	tool, ok := policy.Canonical(req.Tool)
 	if !ok {
-		return deny(ReasonUnknownTool, fmt.Sprintf("unknown tool %q: toolgate denies tools it does not know", req.Tool)), t
+		return deny(ReasonUnknownTool, fmt.Sprintf("unknown tool %q: toolgate denies tools it does not know", req.Tool)), early()
 	}
-	t.Canonical = string(tool)
+	// What one decision makes is made at once: one allocation, not one
+	// per part.
+	var f *frame
+	var tf *toolFrame
+	if tool == policy.ToolShell {
+		f = &frame{}
+	} else {
+		b := &struct {
+			frame
+			toolFrame
+		}{}
+		f, tf = &b.frame, &b.toolFrame
+	}
+	f.trace = Trace{Tool: req.Tool, Cwd: req.Cwd, Canonical: string(tool)}
+	t = &f.trace
 	f.call = call{req: req, tool: tool, meta: tools[tool], input: req.Input}
 	c := &f.call
-	c.paths = f.paths[:0]
+	if tf != nil {
+		c.paths = tf.paths[:0]
+	}
 	if tool == policy.ToolMCP {
 		c.mcpName = req.Tool
 	}
@@ -486,10 +501,11 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 			return st.wrap(ctx, d, t, true), t
 		}
 	} else {
-		f.unit.RiskWhy, f.unit.Reads, f.unit.Writes = f.why[:0], f.reads[:0], f.writes[:0]
-		env.toolUnit(c, &f.unit)
-		f.units[0] = &f.unit
-		units = f.units[:]
+		u := &tf.unit
+		u.RiskWhy, u.Reads, u.Writes = tf.why[:0], tf.reads[:0], tf.writes[:0]
+		env.toolUnit(c, u)
+		tf.units[0] = u
+		units = tf.units[:]
 	}
 	for _, u := range units {
 		env.escalate(u)
