@@ -70,7 +70,7 @@ func Absolute(cwd, home, raw string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return filepath.Clean(p), true
+	return Clean(p), true
 }
 
 // absolute is [Absolute] before cleaning: the "." and ".." of raw are still
@@ -109,7 +109,7 @@ func absolute(cwd, home, raw string) (string, bool) {
 // target's parent unseen.
 func (v *View) physicalClean(p string) (string, error) {
 	if filepath.Separator != '/' || !strings.Contains(p, "..") {
-		return filepath.Clean(p), nil
+		return Clean(p), nil
 	}
 	cur := "/"
 	for _, c := range strings.Split(p, "/") {
@@ -206,7 +206,7 @@ func Within(root, path string) bool {
 	if root == "" || path == "" {
 		return false
 	}
-	root, path = filepath.Clean(root), filepath.Clean(path)
+	root, path = Clean(root), Clean(path)
 	if root == string(filepath.Separator) {
 		return path[0] == filepath.Separator
 	}
@@ -223,4 +223,58 @@ func Real(dir string) string {
 		return filepath.Clean(dir)
 	}
 	return r
+}
+
+// Clean returns [filepath.Clean] of p, without the work of cleaning an
+// absolute path that is already clean, as every real path is.
+func Clean(p string) string {
+	if isClean(p) {
+		return p
+	}
+	return filepath.Clean(p)
+}
+
+// isClean reports whether p is an absolute slash-separated path that
+// [filepath.Clean] returns unchanged: no empty, "." or ".." element and
+// no trailing slash except for "/" itself.
+func isClean(p string) bool {
+	if filepath.Separator != '/' || p == "" || p[0] != '/' {
+		return false
+	}
+	if len(p) == 1 {
+		return true
+	}
+	start := 1 // where the current element begins
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch i - start {
+		case 0:
+			return false // "//" or a trailing slash
+		case 1:
+			if p[start] == '.' {
+				return false
+			}
+		case 2:
+			if p[start] == '.' && p[start+1] == '.' {
+				return false
+			}
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// Parent returns [filepath.Dir] of p, without the work of cleaning when p
+// is an absolute path that is already clean.
+func Parent(p string) string {
+	if !isClean(p) {
+		return filepath.Dir(p)
+	}
+	i := strings.LastIndexByte(p, '/')
+	if i == 0 {
+		return "/"
+	}
+	return p[:i]
 }

@@ -176,3 +176,35 @@ func TestRealDotDotAfterLink(t *testing.T) {
 		t.Fatalf("Real = %s, want %s", got, want)
 	}
 }
+
+// TestCleanParent checks Clean and Parent against filepath.Clean and
+// filepath.Dir.
+func TestCleanParent(t *testing.T) {
+	for _, p := range []string{
+		"/", "/a", "/a/b", "/a/b/", "//a", "/a//b", "/./a", "/a/.", "/a/..", "/a/../b", "/..", "/.a", "/a..", "/...",
+		"/a/.b/c", "a", "", ".", "a/b", "/a/b/c.go", "/a/./b", "a/../..", "/a/b/../../..",
+	} {
+		if got, want := Clean(p), filepath.Clean(p); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", p, got, want)
+		}
+		if got, want := Parent(p), filepath.Dir(p); got != want {
+			t.Errorf("Parent(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// FuzzCleanParent checks Clean and Parent against filepath.Clean and
+// filepath.Dir on any path.
+func FuzzCleanParent(f *testing.F) {
+	for _, p := range []string{"/", "/a/b", "/a/../b", "//x", "/a/./b/", "rel", "/a/b/c"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if got, want := Clean(p), filepath.Clean(p); got != want {
+			t.Fatalf("Clean(%q) = %q, want %q", p, got, want)
+		}
+		if got, want := Parent(p), filepath.Dir(p); got != want {
+			t.Fatalf("Parent(%q) = %q, want %q", p, got, want)
+		}
+	})
+}

@@ -32,9 +32,16 @@ const (
 // A nil *View resolves everything afresh. A View is not safe for use by
 // multiple goroutines; begin one per decision.
 type View struct {
-	c     *Cache
-	reals map[string]realResult
-	ents  map[lookup]Entry
+	c *Cache
+	// A decision looks up a few paths and entries: the first ones are
+	// kept in the arrays (searched in order, without hashing or
+	// allocating), the rest in the maps.
+	realBuf [4]realMemo
+	entBuf  [8]entMemo
+	reals   []realMemo
+	ents    []entMemo
+	realMap map[string]realResult
+	entMap  map[lookup]Entry
 }
 
 type realResult struct {
@@ -42,11 +49,22 @@ type realResult struct {
 	exists bool
 }
 
+type realMemo struct {
+	abs string
+	realResult
+}
+
+type entMemo struct {
+	at lookup
+	e  Entry
+}
+
 // Begin starts a decision's view. With a nil Cache the view only
 // remembers within the decision. With a Cache, every change completed
 // before Begin is called is seen by the view (see [Cache]).
 func (c *Cache) Begin() *View {
 	v := &View{c: c}
+	v.reals, v.ents = v.realBuf[:0], v.entBuf[:0]
 	if c != nil && !c.begin() {
 		v.c = nil
 	}
@@ -64,7 +82,7 @@ func (v *View) Resolve(cwd, home, raw string) (Path, error) {
 		p.Unknown = true
 		return p, nil
 	}
-	p.Abs = filepath.Clean(spelled)
+	p.Abs = Clean(spelled)
 	clean, err := v.physicalClean(spelled)
 	if err != nil {
 		return p, err
@@ -102,7 +120,7 @@ func (v *View) Lstat(dir, name string) Entry {
 		return lstatEntry(filepath.Join(dir, name))
 	}
 	at := lookup{dir, name}
-	if e, ok := v.ents[at]; ok {
+	if e, ok := v.seenEntry(at); ok {
 		return e
 	}
 	e, ok := v.c.entry(at)
@@ -111,11 +129,37 @@ func (v *View) Lstat(dir, name string) Entry {
 			e = lstatEntry(filepath.Join(dir, name))
 		}
 	}
-	if v.ents == nil {
-		v.ents = map[lookup]Entry{}
+	if len(v.ents) < cap(v.ents) {
+		v.ents = append(v.ents, entMemo{at, e})
+		return e
 	}
-	v.ents[at] = e
+	if v.entMap == nil {
+		v.entMap = map[lookup]Entry{}
+	}
+	v.entMap[at] = e
 	return e
+}
+
+// seenEntry returns the entry at at as the view already saw it.
+func (v *View) seenEntry(at lookup) (Entry, bool) {
+	for i := range v.ents {
+		if m := &v.ents[i]; m.at == at {
+			return m.e, true
+		}
+	}
+	e, ok := v.entMap[at]
+	return e, ok
+}
+
+// seenReal returns abs's real path as the view already resolved it.
+func (v *View) seenReal(abs string) (realResult, bool) {
+	for i := range v.reals {
+		if m := &v.reals[i]; m.abs == abs {
+			return m.realResult, true
+		}
+	}
+	r, ok := v.realMap[abs]
+	return r, ok
 }
 
 func lstatEntry(path string) Entry {
@@ -136,7 +180,7 @@ func (v *View) realPath(abs string) (string, bool, error) {
 	if v == nil {
 		return realPath(abs)
 	}
-	if r, ok := v.reals[abs]; ok {
+	if r, ok := v.seenReal(abs); ok {
 		return r.real, r.exists, nil
 	}
 	real, exists, ok := v.c.real(abs)
@@ -148,9 +192,13 @@ func (v *View) realPath(abs string) (string, bool, error) {
 		}
 		v.c.fillReal(abs, real, exists)
 	}
-	if v.reals == nil {
-		v.reals = map[string]realResult{}
+	if len(v.reals) < cap(v.reals) {
+		v.reals = append(v.reals, realMemo{abs, realResult{real, exists}})
+		return real, exists, nil
 	}
-	v.reals[abs] = realResult{real, exists}
+	if v.realMap == nil {
+		v.realMap = map[string]realResult{}
+	}
+	v.realMap[abs] = realResult{real, exists}
 	return real, exists, nil
 }

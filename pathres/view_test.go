@@ -101,3 +101,42 @@ func FuzzEachEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestViewManyPaths: a view that resolves more paths and entries than it
+// keeps in its arrays gives, for each, what a fresh resolution gives, the
+// first time and again from what it remembers.
+func TestViewManyPaths(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	for i := range 40 {
+		sub := filepath.Join(dir, "d"+string(rune('a'+i%26))+string(rune('0'+i/26)))
+		must(t, os.MkdirAll(sub, 0o755))
+		if i%3 == 0 {
+			must(t, os.Symlink(sub, sub+"-link"))
+		}
+	}
+	for _, c := range []*Cache{nil, Shared()} {
+		v := c.Begin()
+		for round := range 2 {
+			for i := range 40 {
+				name := "d" + string(rune('a'+i%26)) + string(rune('0'+i/26))
+				if i%3 == 0 {
+					name += "-link"
+				}
+				got, err := v.Resolve(dir, "", name+"/f")
+				must(t, err)
+				want, err := Resolve(dir, "", name+"/f")
+				must(t, err)
+				if got != want {
+					t.Errorf("cache %v, round %d: %s resolved to %+v, want %+v", c != nil, round, name, got, want)
+				}
+				if e, want := v.Lstat(dir, name), lstatEntry(filepath.Join(dir, name)); e != want {
+					t.Errorf("cache %v, round %d: Lstat %s = %v, want %v", c != nil, round, name, e, want)
+				}
+				if e := v.Lstat(dir, name+"-none"); e != Absent {
+					t.Errorf("cache %v, round %d: Lstat %s-none = %v, want Absent", c != nil, round, name, e)
+				}
+			}
+		}
+	}
+}

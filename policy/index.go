@@ -1,10 +1,11 @@
 package policy
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // Index narrows the rules of a Set to those that could match a call, so a
@@ -21,18 +22,35 @@ type effIndex struct {
 	shellAll   map[string][]*Rule    // shell rules by program name, whatever their operands
 	shellSub   map[[2]string][]*Rule // shell rules by program name and first operand
 	shellOther []*Rule               // Bash(*) and rules naming a program by path
-	pathLit    map[pathKey][]*Rule   // path rules by family, anchor and leading literal segments
-	pathDeep   map[pathKey][]*Rule   // **/NAME/… rules by family and NAME
-	pathWild   map[string][]*Rule    // other path rules, by family
+	paths      [2]pathIndex          // path rules of the read and the write family
 	hosts      []*Rule
 	mcp        []*Rule
+}
+
+// pathIndex files the path rules of one effect and family.
+type pathIndex struct {
+	lit  [anchorAbs + 1]map[string][]*Rule // by anchor, then leading literal segments
+	deep map[string][]*Rule                // **/NAME/… rules by NAME
+	wild []*Rule                           // every other path rule
+	all  []*Rule                           // every path rule, in policy order
+}
+
+// family returns the path rules of family ("read" or "write"); nil for
+// any other family, which no path rule has.
+func (e *effIndex) family(family string) *pathIndex {
+	switch family {
+	case "read":
+		return &e.paths[0]
+	case "write":
+		return &e.paths[1]
+	}
+	return nil
 }
 
 func buildIndex(rules []*Rule) *Index {
 	x := &Index{order: make(map[*Rule]int, len(rules))}
 	for i := range x.eff {
-		x.eff[i] = effIndex{shellName: map[string][]*Rule{}, shellAll: map[string][]*Rule{}, shellSub: map[[2]string][]*Rule{},
-			pathLit: map[pathKey][]*Rule{}, pathDeep: map[pathKey][]*Rule{}, pathWild: map[string][]*Rule{}}
+		x.eff[i] = effIndex{shellName: map[string][]*Rule{}, shellAll: map[string][]*Rule{}, shellSub: map[[2]string][]*Rule{}}
 	}
 	for i, r := range rules {
 		x.order[r] = i
@@ -59,16 +77,26 @@ func buildIndex(rules []*Rule) *Index {
 				}
 			}
 		case SpecPath:
-			fam := r.Tool.PathFamily()
+			p := e.family(r.Tool.PathFamily())
+			if p == nil {
+				break // no path tool is without a family
+			}
+			p.all = append(p.all, r)
 			switch key, kind := pathIndexKey(r.path); kind {
 			case keyPrefix:
-				k := pathKey{fam, r.path.anchor, key}
-				e.pathLit[k] = append(e.pathLit[k], r)
+				m := p.lit[r.path.anchor]
+				if m == nil {
+					m = map[string][]*Rule{}
+					p.lit[r.path.anchor] = m
+				}
+				m[key] = append(m[key], r)
 			case keyDeep:
-				k := pathKey{family: fam, seg: key}
-				e.pathDeep[k] = append(e.pathDeep[k], r)
+				if p.deep == nil {
+					p.deep = map[string][]*Rule{}
+				}
+				p.deep[key] = append(p.deep[key], r)
 			default:
-				e.pathWild[fam] = append(e.pathWild[fam], r)
+				p.wild = append(p.wild, r)
 			}
 		case SpecDomain:
 			e.hosts = append(e.hosts, r)
@@ -77,14 +105,6 @@ func buildIndex(rules []*Rule) *Index {
 		}
 	}
 	return x
-}
-
-// pathKey files a path rule under its family, anchor and key (see
-// pathIndexKey).
-type pathKey struct {
-	family string
-	anchor pathAnchor
-	seg    string
 }
 
 // How a path rule is filed.
@@ -174,21 +194,19 @@ func indexable(seg string) bool {
 // rule may be called more than once. It costs a map lookup or two per
 // segment of abs, whatever the number of rules.
 func (x *Index) EachPath(eff Decision, family, abs string, ctx *MatchContext, fn func(*Rule)) {
-	e := &x.eff[eff]
-	for _, r := range e.pathWild[family] {
-		fn(r)
-	}
-	if abs == "" || len(e.pathLit) == 0 && len(e.pathDeep) == 0 {
+	p := x.eff[eff].family(family)
+	if p == nil {
 		return
 	}
-	abs = filepath.Clean(abs) // as matching reads it
-	lookup := func(m map[pathKey][]*Rule, a pathAnchor, key string) {
-		for _, r := range m[pathKey{family, a, key}] {
-			fn(r)
-		}
+	for _, r := range p.wild {
+		fn(r)
 	}
-	under := func(a pathAnchor, base string) {
-		if base == "" {
+	if abs == "" || len(p.all) == len(p.wild) {
+		return
+	}
+	abs = pathres.Clean(abs) // as matching reads it
+	under := func(m map[string][]*Rule, base string) {
+		if len(m) == 0 || base == "" {
 			return
 		}
 		rel, ok := strings.CutPrefix(abs, base)
@@ -203,22 +221,35 @@ func (x *Index) EachPath(eff Decision, family, abs string, ctx *MatchContext, fn
 		}
 		for i := 0; i < len(rel); i++ {
 			if rel[i] == '/' {
-				lookup(e.pathLit, a, rel[:i])
+				for _, r := range m[rel[:i]] {
+					fn(r)
+				}
 			}
 		}
 		if rel != "" {
-			lookup(e.pathLit, a, rel)
+			for _, r := range m[rel] {
+				fn(r)
+			}
 		}
 	}
-	under(anchorAbs, "/")
-	under(anchorHome, ctx.Home)
-	under(anchorRoot, ctx.Root)
+	under(p.lit[anchorAbs], "/")
+	under(p.lit[anchorHome], ctx.Home)
+	under(p.lit[anchorRoot], ctx.Root)
+	names, deep := p.lit[anchorAnywhere], p.deep
+	if len(names) == 0 && len(deep) == 0 {
+		return
+	}
 	for rest := abs; rest != ""; {
 		var seg string
 		seg, rest, _ = strings.Cut(rest, "/")
-		if seg != "" {
-			lookup(e.pathLit, anchorAnywhere, seg)
-			lookup(e.pathDeep, anchorAnywhere, seg)
+		if seg == "" {
+			continue
+		}
+		for _, r := range names[seg] {
+			fn(r)
+		}
+		for _, r := range deep[seg] {
+			fn(r)
 		}
 	}
 }
@@ -270,15 +301,11 @@ func (x *Index) FirstPath(eff Decision, family, abs string, ctx *MatchContext, c
 	return best
 }
 
-// PathRules returns every path rule of effect eff and family.
+// PathRules returns every path rule of effect eff and family, in policy
+// order. The caller must not modify the slice.
 func (x *Index) PathRules(eff Decision, family string) []*Rule {
-	var out []*Rule
-	e := &x.eff[eff]
-	out = append(out, e.pathWild[family]...)
-	for k, rs := range e.pathLit {
-		if k.family == family {
-			out = append(out, rs...)
-		}
+	if p := x.eff[eff].family(family); p != nil {
+		return p.all
 	}
-	return out
+	return nil
 }

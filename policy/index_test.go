@@ -209,3 +209,40 @@ func FuzzIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestPathRulesHoldsEvery checks that PathRules returns every path rule of
+// an effect and family, in policy order, so that a read of a whole tree
+// meets each rule naming something below it: Read(**/secret/**) below a
+// directory searched recursively among them.
+func TestPathRulesHoldsEvery(t *testing.T) {
+	f, err := ParseRules(LayerUser, nil, indexRules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buildIndex(f.Rules)
+	for _, family := range []string{"read", "write"} {
+		var want []*Rule
+		for _, r := range f.Rules {
+			if r.Kind == SpecPath && r.Tool.PathFamily() == family {
+				want = append(want, r)
+			}
+		}
+		if got := x.PathRules(Ask, family); !slices.Equal(got, want) {
+			t.Errorf("%s: PathRules %s, want %s", family, ruleTexts(got), ruleTexts(want))
+		}
+		if got := x.PathRules(Deny, family); len(got) != 0 {
+			t.Errorf("%s: deny PathRules %s, want none", family, ruleTexts(got))
+		}
+	}
+	if got := x.PathRules(Ask, ""); len(got) != 0 {
+		t.Errorf("no family: PathRules %s, want none", ruleTexts(got))
+	}
+	ctx := &MatchContext{Root: "/home/u/proj", Home: "/home/u"}
+	below := false
+	for _, r := range x.PathRules(Ask, "read") {
+		below = below || r.Text == "Read(**/secret/**)" && r.MatchBelow("/home/u/proj", ctx)
+	}
+	if !below {
+		t.Error("a read of the project tree does not meet Read(**/secret/**)")
+	}
+}

@@ -65,54 +65,145 @@ var (
 // whose home is home. Names are compared both as written and in lower
 // case, since on a case-insensitive file system .GIT/hooks is .git/hooks.
 func ClassifyPath(abs, home string) PathClass {
-	c := classifyPath(abs, home)
+	if isASCII(abs) && isASCII(home) {
+		// Lower case only changes ASCII letters here, and every name
+		// the checks look for is in lower case: one pass comparing
+		// without regard to case finds what the two would.
+		return classify(abs, home, true)
+	}
+	c := classify(abs, home, false)
 	if l := strings.ToLower(abs); l != abs {
-		if lc := classifyPath(l, strings.ToLower(home)); lc > c {
+		if lc := classify(l, strings.ToLower(home), false); lc > c {
 			c = lc
 		}
 	}
 	return c
 }
 
-func classifyPath(abs, home string) PathClass {
+// classify returns the class of abs, comparing names as written or, with
+// fold, without regard to ASCII case. A folded pass finds what a pass
+// over the lower-cased path does and what one over abs as written does:
+// a dotenv name such as .env.EXAMPLE is a credential as written (it is
+// not .env.example) though not in lower case.
+func classify(abs, home string, fold bool) PathClass {
 	if abs == "" {
 		return Ordinary
 	}
+	m := matcher(fold)
 	base := filepath.Base(abs)
-	if IsCredentialName(base) {
+	if m.credentialName(base) || fold && isEnvFile(base) {
 		return Secret
 	}
 	// Every process's environment, command line and memory: programs are
 	// started with secrets in their environments and arguments.
-	if strings.HasPrefix(abs, "/proc/") && hasAnySuffix(abs, "/environ", "/cmdline", "/mem") {
+	if m.hasPrefix(abs, "/proc/") && (m.hasSuffix(abs, "/environ") || m.hasSuffix(abs, "/cmdline") || m.hasSuffix(abs, "/mem")) {
 		return Secret
 	}
 	for _, s := range systemSecrets {
-		if under(abs, s) {
+		if m.under(abs, s) {
 			return Secret
 		}
 	}
-	if rel, ok := strings.CutPrefix(abs, strings.TrimSuffix(home, "/")+"/"); ok && home != "" {
+	if rel, ok := m.cutDir(abs, strings.TrimSuffix(home, "/")); ok && home != "" {
 		for _, s := range homeSecrets {
-			if under(rel, s) {
+			if m.under(rel, s) {
 				return Secret
 			}
 		}
 		for _, s := range protectedHome {
-			if under(rel, s) {
+			if m.under(rel, s) {
 				return Protected
 			}
 		}
 	}
-	if contains(protectedFiles, base) {
+	if m.in(protectedFiles, base) {
 		return Protected
 	}
-	for _, seg := range strings.Split(abs, "/") {
-		if contains(protectedDirs, seg) {
+	for rest := abs; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "/")
+		if m.in(protectedDirs, seg) {
 			return Protected
 		}
 	}
 	return Ordinary
+}
+
+// matcher compares names as written (false) or without regard to ASCII
+// case (true).
+type matcher bool
+
+func (m matcher) eq(a, b string) bool {
+	if m {
+		return len(a) == len(b) && strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+func (m matcher) hasPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && m.eq(s[:len(prefix)], prefix)
+}
+
+func (m matcher) hasSuffix(s, suffix string) bool {
+	return len(s) >= len(suffix) && m.eq(s[len(s)-len(suffix):], suffix)
+}
+
+func (m matcher) in(list []string, s string) bool {
+	for _, v := range list {
+		if m.eq(v, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether abs equals prefix (a file entry) or lies below it
+// (an entry ending in "/").
+func (m matcher) under(abs, prefix string) bool {
+	if dir, ok := strings.CutSuffix(prefix, "/"); ok {
+		return m.eq(abs, dir) || m.hasPrefix(abs, prefix)
+	}
+	return m.eq(abs, prefix)
+}
+
+// cutDir returns what follows dir+"/" in abs, and whether abs starts
+// with it.
+func (m matcher) cutDir(abs, dir string) (string, bool) {
+	if len(abs) <= len(dir) || abs[len(dir)] != '/' || !m.eq(abs[:len(dir)], dir) {
+		return "", false
+	}
+	return abs[len(dir)+1:], true
+}
+
+// credentialName is IsCredentialName, comparing as m does.
+func (m matcher) credentialName(base string) bool {
+	return m.isEnvFile(base) || m.hasSuffix(base, ".pem") || m.hasSuffix(base, ".key") || m.hasSuffix(base, ".p12") ||
+		m.hasSuffix(base, ".pfx") || m.hasSuffix(base, ".jks") || m.hasSuffix(base, ".keystore") || m.hasSuffix(base, ".ppk") ||
+		m.in(secretNames, base)
+}
+
+// isEnvFile is isEnvFile, comparing as m does.
+func (m matcher) isEnvFile(base string) bool {
+	if m.eq(base, ".env") {
+		return true
+	}
+	if !m.hasPrefix(base, ".env.") {
+		return false
+	}
+	return !m.in(envTemplates, base[len(".env."):])
+}
+
+// envTemplates are the dotenv suffixes of files that hold examples, not
+// values.
+var envTemplates = []string{"example", "sample", "template", "dist", "defaults"}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // HomeCredentialPaths returns the credential locations below a home
@@ -125,54 +216,13 @@ func HomeCredentialPaths() []string { return append([]string(nil), homeSecrets..
 // (.env, .env.local, not .env.example), private keys and key stores
 // (*.pem, *.key, *.p12, id_rsa, …), .netrc, .pgpass, .git-credentials.
 func IsCredentialName(base string) bool {
-	return isEnvFile(base) || hasAnySuffix(base, ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk") ||
-		contains(secretNames, base)
+	return matcher(false).credentialName(base)
 }
 
 // isEnvFile reports whether a file name is a dotenv file holding real
 // values: .env, .env.local, .env.production, but not .env.example,
 // .env.sample or .env.template.
-func isEnvFile(base string) bool {
-	if base == ".env" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(base, ".env.")
-	if !ok {
-		return false
-	}
-	switch rest {
-	case "example", "sample", "template", "dist", "defaults":
-		return false
-	}
-	return true
-}
-
-// under reports whether abs equals prefix (a file entry) or lies below it
-// (an entry ending in "/").
-func under(abs, prefix string) bool {
-	if strings.HasSuffix(prefix, "/") {
-		return abs == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(abs, prefix)
-	}
-	return abs == prefix
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func hasAnySuffix(s string, suffixes ...string) bool {
-	for _, x := range suffixes {
-		if strings.HasSuffix(s, x) {
-			return true
-		}
-	}
-	return false
-}
+func isEnvFile(base string) bool { return matcher(false).isEnvFile(base) }
 
 // ClassifyPattern returns the most sensitive class of any path that the
 // glob pattern (absolute, path.Match syntax) could name among the known

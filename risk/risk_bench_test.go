@@ -78,3 +78,15 @@ func BenchmarkSpecIndex(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClassifyPath classes an ordinary file below a home directory
+// whose name has capitals, as a decision classes every path it resolves.
+func BenchmarkClassifyPath(b *testing.B) {
+	const home = "/tmp/TestCPU123/001/home"
+	b.ReportAllocs()
+	for b.Loop() {
+		if ClassifyPath("/tmp/TestCPU123/001/project/src/main.go", home) != Ordinary {
+			b.Fatal("class changed")
+		}
+	}
+}

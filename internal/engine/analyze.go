@@ -768,16 +768,20 @@ func (e *env) pathFact(dir, raw string) PathFact {
 	default:
 		f.Reason = "outside-workspace"
 	}
+	// The spelled path is classed too (a link's name may say more than
+	// its target); when it is the real path, once is enough.
 	c := risk.ClassifyPath(p.Real, e.home)
-	if lc := risk.ClassifyPath(p.Abs, e.home); lc > c {
-		c = lc
+	if p.Abs != p.Real {
+		if lc := risk.ClassifyPath(p.Abs, e.home); lc > c {
+			c = lc
+		}
 	}
 	for _, x := range []struct {
 		rules []*policy.Rule
 		class risk.PathClass
 	}{{e.credentialPaths, risk.Secret}, {e.protectedPaths, risk.Protected}} {
 		for _, r := range x.rules {
-			if c < x.class && (r.MatchPath("read", p.Real, &e.match, true) || r.MatchPath("read", p.Abs, &e.match, true)) {
+			if c < x.class && (r.MatchPath("read", p.Real, &e.match, true) || p.Abs != p.Real && r.MatchPath("read", p.Abs, &e.match, true)) {
 				c = x.class
 			}
 		}
@@ -1693,10 +1697,11 @@ func redactAll(words []string) []string {
 	return out
 }
 
-// toolUnit builds the single unit of a non-shell call.
-func (e *env) toolUnit(c *call) *Unit {
-	u := &Unit{Label: c.req.Tool, Risk: c.meta.base, known: true}
-	u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("the %s tool is classed %s", c.tool, c.meta.base))
+// toolUnit fills u, zero but for the empty slices it may append to, with
+// the single unit of a non-shell call.
+func (e *env) toolUnit(c *call, u *Unit) {
+	u.Label, u.Risk, u.known = c.req.Tool, c.meta.base, true
+	u.RiskWhy = append(u.RiskWhy, c.meta.classed(c.tool))
 	if c.meta.acts != "" {
 		u.exec = c.req.Tool + " " + c.meta.acts
 		u.RiskWhy = append(u.RiskWhy, u.exec)
@@ -1759,7 +1764,6 @@ func (e *env) toolUnit(c *call) *Unit {
 			u.Secrets = secretKinds(string(b))
 		}
 	}
-	return u
 }
 
 // escalate raises a unit's risk from what its paths reveal.
@@ -1792,27 +1796,28 @@ func (e *env) escalate(u *Unit) {
 			u.unknown = fmt.Sprintf("the tree below %s is too large to check for credential files", p.Requested)
 		}
 	}
-	all := append(append([]PathFact{}, u.Reads...), u.Writes...)
 	outside, escape := false, false
-	for _, p := range all {
-		if p.Lookalike {
-			u.RiskWhy = append(u.RiskWhy, p.Requested+" uses characters that look like others")
-		}
-		switch {
-		case p.Unknown:
-			if u.unknown == "" {
-				u.unknown = "path " + p.Requested + " cannot be resolved statically"
+	for _, ps := range [2][]PathFact{u.Reads, u.Writes} {
+		for _, p := range ps {
+			if p.Lookalike {
+				u.RiskWhy = append(u.RiskWhy, p.Requested+" uses characters that look like others")
 			}
-		case p.Class == "credential":
-			u.Risk = risk.Credential
-			u.RiskWhy = append(u.RiskWhy, p.Requested+" holds credentials")
-		case !p.Inside:
-			outside = true
-			if p.abs != "" && e.inside(p.abs) && p.Symlink {
-				escape = true
-				u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s is a link out of the workspace to %s", p.Requested, p.Real))
-			} else {
-				u.RiskWhy = append(u.RiskWhy, p.Requested+" is outside the workspace")
+			switch {
+			case p.Unknown:
+				if u.unknown == "" {
+					u.unknown = "path " + p.Requested + " cannot be resolved statically"
+				}
+			case p.Class == "credential":
+				u.Risk = risk.Credential
+				u.RiskWhy = append(u.RiskWhy, p.Requested+" holds credentials")
+			case !p.Inside:
+				outside = true
+				if p.abs != "" && e.inside(p.abs) && p.Symlink {
+					escape = true
+					u.RiskWhy = append(u.RiskWhy, fmt.Sprintf("%s is a link out of the workspace to %s", p.Requested, p.Real))
+				} else {
+					u.RiskWhy = append(u.RiskWhy, p.Requested+" is outside the workspace")
+				}
 			}
 		}
 	}

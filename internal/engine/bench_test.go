@@ -15,7 +15,7 @@ import (
 )
 
 // thousandRules is a policy of 1,000 rules of every kind, none of which
-// matches the benchmark requests until the last allow rules.
+// matches the benchmark requests until the last four allow rules.
 func thousandRules(b *testing.B) *policy.Set {
 	b.Helper()
 	var allow, ask, deny []string
@@ -33,7 +33,7 @@ func thousandRules(b *testing.B) *policy.Set {
 			deny = append(deny, fmt.Sprintf("WebFetch(domain:host%d.example.com)", i))
 		}
 	}
-	allow = append(allow[:len(allow)-3], "Bash(git status:*)", "Bash(npm run test:*)", "Bash(tee:*)")
+	allow = append(allow[:len(allow)-4], "Bash(git status:*)", "Bash(npm run test:*)", "Bash(tee:*)", "Edit(src/**)")
 	f, err := policy.ParseRules(policy.LayerProject, allow, ask, deny)
 	if err != nil {
 		b.Fatal(err)
@@ -74,6 +74,12 @@ func benchCheck(b *testing.B, req *Request) {
 // BenchmarkCheckRead is a non-shell decision with 1,000 rules loaded.
 func BenchmarkCheckRead(b *testing.B) {
 	benchCheck(b, &Request{Tool: "Read", Input: map[string]any{"file_path": "src/main.go"}})
+}
+
+// BenchmarkCheckWrite is a file write allowed by a rule, with 1,000
+// rules loaded.
+func BenchmarkCheckWrite(b *testing.B) {
+	benchCheck(b, &Request{Tool: "Write", Input: map[string]any{"file_path": "src/util.go", "content": "package main\n"}})
 }
 
 // BenchmarkCheckShell1 is the call of the server's load benchmark

@@ -284,11 +284,15 @@ func FindRoot(cwd string) (string, string) {
 // findRoot is [FindRoot] seen through fs.
 func findRoot(fs *pathres.View, cwd string) (string, string) {
 	for _, m := range []string{".toolgate", ".git"} {
-		for dir := cwd; ; {
+		for dir, clean := cwd, false; ; clean = true {
 			if fs.Lstat(dir, m) != pathres.Absent {
 				return dir, m
 			}
-			parent := filepath.Dir(dir)
+			// Parent's answer is clean, and so is each one above it.
+			parent := up(dir)
+			if !clean {
+				parent = pathres.Parent(dir)
+			}
 			if parent == dir {
 				break
 			}
@@ -296,6 +300,38 @@ func findRoot(fs *pathres.View, cwd string) (string, string) {
 		}
 	}
 	return cwd, "cwd"
+}
+
+// up returns the directory above dir, a clean absolute path: what
+// pathres.Parent returns for it, without looking at the rest of the path;
+// "/" for "/".
+func up(dir string) string {
+	i := strings.LastIndexByte(dir, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return dir[:i]
+}
+
+// frame holds what one decision makes: its trace, the call, the state of
+// its pass through the pipeline and its environment.
+type frame struct {
+	trace Trace
+	call  call
+	state state
+	env   env
+}
+
+// toolFrame holds what a decision of a tool other than the shell makes
+// besides: its one unit, the unit's first reasons, reads and writes, and
+// the call's first path. A slice that outgrows its array here moves out
+// of it as any does.
+type toolFrame struct {
+	unit          Unit
+	units         [1]*Unit
+	paths         [1]pathArg
+	why           [2]string
+	reads, writes [1]PathFact
 }
 
 func deny(reason Reason, msg string) *Decision {
@@ -313,26 +349,43 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	if prior == nil {
 		prior = e.opts.Prior
 	}
-	t = &Trace{}
 	if req == nil {
-		return deny(ReasonInvalidRequest, "no request"), t
+		return deny(ReasonInvalidRequest, "no request"), &Trace{}
 	}
-	t.Tool, t.Cwd = req.Tool, req.Cwd
+	early := func() *Trace { return &Trace{Tool: req.Tool, Cwd: req.Cwd} }
 	if req.Tool == "" {
-		return deny(ReasonInvalidRequest, `request has no "tool": name the tool called, such as "tool":"Bash"`), t
+		return deny(ReasonInvalidRequest, `request has no "tool": name the tool called, such as "tool":"Bash"`), early()
 	}
 	if req.Cwd == "" {
-		return deny(ReasonInvalidRequest, `request has no "cwd": give the absolute directory the call runs in, such as "cwd":"/home/you/project"`), t
+		return deny(ReasonInvalidRequest, `request has no "cwd": give the absolute directory the call runs in, such as "cwd":"/home/you/project"`), early()
 	}
 	if !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
-		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" is %q: it must be an absolute directory, such as "/home/you/project"`, req.Cwd)), t
+		return deny(ReasonInvalidRequest, fmt.Sprintf(`request "cwd" is %q: it must be an absolute directory, such as "/home/you/project"`, req.Cwd)), early()
 	}
 	tool, ok := policy.Canonical(req.Tool)
 	if !ok {
-		return deny(ReasonUnknownTool, fmt.Sprintf("unknown tool %q: toolgate denies tools it does not know", req.Tool)), t
+		return deny(ReasonUnknownTool, fmt.Sprintf("unknown tool %q: toolgate denies tools it does not know", req.Tool)), early()
 	}
-	t.Canonical = string(tool)
-	c := &call{req: req, tool: tool, meta: tools[tool], input: req.Input}
+	// What one decision makes is made at once: one allocation, not one
+	// per part.
+	var f *frame
+	var tf *toolFrame
+	if tool == policy.ToolShell {
+		f = &frame{}
+	} else {
+		b := &struct {
+			frame
+			toolFrame
+		}{}
+		f, tf = &b.frame, &b.toolFrame
+	}
+	f.trace = Trace{Tool: req.Tool, Cwd: req.Cwd, Canonical: string(tool)}
+	t = &f.trace
+	f.call = call{req: req, tool: tool, meta: tools[tool], input: req.Input}
+	c := &f.call
+	if tf != nil {
+		c.paths = tf.paths[:0]
+	}
 	if tool == policy.ToolMCP {
 		c.mcpName = req.Tool
 	}
@@ -385,11 +438,13 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 		server, _ := policy.SplitMCPName(c.mcpName)
 		c.mcpTrusted = slices.Contains(set.TrustedMCPServers, server) || (req.MCP != nil && req.MCP.Trusted)
 	}
-	st := &state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
+	f.state = state{e: e, set: set, idx: set.Index(), call: c, explain: explain}
+	st := &f.state
 	if err := st.settle(req); err != nil {
 		return deny(ReasonInvalidRequest, err.Error()), t
 	}
-	env := &env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx, fs: fs}
+	f.env = env{cwd: cwd, root: root, home: e.opts.Home, ctx: ctx, fs: fs}
+	env := &f.env
 	switch ShellOf(req) {
 	case "bash":
 	case "powershell":
@@ -446,7 +501,11 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 			return st.wrap(ctx, d, t, true), t
 		}
 	} else {
-		units = []*Unit{env.toolUnit(c)}
+		u := &tf.unit
+		u.RiskWhy, u.Reads, u.Writes = tf.why[:0], tf.reads[:0], tf.writes[:0]
+		env.toolUnit(c, u)
+		tf.units[0] = u
+		units = tf.units[:]
 	}
 	for _, u := range units {
 		env.escalate(u)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/shell"
 )
@@ -660,5 +661,14 @@ func TestExplainNotesNoWorkspace(t *testing.T) {
 	d := e.Explain(context.Background(), &Request{Tool: "Read", Input: map[string]any{"file_path": filepath.Join(w.home, "notes.txt")}, Cwd: w.home})
 	if d.Trace == nil || !slices.ContainsFunc(d.Trace.Notes, func(n string) bool { return strings.HasPrefix(n, "no project found above ") }) {
 		t.Fatalf("notes %q: want the note that no project was found above %s", d.Trace.Notes, w.home)
+	}
+}
+
+// TestUp checks up against pathres.Parent on clean absolute paths.
+func TestUp(t *testing.T) {
+	for _, p := range []string{"/", "/a", "/a/b", "/a/b/c.go", "/.x/y"} {
+		if got, want := up(p), pathres.Parent(p); got != want {
+			t.Errorf("up(%q) = %q, want %q", p, got, want)
+		}
 	}
 }

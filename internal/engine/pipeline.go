@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/toolgate/toolgate/pathres"
@@ -29,6 +28,69 @@ type state struct {
 	// this decision consulted, so that it consults each once, in one
 	// version.
 	others map[string]loadResult
+	// enclosing are the directories above the workspace root holding a
+	// .toolgate/ directory, nearest first, once looked for; nested are,
+	// per path, those between the path and the root.
+	enclosing    []string
+	enclosingSet bool
+	nested       []nestedDirs
+	nestedBuf    [1]nestedDirs
+}
+
+// nestedDirs are the directories holding a .toolgate/ directory between
+// a path and the workspace root, nearest first.
+type nestedDirs struct {
+	path string
+	dirs []string
+}
+
+// nestedOf returns the directories between real, a path inside the
+// workspace, and the workspace root that hold a .toolgate/ directory,
+// nearest first; they are looked for once per decision.
+func (st *state) nestedOf(real string) []string {
+	for _, n := range st.nested {
+		if n.path == real {
+			return n.dirs
+		}
+	}
+	if st.nested == nil {
+		st.nested = st.nestedBuf[:0]
+	}
+	var dirs []string
+	root := st.env.root
+	// A clean path within a clean root reaches it going up, and every
+	// directory on the way is within it.
+	clean := pathres.Clean(root) == root && pathres.Clean(real) == real
+	within, parent := func(dir string) bool { return pathres.Within(root, dir) }, pathres.Parent
+	if clean {
+		within, parent = func(dir string) bool { return len(dir) > len(root) }, up
+	}
+	for dir := parent(real); dir != root && within(dir); dir = parent(dir) {
+		if st.env.hasPolicyDir(dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	st.nested = append(st.nested, nestedDirs{real, dirs})
+	return dirs
+}
+
+// enclosingOf returns the directories above the workspace root that hold
+// a .toolgate/ directory, nearest first; they are looked for once per
+// decision.
+func (st *state) enclosingOf() []string {
+	if st.enclosingSet || st.env.root == "" {
+		return st.enclosing
+	}
+	st.enclosingSet = true
+	// Parent's answer is clean, and so is each one above it.
+	for dir := pathres.Parent(st.env.root); ; dir = up(dir) {
+		if st.env.hasPolicyDir(dir) {
+			st.enclosing = append(st.enclosing, dir)
+		}
+		if up(dir) == dir {
+			return st.enclosing
+		}
+	}
 }
 
 type loadResult struct {
@@ -132,13 +194,20 @@ func (st *state) step(u *Unit, stage, result, detail string) {
 	}
 }
 
+// ruleStep records a stage decided by rule r, named as ruleRef names it.
+func (st *state) ruleStep(u *Unit, stage, result string, r *policy.Rule) {
+	if st.explain {
+		u.Steps = append(u.Steps, Step{stage, result, ruleRef(r)})
+	}
+}
+
 // decide records the unit's outcome.
 func (st *state) decide(u *Unit, d policy.Decision, reason Reason, src Source, r *policy.Rule, msg string) {
 	u.Decision, u.Reason, u.Source, u.Rule, u.Message = d, reason, src, r, msg
 }
 
 func ruleRef(r *policy.Rule) string {
-	return fmt.Sprintf("%s (%s)", r.Text, r.Origin())
+	return r.Text + " (" + r.Origin() + ")"
 }
 
 // judge runs one unit through the stages in order.
@@ -165,8 +234,8 @@ func (st *state) judge(u *Unit) {
 		}
 	}
 	if r != nil {
-		st.step(u, "deny rules", "deny", ruleRef(r))
-		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+ruleRef(r))
+		st.ruleStep(u, "deny rules", "deny", r)
+		st.decide(u, policy.Deny, ReasonRuleDeny, SourceRule, r, "denied by rule "+r.Text+" ("+r.Origin()+")")
 		return
 	}
 	st.step(u, "deny rules", "pass", "")
@@ -197,8 +266,8 @@ func (st *state) judge(u *Unit) {
 		r, _ = st.enclosingRule(u, policy.Ask)
 	}
 	if r != nil {
-		st.step(u, "ask rules", "ask", ruleRef(r))
-		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+ruleRef(r)+" asks")
+		st.ruleStep(u, "ask rules", "ask", r)
+		st.decide(u, policy.Ask, ReasonRuleAsk, SourceRule, r, "rule "+r.Text+" ("+r.Origin()+") asks")
 		u.hard = true
 		return
 	}
@@ -298,8 +367,8 @@ func (st *state) judge(u *Unit) {
 	if floorHard {
 		st.step(u, "allow rules", "pass", "no allow rule covers this: "+floor)
 	} else if r, why := st.allowRule(u); r != nil {
-		st.step(u, "allow rules", "allow", ruleRef(r))
-		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+ruleRef(r))
+		st.ruleStep(u, "allow rules", "allow", r)
+		st.decide(u, policy.Allow, ReasonRuleAllow, SourceRule, r, "allowed by rule "+r.Text+" ("+r.Origin()+")")
 		return
 	} else if ig := st.ignoredAllow(u); ig != "" {
 		st.step(u, "allow rules", "pass", ig)
@@ -323,7 +392,9 @@ func (st *state) judge(u *Unit) {
 		return
 	}
 	d, reason, msg := st.defaultTable(u)
-	st.step(u, "default", d.String(), fmt.Sprintf("%s risk: %s", u.Risk, msg))
+	if st.explain {
+		st.step(u, "default", d.String(), fmt.Sprintf("%s risk: %s", u.Risk, msg))
+	}
 	st.decide(u, d, reason, SourceDefault, nil, msg)
 	if u.Risk == risk.Destructive {
 		u.hard = true
@@ -561,10 +632,7 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 			if p.Unknown || !pathres.Within(st.env.root, p.Real) {
 				continue
 			}
-			for dir := filepath.Dir(p.Real); dir != st.env.root && pathres.Within(st.env.root, dir); dir = filepath.Dir(dir) {
-				if !st.env.hasPolicyDir(dir) {
-					continue
-				}
+			for _, dir := range st.nestedOf(p.Real) {
 				set, err := st.policyOf(dir)
 				if err != nil {
 					return nil, err
@@ -595,26 +663,19 @@ func (st *state) nestedRule(u *Unit, eff policy.Decision) (*policy.Rule, error) 
 // rules that way. A policy that cannot be loaded is an error: the caller
 // denies.
 func (st *state) enclosingRule(u *Unit, eff policy.Decision) (*policy.Rule, error) {
-	if st.env.root == "" {
-		return nil, nil
-	}
-	for dir := filepath.Dir(st.env.root); ; dir = filepath.Dir(dir) {
-		if st.env.hasPolicyDir(dir) {
-			set, err := st.policyOf(dir)
-			if err != nil {
-				return nil, err
-			}
-			alt, env := *st, *st.env
-			env.match = policy.MatchContext{Root: dir, Home: st.env.home}
-			alt.env, alt.set, alt.idx = &env, set, set.Index()
-			if r := alt.matchRule(u, eff); r != nil {
-				return r, nil
-			}
+	for _, dir := range st.enclosingOf() {
+		set, err := st.policyOf(dir)
+		if err != nil {
+			return nil, err
 		}
-		if parent := filepath.Dir(dir); parent == dir {
-			return nil, nil
+		alt, env := *st, *st.env
+		env.match = policy.MatchContext{Root: dir, Home: st.env.home}
+		alt.env, alt.set, alt.idx = &env, set, set.Index()
+		if r := alt.matchRule(u, eff); r != nil {
+			return r, nil
 		}
 	}
+	return nil, nil
 }
 
 // pathAllow returns the first allow rule of the family matching the real

@@ -24,6 +24,25 @@ type toolMeta struct {
 	// parse checks the arguments and fills the call; an error names the
 	// offending field.
 	parse func(in map[string]any, c *call) error
+	// why is "the TOOL tool is classed LEVEL", filled in for the tools of
+	// the table.
+	why string
+}
+
+// classed says how tool t, whose entry m is, is classed.
+func (m toolMeta) classed(t policy.Tool) string {
+	if m.why != "" {
+		return m.why
+	}
+	return fmt.Sprintf("the %s tool is classed %s", t, m.base)
+}
+
+func init() {
+	// Each tool's reason is made once.
+	for t, m := range tools {
+		m.why = m.classed(t)
+		tools[t] = m
+	}
 }
 
 // call is a request after routing: the canonical tool and the arguments
