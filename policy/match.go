@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolgate/toolgate/pathres"
 )
 
@@ -107,10 +108,14 @@ func (r *Rule) IsExactCommand() bool {
 	return r.Kind == SpecCommand && r.cmd != nil && !r.cmd.any && !r.cmd.prefix && !r.cmd.isGlob
 }
 
-// MatchBelow reports whether an anchored path rule names something inside
-// the directory abs, or abs itself with a wildcard below it: a read of the
-// whole tree at abs reads it. Patterns
-// without an anchor (a name at any depth) are not considered.
+// MatchBelow reports whether an anchored path rule may match something
+// inside the directory abs, or abs itself with a wildcard below it: a read
+// of the whole tree at abs reads it. The tree's own path is matched segment
+// by segment against the pattern's leading segments, so that a deny
+// Read(**/vault/**) or Read(src/*/keys/**) meets a recursive read of any
+// directory the pattern can continue below (config, src/app), not only of
+// the directory its literal part names. Patterns without an anchor (a name
+// at any depth) are not considered.
 func (r *Rule) MatchBelow(abs string, ctx *MatchContext) bool {
 	if r.Kind != SpecPath || r.path.anchor == anchorAnywhere {
 		return false
@@ -119,16 +124,39 @@ func (r *Rule) MatchBelow(abs string, ctx *MatchContext) bool {
 	if !ok {
 		return false
 	}
-	var lit []string
-	segs := strings.Split(strings.TrimPrefix(r.path.glob, "/"), "/")
-	for _, seg := range segs {
-		if strings.ContainsAny(seg, "*?[{\\") {
-			break
-		}
-		lit = append(lit, seg)
+	glob := strings.TrimPrefix(r.path.glob, "/")
+	if pathres.Within(abs, base) && abs != pathres.Clean(base) {
+		// The tree holds the pattern's base, and so what it names.
+		return true
 	}
-	named := filepath.Join(append([]string{base}, lit...)...)
-	// Read(/secrets/*) names what lies in /secrets: a read of the tree at
-	// /secrets reads it.
-	return pathres.Within(abs, named) && (named != abs || len(lit) < len(segs))
+	if !pathres.Within(base, abs) {
+		return false
+	}
+	if glob == "" {
+		return false // "/" or "~": the tree is matched as a path
+	}
+	segs := strings.Split(glob, "/")
+	rel, err := filepath.Rel(base, abs)
+	if err != nil {
+		return false
+	}
+	n := 0 // the pattern's segments the tree's path has matched
+	if rel != "." {
+		for _, t := range strings.Split(filepath.ToSlash(rel), "/") {
+			if n == len(segs) {
+				// The pattern ends above the tree: whether it matches
+				// the tree itself is the path match's to say.
+				return false
+			}
+			if segs[n] == "**" {
+				return true // any depth below may match the rest
+			}
+			if ok, err := doublestar.Match(segs[n], t); err != nil || !ok {
+				return false
+			}
+			n++
+		}
+	}
+	// What lies below the tree can match the segments left.
+	return n < len(segs)
 }

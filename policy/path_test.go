@@ -141,6 +141,21 @@ func TestMatchBelow(t *testing.T) {
 		{"~/.ssh/*", "/h", true},
 		{"src/*", "/w/p/src", true},
 		{"*.env", "/w/p", false}, // not anchored
+		// a tree the pattern can go on below, whatever its literal part
+		{"**/vault/**", "/w/p", true},
+		{"**/vault/**", "/w/p/config", true},
+		{"**/vault/**", "/w/p/config/vault", true},
+		{"**/vault/**", "/w", true}, // holds the project
+		{"**/vault/**", "/elsewhere", false},
+		{"src/*/keys/**", "/w/p/src", true},
+		{"src/*/keys/**", "/w/p/src/app", true},
+		{"src/*/keys/**", "/w/p/src/app/keys", true},
+		{"src/*/keys/**", "/w/p/src/app/other", false},
+		{"src/*/keys/**", "/w/p/docs", false},
+		{"src/{a,b}/k", "/w/p/src/b", true},
+		{"src/{a,b}/k", "/w/p/src/c", false},
+		{"/secrets/[ab]*/k", "/secrets/b1", true},
+		{"/secrets/[ab]*/k", "/secrets/c1", false},
 	} {
 		r := mustRule(t, "Read("+tc.spec+")")
 		if got := r.MatchBelow(tc.tree, ctx); got != tc.want {
