@@ -380,3 +380,43 @@ func BenchmarkRedactorPayload(b *testing.B) {
 		})
 	}
 }
+
+// TestRedactorKeyValue: a secret whose kind only its key names (a
+// password, an AWS secret key) is one the engine finds in a call's JSON
+// input; the log must not hold it either, in the input of a call or in
+// a payload.
+func TestRedactorKeyValue(t *testing.T) {
+	const (
+		pass   = "S3cr3tPassw0rd9xQz"
+		awsSec = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzKEYq9Xa1"
+	)
+	r := NewRedactor([]byte("k"))
+	cases := []struct {
+		name, in, secret string
+	}{
+		{"a password", `{"password":"` + pass + `"}`, pass},
+		{"an AWS secret key", `{"aws_secret_access_key":"` + awsSec + `"}`, awsSec},
+		{"spaces and escapes around the pair", `{"x":1, "pass\u0077ord" :  "` + pass + `"}`, pass},
+		{"in an array", `[{"db":{"password":"` + pass + `"}}]`, pass},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := decodeJSON([]byte(tc.in))
+			must(t, err)
+			// What the engine sees: the input as JSON.
+			if text, _ := json.Marshal(v); !secrets.Contains(string(text)) {
+				t.Fatalf("the secrets package finds no secret in %s", text)
+			}
+			out, err := r.Payload([]byte(tc.in))
+			must(t, err)
+			if strings.Contains(string(out), tc.secret) {
+				t.Errorf("Payload: %s", out)
+			}
+			if m, ok := v.(map[string]any); ok {
+				if b, _ := json.Marshal(r.Input(m)); strings.Contains(string(b), tc.secret) {
+					t.Errorf("Input: %s", b)
+				}
+			}
+		})
+	}
+}
