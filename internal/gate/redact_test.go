@@ -420,3 +420,23 @@ func TestRedactorKeyValue(t *testing.T) {
 		})
 	}
 }
+
+// TestRedactorDuplicateKeys: an object that names a key twice decodes to
+// its last value; a secret in an earlier one must not reach the log in
+// the bytes kept of a payload that decodes without one.
+func TestRedactorDuplicateKeys(t *testing.T) {
+	r := NewRedactor([]byte("k"))
+	for _, in := range []string{
+		`{"text":"token ` + githubTok + `","text":"hello"}`,
+		`{"a":{"` + awsKey + `":1,"` + awsKey + `":2},"b":"` + awsKey + `"}`,
+		`[{"k":"` + awsKey + `","k":"x"},"` + awsKey + `"]`,
+	} {
+		out, err := r.Payload([]byte(in))
+		must(t, err)
+		for _, s := range rawSecrets {
+			if strings.Contains(string(out), s) {
+				t.Errorf("Payload(%s) = %s", in, out)
+			}
+		}
+	}
+}
