@@ -181,10 +181,60 @@ func (r *Redactor) valid(raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
 	}
 	red, changed := r.Value(v)
-	if !changed {
+	if !changed && !duplicateKey(raw) {
 		return raw, nil
 	}
+	// An object that names a key twice decodes to the last value: the
+	// bytes of the others, which the redaction never saw, are not kept.
 	return encodeJSON(red)
+}
+
+// duplicateKey reports whether an object of raw, a valid JSON document,
+// names a key twice.
+func duplicateKey(raw []byte) bool {
+	type level struct {
+		keys    map[string]bool // nil in an array
+		wantKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []*level
+	// value notes that a value ended in the innermost object: a key comes
+	// next.
+	value := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err != io.EOF
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &level{keys: map[string]bool{}, wantKey: true})
+			case '[':
+				stack = append(stack, &level{})
+			default:
+				stack = stack[:len(stack)-1]
+				value()
+			}
+			continue
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].keys != nil && stack[n-1].wantKey {
+				if stack[n-1].keys[t] {
+					return true
+				}
+				stack[n-1].keys[t] = true
+				stack[n-1].wantKey = false
+				continue
+			}
+		}
+		value()
+	}
 }
 
 // mayHoldSecret reports whether the redaction of a string or object key of

@@ -110,14 +110,15 @@ func TestRedactorPayload(t *testing.T) {
 
 // payloadDecoded is what [Redactor.Payload] returns, made the long way:
 // the document decoded, every string and key redacted, and the result
-// encoded again when anything changed.
+// encoded again when anything changed, or when a key was named twice and
+// a string may hold a secret.
 func payloadDecoded(r *Redactor, raw []byte) ([]byte, error) {
 	v, err := decodeJSON(raw)
 	if err != nil {
 		return nil, err
 	}
 	red, changed := r.Value(v)
-	if !changed {
+	if !changed && (!duplicateKey(raw) || !mayHoldSecret(raw)) {
 		return raw, nil
 	}
 	return encodeJSON(red)
@@ -437,6 +438,25 @@ func TestRedactorDuplicateKeys(t *testing.T) {
 			if strings.Contains(string(out), s) {
 				t.Errorf("Payload(%s) = %s", in, out)
 			}
+		}
+	}
+}
+
+func TestDuplicateKey(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":1,"a":2}`, true},
+		{`{"a":{"b":1},"b":2,"c":{"b":3}}`, false},
+		{`{"a":["a","a"],"b":"a","c":{"a":"a"}}`, false},
+		{`[{"x":1},{"x":1}]`, false},
+		{`[{"x":{"y":[1]},"z":{},"x":0}]`, true},
+		{`{"a\u0062":1,"ab":2}`, true},
+		{`"a"`, false},
+	} {
+		if got := duplicateKey([]byte(tc.in)); got != tc.want {
+			t.Errorf("duplicateKey(%s) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }
