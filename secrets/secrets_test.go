@@ -122,6 +122,7 @@ var scanCases = []scanCase{
 	pos("truncated key block", "private-key", "preview: ", cutKey, " …"),
 	pos("key block in json", "private-key", `{"content":"`, escapedKey, `"}`),
 	pos("key block in json with escaped slashes", "private-key", `{"content":"`, slashedKey, `"}`),
+	pos("truncated key block in json with escaped slashes", "private-key", `{"content":"`, strings.TrimSuffix(slashedKey, `\n-----END PRIVATE KEY-----`), `…"}`),
 	neg("public key block", pemBlock("PUBLIC KEY", 3, true)),
 	neg("certificate", pemBlock("CERTIFICATE", 3, true)),
 	neg("key header mentioned", `if strings.Contains(s, "PRIVATE KEY") {`),
