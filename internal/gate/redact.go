@@ -120,10 +120,10 @@ func (r *Redactor) field(k, v string) string {
 	v = r.String(v)
 	pre := len(k) + len(fieldSep)
 	t := k + fieldSep + v
-	fs := secrets.Scan(t)
-	if len(fs) == 0 {
+	if !secrets.Contains(t) {
 		return v
 	}
+	fs := secrets.Scan(t)
 	var b strings.Builder
 	last := pre
 	for _, f := range fs {
@@ -246,6 +246,7 @@ func mayHoldSecret(raw []byte) bool {
 	// key is the last object key and colon the index of the colon after
 	// it: a string that follows it is its value, looked at with it.
 	key, colon := "", -1
+	var pair []byte // a key and its value joined, reused
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -277,8 +278,11 @@ func mayHoldSecret(raw []byte) bool {
 		if secrets.Contains(s) {
 			return true
 		}
-		if colon >= 0 && isSpace(raw[colon+1:start]) && secrets.Contains(key+fieldSep+s) {
-			return true
+		if colon >= 0 && isSpace(raw[colon+1:start]) {
+			pair = append(append(append(pair[:0], key...), fieldSep...), s...)
+			if secrets.Contains(unsafe.String(unsafe.SliceData(pair), len(pair))) {
+				return true
+			}
 		}
 		colon = -1
 		j := i + 1

@@ -118,7 +118,7 @@ func payloadDecoded(r *Redactor, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	red, changed := r.Value(v)
-	if !changed && (!duplicateKey(raw) || !mayHoldSecret(raw)) {
+	if !changed && (!mayHoldSecret(raw) || !duplicateKey(raw)) {
 		return raw, nil
 	}
 	return encodeJSON(red)
