@@ -74,10 +74,12 @@ func pos(name, rule, prefix, secret, suffix string) scanCase {
 func neg(name, in string) scanCase { return scanCase{name: name, in: in} }
 
 var (
-	rsaKey      = pemBlock("RSA "+"PRIVATE KEY", 4, true)
-	opensshKey  = pemBlock("OPENSSH "+"PRIVATE KEY", 3, true)
-	cutKey      = strings.TrimSuffix(pemBlock("EC "+"PRIVATE KEY", 2, false), "\n")
-	escapedKey  = strings.ReplaceAll(pemBlock("PRIVATE "+"KEY", 2, true), "\n", `\n`)
+	rsaKey     = pemBlock("RSA "+"PRIVATE KEY", 4, true)
+	opensshKey = pemBlock("OPENSSH "+"PRIVATE KEY", 3, true)
+	cutKey     = strings.TrimSuffix(pemBlock("EC "+"PRIVATE KEY", 2, false), "\n")
+	escapedKey = strings.ReplaceAll(pemBlock("PRIVATE "+"KEY", 2, true), "\n", `\n`)
+	// As PHP's json_encode writes a key block: every slash escaped.
+	slashedKey  = strings.ReplaceAll(strings.Replace(escapedKey, `\n`, `\nMIIE/x+`, 1), "/", `\/`)
 	ghp         = "ghp_" + fake(alnum, 36)
 	gho         = "gho_" + fake(alnum, 36)
 	ghs         = "ghs_" + fake(alnum, 36)
@@ -119,6 +121,8 @@ var scanCases = []scanCase{
 	pos("openssh key block", "private-key", "", opensshKey, ""),
 	pos("truncated key block", "private-key", "preview: ", cutKey, " …"),
 	pos("key block in json", "private-key", `{"content":"`, escapedKey, `"}`),
+	pos("key block in json with escaped slashes", "private-key", `{"content":"`, slashedKey, `"}`),
+	pos("truncated key block in json with escaped slashes", "private-key", `{"content":"`, strings.TrimSuffix(slashedKey, `\n-----END PRIVATE KEY-----`), `…"}`),
 	neg("public key block", pemBlock("PUBLIC KEY", 3, true)),
 	neg("certificate", pemBlock("CERTIFICATE", 3, true)),
 	neg("key header mentioned", `if strings.Contains(s, "PRIVATE KEY") {`),

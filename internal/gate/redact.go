@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -62,7 +63,14 @@ func (r *Redactor) Value(v any) (any, bool) {
 		var out map[string]any
 		for k, e := range x {
 			rk := r.String(k)
-			re, changed := r.Value(e)
+			var re any
+			var changed bool
+			if es, ok := e.(string); ok {
+				s := r.field(k, es)
+				re, changed = s, s != es
+			} else {
+				re, changed = r.Value(e)
+			}
 			if !changed && rk == k {
 				continue
 			}
@@ -99,6 +107,39 @@ func (r *Redactor) Value(v any) (any, bool) {
 		return out, true
 	}
 	return v, false
+}
+
+// fieldSep joins an object's key and its string value as they lie in the
+// object's JSON form, where the engine looks for secrets: a rule whose
+// secret is known by the name before it ("password":"…") finds it there.
+const fieldSep = `":"`
+
+// field returns v, the string value of the key k, with its secrets
+// redacted: those of v alone, and those that the key names.
+func (r *Redactor) field(k, v string) string {
+	v = r.String(v)
+	pre := len(k) + len(fieldSep)
+	t := k + fieldSep + v
+	if !secrets.Contains(t) {
+		return v
+	}
+	fs := secrets.Scan(t)
+	var b strings.Builder
+	last := pre
+	for _, f := range fs {
+		if f.End <= pre {
+			continue // in the key: redacted as the key
+		}
+		start := max(f.Start, pre)
+		b.WriteString(t[last:start])
+		b.WriteString(r.marker(f.Rule, t[start:f.End]))
+		last = f.End
+	}
+	if last == pre {
+		return v
+	}
+	b.WriteString(t[last:])
+	return b.String()
 }
 
 // Input returns the arguments of a tool call with their secrets redacted:
@@ -140,10 +181,60 @@ func (r *Redactor) valid(raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
 	}
 	red, changed := r.Value(v)
-	if !changed {
+	if !changed && !duplicateKey(raw) {
 		return raw, nil
 	}
+	// An object that names a key twice decodes to the last value: the
+	// bytes of the others, which the redaction never saw, are not kept.
 	return encodeJSON(red)
+}
+
+// duplicateKey reports whether an object of raw, a valid JSON document,
+// names a key twice.
+func duplicateKey(raw []byte) bool {
+	type level struct {
+		keys    map[string]bool // nil in an array
+		wantKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []*level
+	// value notes that a value ended in the innermost object: a key comes
+	// next.
+	value := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err != io.EOF
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &level{keys: map[string]bool{}, wantKey: true})
+			case '[':
+				stack = append(stack, &level{})
+			default:
+				stack = stack[:len(stack)-1]
+				value()
+			}
+			continue
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].keys != nil && stack[n-1].wantKey {
+				if stack[n-1].keys[t] {
+					return true
+				}
+				stack[n-1].keys[t] = true
+				stack[n-1].wantKey = false
+				continue
+			}
+		}
+		value()
+	}
 }
 
 // mayHoldSecret reports whether the redaction of a string or object key of
@@ -152,6 +243,10 @@ func (r *Redactor) valid(raw []byte) ([]byte, error) {
 // one that decodes to its own bytes (no escape, valid UTF-8) is scanned
 // where it lies.
 func mayHoldSecret(raw []byte) bool {
+	// key is the last object key and colon the index of the colon after
+	// it: a string that follows it is its value, looked at with it.
+	key, colon := "", -1
+	var pair []byte // a key and its value joined, reused
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -183,8 +278,32 @@ func mayHoldSecret(raw []byte) bool {
 		if secrets.Contains(s) {
 			return true
 		}
+		if colon >= 0 && isSpace(raw[colon+1:start]) {
+			pair = append(append(append(pair[:0], key...), fieldSep...), s...)
+			if secrets.Contains(unsafe.String(unsafe.SliceData(pair), len(pair))) {
+				return true
+			}
+		}
+		colon = -1
+		j := i + 1
+		for j < len(raw) && isSpace(raw[j:j+1]) {
+			j++
+		}
+		if j < len(raw) && raw[j] == ':' {
+			key, colon = s, j
+		}
 	}
 	return false
+}
+
+// isSpace reports whether b is JSON whitespace only.
+func isSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // redactJSON returns v with the secrets of its JSON form redacted, decoded

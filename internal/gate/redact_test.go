@@ -110,14 +110,15 @@ func TestRedactorPayload(t *testing.T) {
 
 // payloadDecoded is what [Redactor.Payload] returns, made the long way:
 // the document decoded, every string and key redacted, and the result
-// encoded again when anything changed.
+// encoded again when anything changed, or when a key was named twice and
+// a string may hold a secret.
 func payloadDecoded(r *Redactor, raw []byte) ([]byte, error) {
 	v, err := decodeJSON(raw)
 	if err != nil {
 		return nil, err
 	}
 	red, changed := r.Value(v)
-	if !changed {
+	if !changed && (!mayHoldSecret(raw) || !duplicateKey(raw)) {
 		return raw, nil
 	}
 	return encodeJSON(red)
@@ -378,5 +379,84 @@ func BenchmarkRedactorPayload(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedactorKeyValue: a secret whose kind only its key names (a
+// password, an AWS secret key) is one the engine finds in a call's JSON
+// input; the log must not hold it either, in the input of a call or in
+// a payload.
+func TestRedactorKeyValue(t *testing.T) {
+	const (
+		pass   = "S3cr3tPassw0rd9xQz"
+		awsSec = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzKEYq9Xa1"
+	)
+	r := NewRedactor([]byte("k"))
+	cases := []struct {
+		name, in, secret string
+	}{
+		{"a password", `{"password":"` + pass + `"}`, pass},
+		{"an AWS secret key", `{"aws_secret_access_key":"` + awsSec + `"}`, awsSec},
+		{"spaces and escapes around the pair", `{"x":1, "pass\u0077ord" :  "` + pass + `"}`, pass},
+		{"in an array", `[{"db":{"password":"` + pass + `"}}]`, pass},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := decodeJSON([]byte(tc.in))
+			must(t, err)
+			// What the engine sees: the input as JSON.
+			if text, _ := json.Marshal(v); !secrets.Contains(string(text)) {
+				t.Fatalf("the secrets package finds no secret in %s", text)
+			}
+			out, err := r.Payload([]byte(tc.in))
+			must(t, err)
+			if strings.Contains(string(out), tc.secret) {
+				t.Errorf("Payload: %s", out)
+			}
+			if m, ok := v.(map[string]any); ok {
+				if b, _ := json.Marshal(r.Input(m)); strings.Contains(string(b), tc.secret) {
+					t.Errorf("Input: %s", b)
+				}
+			}
+		})
+	}
+}
+
+// TestRedactorDuplicateKeys: an object that names a key twice decodes to
+// its last value; a secret in an earlier one must not reach the log in
+// the bytes kept of a payload that decodes without one.
+func TestRedactorDuplicateKeys(t *testing.T) {
+	r := NewRedactor([]byte("k"))
+	for _, in := range []string{
+		`{"text":"token ` + githubTok + `","text":"hello"}`,
+		`{"a":{"` + awsKey + `":1,"` + awsKey + `":2},"b":"` + awsKey + `"}`,
+		`[{"k":"` + awsKey + `","k":"x"},"` + awsKey + `"]`,
+	} {
+		out, err := r.Payload([]byte(in))
+		must(t, err)
+		for _, s := range rawSecrets {
+			if strings.Contains(string(out), s) {
+				t.Errorf("Payload(%s) = %s", in, out)
+			}
+		}
+	}
+}
+
+func TestDuplicateKey(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":1,"a":2}`, true},
+		{`{"a":{"b":1},"b":2,"c":{"b":3}}`, false},
+		{`{"a":["a","a"],"b":"a","c":{"a":"a"}}`, false},
+		{`[{"x":1},{"x":1}]`, false},
+		{`[{"x":{"y":[1]},"z":{},"x":0}]`, true},
+		{`{"a\u0062":1,"ab":2}`, true},
+		{`"a"`, false},
+	} {
+		if got := duplicateKey([]byte(tc.in)); got != tc.want {
+			t.Errorf("duplicateKey(%s) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
