@@ -1,6 +1,7 @@
 package argschema
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -202,15 +203,15 @@ func cmpNumber(v any, b int64) int {
 		d, _ := parseDecimal(string(v))
 		return d.cmpInt(b)
 	case int:
-		return cmpInt64(int64(v), b)
+		return cmp.Compare(int64(v), b)
 	case int8:
-		return cmpInt64(int64(v), b)
+		return cmp.Compare(int64(v), b)
 	case int16:
-		return cmpInt64(int64(v), b)
+		return cmp.Compare(int64(v), b)
 	case int32:
-		return cmpInt64(int64(v), b)
+		return cmp.Compare(int64(v), b)
 	case int64:
-		return cmpInt64(v, b)
+		return cmp.Compare(v, b)
 	case uint:
 		return cmpUint64(uint64(v), b)
 	case uint8:
@@ -234,21 +235,11 @@ func cmpNumber(v any, b int64) int {
 	return 0
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func cmpUint64(a uint64, b int64) int {
 	if b < 0 || a > math.MaxInt64 {
 		return 1
 	}
-	return cmpInt64(int64(a), b)
+	return cmp.Compare(int64(a), b)
 }
 
 // formatNumber renders the number v for a message.

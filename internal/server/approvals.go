@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -683,7 +684,7 @@ func (b *Broker) List(state, session string) []Approval {
 	if state == "" || state == StateResolved {
 		add(b.resolved)
 	}
-	slices.SortFunc(es, func(x, y *entry) int { return compareUint(x.n, y.n) })
+	slices.SortFunc(es, func(x, y *entry) int { return cmp.Compare(x.n, y.n) })
 	out := make([]Approval, len(es))
 	for i, e := range es {
 		out[i] = b.copyLocked(e)
@@ -713,14 +714,4 @@ func (b *Broker) copyLocked(e *entry) Approval {
 		a.Decision = &d
 	}
 	return a
-}
-
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
