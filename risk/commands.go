@@ -106,10 +106,10 @@ type cmdInfo struct {
 // commands returns the built-in knowledge of what common programs do,
 // built at its first use rather than when a process starts.
 var commands = sync.OnceValue(func() map[string]cmdInfo {
-	commands := map[string]cmdInfo{}
+	m := map[string]cmdInfo{}
 	add := func(level Level, k kind, names ...string) {
 		for _, n := range names {
-			commands[n] = cmdInfo{level, k}
+			m[n] = cmdInfo{level, k}
 		}
 	}
 	add(Read, kReadAll, "cat", "head", "tail", "less", "more", "wc", "nl", "od", "xxd", "hexdump", "strings",
@@ -146,9 +146,9 @@ var commands = sync.OnceValue(func() map[string]cmdInfo {
 	add(Destructive, kWriteAll, "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "mkswap")
 	add(Destructive, kNone, "shutdown", "reboot", "halt", "poweroff")
 	for _, n := range []string{"cd", "pushd", "popd", "dirs"} {
-		commands[n] = cmdInfo{Read, kNone}
+		m[n] = cmdInfo{Read, kNone}
 	}
-	return commands
+	return m
 })
 
 // Command returns the effect of one simple command. name is the program as
@@ -800,7 +800,7 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 // their value, so that value is not mistaken for a file operand.
 // It is built at its first use.
 var valueFlags = sync.OnceValue(func() map[string]map[string]bool {
-	valueFlags := map[string]map[string]bool{}
+	m := map[string]map[string]bool{}
 	for prog, fl := range map[string]string{
 		"rg": "-e -f -g -t -T -m -A -B -C -j -r -d -M -E --glob --iglob --type --type-not --max-count --context --after-context --before-context " +
 			"--replace --max-depth --max-columns --max-filesize --encoding --type-add --type-clear --sort --sortr --color --colors " +
@@ -820,11 +820,11 @@ var valueFlags = sync.OnceValue(func() map[string]map[string]bool {
 		"kubectl": "-n --namespace --context -l -o -f -c", "docker": "-H -c --context -f", "tree": "-o -L -I -P", "fd": "-e -E -t -d -x -X --exec --exec-batch",
 		"man": "-P -M -S --pager", "yq": "-o -p", "jq": "--arg --argjson --slurpfile --rawfile --indent",
 	} {
-		m := map[string]bool{}
+		set := map[string]bool{}
 		for _, f := range strings.Fields(fl) {
-			m[f] = true
+			set[f] = true
 		}
-		valueFlags[prog] = m
+		m[prog] = set
 	}
 	// Global and subcommand options of tools judged by rule matching.
 	for _, e := range []struct{ prog, list string }{
@@ -842,14 +842,14 @@ var valueFlags = sync.OnceValue(func() map[string]map[string]bool {
 		{"cargo", "-p --package --manifest-path"},
 		{"go", "-C"},
 	} {
-		if valueFlags[e.prog] == nil {
-			valueFlags[e.prog] = map[string]bool{}
+		if m[e.prog] == nil {
+			m[e.prog] = map[string]bool{}
 		}
 		for _, f := range strings.Fields(e.list) {
-			valueFlags[e.prog][f] = true
+			m[e.prog][f] = true
 		}
 	}
-	return valueFlags
+	return m
 })
 
 // TakesValue reports whether flag, given to prog, takes the next word as

@@ -34,14 +34,11 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 		case "audit", "outdated":
 			e.Network = true
 		}
-	case "ssh", "scp", "sftp":
-		if base == "sftp" {
-			// Without -b sftp reads its commands from its input, with it
-			// from a file: "!cmd" runs a local shell, "get" writes any
-			// local file, "lcd" moves anywhere.
-			run("sftp runs the commands its input gives it, and \"!\" among them runs a local shell")
-			break
-		}
+	case "sftp":
+		// Without -b sftp reads its commands from its input, with it from
+		// a file: "!cmd" runs a local shell, "get" writes any local file.
+		run("sftp runs the commands its input gives it, and \"!\" among them runs a local shell")
+	case "ssh", "scp":
 		for _, v := range p.Values("-o") {
 			if why := sshOptionValue(base, v); why != "" {
 				run(why)

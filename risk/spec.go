@@ -140,18 +140,18 @@ func (sp *Spec) Subcommand(name string) *Spec {
 func (sp *Spec) subEntries() map[string]*specEntry {
 	sp.subOnce.Do(func() {
 		var tables []specSource
-		var generated []*specEntry
 		for _, sub := range sp.subSources {
 			if sub.build == nil {
 				tables = append(tables, specSource{sub.name, sub.text})
-				continue
 			}
-			generated = append(generated, &specEntry{table: sub.name, names: sub.names, build: sub.build})
 		}
 		sp.subIndex = indexEntries(tables)
-		for _, e := range generated {
-			for _, n := range e.names {
-				sp.subIndex[n] = e
+		for _, sub := range sp.subSources {
+			if sub.build != nil {
+				e := &specEntry{table: sub.name, build: sub.build}
+				for _, n := range sub.names {
+					sp.subIndex[n] = e
+				}
 			}
 		}
 	})
@@ -313,9 +313,7 @@ type specEntry struct {
 	lines      []string // the table's lines
 	start, end int      // the entry's lines, [start, end)
 	subs       []subcommandSource
-	// names and build, for a generated entry, are its names and the
-	// function that writes its lines at the first load.
-	names []string
+	// build, for a generated entry, writes its lines at the first load.
 	build func() string
 	once  sync.Once
 	spec  *Spec
