@@ -131,11 +131,6 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open event log %s: %w", abs, err)
 	}
-	// The writer holds one connection for good; the readers (a server's
-	// followers each poll at their interval, API queries) keep theirs
-	// open between queries rather than opening the file, reading its
-	// schema and closing it again at every poll.
-	db.SetMaxIdleConns(8)
 	s := &Store{
 		path:    abs,
 		opts:    o,
