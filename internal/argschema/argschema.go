@@ -5,16 +5,18 @@
 // [Compile] accepts exactly these keywords and refuses every other one,
 // so a schema never means less than it says:
 //
-//   - type: one name or a list of names (null, boolean, object, array,
-//     number, string, integer; a number with no fractional part is an
-//     integer, 1.0 included)
-//   - properties, required, additionalProperties (true, false or a schema)
+//   - type: one name (null, boolean, object, array, number, string,
+//     integer; a number with no fractional part is an integer, 1.0
+//     included)
+//   - properties, required, additionalProperties (false only)
 //   - items (one schema for every element)
-//   - minLength, maxLength (in Unicode code points), minItems, maxItems
+//   - minLength (in Unicode code points), minItems
 //   - minimum, maximum (integers of at most 2^53 in magnitude)
 //   - anyOf, oneOf
 //   - $ref to "#/$defs/name", with $defs at the top of the schema
-//   - title and description, which validate nothing
+//
+// These are the keywords the schemas of the engine and of the tools
+// executor use; a keyword is added here when a schema needs it.
 //
 // A value is what encoding/json decodes into an any: nil, bool, string,
 // float64 or json.Number, []any and map[string]any; Go integers and
@@ -75,9 +77,6 @@ func (s typeSet) String() string {
 	return strings.Join(names, " or ")
 }
 
-// noLimit marks an absent length or count bound.
-const noLimit = -1
-
 // node is one compiled schema or subschema.
 type node struct {
 	never bool    // the schema false: no value is valid
@@ -86,14 +85,12 @@ type node struct {
 	props        map[string]*node
 	names        []string // the keys of props, sorted (for messages)
 	required     []string
-	additional   *node // nil: any additional property is valid
-	noAdditional bool  // additionalProperties: false
+	noAdditional bool // additionalProperties: false
 
 	items *node
 
-	minLength, maxLength int
-	minItems, maxItems   int
-	minimum, maximum     *int64
+	minLength, minItems int
+	minimum, maximum    *int64
 
 	anyOf, oneOf []*node
 
@@ -178,9 +175,9 @@ func (c *compiler) compile(v any, ptr string, root bool) (*node, error) {
 	}
 	switch v := v.(type) {
 	case bool:
-		return &node{never: !v, minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}, nil
+		return &node{never: !v}, nil
 	case map[string]any:
-		n := &node{minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}
+		n := &node{}
 		for _, k := range sortedKeys(v) {
 			if err := c.keyword(n, k, v[k], ptr, root); err != nil {
 				if _, located := err.(*schemaError); located {
@@ -203,10 +200,6 @@ func (e *schemaError) Error() string { return e.msg }
 func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) error {
 	var err error
 	switch k {
-	case "title", "description":
-		if _, ok := v.(string); !ok {
-			return fmt.Errorf("got %s, want a string", jsonKind(v))
-		}
 	case "$defs":
 		if !root {
 			return errors.New("$defs is accepted at the top of the schema only")
@@ -220,7 +213,7 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 		n.ref = s
 		c.refs = append(c.refs, n)
 	case "type":
-		n.types, err = compileTypes(v)
+		n.types, err = compileType(v)
 	case "properties":
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -236,21 +229,16 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 	case "required":
 		n.required, err = compileNames(v)
 	case "additionalProperties":
-		if b, ok := v.(bool); ok {
-			n.noAdditional = !b
-			return nil
+		if v != false {
+			return fmt.Errorf("got %s, want false", describe(v))
 		}
-		n.additional, err = c.compile(v, ptr+"/additionalProperties", false)
+		n.noAdditional = true
 	case "items":
 		n.items, err = c.compile(v, ptr+"/items", false)
 	case "minLength":
 		n.minLength, err = compileCount(v)
-	case "maxLength":
-		n.maxLength, err = compileCount(v)
 	case "minItems":
 		n.minItems, err = compileCount(v)
-	case "maxItems":
-		n.maxItems, err = compileCount(v)
 	case "minimum":
 		n.minimum, err = compileBound(v)
 	case "maximum":
@@ -260,41 +248,21 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 	case "oneOf":
 		n.oneOf, err = c.compileList(v, ptr+"/oneOf")
 	default:
-		return fmt.Errorf("keyword %q is not implemented; the keywords are title, description, $defs, $ref, type, properties, required, additionalProperties, items, minLength, maxLength, minItems, maxItems, minimum, maximum, anyOf, oneOf", k)
+		return fmt.Errorf("keyword %q is not implemented; the keywords are $defs, $ref, type, properties, required, additionalProperties, items, minLength, minItems, minimum, maximum, anyOf, oneOf", k)
 	}
 	return err
 }
 
-func compileTypes(v any) (typeSet, error) {
-	one := func(v any) (typeSet, error) {
-		if s, ok := v.(string); ok {
-			for _, n := range typeNames {
-				if n.name == s {
-					return n.t, nil
-				}
+// compileType compiles the value of type: one type name.
+func compileType(v any) (typeSet, error) {
+	if s, ok := v.(string); ok {
+		for _, n := range typeNames {
+			if n.name == s {
+				return n.t, nil
 			}
 		}
-		return 0, fmt.Errorf("got %s, want a type name: null, boolean, object, array, number, string or integer", describe(v))
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return one(v)
-	}
-	if len(list) == 0 {
-		return 0, errors.New("got an empty list, want one type name or more")
-	}
-	var set typeSet
-	for _, e := range list {
-		t, err := one(e)
-		if err != nil {
-			return 0, err
-		}
-		if set&t != 0 {
-			return 0, fmt.Errorf("type %s is listed twice", describe(e))
-		}
-		set |= t
-	}
-	return set, nil
+	return 0, fmt.Errorf("got %s, want one type name: null, boolean, object, array, number, string or integer", describe(v))
 }
 
 func compileNames(v any) ([]string, error) {
