@@ -236,13 +236,15 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 	case "items":
 		n.items, err = c.compile(v, ptr+"/items", false)
 	case "minLength":
-		n.minLength, err = compileCount(v)
+		err = compileInt(v, 0, math.MaxInt32, &n.minLength)
 	case "minItems":
-		n.minItems, err = compileCount(v)
+		err = compileInt(v, 0, math.MaxInt32, &n.minItems)
 	case "minimum":
-		n.minimum, err = compileBound(v)
+		n.minimum = new(int64)
+		err = compileInt(v, -maxBound, maxBound, n.minimum)
 	case "maximum":
-		n.maximum, err = compileBound(v)
+		n.maximum = new(int64)
+		err = compileInt(v, -maxBound, maxBound, n.maximum)
 	case "anyOf":
 		n.anyOf, err = c.compileList(v, ptr+"/anyOf")
 	case "oneOf":
@@ -284,26 +286,19 @@ func compileNames(v any) ([]string, error) {
 	return names, nil
 }
 
-func compileCount(v any) (int, error) {
-	if num, ok := v.(json.Number); ok {
-		if i, err := strconv.ParseInt(string(num), 10, 32); err == nil && i >= 0 {
-			return int(i), nil
-		}
-	}
-	return 0, fmt.Errorf("got %s, want a non-negative integer", describe(v))
-}
-
 // maxBound is the largest minimum or maximum accepted: every integer up
 // to it is exactly a float64.
 const maxBound = 1 << 53
 
-func compileBound(v any) (*int64, error) {
+// compileInt reads v, an integer from lo to hi, into dst.
+func compileInt[T int | int64](v any, lo, hi int64, dst *T) error {
 	if num, ok := v.(json.Number); ok {
-		if i, err := strconv.ParseInt(string(num), 10, 64); err == nil && i >= -maxBound && i <= maxBound {
-			return &i, nil
+		if i, err := strconv.ParseInt(string(num), 10, 64); err == nil && i >= lo && i <= hi {
+			*dst = T(i)
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("got %s, want an integer of at most 2^53 in magnitude", describe(v))
+	return fmt.Errorf("got %s, want an integer from %d to %d", describe(v), lo, hi)
 }
 
 func (c *compiler) compileList(v any, ptr string) ([]*node, error) {
