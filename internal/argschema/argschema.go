@@ -33,9 +33,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -123,7 +123,7 @@ func Compile(src []byte) (*Schema, error) {
 			if !ok {
 				return nil, fmt.Errorf("schema: /$defs: got %s, want an object of schemas", jsonKind(defs))
 			}
-			for _, name := range sortedKeys(dm) {
+			for _, name := range slices.Sorted(maps.Keys(dm)) {
 				if strings.ContainsAny(name, "/~%") {
 					return nil, fmt.Errorf("schema: /$defs: name %q: a name with / ~ or %% is not accepted", name)
 				}
@@ -178,7 +178,7 @@ func (c *compiler) compile(v any, ptr string, root bool) (*node, error) {
 		return &node{never: !v}, nil
 	case map[string]any:
 		n := &node{}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if err := c.keyword(n, k, v[k], ptr, root); err != nil {
 				if _, located := err.(*schemaError); located {
 					return nil, err // from a subschema, which says where
@@ -220,7 +220,7 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 			return fmt.Errorf("got %s, want an object of schemas", jsonKind(v))
 		}
 		n.props = make(map[string]*node, len(m))
-		n.names = sortedKeys(m)
+		n.names = slices.Sorted(maps.Keys(m))
 		for _, name := range n.names {
 			if n.props[name], err = c.compile(m[name], ptr+"/properties/"+name, false); err != nil {
 				return err
@@ -348,21 +348,12 @@ func checkCycles(root *node, defs map[string]*node) error {
 		state[n] = done
 		return nil
 	}
-	for _, name := range sortedKeys(defs) {
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
 		if err := visit(defs[name]); err != nil {
 			return err
 		}
 	}
 	return visit(root)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // describe renders a schema value for a compile error.

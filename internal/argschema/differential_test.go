@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,12 +191,7 @@ func gen(r *rand.Rand, doc, s map[string]any, depth int) any {
 	case "object":
 		props, _ := s["properties"].(map[string]any)
 		m := map[string]any{}
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			if r.IntN(3) > 0 {
 				p, _ := props[name].(map[string]any)
 				m[name] = gen(r, doc, p, depth+1)

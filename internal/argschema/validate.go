@@ -2,6 +2,7 @@ package argschema
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -224,7 +225,7 @@ func (n *node) check(v any, at string, depth int, out *[]Problem) {
 			}
 		}
 		var unknown []string
-		for _, name := range sortedKeys(m) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
 			if _, ok := n.props[name]; !ok && n.noAdditional {
 				unknown = append(unknown, strconv.Quote(name))
 			}
