@@ -120,7 +120,7 @@ func TestValidate(t *testing.T) {
 	)
 	tests := []struct {
 		name, schema, value string
-		want                string // "" when valid; else the problems, as Format("input")
+		want                string // "" when valid; else the problems, as Error gives them
 	}{
 		// type; integer vs number.
 		{"string ok", `{"type": "string"}`, `"a"`, ""},
@@ -209,7 +209,7 @@ func TestValidate(t *testing.T) {
 				}
 				got := ""
 				if err != nil {
-					got = err.(*Error).Format("input")
+					got = err.Error()
 				}
 				if got != tc.want {
 					t.Errorf("%T numbers: Validate(%s)\n got: %q\nwant: %q", v, tc.value, got, tc.want)
@@ -261,7 +261,7 @@ func TestValidateGoValues(t *testing.T) {
 			if tc.s.Valid(tc.v) != tc.wantOK || (err == nil) != tc.wantOK {
 				t.Fatalf("Valid = %v, Validate = %v; want ok %v", tc.s.Valid(tc.v), err, tc.wantOK)
 			}
-			if err != nil && !strings.Contains(err.(*Error).Format("input"), tc.want) {
+			if err != nil && !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate = %v, want it to contain %q", err, tc.want)
 			}
 		})

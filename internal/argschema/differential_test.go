@@ -288,10 +288,10 @@ func FuzzValidate(f *testing.F) {
 }
 
 // Example of what the engine's shell schema says of a bad call.
-func ExampleError_Format() {
+func ExampleSchema_Validate() {
 	s := argschema.MustCompile(engine.ArgumentSchemas()["shell"])
 	var v map[string]any
 	_ = json.Unmarshal([]byte(`{"command": ["rm", 1], "timeout": "soon"}`), &v)
-	fmt.Println(s.Validate(v).(*argschema.Error).Format("input"))
+	fmt.Println(s.Validate(v))
 	// Output: input.command[1]: got number, want string; input.timeout: got string, want number
 }

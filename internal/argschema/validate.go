@@ -34,18 +34,14 @@ type Error struct {
 	Problems []Problem
 }
 
-// Error lists the problems as [Error.Format] does, the value itself
-// written "$".
-func (e *Error) Error() string { return e.Format("$") }
-
-// Format lists the problems sorted, each once, joined by "; ", each
-// written where: msg, the value itself written root: Format("input")
-// gives "input.edits[0].old_string: is empty, want at least 1 character;
-// input.path: is required".
-func (e *Error) Format(root string) string {
+// Error lists the problems sorted, each once, joined by "; ", each
+// written where: msg, the value itself written "input" as a tool call
+// names its arguments: "input.edits[0].old_string: is empty, want at
+// least 1 character; input.path: is required".
+func (e *Error) Error() string {
 	msgs := make([]string, 0, len(e.Problems))
 	for _, p := range e.Problems {
-		at := root + p.At
+		at := "input" + p.At
 		if p.Field != "" {
 			at += "." + p.Field
 		}

@@ -356,9 +356,6 @@ func normalize(s *spec, in map[string]any) (map[string]any, error) {
 // integer".
 func validate(s *spec, args map[string]any) error {
 	if err := s.schema.Validate(args); err != nil {
-		if ve, ok := err.(*argschema.Error); ok {
-			return fmt.Errorf("%s: %s", s.Name, ve.Format("input"))
-		}
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	if s.check != nil {
