@@ -34,14 +34,11 @@ const (
 type View struct {
 	c *Cache
 	// A decision looks up a few paths and entries: the first ones are
-	// kept in the arrays (searched in order, without hashing or
-	// allocating), the rest in the maps.
-	realBuf [4]realMemo
-	entBuf  [8]entMemo
-	reals   []realMemo
-	ents    []entMemo
-	realMap map[string]realResult
-	entMap  map[lookup]Entry
+	// kept in these arrays, the rest in the memos' maps.
+	realBuf [4]pair[string, realResult]
+	entBuf  [8]pair[lookup, Entry]
+	reals   memo[string, realResult]
+	ents    memo[lookup, Entry]
 }
 
 type realResult struct {
@@ -49,22 +46,12 @@ type realResult struct {
 	exists bool
 }
 
-type realMemo struct {
-	abs string
-	realResult
-}
-
-type entMemo struct {
-	at lookup
-	e  Entry
-}
-
 // Begin starts a decision's view. With a nil Cache the view only
 // remembers within the decision. With a Cache, every change completed
 // before Begin is called is seen by the view (see [Cache]).
 func (c *Cache) Begin() *View {
 	v := &View{c: c}
-	v.reals, v.ents = v.realBuf[:0], v.entBuf[:0]
+	v.reals.few, v.ents.few = v.realBuf[:0], v.entBuf[:0]
 	if c != nil && !c.begin() {
 		v.c = nil
 	}
@@ -120,7 +107,7 @@ func (v *View) Lstat(dir, name string) Entry {
 		return lstatEntry(filepath.Join(dir, name))
 	}
 	at := lookup{dir, name}
-	if e, ok := v.seenEntry(at); ok {
+	if e, ok := v.ents.get(at); ok {
 		return e
 	}
 	e, ok := v.c.entry(at)
@@ -129,37 +116,42 @@ func (v *View) Lstat(dir, name string) Entry {
 			e = lstatEntry(filepath.Join(dir, name))
 		}
 	}
-	if len(v.ents) < cap(v.ents) {
-		v.ents = append(v.ents, entMemo{at, e})
-		return e
-	}
-	if v.entMap == nil {
-		v.entMap = map[lookup]Entry{}
-	}
-	v.entMap[at] = e
+	v.ents.put(at, e)
 	return e
 }
 
-// seenEntry returns the entry at at as the view already saw it.
-func (v *View) seenEntry(at lookup) (Entry, bool) {
-	for i := range v.ents {
-		if m := &v.ents[i]; m.at == at {
-			return m.e, true
-		}
-	}
-	e, ok := v.entMap[at]
-	return e, ok
+// memo remembers a value per key: the first ones in few, a slice over an
+// array its owner holds (searched in order, without hashing or
+// allocating), the rest in a map.
+type memo[K comparable, V any] struct {
+	few  []pair[K, V]
+	more map[K]V
 }
 
-// seenReal returns abs's real path as the view already resolved it.
-func (v *View) seenReal(abs string) (realResult, bool) {
-	for i := range v.reals {
-		if m := &v.reals[i]; m.abs == abs {
-			return m.realResult, true
+type pair[K comparable, V any] struct {
+	k K
+	v V
+}
+
+func (m *memo[K, V]) get(k K) (V, bool) {
+	for i := range m.few {
+		if p := &m.few[i]; p.k == k {
+			return p.v, true
 		}
 	}
-	r, ok := v.realMap[abs]
-	return r, ok
+	v, ok := m.more[k]
+	return v, ok
+}
+
+func (m *memo[K, V]) put(k K, v V) {
+	if len(m.few) < cap(m.few) {
+		m.few = append(m.few, pair[K, V]{k, v})
+		return
+	}
+	if m.more == nil {
+		m.more = map[K]V{}
+	}
+	m.more[k] = v
 }
 
 func lstatEntry(path string) Entry {
@@ -180,7 +172,7 @@ func (v *View) realPath(abs string) (string, bool, error) {
 	if v == nil {
 		return realPath(abs)
 	}
-	if r, ok := v.seenReal(abs); ok {
+	if r, ok := v.reals.get(abs); ok {
 		return r.real, r.exists, nil
 	}
 	real, exists, ok := v.c.real(abs)
@@ -192,13 +184,6 @@ func (v *View) realPath(abs string) (string, bool, error) {
 		}
 		v.c.fillReal(abs, real, exists)
 	}
-	if len(v.reals) < cap(v.reals) {
-		v.reals = append(v.reals, realMemo{abs, realResult{real, exists}})
-		return real, exists, nil
-	}
-	if v.realMap == nil {
-		v.realMap = map[string]realResult{}
-	}
-	v.realMap[abs] = realResult{real, exists}
+	v.reals.put(abs, realResult{real, exists})
 	return real, exists, nil
 }

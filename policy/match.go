@@ -151,7 +151,13 @@ func (r *Rule) MatchBelow(abs string, ctx *MatchContext) bool {
 			if segs[n] == "**" {
 				return true // any depth below may match the rest
 			}
-			if ok, err := doublestar.Match(segs[n], t); err != nil || !ok {
+			ok, err := doublestar.Match(segs[n], t)
+			if err != nil {
+				// A segment that is no pattern alone is part of one
+				// that spans segments ({a,b/c}): it may match below.
+				return true
+			}
+			if !ok {
 				return false
 			}
 			n++

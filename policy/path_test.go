@@ -156,6 +156,10 @@ func TestMatchBelow(t *testing.T) {
 		{"src/{a,b}/k", "/w/p/src/c", false},
 		{"/secrets/[ab]*/k", "/secrets/b1", true},
 		{"/secrets/[ab]*/k", "/secrets/c1", false},
+		// an alternative holding a slash spans segments: below it may match
+		{"{a,b/c}/secret/**", "/w/p/b/c", true},
+		{"{a,b/c}/secret/**", "/w/p/a", true},
+		{"/x/{a,b/c}/k", "/x/b", true},
 	} {
 		r := mustRule(t, "Read("+tc.spec+")")
 		if got := r.MatchBelow(tc.tree, ctx); got != tc.want {

@@ -5,16 +5,18 @@
 // [Compile] accepts exactly these keywords and refuses every other one,
 // so a schema never means less than it says:
 //
-//   - type: one name or a list of names (null, boolean, object, array,
-//     number, string, integer; a number with no fractional part is an
-//     integer, 1.0 included)
-//   - properties, required, additionalProperties (true, false or a schema)
+//   - type: one name (null, boolean, object, array, number, string,
+//     integer; a number with no fractional part is an integer, 1.0
+//     included)
+//   - properties, required, additionalProperties (false only)
 //   - items (one schema for every element)
-//   - minLength, maxLength (in Unicode code points), minItems, maxItems
+//   - minLength (in Unicode code points), minItems
 //   - minimum, maximum (integers of at most 2^53 in magnitude)
 //   - anyOf, oneOf
 //   - $ref to "#/$defs/name", with $defs at the top of the schema
-//   - title and description, which validate nothing
+//
+// These are the keywords the schemas of the engine and of the tools
+// executor use; a keyword is added here when a schema needs it.
 //
 // A value is what encoding/json decodes into an any: nil, bool, string,
 // float64 or json.Number, []any and map[string]any; Go integers and
@@ -31,9 +33,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -75,9 +77,6 @@ func (s typeSet) String() string {
 	return strings.Join(names, " or ")
 }
 
-// noLimit marks an absent length or count bound.
-const noLimit = -1
-
 // node is one compiled schema or subschema.
 type node struct {
 	never bool    // the schema false: no value is valid
@@ -86,14 +85,12 @@ type node struct {
 	props        map[string]*node
 	names        []string // the keys of props, sorted (for messages)
 	required     []string
-	additional   *node // nil: any additional property is valid
-	noAdditional bool  // additionalProperties: false
+	noAdditional bool // additionalProperties: false
 
 	items *node
 
-	minLength, maxLength int
-	minItems, maxItems   int
-	minimum, maximum     *int64
+	minLength, minItems int
+	minimum, maximum    *int64
 
 	anyOf, oneOf []*node
 
@@ -126,7 +123,7 @@ func Compile(src []byte) (*Schema, error) {
 			if !ok {
 				return nil, fmt.Errorf("schema: /$defs: got %s, want an object of schemas", jsonKind(defs))
 			}
-			for _, name := range sortedKeys(dm) {
+			for _, name := range slices.Sorted(maps.Keys(dm)) {
 				if strings.ContainsAny(name, "/~%") {
 					return nil, fmt.Errorf("schema: /$defs: name %q: a name with / ~ or %% is not accepted", name)
 				}
@@ -178,10 +175,10 @@ func (c *compiler) compile(v any, ptr string, root bool) (*node, error) {
 	}
 	switch v := v.(type) {
 	case bool:
-		return &node{never: !v, minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}, nil
+		return &node{never: !v}, nil
 	case map[string]any:
-		n := &node{minLength: noLimit, maxLength: noLimit, minItems: noLimit, maxItems: noLimit}
-		for _, k := range sortedKeys(v) {
+		n := &node{}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if err := c.keyword(n, k, v[k], ptr, root); err != nil {
 				if _, located := err.(*schemaError); located {
 					return nil, err // from a subschema, which says where
@@ -203,10 +200,6 @@ func (e *schemaError) Error() string { return e.msg }
 func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) error {
 	var err error
 	switch k {
-	case "title", "description":
-		if _, ok := v.(string); !ok {
-			return fmt.Errorf("got %s, want a string", jsonKind(v))
-		}
 	case "$defs":
 		if !root {
 			return errors.New("$defs is accepted at the top of the schema only")
@@ -220,14 +213,14 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 		n.ref = s
 		c.refs = append(c.refs, n)
 	case "type":
-		n.types, err = compileTypes(v)
+		n.types, err = compileType(v)
 	case "properties":
 		m, ok := v.(map[string]any)
 		if !ok {
 			return fmt.Errorf("got %s, want an object of schemas", jsonKind(v))
 		}
 		n.props = make(map[string]*node, len(m))
-		n.names = sortedKeys(m)
+		n.names = slices.Sorted(maps.Keys(m))
 		for _, name := range n.names {
 			if n.props[name], err = c.compile(m[name], ptr+"/properties/"+name, false); err != nil {
 				return err
@@ -236,65 +229,42 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 	case "required":
 		n.required, err = compileNames(v)
 	case "additionalProperties":
-		if b, ok := v.(bool); ok {
-			n.noAdditional = !b
-			return nil
+		if v != false {
+			return fmt.Errorf("got %s, want false", describe(v))
 		}
-		n.additional, err = c.compile(v, ptr+"/additionalProperties", false)
+		n.noAdditional = true
 	case "items":
 		n.items, err = c.compile(v, ptr+"/items", false)
 	case "minLength":
-		n.minLength, err = compileCount(v)
-	case "maxLength":
-		n.maxLength, err = compileCount(v)
+		err = compileInt(v, 0, math.MaxInt32, &n.minLength)
 	case "minItems":
-		n.minItems, err = compileCount(v)
-	case "maxItems":
-		n.maxItems, err = compileCount(v)
+		err = compileInt(v, 0, math.MaxInt32, &n.minItems)
 	case "minimum":
-		n.minimum, err = compileBound(v)
+		n.minimum = new(int64)
+		err = compileInt(v, -maxBound, maxBound, n.minimum)
 	case "maximum":
-		n.maximum, err = compileBound(v)
+		n.maximum = new(int64)
+		err = compileInt(v, -maxBound, maxBound, n.maximum)
 	case "anyOf":
 		n.anyOf, err = c.compileList(v, ptr+"/anyOf")
 	case "oneOf":
 		n.oneOf, err = c.compileList(v, ptr+"/oneOf")
 	default:
-		return fmt.Errorf("keyword %q is not implemented; the keywords are title, description, $defs, $ref, type, properties, required, additionalProperties, items, minLength, maxLength, minItems, maxItems, minimum, maximum, anyOf, oneOf", k)
+		return fmt.Errorf("keyword %q is not implemented; the keywords are $defs, $ref, type, properties, required, additionalProperties, items, minLength, minItems, minimum, maximum, anyOf, oneOf", k)
 	}
 	return err
 }
 
-func compileTypes(v any) (typeSet, error) {
-	one := func(v any) (typeSet, error) {
-		if s, ok := v.(string); ok {
-			for _, n := range typeNames {
-				if n.name == s {
-					return n.t, nil
-				}
+// compileType compiles the value of type: one type name.
+func compileType(v any) (typeSet, error) {
+	if s, ok := v.(string); ok {
+		for _, n := range typeNames {
+			if n.name == s {
+				return n.t, nil
 			}
 		}
-		return 0, fmt.Errorf("got %s, want a type name: null, boolean, object, array, number, string or integer", describe(v))
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return one(v)
-	}
-	if len(list) == 0 {
-		return 0, errors.New("got an empty list, want one type name or more")
-	}
-	var set typeSet
-	for _, e := range list {
-		t, err := one(e)
-		if err != nil {
-			return 0, err
-		}
-		if set&t != 0 {
-			return 0, fmt.Errorf("type %s is listed twice", describe(e))
-		}
-		set |= t
-	}
-	return set, nil
+	return 0, fmt.Errorf("got %s, want one type name: null, boolean, object, array, number, string or integer", describe(v))
 }
 
 func compileNames(v any) ([]string, error) {
@@ -316,26 +286,19 @@ func compileNames(v any) ([]string, error) {
 	return names, nil
 }
 
-func compileCount(v any) (int, error) {
-	if num, ok := v.(json.Number); ok {
-		if i, err := strconv.ParseInt(string(num), 10, 32); err == nil && i >= 0 {
-			return int(i), nil
-		}
-	}
-	return 0, fmt.Errorf("got %s, want a non-negative integer", describe(v))
-}
-
 // maxBound is the largest minimum or maximum accepted: every integer up
 // to it is exactly a float64.
 const maxBound = 1 << 53
 
-func compileBound(v any) (*int64, error) {
+// compileInt reads v, an integer from lo to hi, into dst.
+func compileInt[T int | int64](v any, lo, hi int64, dst *T) error {
 	if num, ok := v.(json.Number); ok {
-		if i, err := strconv.ParseInt(string(num), 10, 64); err == nil && i >= -maxBound && i <= maxBound {
-			return &i, nil
+		if i, err := strconv.ParseInt(string(num), 10, 64); err == nil && i >= lo && i <= hi {
+			*dst = T(i)
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("got %s, want an integer of at most 2^53 in magnitude", describe(v))
+	return fmt.Errorf("got %s, want an integer from %d to %d", describe(v), lo, hi)
 }
 
 func (c *compiler) compileList(v any, ptr string) ([]*node, error) {
@@ -385,21 +348,12 @@ func checkCycles(root *node, defs map[string]*node) error {
 		state[n] = done
 		return nil
 	}
-	for _, name := range sortedKeys(defs) {
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
 		if err := visit(defs[name]); err != nil {
 			return err
 		}
 	}
 	return visit(root)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // describe renders a schema value for a compile error.

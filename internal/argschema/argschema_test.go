@@ -44,29 +44,34 @@ func TestCompileRefuses(t *testing.T) {
 		{`{"properties": {"a": {"type": "string", "pattern": "x"}}}`, `/properties/a/pattern: keyword "pattern" is not implemented`},
 		{`{"items": {"uniqueItems": true}}`, `/items/uniqueItems: keyword`},
 		{`{"anyOf": [{}, {"if": {}}]}`, `/anyOf/1/if: keyword`},
-		{`{"additionalProperties": {"multipleOf": 2}}`, `/additionalProperties/multipleOf: keyword`},
+		{`{"items": {"multipleOf": 2}}`, `/items/multipleOf: keyword`},
+		// Keywords no schema of toolgate uses, so not implemented.
+		{`{"maxLength": 2}`, `keyword "maxLength" is not implemented`},
+		{`{"maxItems": 2}`, `keyword "maxItems" is not implemented`},
+		{`{"title": "t"}`, `keyword "title" is not implemented`},
+		{`{"properties": {"a": {"description": "d"}}}`, `/properties/a/description: keyword "description" is not implemented`},
 		{`{"$defs": {"a": {"dependentRequired": {}}}, "$ref": "#/$defs/a"}`, `/$defs/a/dependentRequired: keyword`},
 		// Keywords whose values have the wrong form.
-		{`{"type": "int"}`, `got "int", want a type name`},
-		{`{"type": []}`, `got an empty list`},
-		{`{"type": ["string", "string"]}`, `type "string" is listed twice`},
-		{`{"type": 3}`, `got 3, want a type name`},
+		{`{"type": "int"}`, `got "int", want one type name`},
+		{`{"type": ["string", "null"]}`, `/type: got array, want one type name`},
+		{`{"type": 3}`, `got 3, want one type name`},
 		{`{"required": "a"}`, `got string, want a list of property names`},
 		{`{"required": ["a", "a"]}`, `"a" is listed twice`},
 		{`{"required": [1]}`, `got 1 in the list`},
-		{`{"minLength": -1}`, `got -1, want a non-negative integer`},
-		{`{"maxItems": 1.5}`, `got 1.5, want a non-negative integer`},
-		{`{"minItems": "1"}`, `got "1", want a non-negative integer`},
-		{`{"minimum": 1.5}`, `got 1.5, want an integer of at most 2^53`},
-		{`{"maximum": 1e300}`, `got 1e300, want an integer`},
-		{`{"maximum": 9007199254740993}`, `want an integer of at most 2^53`},
+		{`{"minLength": -1}`, `got -1, want an integer from 0 to 2147483647`},
+		{`{"minItems": 1.5}`, `got 1.5, want an integer from 0 to`},
+		{`{"minItems": "1"}`, `got "1", want an integer from 0 to`},
+		{`{"minimum": 1.5}`, `got 1.5, want an integer from -9007199254740992 to 9007199254740992`},
+		{`{"maximum": 1e300}`, `got 1e300, want an integer from`},
+		{`{"maximum": 9007199254740993}`, `got 9007199254740993, want an integer from`},
 		{`{"anyOf": []}`, `want a non-empty list of schemas`},
 		{`{"oneOf": {}}`, `want a non-empty list of schemas`},
 		{`{"properties": []}`, `want an object of schemas`},
 		{`{"properties": {"a": 3}}`, `/properties/a: got number, want a schema`},
 		{`{"items": [{}]}`, `/items: got array, want a schema`},
-		{`{"additionalProperties": "no"}`, `got string, want a schema`},
-		{`{"title": 3}`, `got number, want a string`},
+		{`{"additionalProperties": "no"}`, `got "no", want false`},
+		{`{"additionalProperties": true}`, `got true, want false`},
+		{`{"additionalProperties": {}}`, `got object, want false`},
 		// References.
 		{`{"$ref": "#/definitions/a"}`, `want a string "#/$defs/name"`},
 		{`{"$ref": "https://example.com/s.json"}`, `want a string "#/$defs/name"`},
@@ -115,9 +120,9 @@ func TestValidate(t *testing.T) {
 	)
 	tests := []struct {
 		name, schema, value string
-		want                string // "" when valid; else the problems, as Format("input")
+		want                string // "" when valid; else the problems, as Error gives them
 	}{
-		// type, one name or a list; integer vs number.
+		// type; integer vs number.
 		{"string ok", `{"type": "string"}`, `"a"`, ""},
 		{"string refuses number", `{"type": "string"}`, `1`, "input: got number, want string"},
 		{"number takes integer", `{"type": "number"}`, `3`, ""},
@@ -135,11 +140,6 @@ func TestValidate(t *testing.T) {
 		{"null refuses object", `{"type": "null"}`, `{}`, "input: got object, want null"},
 		{"array refuses object", `{"type": "array"}`, `{}`, "input: got object, want array"},
 		{"object refuses array", `{"type": "object"}`, `[]`, "input: got array, want object"},
-		{"list takes string", `{"type": ["string", "null"]}`, `"x"`, ""},
-		{"list takes null", `{"type": ["string", "null"]}`, `null`, ""},
-		{"list refuses", `{"type": ["string", "null"]}`, `true`, "input: got boolean, want null or string"},
-		{"list integer refuses 1.5", `{"type": ["integer", "string"]}`, `1.5`, "input: got number, want string or integer"},
-		{"list integer takes 1", `{"type": ["integer", "string"]}`, `1`, ""},
 		{"no type takes anything", `{}`, `[1, {"a": null}]`, ""},
 		{"true", `true`, `1`, ""},
 		{"false", `false`, `1`, "input: is not accepted here"},
@@ -153,18 +153,13 @@ func TestValidate(t *testing.T) {
 		{"additional false", `{"properties": {"a": {}}, "additionalProperties": false}`, `{"a": 1, "z": 2, "b": 3}`, `input: unknown fields "b", "z" (known: a)`},
 		{"additional false none known", `{"additionalProperties": false}`, `{"z": 2}`, `input: unknown field "z" (no field is accepted)`},
 		{"additional false ok", `{"properties": {"a": {}}, "additionalProperties": false}`, `{"a": 1}`, ""},
-		{"additional true", `{"properties": {"a": {}}, "additionalProperties": true}`, `{"z": 1}`, ""},
-		{"additional schema", `{"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}`, `{"a": "x", "z": 1, "y": "s"}`, "input.y: got string, want integer"},
 		// items and the counts.
 		{"items", `{"items": {"type": "string"}}`, `["a", 2, "c", null]`, "input[1]: got number, want string; input[3]: got null, want string"},
 		{"items ok", `{"items": {"type": "string"}}`, `["a"]`, ""},
 		{"minItems empty", `{"minItems": 1}`, `[]`, "input: is empty, want at least 1 item"},
 		{"minItems", `{"minItems": 3}`, `[1, 2]`, "input: has 2 items, want at least 3"},
-		{"maxItems", `{"maxItems": 1}`, `[1, 2]`, "input: has 2 items, want at most 1"},
 		{"minLength empty", `{"minLength": 1}`, `""`, "input: is empty, want at least 1 character"},
 		{"minLength counts code points", `{"minLength": 3}`, `"éé"`, "input: has 2 characters, want at least 3"},
-		{"maxLength counts code points", `{"maxLength": 2}`, `"éé"`, ""},
-		{"maxLength", `{"maxLength": 2}`, `"abc"`, "input: has 3 characters, want at most 2"},
 		{"minLength ignores numbers", `{"minLength": 2}`, `1`, ""},
 		// minimum and maximum, exactly.
 		{"minimum", `{"minimum": 1}`, `0`, "input: got 0, want at least 1"},
@@ -214,7 +209,7 @@ func TestValidate(t *testing.T) {
 				}
 				got := ""
 				if err != nil {
-					got = err.(*Error).Format("input")
+					got = err.Error()
 				}
 				if got != tc.want {
 					t.Errorf("%T numbers: Validate(%s)\n got: %q\nwant: %q", v, tc.value, got, tc.want)
@@ -266,7 +261,7 @@ func TestValidateGoValues(t *testing.T) {
 			if tc.s.Valid(tc.v) != tc.wantOK || (err == nil) != tc.wantOK {
 				t.Fatalf("Valid = %v, Validate = %v; want ok %v", tc.s.Valid(tc.v), err, tc.wantOK)
 			}
-			if err != nil && !strings.Contains(err.(*Error).Format("input"), tc.want) {
+			if err != nil && !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate = %v, want it to contain %q", err, tc.want)
 			}
 		})

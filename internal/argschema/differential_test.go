@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,12 +191,7 @@ func gen(r *rand.Rand, doc, s map[string]any, depth int) any {
 	case "object":
 		props, _ := s["properties"].(map[string]any)
 		m := map[string]any{}
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			if r.IntN(3) > 0 {
 				p, _ := props[name].(map[string]any)
 				m[name] = gen(r, doc, p, depth+1)
@@ -291,10 +288,10 @@ func FuzzValidate(f *testing.F) {
 }
 
 // Example of what the engine's shell schema says of a bad call.
-func ExampleError_Format() {
+func ExampleSchema_Validate() {
 	s := argschema.MustCompile(engine.ArgumentSchemas()["shell"])
 	var v map[string]any
 	_ = json.Unmarshal([]byte(`{"command": ["rm", 1], "timeout": "soon"}`), &v)
-	fmt.Println(s.Validate(v).(*argschema.Error).Format("input"))
+	fmt.Println(s.Validate(v))
 	// Output: input.command[1]: got number, want string; input.timeout: got string, want number
 }

@@ -2,6 +2,7 @@ package argschema
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,18 +34,14 @@ type Error struct {
 	Problems []Problem
 }
 
-// Error lists the problems as [Error.Format] does, the value itself
-// written "$".
-func (e *Error) Error() string { return e.Format("$") }
-
-// Format lists the problems sorted, each once, joined by "; ", each
-// written where: msg, the value itself written root: Format("input")
-// gives "input.edits[0].old_string: is empty, want at least 1 character;
-// input.path: is required".
-func (e *Error) Format(root string) string {
+// Error lists the problems sorted, each once, joined by "; ", each
+// written where: msg, the value itself written "input" as a tool call
+// names its arguments: "input.edits[0].old_string: is empty, want at
+// least 1 character; input.path: is required".
+func (e *Error) Error() string {
 	msgs := make([]string, 0, len(e.Problems))
 	for _, p := range e.Problems {
-		at := root + p.At
+		at := "input" + p.At
 		if p.Field != "" {
 			at += "." + p.Field
 		}
@@ -90,11 +87,8 @@ func (n *node) valid(v any, depth int) bool {
 	}
 	switch k {
 	case tString:
-		if n.minLength != noLimit || n.maxLength != noLimit {
-			l := utf8.RuneCountInString(v.(string))
-			if l < n.minLength || n.maxLength != noLimit && l > n.maxLength {
-				return false
-			}
+		if n.minLength > 0 && utf8.RuneCountInString(v.(string)) < n.minLength {
+			return false
 		}
 	case tNumber:
 		if n.minimum != nil && cmpNumber(v, *n.minimum) < 0 || n.maximum != nil && cmpNumber(v, *n.maximum) > 0 {
@@ -102,7 +96,7 @@ func (n *node) valid(v any, depth int) bool {
 		}
 	case tArray:
 		a := v.([]any)
-		if len(a) < n.minItems || n.maxItems != noLimit && len(a) > n.maxItems {
+		if len(a) < n.minItems {
 			return false
 		}
 		if n.items != nil {
@@ -124,12 +118,9 @@ func (n *node) valid(v any, depth int) bool {
 				return false
 			}
 		}
-		if n.noAdditional || n.additional != nil {
-			for name, e := range m {
-				if _, ok := n.props[name]; ok {
-					continue
-				}
-				if n.noAdditional || !n.additional.valid(e, depth+1) {
+		if n.noAdditional {
+			for name := range m {
+				if _, ok := n.props[name]; !ok {
 					return false
 				}
 			}
@@ -196,8 +187,6 @@ func (n *node) check(v any, at string, depth int, out *[]Problem) {
 			add("minLength", "is empty, want at least %s", plural(n.minLength, "character"))
 		case l < n.minLength:
 			add("minLength", "has %s, want at least %d", plural(l, "character"), n.minLength)
-		case n.maxLength != noLimit && l > n.maxLength:
-			add("maxLength", "has %s, want at most %d", plural(l, "character"), n.maxLength)
 		}
 	case tNumber:
 		switch {
@@ -213,8 +202,6 @@ func (n *node) check(v any, at string, depth int, out *[]Problem) {
 			add("minItems", "is empty, want at least %s", plural(n.minItems, "item"))
 		case len(a) < n.minItems:
 			add("minItems", "has %s, want at least %d", plural(len(a), "item"), n.minItems)
-		case n.maxItems != noLimit && len(a) > n.maxItems:
-			add("maxItems", "has %s, want at most %d", plural(len(a), "item"), n.maxItems)
 		}
 		if n.items != nil {
 			for i, e := range a {
@@ -234,15 +221,9 @@ func (n *node) check(v any, at string, depth int, out *[]Problem) {
 			}
 		}
 		var unknown []string
-		for _, name := range sortedKeys(m) {
-			if _, ok := n.props[name]; ok {
-				continue
-			}
-			switch {
-			case n.noAdditional:
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if _, ok := n.props[name]; !ok && n.noAdditional {
 				unknown = append(unknown, strconv.Quote(name))
-			case n.additional != nil:
-				n.additional.check(m[name], at+"."+name, depth+1, out)
 			}
 		}
 		if len(unknown) > 0 {

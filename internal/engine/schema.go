@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -111,9 +110,5 @@ func validateSchema(tool policy.Tool, in map[string]any) error {
 	if !ok {
 		return fmt.Errorf("tool %s has no argument schema", tool)
 	}
-	err := schema().Validate(in)
-	if ve, ok := err.(*argschema.Error); ok {
-		return errors.New(ve.Format("input"))
-	}
-	return err
+	return schema().Validate(in)
 }

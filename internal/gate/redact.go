@@ -172,7 +172,7 @@ func (r *Redactor) Payload(raw []byte) ([]byte, error) {
 func (r *Redactor) valid(raw []byte) ([]byte, error) {
 	// Most payloads hold no secret: their strings are looked at where
 	// they lie, and the document is decoded and encoded again only when
-	// one of them changes.
+	// one of them holds one.
 	if !mayHoldSecret(raw) {
 		return raw, nil
 	}
@@ -180,68 +180,19 @@ func (r *Redactor) valid(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redact secrets: the payload is not JSON: %w", err)
 	}
-	red, changed := r.Value(v)
-	if !changed && !duplicateKey(raw) {
-		return raw, nil
-	}
-	// An object that names a key twice decodes to the last value: the
-	// bytes of the others, which the redaction never saw, are not kept.
+	// Encoded again even when the decoded document holds no secret: an
+	// object that names a key twice decodes to the last value, and the
+	// bytes of the others, which the redaction never sees, are not kept.
+	red, _ := r.Value(v)
 	return encodeJSON(red)
 }
 
-// duplicateKey reports whether an object of raw, a valid JSON document,
-// names a key twice.
-func duplicateKey(raw []byte) bool {
-	type level struct {
-		keys    map[string]bool // nil in an array
-		wantKey bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var stack []*level
-	// value notes that a value ended in the innermost object: a key comes
-	// next.
-	value := func() {
-		if n := len(stack); n > 0 && stack[n-1].keys != nil {
-			stack[n-1].wantKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return err != io.EOF
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &level{keys: map[string]bool{}, wantKey: true})
-			case '[':
-				stack = append(stack, &level{})
-			default:
-				stack = stack[:len(stack)-1]
-				value()
-			}
-			continue
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].keys != nil && stack[n-1].wantKey {
-				if stack[n-1].keys[t] {
-					return true
-				}
-				stack[n-1].keys[t] = true
-				stack[n-1].wantKey = false
-				continue
-			}
-		}
-		value()
-	}
-}
-
-// mayHoldSecret reports whether the redaction of a string or object key of
-// raw, a valid JSON document, changes it: whether [Redactor.Value] of the
-// decoded document would, or may. Each string is scanned as it decodes;
-// one that decodes to its own bytes (no escape, valid UTF-8) is scanned
-// where it lies.
+// mayHoldSecret reports whether a string of raw, a valid JSON document,
+// holds a secret, alone or joined to its key: every string as written,
+// the values of a key named twice too, which decoding drops. When it does
+// not, [Redactor.Value] of the decoded document changes nothing. Each
+// string is scanned as it decodes; one that decodes to its own bytes (no
+// escape, valid UTF-8) is scanned where it lies.
 func mayHoldSecret(raw []byte) bool {
 	// key is the last object key and colon the index of the colon after
 	// it: a string that follows it is its value, looked at with it.
@@ -274,7 +225,7 @@ func mayHoldSecret(raw []byte) bool {
 		}
 		// A string without a secret is one the redaction leaves alone;
 		// one that Contains takes for a secret when no rule redacts it
-		// only costs the decoding.
+		// only costs the decoding and encoding.
 		if secrets.Contains(s) {
 			return true
 		}

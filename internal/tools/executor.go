@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -335,12 +337,7 @@ func (x *Executor) Run(ctx context.Context, g *gate.Gate, req *engine.Request, t
 func normalize(s *spec, in map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(in))
 	from := map[string]string{}
-	keys := make([]string, 0, len(in))
-	for k := range in {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(in)) {
 		name := k
 		if a, ok := s.aliases[k]; ok {
 			name = a
@@ -359,9 +356,6 @@ func normalize(s *spec, in map[string]any) (map[string]any, error) {
 // integer".
 func validate(s *spec, args map[string]any) error {
 	if err := s.schema.Validate(args); err != nil {
-		if ve, ok := err.(*argschema.Error); ok {
-			return fmt.Errorf("%s: %s", s.Name, ve.Format("input"))
-		}
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	if s.check != nil {
