@@ -80,10 +80,11 @@ var loadRules = sync.OnceValue(func() *ruleSet {
 	if err != nil {
 		panic("secrets: " + err.Error())
 	}
+	rulesLoaded.Store(true)
 	return rs
 })
 
-var idPattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) })
 
 // load parses and compiles a rules file. Errors name the file and line.
 func load(data []byte, name string) (*ruleSet, error) {
@@ -113,7 +114,7 @@ func parseRules(data []byte, name string, lazy bool) (*ruleSet, error) {
 			return fmt.Errorf("%s:%d: rule %q: %s", name, line, fr.ID, fmt.Sprintf(format, args...))
 		}
 		switch {
-		case !idPattern.MatchString(fr.ID):
+		case !idPattern().MatchString(fr.ID):
 			return nil, fail("id must be lower-case letters, digits and dashes")
 		case seen[fr.ID]:
 			return nil, fail("duplicate id")
@@ -215,6 +216,9 @@ func Rules() []string {
 // overlap: where two would, the longer one wins, and between equally long
 // ones the rule listed first.
 func Scan(s string) []Finding {
+	if surelyClean(s) {
+		return nil
+	}
 	rs := loadRules()
 	sc := getScratch()
 	defer putScratch(sc)
@@ -225,6 +229,9 @@ func Scan(s string) []Finding {
 // Contains reports whether s holds at least one secret. It is faster than
 // Scan when the answer is no, and stops at the first secret when it is yes.
 func Contains(s string) bool {
+	if surelyClean(s) {
+		return false
+	}
 	rs := loadRules()
 	sc := getScratch()
 	defer putScratch(sc)

@@ -1,0 +1,126 @@
+package secrets
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// A process that scans a few short texts, a hook deciding one call, would
+// spend most of its scanning on loading the rules: decoding the data file
+// and building the keyword automaton. No rule runs on a text without one of
+// its keywords, so a short text in which no keyword of the embedded rules
+// occurs holds no secret, and that is checked without loading them, by
+// looking for each keyword in turn, until the rules are loaded anyway.
+
+// quickMax is the longest text checked keyword by keyword before the rules
+// are loaded: 57 keywords looked for in it cost less than loading them.
+const quickMax = 1024
+
+// rulesLoaded is set once loadRules has run.
+var rulesLoaded atomic.Bool
+
+// quickKeywords are the keywords of the embedded rules, read from the data
+// file's `keywords = ["…", …]` lines without decoding it, or nil when a
+// line is written otherwise or a rule has none: then every text takes the
+// long way. A test holds them equal to the decoded rules' keywords.
+var quickKeywords = sync.OnceValue(func() []string { return keywordLines(string(patternsTOML)) })
+
+// keywordLines returns the keywords of the rules file data, as quickKeywords
+// describes.
+func keywordLines(data string) []string {
+	var kws []string
+	rules, lists := 0, 0
+	for l := range strings.Lines(data) {
+		l = strings.TrimSpace(l)
+		if l == "[[rule]]" {
+			rules++
+			continue
+		}
+		name, list, ok := strings.Cut(l, "=")
+		if !ok || strings.TrimSpace(name) != "keywords" {
+			continue
+		}
+		lists++
+		list = strings.TrimSpace(list)
+		if !strings.HasPrefix(list, "[") || !strings.HasSuffix(list, "]") {
+			return nil
+		}
+		list = strings.TrimSpace(list[1 : len(list)-1])
+		if list == "" {
+			return nil
+		}
+		for item := range strings.SplitSeq(list, ",") {
+			// A plain "…" string: no escapes, whose meaning in TOML and
+			// in Go could differ.
+			item = strings.TrimSpace(item)
+			if strings.Contains(item, `\`) {
+				return nil
+			}
+			kw, err := strconv.Unquote(item)
+			if err != nil || !strings.HasPrefix(item, `"`) || kw == "" || kw != lowerASCII(kw) || strings.Contains(kw, `"`) {
+				return nil
+			}
+			kws = append(kws, kw)
+		}
+	}
+	if rules == 0 || lists != rules {
+		return nil
+	}
+	return kws
+}
+
+// surelyClean reports whether s is known to hold no secret without the
+// rules being loaded: they are not loaded yet and s holds no keyword.
+func surelyClean(s string) bool {
+	return !rulesLoaded.Load() && noKeyword(s)
+}
+
+// noKeyword reports whether s is short and no keyword of the embedded
+// rules occurs in it, ASCII case ignored. Text with 'ſ' or 'K', which
+// regexp folds to ASCII letters, is left to the rules.
+func noKeyword(s string) bool {
+	if len(s) > quickMax {
+		return false
+	}
+	kws := quickKeywords()
+	if kws == nil || strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
+		return false
+	}
+	for _, kw := range kws {
+		if containsFoldASCII(s, kw) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFoldASCII reports whether kw, lower-case, occurs in s with the
+// ASCII letters of s in either case.
+func containsFoldASCII(s, kw string) bool {
+	first := kw[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	for i := 0; i+len(kw) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		j := 1
+		for ; j < len(kw); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != kw[j] {
+				break
+			}
+		}
+		if j == len(kw) {
+			return true
+		}
+	}
+	return false
+}
