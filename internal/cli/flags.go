@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/server"
 	"github.com/toolgate/toolgate/policy"
@@ -20,14 +23,36 @@ type policyFlags struct {
 
 func (f *policyFlags) register(c *cobra.Command) {
 	fl := c.Flags()
-	fl.StringArrayVar(&f.allow, "allow", nil, "add an allow rule for this run (repeatable)")
-	fl.StringArrayVar(&f.ask, "ask", nil, "add an ask rule for this run (repeatable)")
-	fl.StringArrayVar(&f.deny, "deny", nil, "add a deny rule for this run (repeatable)")
+	stringsVar(fl, &f.allow, "allow", "add an allow rule for this run (repeatable)")
+	stringsVar(fl, &f.ask, "ask", "add an ask rule for this run (repeatable)")
+	stringsVar(fl, &f.deny, "deny", "add a deny rule for this run (repeatable)")
 	fl.StringVar(&f.mode, "mode", "", "mode: default, acceptEdits, plan, dontAsk, bypassPermissions, strict")
 	fl.StringVar(&f.approval, "approval", "", "approval axis: on-request, always, never")
 	fl.StringVar(&f.sandbox, "sandbox", "", "sandbox axis: read-only, workspace-write, danger-full-access")
 	fl.BoolVar(&f.network, "network", false, "allow network access in the workspace-write sandbox (--network=true|false)")
 	f.registerFiles(c)
+}
+
+// stringsVar defines a repeatable flag name whose every use appends its
+// value to *p, as is, commas included, and that has no default: pflag's
+// StringArrayVar, without the CSV writer that one runs to print its
+// empty default for every flag of every command at start-up.
+func stringsVar(fl *pflag.FlagSet, p *[]string, name, usage string) {
+	fl.Var((*stringsValue)(p), name, usage)
+}
+
+type stringsValue []string
+
+func (v *stringsValue) Set(s string) error { *v = append(*v, s); return nil }
+func (v *stringsValue) Type() string       { return "stringArray" }
+
+// String is the values quoted as Go quotes them, and "" when there are
+// none, which help takes for no default.
+func (v *stringsValue) String() string {
+	if len(*v) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%q", []string(*v))
 }
 
 // registerFiles registers only the flags that locate the policy files,

@@ -42,7 +42,7 @@ func TestHelp(t *testing.T) {
 			walk(s)
 		}
 	}
-	walk(newRoot())
+	walk(newRoot(nil))
 	// The help printed shows them.
 	for _, args := range [][]string{{"audit", "--help"}, {"login-link", "--help"}, {"explain", "--help"}, {"approve", "--help"}} {
 		out, stderr, code := run(t, t.TempDir(), "", args...)
@@ -55,5 +55,35 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out, key) {
 			t.Errorf("approve --help does not show the key %q:\n%s", key, out)
 		}
+	}
+}
+
+// TestSubcommandNames: each entry of subcommands is named as its command
+// is, so that a line starting with a command's name gets a root holding
+// that command; a line naming one gets that one alone, and any other line
+// gets every command.
+func TestSubcommandNames(t *testing.T) {
+	for _, sub := range subcommands {
+		c := sub.make()
+		if c.Name() != sub.name || len(c.Aliases) > 0 {
+			t.Errorf("subcommands names %q for the command %q (aliases %q)", sub.name, c.Name(), c.Aliases)
+		}
+		got := newRoot([]string{sub.name, "--help"}).Commands()
+		if sub.name == "completion" {
+			continue // checked below
+		}
+		if len(got) != 1 || got[0].Name() != sub.name {
+			t.Errorf("newRoot(%s) has %d commands", sub.name, len(got))
+		}
+	}
+	for _, args := range [][]string{nil, {"help", "hook"}, {"--version"}, {"hok"}, {"__complete", "ho"}, {"-h"}, {"completion", "bash"}} {
+		if got := len(newRoot(args).Commands()); got != len(subcommands) {
+			t.Errorf("newRoot(%q) has %d commands, want all %d", args, got, len(subcommands))
+		}
+	}
+	// A mistyped name is still answered with the names it may have meant.
+	_, stderr, code := run(t, t.TempDir(), "", "hok")
+	if code == 0 || !strings.Contains(stderr, "hook") {
+		t.Errorf("toolgate hok: exit %d, stderr %q; want a suggestion of hook", code, stderr)
 	}
 }

@@ -49,7 +49,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // RunContext is [Run] with a context that ends long-running verbs
 // (serve, audit --follow).
 func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot()
+	root := newRoot(args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -69,8 +69,9 @@ func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return 1
 }
 
-// newRoot returns the toolgate command with all its subcommands.
-func newRoot() *cobra.Command {
+// newRoot returns the toolgate command with the subcommands args may run:
+// the one it names first, or all of them.
+func newRoot(args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "toolgate",
 		Short: "The permission gate for AI agents' tool calls",
@@ -90,10 +91,37 @@ with toolgate audit, and why with toolgate explain.`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("toolgate {{.Version}}\n")
-	root.AddCommand(checkCmd(), explainCmd(), policyCmd(), serveCmd(), approveCmd(), loginLinkCmd(), auditCmd(), replayCmd(), sandboxCmd(), artifactCmd(), rollbackCmd(), toolsCmd(), runCmd(), psCmd(), killCmd(), hookCmd(), mcpCmd())
-	root.AddCommand(initCmd(), doctorCmd(), completionCmd())
+	// completion prints a script made from the whole tree.
+	if len(args) > 0 && args[0] != "completion" {
+		for _, sub := range subcommands {
+			if sub.name == args[0] {
+				root.AddCommand(sub.make())
+				usageErrors(root)
+				return root
+			}
+		}
+	}
+	for _, sub := range subcommands {
+		root.AddCommand(sub.make())
+	}
 	usageErrors(root)
 	return root
+}
+
+// subcommands are toolgate's commands in the order help lists them. A
+// command line that starts with one's name gets a root with that command
+// alone (a hook runs once per tool call, and the flags of twenty commands
+// are a measurable part of its start); any other line, help, completion
+// and mistyped names included, gets them all.
+var subcommands = []struct {
+	name string
+	make func() *cobra.Command
+}{
+	{"check", checkCmd}, {"explain", explainCmd}, {"policy", policyCmd}, {"serve", serveCmd},
+	{"approve", approveCmd}, {"login-link", loginLinkCmd}, {"audit", auditCmd}, {"replay", replayCmd},
+	{"sandbox", sandboxCmd}, {"artifact", artifactCmd}, {"rollback", rollbackCmd}, {"tools", toolsCmd},
+	{"run", runCmd}, {"ps", psCmd}, {"kill", killCmd}, {"hook", hookCmd}, {"mcp", mcpCmd},
+	{"init", initCmd}, {"doctor", doctorCmd}, {"completion", completionCmd},
 }
 
 // readInput reads a file named on the command line; what a missing or

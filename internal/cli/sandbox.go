@@ -145,9 +145,9 @@ flags.`,
 	fl.StringVar(&mode, "sandbox", string(sandbox.WorkspaceWrite), "what the program may write: read-only or workspace-write")
 	fl.BoolVar(&network, "network", false, "allow the network")
 	fl.StringVar(&workspace, "workspace", "", "the directory the program may write (default: the current directory)")
-	fl.StringArrayVar(&roots, "writable-root", nil, "a further directory the program may write (repeatable)")
-	fl.StringArrayVar(&creds, "credential-path", nil, "a further file or directory to mask (repeatable)")
+	stringsVar(fl, &roots, "writable-root", "a further directory the program may write (repeatable)")
+	stringsVar(fl, &creds, "credential-path", "a further file or directory to mask (repeatable)")
 	fl.BoolVar(&report, "report", false, "print the active mechanisms as JSON on stderr")
-	fl.StringArrayVar(&require, "require", nil, "a mechanism the program must not run without: landlock or mountns (repeatable); when it is missing nothing runs (exit 126)")
+	stringsVar(fl, &require, "require", "a mechanism the program must not run without: landlock or mountns (repeatable); when it is missing nothing runs (exit 126)")
 	return cmd
 }
