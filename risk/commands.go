@@ -1032,7 +1032,7 @@ func NamesOnly(prog string, args []string) bool {
 
 // patternOptions are, for each program, the options whose value is a name
 // pattern or text, not a file the program opens.
-var patternOptions = func() map[string]map[string]bool {
+var patternOptions = sync.OnceValue(func() map[string]map[string]bool {
 	m := map[string]map[string]bool{}
 	for progs, opts := range map[string]string{
 		"grep egrep fgrep rg ag ack": "-e --regexp -g --glob --iglob --include --exclude --exclude-dir --ignore --ignore-dir -G --file-search-regex",
@@ -1054,7 +1054,7 @@ var patternOptions = func() map[string]map[string]bool {
 		}
 	}
 	return m
-}()
+})
 
 // PatternArgs marks the arguments of prog that are patterns or text, not
 // files: a search's pattern operand, and the value of an option that takes
@@ -1065,7 +1065,7 @@ func PatternArgs(prog string, args []string) []bool {
 	if i := SearchPattern(prog, args); i >= 0 {
 		out[i] = true
 	}
-	opts := patternOptions[prog]
+	opts := patternOptions()[prog]
 	for i, a := range args {
 		if i > 0 && opts[args[i-1]] {
 			out[i] = true

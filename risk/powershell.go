@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // psPositional names, per cmdlet, the parameter its first positional
@@ -336,7 +337,7 @@ func psProviders(e *Effect, paths []string) {
 			}
 			segs := strings.Split(p, "/")
 			for i, seg := range segs {
-				if psShortName.MatchString(seg) {
+				if psShortName().MatchString(seg) {
 					// An 8.3 short name (ENV~1) may stand for any long one.
 					e.Unknown = true
 				}
@@ -352,7 +353,7 @@ func psProviders(e *Effect, paths []string) {
 }
 
 // psShortName matches a Windows 8.3 short name with a ~N tail.
-var psShortName = regexp.MustCompile(`^[^~]{1,6}~[0-9]{1,6}(\.[^.]{0,3})?$`)
+var psShortName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^~]{1,6}~[0-9]{1,6}(\.[^.]{0,3})?$`) })
 
 // psDrive reports whether p starts with a PowerShell drive other than a
 // one-letter file system drive: hklm:, cert:, function:, alias:, wsman:.

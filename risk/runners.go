@@ -146,7 +146,7 @@ func runnerEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect) 
 				}
 			}
 		}
-		switch runnerCommands[base][args[i]] {
+		switch runnerCommands()[base][args[i]] {
 		case cmdRuns:
 			run(base + " " + args[i] + " runs the program it is given, which may be any package's")
 		case cmdUnknown:
@@ -294,7 +294,7 @@ const (
 // the program has: a first operand that is none of them names a script of
 // the project (yarn build), which the program runs as run would. Knowing
 // them all is what tells a script from a command the table does not know.
-var runnerCommands = func() map[string]map[string]int {
+var runnerCommands = sync.OnceValue(func() map[string]map[string]int {
 	m := map[string]map[string]int{}
 	for prog, lists := range map[string][3]string{
 		"yarn": {
@@ -331,7 +331,7 @@ var runnerCommands = func() map[string]map[string]int {
 		m[prog] = cmds
 	}
 	return m
-}()
+})
 
 // sshWords returns ssh's words as its spec reads them. ssh reads options
 // up to the host and, after it, again up to the first word of the remote

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/risk"
 )
@@ -479,7 +480,9 @@ var psAliases = map[string]string{
 
 // psNumber matches a number or a range of numbers (3, -1.5, 0x1F, 1..10,
 // 2kb): a statement that starts with one is an expression.
-var psNumber = regexp.MustCompile(`(?i)^[+-]?(0x[0-9a-f]+|[0-9]+(\.[0-9]+)?)(kb|mb|gb|tb|pb)?(\.\.[+-]?[0-9]+)?$`)
+var psNumber = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^[+-]?(0x[0-9a-f]+|[0-9]+(\.[0-9]+)?)(kb|mb|gb|tb|pb)?(\.\.[+-]?[0-9]+)?$`)
+})
 
 // psParams lists the parameters of the cmdlets whose effects the gate
 // judges, so that abbreviations (-rec) can be completed.
@@ -545,7 +548,7 @@ func (p *psParser) command(toks []psToken, wrappers []string, via string, prev, 
 		words = words[2:]
 	}
 	block := len(words) > 0 && words[0].dynamic && words[0].text == BlockWord
-	if len(words) > 0 && (block || !callOp && (words[0].quoted || !words[0].dynamic && psNumber.MatchString(words[0].text) || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words))) {
+	if len(words) > 0 && (block || !callOp && (words[0].quoted || !words[0].dynamic && psNumber().MatchString(words[0].text) || words[0].dynamic && strings.HasPrefix(words[0].text, "$") && !psCalls(words))) {
 		// A statement that starts with a value ("x", $_.Name -gt 1) is
 		// an expression: no program runs. Its words are kept as Args (a
 		// value such as $env:TOKEN is printed) and its redirections count.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/hook"
 )
@@ -19,7 +20,9 @@ import (
 var hookEnvVars = []string{"TOOLGATE_SERVER", "TOOLGATE_TOKEN"}
 
 // dotenvDef matches a line of a .env file that sets one of hookEnvVars.
-var dotenvDef = regexp.MustCompile(`^\s*(?:export\s+)?(TOOLGATE_SERVER|TOOLGATE_TOKEN)\s*[=:]`)
+var dotenvDef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:export\s+)?(TOOLGATE_SERVER|TOOLGATE_TOKEN)\s*[=:]`)
+})
 
 // projectHookEnv returns why the hook's environment cannot be trusted to
 // name its server, or "": a file of the project the call runs in (which
@@ -99,7 +102,7 @@ func dotenvSets(file string) string {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
 	for sc.Scan() {
-		if m := dotenvDef.FindStringSubmatch(sc.Text()); m != nil {
+		if m := dotenvDef().FindStringSubmatch(sc.Text()); m != nil {
 			return fmt.Sprintf("%s sets %s", file, m[1])
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -165,7 +166,7 @@ func detectPython(root string) *projectKind {
 // makeTargets are the Makefile targets init allows.
 var makeTargets = []string{"test", "check", "build", "lint", "vet"}
 
-var makeTarget = regexp.MustCompile(`^([A-Za-z0-9_.-]+)\s*:([^=]|$)`)
+var makeTarget = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_.-]+)\s*:([^=]|$)`) })
 
 func detectMake(root string) *projectKind {
 	var src []byte
@@ -182,7 +183,7 @@ func detectMake(root string) *projectKind {
 	have := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	for sc.Scan() {
-		if m := makeTarget.FindStringSubmatch(sc.Text()); m != nil {
+		if m := makeTarget().FindStringSubmatch(sc.Text()); m != nil {
 			have[m[1]] = true
 		}
 	}

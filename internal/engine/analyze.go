@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/policy"
@@ -501,19 +502,21 @@ func (e *env) argValues(a string) []string {
 
 // shellVars are variables as bash ($X, ${X}), PowerShell ($env:X) and
 // cmd (%X%) spell them.
-var shellVars = regexp.MustCompile(`\$\{?(?i:env:)?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%`)
+var shellVars = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{?(?i:env:)?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%`)
+})
 
 // varReadings returns w with every variable (and $(pwd)) read as the home
 // directory, as the working directory and as nothing: the places such a
 // word most likely names.
 func (e *env) varReadings(w string) []string {
 	w = strings.NewReplacer("$(pwd)", e.cwd, "`pwd`", e.cwd, "$PWD", e.cwd, "${PWD}", e.cwd).Replace(w)
-	if !shellVars.MatchString(w) {
+	if !shellVars().MatchString(w) {
 		return []string{w}
 	}
-	out := []string{shellVars.ReplaceAllLiteralString(w, "")}
+	out := []string{shellVars().ReplaceAllLiteralString(w, "")}
 	if e.home != "" {
-		out = append(out, shellVars.ReplaceAllLiteralString(w, e.home))
+		out = append(out, shellVars().ReplaceAllLiteralString(w, e.home))
 	}
 	return out
 }
@@ -1084,7 +1087,7 @@ func goExecOption(cmd *shell.Command) *shell.Command {
 
 // varRef finds variable references: $NAME, ${NAME}, and PowerShell's
 // $env:NAME.
-var varRef = regexp.MustCompile(`\$\{?(?:env:)?([A-Za-z_][A-Za-z0-9_]*)`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{?(?:env:)?([A-Za-z_][A-Za-z0-9_]*)`) })
 
 // secretVar returns a variable a command expands whose name says it holds
 // a secret (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWORD), or "".
@@ -1093,7 +1096,7 @@ func secretVar(cmd *shell.Command) string {
 		if !cmd.ArgDynamic[i] {
 			continue
 		}
-		for _, m := range varRef.FindAllStringSubmatch(a, -1) {
+		for _, m := range varRef().FindAllStringSubmatch(a, -1) {
 			n := strings.ToUpper(m[1])
 			for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH"} {
 				if strings.Contains(n, w) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/pathres"
 	"github.com/toolgate/toolgate/risk"
@@ -199,12 +200,16 @@ func isPython(name string) bool {
 
 // pythonImport finds the modules a line of Python imports: "import a.b, c
 // as d" and "from a.b import c" (a relative "from ." is reported as ".").
-var pythonImport = regexp.MustCompile(`^\s*(?:import\s+([\w.,\s]+?)(?:\s+as\s+\w+)?\s*$|from\s+(\.*[\w.]*)\s+import\b)`)
+var pythonImport = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:import\s+([\w.,\s]+?)(?:\s+as\s+\w+)?\s*$|from\s+(\.*[\w.]*)\s+import\b)`)
+})
 
 // pythonDynamic finds Python that imports or runs code chosen as it runs:
 // an import by a computed name, code run from a string (exec, eval), or
 // a change of where modules are looked up.
-var pythonDynamic = regexp.MustCompile(`__import__|importlib|runpy|\b(?:exec|execfile|eval)\s*\(|\bsys\s*\.\s*(?:path|meta_path|path_hooks)\b|\baddsitedir\b`)
+var pythonDynamic = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`__import__|importlib|runpy|\b(?:exec|execfile|eval)\s*\(|\bsys\s*\.\s*(?:path|meta_path|path_hooks)\b|\baddsitedir\b`)
+})
 
 // python binds the modules the Python script at real imports from beside
 // it: Python looks there first, so a module file that is there (or is
@@ -235,7 +240,7 @@ func (w *depWalk) readModule(real string, depth int) (string, bool) {
 // pythonSource binds the modules the Python code src (of from) imports
 // from dir, the first place Python looks.
 func (w *depWalk) pythonSource(real, src, dir string, depth int) {
-	if pythonDynamic.MatchString(src) {
+	if pythonDynamic().MatchString(src) {
 		w.unseen(real + " imports or runs code by a name computed when it runs")
 		return
 	}
@@ -243,7 +248,7 @@ func (w *depWalk) pythonSource(real, src, dir string, depth int) {
 		// A statement ends at ";", and an import may follow the ":" of a
 		// compound statement on its line ("try: import x").
 		for _, stmt := range strings.FieldsFunc(line, func(r rune) bool { return r == ';' || r == ':' }) {
-			m := pythonImport.FindStringSubmatch(stmt)
+			m := pythonImport().FindStringSubmatch(stmt)
 			if m == nil {
 				continue
 			}

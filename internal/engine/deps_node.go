@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/shell"
 )
@@ -337,11 +338,15 @@ type jsToken struct {
 
 // jsLiteralLoad matches, in any text, a require, import or export of a
 // literal specifier: require('x'), import('x'), import 'x', from 'x'.
-var jsLiteralLoad = regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:'([^'\n]*)'|"([^"\n]*)"|` + "`([^`$]*)`" + `)|\b(?:from|import)\s*(?:'([^'\n]*)'|"([^"\n]*)")`)
+var jsLiteralLoad = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:'([^'\n]*)'|"([^"\n]*)"|` + "`([^`$]*)`" + `)|\b(?:from|import)\s*(?:'([^'\n]*)'|"([^"\n]*)")`)
+})
 
 // jsComputedLoad matches, in any text, a call of require or import() on
 // something other than a literal, or on a template with a substitution.
-var jsComputedLoad = regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:[^'"` + "`" + `\s)]|` + "`[^`]*\\$\\{)")
+var jsComputedLoad = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:[^'"` + "`" + `\s)]|` + "`[^`]*\\$\\{)")
+})
 
 // jsTokens splits src into tokens, skipping comments and reading strings,
 // templates and regular expressions as single tokens.
@@ -470,11 +475,11 @@ func nodeSpecifiers(src string) ([]string, string) {
 	// the literal specifiers a misread token may hide; a call of require
 	// or import() on something other than a literal there is taken as
 	// computed.
-	if jsComputedLoad.MatchString(src) {
+	if jsComputedLoad().MatchString(src) {
 		return nil, "requires or imports a module by a name computed when it runs"
 	}
 	var specs []string
-	for _, m := range jsLiteralLoad.FindAllStringSubmatch(src, -1) {
+	for _, m := range jsLiteralLoad().FindAllStringSubmatch(src, -1) {
 		for _, g := range m[1:] {
 			if g != "" {
 				specs = append(specs, g)

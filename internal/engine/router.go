@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/risk"
@@ -220,11 +221,11 @@ func parseShell(in map[string]any, c *call) error {
 	return nil
 }
 
-var safeWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var safeWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })
 
 // shellQuote quotes s as one shell word.
 func shellQuote(s string) string {
-	if s != "" && safeWord.MatchString(s) {
+	if s != "" && safeWord().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -381,7 +382,9 @@ func parseSearch(in map[string]any, c *call) error {
 
 // patchFile matches the file headers of an apply_patch envelope and of a
 // unified diff.
-var patchFile = regexp.MustCompile(`(?m)^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+?)\s*$`)
+var patchFile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+?)\s*$`)
+})
 
 // PatchPaths returns the paths a patch's file headers name, in order and
 // each once, as the engine judges them: the files of "*** Add/Update/Delete
@@ -391,7 +394,7 @@ var patchFile = regexp.MustCompile(`(?m)^(?:\*\*\* (?:Add|Update|Delete) File: |
 func PatchPaths(p string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range patchFile.FindAllStringSubmatch(p, -1) {
+	for _, m := range patchFile().FindAllStringSubmatch(p, -1) {
 		name := strings.TrimSpace(m[1])
 		if strings.HasPrefix(m[0], "+++ ") || strings.HasPrefix(m[0], "--- ") {
 			var file bool

@@ -9,13 +9,15 @@ import (
 )
 
 // ids is the generator of the gate's identifiers: a ChaCha8 stream,
-// cryptographically strong, seeded once from the operating system. An
-// identifier costs no system call, where reading the kernel's random
-// source for each one was a measurable part of a decision.
-var ids = struct {
+// cryptographically strong, seeded once from the operating system when
+// the first identifier is made (not at start-up: most runs of the
+// program make none). An identifier costs no system call, where reading
+// the kernel's random source for each one was a measurable part of a
+// decision.
+var ids struct {
 	sync.Mutex
-	r *rand.ChaCha8
-}{r: rand.NewChaCha8(seed())}
+	r *rand.ChaCha8 // nil until the first identifier
+}
 
 func seed() [32]byte {
 	var s [32]byte
@@ -29,6 +31,9 @@ func seed() [32]byte {
 // randomHex returns 64 random bits as 16 hex digits.
 func randomHex() string {
 	ids.Lock()
+	if ids.r == nil {
+		ids.r = rand.NewChaCha8(seed())
+	}
 	v := ids.r.Uint64()
 	ids.Unlock()
 	var b [8]byte

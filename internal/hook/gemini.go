@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/policy"
@@ -55,7 +56,7 @@ func geminiChecks(req engine.Request) ([]engine.Request, error) {
 const jsSpace = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 // githubBlob is the GitHub path Gemini CLI rewrites to its raw form.
-var githubBlob = regexp.MustCompile(`^/([^/]+/[^/]+)/blob/`)
+var githubBlob = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/([^/]+/[^/]+)/blob/`) })
 
 // geminiFetches returns one WebFetch request per URL a Gemini CLI
 // web_fetch call req fetches, with req's cwd and session.
@@ -138,10 +139,10 @@ func geminiFetchURLs(input map[string]any) ([]string, error) {
 			}
 		}
 		add(u.String())
-		if strings.EqualFold(u.Hostname(), "github.com") && githubBlob.MatchString(u.Path) {
+		if strings.EqualFold(u.Hostname(), "github.com") && githubBlob().MatchString(u.Path) {
 			raw := *u
 			raw.Host = "raw.githubusercontent.com"
-			raw.Path = githubBlob.ReplaceAllString(u.Path, "/$1/")
+			raw.Path = githubBlob().ReplaceAllString(u.Path, "/$1/")
 			raw.RawPath = ""
 			add(raw.String())
 		}

@@ -30,7 +30,7 @@ func FuzzScan(f *testing.F) {
 		// Wrapped, the text cannot end the wrapper: the only marker tags
 		// are its own two.
 		if fs := Scan(text); len(fs) > 0 {
-			if w := Wrap(text, fs); len(markerTag.FindAll(w, -1)) != 2 {
+			if w := Wrap(text, fs); len(markerTag().FindAll(w, -1)) != 2 {
 				t.Fatalf("wrapped output holds a marker of its own: %q", w)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Markers [Wrap] puts around untrusted output.
@@ -32,7 +33,7 @@ func Wrap(out []byte, findings []Finding) []byte {
 			classes = append(classes, string(f.Class))
 		}
 	}
-	body := markerTag.ReplaceAll(out, []byte(`<\$1`))
+	body := markerTag().ReplaceAll(out, []byte(`<\$1`))
 	var b bytes.Buffer
 	b.Grow(len(body) + 300)
 	b.WriteString(OpenMarker)
@@ -51,4 +52,4 @@ func Wrap(out []byte, findings []Finding) []byte {
 // markerTag finds what a reader could take for a marker: "<", then
 // "/" or none, then the markers' name, in any case and with any spaces
 // between them.
-var markerTag = regexp.MustCompile(`(?i)<(\s*/?\s*untrusted-tool-output)`)
+var markerTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(\s*/?\s*untrusted-tool-output)`) })

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/engine"
 	"github.com/toolgate/toolgate/internal/gate"
@@ -174,7 +175,7 @@ func parseEnvelope(text string) ([]filePatch, error) {
 	return fps, nil
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`) })
 
 func parseUnified(text string) ([]filePatch, error) {
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
@@ -202,7 +203,7 @@ func parseUnified(text string) ([]filePatch, error) {
 		}
 		n += 2
 		for n < len(lines) && strings.HasPrefix(lines[n], "@@") {
-			m := hunkHeader.FindStringSubmatch(lines[n])
+			m := hunkHeader().FindStringSubmatch(lines[n])
 			if m == nil {
 				return nil, fmt.Errorf("input.patch: line %d: %q is not a hunk header (@@ -l,s +l,s @@)", n+1, lines[n])
 			}
