@@ -1378,6 +1378,15 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		return u
 	}
 	name := cmd.Name
+	if name == "" && e.dialect == bash && (len(cmd.Args) > 0 || len(cmd.Assigns) == 0 && len(cmd.Redirects) == 0) {
+		// A command word that is empty ('' rm -rf x): bash looks up a
+		// program named "" and finds none, which no table knows for sure
+		// of every shell.
+		u.unknown = "the program's name is an empty word"
+		u.Risk = risk.Execute
+		u.RiskWhy = append(u.RiskWhy, "program name is empty")
+		return u
+	}
 	if name == "" {
 		// An assignment alone (X=1): no program runs; substitutions in the
 		// value are commands of their own.

@@ -204,6 +204,11 @@ func parseShell(in map[string]any, c *call) error {
 			if strings.ContainsRune(s, 0) {
 				return &fieldError{fmt.Sprintf("command[%d]", i), "must not contain a NUL byte"}
 			}
+			// A program named by nothing (or blanks) runs nothing anyone
+			// could judge; the quoted word would read as a command.
+			if i == 0 && strings.TrimSpace(s) == "" {
+				return &fieldError{"command[0]", "must name the program to run, not be empty"}
+			}
 			words[i] = shellQuote(s)
 		}
 		c.command = strings.Join(words, " ")
