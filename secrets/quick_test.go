@@ -115,3 +115,20 @@ func TestFirstScanLoadsNoRules(t *testing.T) {
 		t.Fatal("the rules were not loaded")
 	}
 }
+
+// TestRedactAfter: only the part of s is redacted, what the prefix names
+// in it and what it holds alone; a secret in the prefix is not.
+func TestRedactAfter(t *testing.T) {
+	mark := func(f Finding, _ string) string { return "<" + f.Rule + ">" }
+	for _, tc := range []struct{ prefix, s, want string }{
+		{"--password ", "S3cr3tPassw0rd9xQz", "<option-secret>"},
+		{`"password":"`, "S3cr3tPassw0rd9xQz", "<generic-secret>"},
+		{"-e ", "S3cr3tPassw0rd9xQz", "S3cr3tPassw0rd9xQz"},
+		{"token " + ghp + " ", "hello", "hello"},
+		{"x ", "token " + ghp, "token <github-token>"},
+	} {
+		if got := RedactAfter(tc.prefix, tc.s, mark); got != tc.want {
+			t.Errorf("RedactAfter(%q, %q) = %q, want %q", tc.prefix, tc.s, got, tc.want)
+		}
+	}
+}

@@ -271,6 +271,34 @@ func RedactFunc(s string, marker func(f Finding, secret string) string) string {
 	return b.String()
 }
 
+// RedactAfter returns s with the secrets redacted that a scan of prefix
+// and s joined finds in s, as RedactFunc redacts them: those that what
+// comes before s names (a key, an option), and those of s alone. A secret
+// that ends in prefix is left to prefix's own redaction. It returns s
+// itself when it holds none.
+func RedactAfter(prefix, s string, marker func(f Finding, secret string) string) string {
+	t := prefix + s
+	if !Contains(t) {
+		return s
+	}
+	var b strings.Builder
+	last := len(prefix)
+	for _, f := range Scan(t) {
+		if f.End <= len(prefix) {
+			continue
+		}
+		start := max(f.Start, len(prefix))
+		b.WriteString(t[last:start])
+		b.WriteString(marker(f, t[start:f.End]))
+		last = f.End
+	}
+	if last == len(prefix) {
+		return s
+	}
+	b.WriteString(t[last:])
+	return b.String()
+}
+
 // secret returns the span of the secret in the match m of the regex in w,
 // and whether it passes the rule's checks.
 func (r *rule) secret(w string, m []int) (start, end int, ok bool) {

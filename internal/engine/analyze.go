@@ -1694,11 +1694,17 @@ func secretKinds(s string) []string {
 	return kinds
 }
 
-// redactAll returns words with secrets redacted, or nil when none holds one.
+// redactAll returns words with secrets redacted, each alone and as the
+// word after the one before it (--password S3cr…), or nil when none holds
+// one.
 func redactAll(words []string) []string {
 	var out []string
 	for i, w := range words {
 		r := secrets.Redact(w)
+		if i > 0 {
+			// A secret given to the option before (--password S3cr…).
+			r = secrets.RedactAfter(words[i-1]+" ", r, redactMarker)
+		}
 		if r != w && out == nil {
 			out = append([]string{}, words...)
 		}
@@ -1708,6 +1714,9 @@ func redactAll(words []string) []string {
 	}
 	return out
 }
+
+// redactMarker is the marker secrets.Redact puts in a secret's place.
+func redactMarker(f secrets.Finding, _ string) string { return "[REDACTED:" + f.Rule + "]" }
 
 // toolUnit fills u, zero but for the empty slices it may append to, with
 // the single unit of a non-shell call.

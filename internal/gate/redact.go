@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -93,6 +92,15 @@ func (r *Redactor) Value(v any) (any, bool) {
 		var out []any
 		for i, e := range x {
 			re, changed := r.Value(e)
+			// An argv array names a secret in the word before it
+			// (["mysql", "--password", "S3cr…"]).
+			if s, ok := re.(string); ok && i > 0 {
+				if prev, ok := x[i-1].(string); ok {
+					if t := r.after(prev, argSep, s); t != s {
+						re, changed = t, true
+					}
+				}
+			}
 			if !changed {
 				continue
 			}
@@ -114,32 +122,21 @@ func (r *Redactor) Value(v any) (any, bool) {
 // secret is known by the name before it ("password":"…") finds it there.
 const fieldSep = `":"`
 
+// argSep joins two words of an array as a command line joins an argv's
+// words, where a rule whose secret is known by the option before it
+// (--password S3cr…) finds it.
+const argSep = " "
+
 // field returns v, the string value of the key k, with its secrets
 // redacted: those of v alone, and those that the key names.
 func (r *Redactor) field(k, v string) string {
-	v = r.String(v)
-	pre := len(k) + len(fieldSep)
-	t := k + fieldSep + v
-	if !secrets.Contains(t) {
-		return v
-	}
-	fs := secrets.Scan(t)
-	var b strings.Builder
-	last := pre
-	for _, f := range fs {
-		if f.End <= pre {
-			continue // in the key: redacted as the key
-		}
-		start := max(f.Start, pre)
-		b.WriteString(t[last:start])
-		b.WriteString(r.marker(f.Rule, t[start:f.End]))
-		last = f.End
-	}
-	if last == pre {
-		return v
-	}
-	b.WriteString(t[last:])
-	return b.String()
+	return r.after(k, fieldSep, r.String(v))
+}
+
+// after returns v with the secrets redacted that a scan of k, sep and v
+// joined finds in v: those that what comes before v names.
+func (r *Redactor) after(k, sep, v string) string {
+	return secrets.RedactAfter(k+sep, v, func(f secrets.Finding, secret string) string { return r.marker(f.Rule, secret) })
 }
 
 // Input returns the arguments of a tool call with their secrets redacted:
@@ -197,7 +194,11 @@ func mayHoldSecret(raw []byte) bool {
 	// key is the last object key and colon the index of the colon after
 	// it: a string that follows it is its value, looked at with it.
 	key, colon := "", -1
-	var pair []byte // a key and its value joined, reused
+	// prev is the last string and prevEnd the index after it: a string
+	// that follows it after a comma may be the next word of an argv array,
+	// looked at with it.
+	prev, prevEnd := "", -1
+	var pair []byte // a key and its value, or two words, joined; reused
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -242,9 +243,26 @@ func mayHoldSecret(raw []byte) bool {
 		}
 		if j < len(raw) && raw[j] == ':' {
 			key, colon = s, j
+			prevEnd = -1
+			continue
 		}
+		// Two strings with a comma between, neither a key: two elements
+		// of one array.
+		if prevEnd >= 0 && isComma(raw[prevEnd:start]) {
+			pair = append(append(append(pair[:0], prev...), argSep...), s...)
+			if secrets.Contains(unsafe.String(unsafe.SliceData(pair), len(pair))) {
+				return true
+			}
+		}
+		prev, prevEnd = s, i+1
 	}
 	return false
+}
+
+// isComma reports whether b is one comma between JSON whitespace.
+func isComma(b []byte) bool {
+	i := bytes.IndexByte(b, ',')
+	return i >= 0 && isSpace(b[:i]) && isSpace(b[i+1:])
 }
 
 // isSpace reports whether b is JSON whitespace only.

@@ -127,12 +127,14 @@ func payloadDecoded(r *Redactor, raw []byte) ([]byte, error) {
 }
 
 // tokenHoldsSecret reports whether a string of raw, read token by token
-// (the values of a key named twice too), holds a secret alone or joined
-// to its key as [Redactor.Value] joins them.
+// (the values of a key named twice too), holds a secret alone, joined to
+// its key or joined to the string before it in an array, as
+// [Redactor.Value] joins them.
 func tokenHoldsSecret(raw []byte) bool {
 	type level struct {
 		object, wantKey bool
 		key             string
+		prev            *string // in an array, the element before when a string
 	}
 	var stack []level
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -146,8 +148,15 @@ func tokenHoldsSecret(raw []byte) bool {
 		if n := len(stack); n > 0 && stack[n-1].object {
 			top = &stack[n-1]
 		}
+		var arr *level
+		if n := len(stack); n > 0 && !stack[n-1].object {
+			arr = &stack[n-1]
+		}
 		switch t := tok.(type) {
 		case json.Delim:
+			if arr != nil {
+				arr.prev = nil
+			}
 			if t == '{' || t == '[' {
 				if top != nil {
 					top.wantKey = true // after this value, a key
@@ -167,6 +176,17 @@ func tokenHoldsSecret(raw []byte) bool {
 			}
 			if top != nil && secrets.Contains(top.key+fieldSep+t) {
 				return true
+			}
+			if arr != nil {
+				if arr.prev != nil && secrets.Contains(*arr.prev+argSep+t) {
+					return true
+				}
+				arr.prev = &t
+				continue
+			}
+		default:
+			if arr != nil {
+				arr.prev = nil
 			}
 		}
 		if top != nil {
@@ -499,5 +519,43 @@ func TestRedactorDuplicateKeys(t *testing.T) {
 				t.Errorf("Payload(%s) = %s", in, out)
 			}
 		}
+	}
+}
+
+// TestRedactorArgv: a secret given to an option in the next word of an
+// argv array is redacted, and only that word; a word that merely follows
+// an option's name in an object, or in another array, is left alone.
+func TestRedactorArgv(t *testing.T) {
+	const pass = "S3cr3tPassw0rd9xQz"
+	r := NewRedactor(nil)
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"the word after --password", `{"command":["mysql","--password","` + pass + `","-e","select 1"]}`,
+			`{"command":["mysql","--password","[REDACTED:option-secret]","-e","select 1"]}`},
+		{"spaces around the comma", `{"command":[ "psql" , "--db-password"  ,  "` + pass + `" ]}`,
+			`{"command":["psql","--db-password","[REDACTED:option-secret]"]}`},
+		{"escaped option name", `{"argv":["x","--to\u006ben","` + pass + `"]}`,
+			`{"argv":["x","--token","[REDACTED:option-secret]"]}`},
+		{"a number between", `{"command":["--password",1,"` + pass + `"]}`, ""},
+		{"a nested array between", `{"command":["--password",["` + pass + `"]]}`, ""},
+		{"an object value then a key", `{"a":"--password","` + pass + `":1}`, ""},
+		{"two arrays", `[["--password"],["` + pass + `"]]`, ""},
+		{"the option's value low in entropy", `{"command":["tool","--password","aaaaaaaaaaaaaaaa"]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := r.Payload([]byte(tc.in))
+			must(t, err)
+			want := tc.want
+			if want == "" {
+				want = tc.in // nothing to redact: the bytes are kept
+			}
+			if string(out) != want {
+				t.Fatalf("Payload(%s)\n got %s\nwant %s", tc.in, out, want)
+			}
+			if wantRef, err := payloadDecoded(r, []byte(tc.in)); err != nil || !bytes.Equal(out, wantRef) {
+				t.Fatalf("got %s, the decoded document gives %s (%v)", out, wantRef, err)
+			}
+		})
 	}
 }
