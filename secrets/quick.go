@@ -59,7 +59,7 @@ func keywordLines(data string) []string {
 				return nil
 			}
 			kw, err := strconv.Unquote(item)
-			if err != nil || !strings.HasPrefix(item, `"`) || kw == "" || kw != lowerASCII(kw) || strings.Contains(kw, `"`) {
+			if err != nil || !strings.HasPrefix(item, `"`) || kw == "" || !isASCII(kw) || strings.Contains(kw, `"`) {
 				return nil
 			}
 			kws = append(kws, kw)
@@ -78,8 +78,10 @@ func surelyClean(s string) bool {
 }
 
 // noKeyword reports whether s is short and no keyword of the embedded
-// rules occurs in it, ASCII case ignored. Text with 'ſ' or 'K', which
-// regexp folds to ASCII letters, is left to the rules.
+// rules occurs in it, ASCII case ignored but for keywords written with
+// upper-case letters, which every match of their rule holds as written.
+// Text with 'ſ' or 'K', which regexp folds to ASCII letters, is left to
+// the rules.
 func noKeyword(s string) bool {
 	if len(s) > quickMax {
 		return false
@@ -89,7 +91,12 @@ func noKeyword(s string) bool {
 		return false
 	}
 	for _, kw := range kws {
-		if containsFoldASCII(s, kw) {
+		if kw != lowerASCII(kw) {
+			// Every match holds it in this case.
+			if strings.Contains(s, kw) {
+				return false
+			}
+		} else if containsFoldASCII(s, kw) {
 			return false
 		}
 	}

@@ -45,7 +45,8 @@ func TestKeywordLines(t *testing.T) {
 		{"a rule without keywords", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nid = \"x\"\n", nil},
 		{"a list over lines", "[[rule]]\nkeywords = [\n  \"ab\",\n]\n", nil},
 		{"an empty list", "[[rule]]\nkeywords = []\n", nil},
-		{"upper case", "[[rule]]\nkeywords = [\"AB\"]\n", nil},
+		{"upper case", "[[rule]]\nkeywords = [\"AB\"]\n", []string{"AB"}},
+		{"not ASCII", "[[rule]]\nkeywords = [\"\u00e9\"]\n", nil},
 		{"a literal string", "[[rule]]\nkeywords = ['ab']\n", nil},
 		{"an escape", "[[rule]]\nkeywords = [\"a\\u0062\"]\n", nil},
 		{"a comma in a keyword", "[[rule]]\nkeywords = [\"a,b\"]\n", nil},
@@ -70,7 +71,9 @@ func TestNoKeyword(t *testing.T) {
 		{"", true},
 		{"cat ~/.aws/credentials", true}, // no rule's keyword: the path rules judge it
 		{"echo GHP_abc", false},
-		{"npm run task", false}, // "sk"
+		{"npm run task", true},          // "sk", not "SK"
+		{"riskAtDecision", true},        // a key of every decision's event
+		{"x SK0123456789abcdef", false}, // a Twilio key's start
 		{"curl https://x", false},
 		{"PassWord", false},
 		{"\u017fk_live_x", false}, // ſ folds to s

@@ -147,10 +147,15 @@ func parseRules(data []byte, name string, lazy bool) (*ruleSet, error) {
 			re = func() *regexp.Regexp { return c }
 		}
 		for _, kw := range fr.Keywords {
-			if kw == "" || kw != lowerASCII(kw) || strings.ContainsAny(kw, "\r\n") {
-				return nil, fail("keyword %q must be non-empty, lower-case and on one line", kw)
+			if kw == "" || strings.ContainsAny(kw, "\r\n") || !isASCII(kw) {
+				return nil, fail("keyword %q must be non-empty, ASCII and on one line", kw)
 			}
-			kws = append(kws, keyword{kw, len(rs.rules)})
+			if kw != lowerASCII(kw) && strings.Contains(fr.Regex, "(?i") {
+				return nil, fail("keyword %q has upper-case letters, which say that every match holds it in that case, but the regex ignores case", kw)
+			}
+			// The automaton ignores case; the check before loading does
+			// not, for a keyword with upper-case letters.
+			kws = append(kws, keyword{lowerASCII(kw), len(rs.rules)})
 		}
 		for _, w := range fr.Stopwords {
 			if w == "" || w != lowerASCII(w) {
@@ -541,6 +546,15 @@ func foldASCII(dst []byte, s string) []byte {
 }
 
 // lowerASCII returns s with ASCII letters lower-cased.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func lowerASCII(s string) string {
 	return string(foldASCII(make([]byte, 0, len(s)), s))
 }
