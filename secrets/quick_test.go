@@ -51,6 +51,17 @@ func TestKeywordLines(t *testing.T) {
 		{"a comma in a keyword", "[[rule]]\nkeywords = [\"a,b\"]\n", nil},
 		{"a trailing comment", "[[rule]]\nkeywords = [\"ab\"] # c\n", nil},
 		{"no rules", "", nil},
+		// Lines the decoder reads otherwise than a line at a time.
+		{"a key in another case", "[[rule]]\nkeywords = [\"ab\"]\nKeywords = [\"cd\"]\n", nil},
+		{"a quoted key in another case", "[[rule]]\nkeywords = [\"ab\"]\n\"Keywords\" = [\"cd\"]\n", nil},
+		{"a keywords line in a multi-line string", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nregex = '''\nkeywords = [\"x\"]\n'''\n", nil},
+		{"a rule header in a multi-line string", "[[rule]]\nkeywords = [\"ab\"]\nregex = \"\"\"\n[[rule]]\nkeywords = [\"x\"]\n\"\"\"\n", nil},
+		{"a quoted rule header", "[[rule]]\nkeywords = [\"ab\"]\n[[\"rule\"]]\nid = \"x\"\n", nil},
+		{"a rule header with a comment", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]] # c\nid = \"x\"\n", nil},
+		{"a rule header with spaces", "[[rule]]\nkeywords = [\"ab\"]\n[[ rule ]]\nid = \"x\"\n", nil},
+		{"a list over lines before", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nstopwords = [ # ]\n\"keywords = [\\\"x\\\"]\",\n]\n", nil},
+		{"a one-line multi-line string", "[[rule]]\nregex = '''a'''\nkeywords = [\"ab\"]\n", []string{"ab"}},
+		{"comments and blank lines", "# keywords = [\"x\"]\n\n[[rule]]\r\n  # [[rule]]\nkeywords = [\"ab\"]\r\n", []string{"ab"}},
 	} {
 		if got := keywordLines(tc.data); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: keywordLines = %q, want %q", tc.name, got, tc.want)
@@ -114,4 +125,34 @@ func TestFirstScanLoadsNoRules(t *testing.T) {
 	if !rulesLoaded.Load() {
 		t.Fatal("the rules were not loaded")
 	}
+}
+
+// FuzzKeywordLines: the keywords read a line at a time are none, or those
+// that decoding the file gives, and then every rule has some.
+func FuzzKeywordLines(f *testing.F) {
+	f.Add(string(patternsTOML))
+	f.Add("[[rule]]\nkeywords = [\"ab\", \"c-d\"]\n[[rule]]\n  keywords=[\"x\"]\n")
+	f.Add("[[rule]]\nkeywords = [\"ab\"]\nKeywords = [\"cd\"]\n")
+	f.Add("[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nregex = '''\nkeywords = [\"x\"]\n'''\n")
+	f.Add("[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nstopwords = [ # ]\n\"x\",\n]\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		got := keywordLines(data)
+		if got == nil {
+			return
+		}
+		var fr fileRules
+		if err := toml.NewDecoder(strings.NewReader(data)).DisallowUnknownFields().Decode(&fr); err != nil {
+			return // the rules do not load: no text is scanned
+		}
+		var want []string
+		for i, r := range fr.Rule {
+			if len(r.Keywords) == 0 {
+				t.Fatalf("keywordLines = %q, but rule %d has no keywords", got, i)
+			}
+			want = append(want, r.Keywords...)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("keywordLines = %q, the decoded keywords %q", got, want)
+		}
+	})
 }
