@@ -156,3 +156,87 @@ func FuzzKeywordLines(f *testing.F) {
 		}
 	})
 }
+
+// noKeywordAsMatcher reports what noKeyword must answer for s: the text
+// is short, holds neither of the runes that regexp folds to ASCII
+// letters, and the rules' keyword automaton finds no keyword in it.
+func noKeywordAsMatcher(rs *ruleSet, s string) bool {
+	if len(s) > quickMax || strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
+		return false
+	}
+	return !rs.plan(new(scratch), s)
+}
+
+// TestNoKeywordIsTheMatcher: the check before loading finds a keyword
+// wherever the loaded rules' automaton does, and nowhere else, in texts
+// made of keywords and their pieces in either case, the runes regexp
+// folds, invalid UTF-8 and line breaks, of up to and just over quickMax
+// bytes.
+func TestNoKeywordIsTheMatcher(t *testing.T) {
+	rs, err := parseRules(patternsTOML, patternsFile, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := []string{"\u017f", "\u212a", "\xc5", "\xbf", "\xe2\x84", "\xaa", "\xff", "\x00", "\n", "\r", " ", "İ", "ı", "\u200d"}
+	for _, kw := range quickKeywords() {
+		pieces = append(pieces, kw, strings.ToUpper(kw), kw[:len(kw)/2], kw[len(kw)/2:], strings.ToUpper(kw[:1])+kw[1:])
+	}
+	// At the length limit, with a keyword at either end or none.
+	var edges []string
+	for n := quickMax - 2; n <= quickMax+2; n++ {
+		for _, kw := range []string{"", "sk", "Sk-", "hooks.slack.com", "PRIVATE KEY", "\u017f"} {
+			fill := strings.Repeat("x", max(0, n-len(kw)))
+			edges = append(edges, fill+kw, kw+fill)
+		}
+	}
+	for _, s := range edges {
+		if got, want := noKeyword(s), noKeywordAsMatcher(rs, s); got != want {
+			t.Errorf("noKeyword(%d bytes %.12q…%q) = %v, the rules' automaton says %v", len(s), s, s[max(0, len(s)-16):], got, want)
+		}
+	}
+	clean, dirty := 0, 0
+	for trial := range 20000 {
+		var b strings.Builder
+		n := rng.IntN(40)
+		if trial%40 == 0 {
+			n = quickMax - 30 + rng.IntN(60)
+		}
+		for b.Len() < n {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+			if rng.IntN(3) == 0 {
+				b.WriteString(fake("abcxyzAZ_-.:/=", 1))
+			}
+		}
+		s := b.String()
+		want := noKeywordAsMatcher(rs, s)
+		if got := noKeyword(s); got != want {
+			t.Fatalf("noKeyword(%q) = %v, the rules' automaton says %v", s, got, want)
+		}
+		if want {
+			clean++
+		} else {
+			dirty++
+		}
+	}
+	if clean < 1000 || dirty < 1000 {
+		t.Fatalf("%d texts without a keyword and %d with one: the test tells nothing", clean, dirty)
+	}
+}
+
+// FuzzNoKeyword holds the check before loading to the rules' automaton.
+func FuzzNoKeyword(f *testing.F) {
+	rs, err := parseRules(patternsTOML, patternsFile, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range scanCases {
+		f.Add(c.in)
+	}
+	f.Add("PassWord \u017fecret \xff toKen")
+	f.Add(strings.Repeat("x", quickMax-3) + "sk-")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := noKeyword(s), noKeywordAsMatcher(rs, s); got != want {
+			t.Fatalf("noKeyword(%q) = %v, the rules' automaton says %v", s, got, want)
+		}
+	})
+}
