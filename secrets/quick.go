@@ -124,8 +124,9 @@ func surelyClean(s string) bool {
 }
 
 // noKeyword reports whether s is short and no keyword of the embedded
-// rules occurs in it, ASCII case ignored. Text with 'ſ' or 'K', which
-// regexp folds to ASCII letters, is left to the rules.
+// rules occurs in it, ASCII case ignored. Text with U+017F (long s) or
+// U+212A (Kelvin sign), which regexp folds to ASCII letters, is left to
+// the rules.
 func noKeyword(s string) bool {
 	if len(s) > quickMax {
 		return false

@@ -233,6 +233,7 @@ var scanCases = []scanCase{
 	// azure-storage-account-key
 	pos("azure connection string", "azure-storage-account-key",
 		"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=", azureKey, ";EndpointSuffix=core.windows.net"),
+	pos("azure connection string with a Kelvin sign", "azure-storage-account-key", "AccountName=acct;Account\u212aey=", azureKey, ""),
 	neg("azure connection string placeholder", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=<key>"),
 
 	// url-basic-auth
@@ -259,6 +260,7 @@ var scanCases = []scanCase{
 	pos("generic curl form", "generic-secret", "curl -d 'access_token=", genericKey, "' https://x"),
 	pos("generic yaml", "generic-secret", "db:\n  password: ", genericPass, "\n"),
 	pos("generic go assignment", "generic-secret", `apiKey := "`, genericKey, `"`),
+	pos("generic token with a Kelvin sign", "generic-secret", "TO\u212aEN=", genericKey, ""),
 	neg("placeholder changeme", `password = "changeme"`),
 	neg("placeholder x", `api_key = "xxxxxxxxxxxxxxxxxxxxxxxx"`),
 	neg("placeholder variable", `token = "${API_TOKEN}"`),
@@ -349,6 +351,22 @@ func TestKeywordsCoverMatches(t *testing.T) {
 	}
 	if got := Scan("paſſword = " + genericKey); len(got) != 1 {
 		t.Errorf("long s in a keyword: got %v", got)
+	}
+	// The Kelvin sign (U+212A), which regexp's case folding equates with
+	// 'k', in a keyword of a case-insensitive rule.
+	for _, in := range []string{
+		"to\u212aen = " + genericKey,
+		"HEROKU_API_\u212aEY=" + herokuUUID,
+		"hero\u212au_api_key=" + herokuUUID,
+		"AccountName=acct;Account\u212aey=" + azureKey,
+		"aws_secret_access_\u212aey = " + awsSecret,
+	} {
+		if got, want := Scan(in), scanAll(in); len(want) != 1 || !slices.Equal(got, want) {
+			t.Errorf("Kelvin sign in a keyword: Scan(%+q) = %v, without prefilter %v", in, got, want)
+		}
+		if !Contains(in) || strings.Contains(Redact(in), in[len(in)-16:]) {
+			t.Errorf("Kelvin sign in a keyword: %+q is not redacted: %q", in, Redact(in))
+		}
 	}
 }
 
