@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -239,4 +241,31 @@ func FuzzNoKeyword(f *testing.F) {
 			t.Fatalf("noKeyword(%q) = %v, the rules' automaton says %v", s, got, want)
 		}
 	})
+}
+
+// TestFoldRunes: U+017F and U+212A are the only runes beyond ASCII that
+// regexp's case folding equates with an ASCII letter, as the check before
+// loading and the keyword scan assume (Unicode tables of a later Go could
+// add one).
+func TestFoldRunes(t *testing.T) {
+	var got []rune
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < utf8.RuneSelf {
+				got = append(got, r)
+				break
+			}
+		}
+	}
+	if want := []rune{'\u017f', '\u212a'}; !slices.Equal(got, want) {
+		t.Fatalf("runes folding to ASCII: %U, want %U", got, want)
+	}
+	for _, r := range got {
+		if folded := lowerASCII(string(r)); len(folded) != 1 || !strings.EqualFold(folded, string(r)) {
+			t.Errorf("lowerASCII(%U) = %q", r, folded)
+		}
+		if noKeyword(string(r)) {
+			t.Errorf("noKeyword(%U) = true", r)
+		}
+	}
 }
