@@ -3,6 +3,7 @@ package secrets
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,4 +53,97 @@ func TestEveryRuleRedactsInAFreshProcess(t *testing.T) {
 			t.Errorf("rule %s has no positive case to redact", id)
 		}
 	}
+}
+
+// freshAgree names the child process of TestFreshProcessAnswersAsLoaded.
+const freshAgree = "TOOLGATE_SECRETS_FRESH_AGREE"
+
+// freshInputs are the scan cases and variants of them that come close to
+// a secret without holding a keyword as written: the keyword cut by an
+// invalid byte, a joiner or a dotless i, with runes regexp folds, in
+// JSON's and the shell's escapes, in other case, and padded to the length
+// limit of the check before loading.
+func freshInputs() []string {
+	var ins []string
+	for _, c := range scanCases {
+		s := c.in
+		ins = append(ins, s, strings.ToUpper(s), strings.ToLower(s))
+		if c.secret == "" {
+			continue
+		}
+		for _, cut := range []string{"\xff", "\xc5", "\u200d", "\u00ad"} {
+			for i := 1; i < min(len(s), 24); i++ {
+				ins = append(ins, s[:i]+cut+s[i:])
+			}
+		}
+		ins = append(ins,
+			strings.NewReplacer("s", "\u017f", "S", "\u017f").Replace(s),
+			strings.NewReplacer("k", "\u212a", "K", "\u212a").Replace(s),
+			strings.NewReplacer("i", "ı", "I", "İ").Replace(s),
+			strings.NewReplacer("_", `\u005f`, "-", `\u002d`).Replace(s),
+			strings.NewReplacer("_", `\x5f`, "-", `\x2d`).Replace(s),
+			strings.NewReplacer("\n", "\r\n").Replace(s),
+		)
+		for n := quickMax - 1; n <= quickMax+1; n++ {
+			if pad := n - len(s); pad > 0 {
+				ins = append(ins, strings.Repeat("x", pad)+s, s+strings.Repeat("\n", pad))
+			}
+		}
+	}
+	return ins
+}
+
+// TestFreshProcessAnswersAsLoaded: what Scan, Contains, Redact and
+// RedactFunc answer before the rules are loaded is what they answer once
+// they are, for every text the check before loading calls clean.
+func TestFreshProcessAnswersAsLoaded(t *testing.T) {
+	if os.Getenv(freshAgree) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFreshProcessAnswersAsLoaded$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), freshAgree+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestFreshProcessAnswersAsLoaded") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	if rulesLoaded.Load() {
+		t.Fatal("the rules are loaded before the first scan")
+	}
+	type answer struct {
+		scan        []Finding
+		contains    bool
+		redact, fun string
+	}
+	marker := func(f Finding, secret string) string { return "<" + f.Rule + ":" + secret + ">" }
+	ask := func(s string) answer {
+		return answer{Scan(s), Contains(s), Redact(s), RedactFunc(s, marker)}
+	}
+	ins := freshInputs()
+	fresh := map[int]answer{}
+	for i, s := range ins {
+		if !noKeyword(s) {
+			continue
+		}
+		fresh[i] = ask(s)
+		if rulesLoaded.Load() {
+			t.Fatalf("scanning %q loaded the rules", s)
+		}
+	}
+	if len(fresh) < 200 || len(fresh) == len(ins) {
+		t.Fatalf("%d of %d texts called clean before loading: the test tells nothing", len(fresh), len(ins))
+	}
+	if len(Rules()) == 0 || !rulesLoaded.Load() {
+		t.Fatal("the rules did not load")
+	}
+	for i, a := range fresh {
+		s := ins[i]
+		w := ask(s)
+		if !slices.Equal(a.scan, w.scan) || a.contains != w.contains || a.redact != w.redact || a.fun != w.fun {
+			t.Errorf("%q:\nbefore loading %+v\nonce loaded    %+v", s, a, w)
+		}
+		if all := scanAll(s); len(all) > 0 {
+			t.Errorf("%q holds %v, which was not found before loading", s, all)
+		}
+	}
+	t.Logf("%d of %d texts called clean before loading", len(fresh), len(ins))
 }

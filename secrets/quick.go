@@ -28,22 +28,33 @@ var rulesLoaded atomic.Bool
 var quickKeywords = sync.OnceValue(func() []string { return keywordLines(string(patternsTOML)) })
 
 // keywordLines returns the keywords of the rules file data, as quickKeywords
-// describes.
+// describes. It reads the file a line at a time, so it gives up (nil) on
+// any line that the decoder could read otherwise: a table header other
+// than [[rule]], a key other than a lower-case bare one (the decoder
+// matches keys to fields ignoring case, and a quoted key is the bare one),
+// or a value that does not end on its line (a multi-line string or array,
+// whose lines could look like keys or headers).
 func keywordLines(data string) []string {
 	var kws []string
 	rules, lists := 0, 0
 	for l := range strings.Lines(data) {
 		l = strings.TrimSpace(l)
-		if l == "[[rule]]" {
+		switch {
+		case l == "" || l[0] == '#':
+			continue
+		case l == "[[rule]]":
 			rules++
 			continue
 		}
 		name, list, ok := strings.Cut(l, "=")
-		if !ok || strings.TrimSpace(name) != "keywords" {
+		name, list = strings.TrimSpace(name), strings.TrimSpace(list)
+		if !ok || !bareKey(name) || !endsOnItsLine(list) {
+			return nil
+		}
+		if name != "keywords" {
 			continue
 		}
 		lists++
-		list = strings.TrimSpace(list)
 		if !strings.HasPrefix(list, "[") || !strings.HasSuffix(list, "]") {
 			return nil
 		}
@@ -71,6 +82,41 @@ func keywordLines(data string) []string {
 	return kws
 }
 
+// bareKey reports whether name is a TOML bare key of lower-case ASCII
+// letters, digits, '_' and '-' only.
+func bareKey(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// endsOnItsLine reports whether the TOML value v, the rest of a line after
+// its key, surely ends on that line: it holds no multi-line basic string,
+// a multi-line literal string only as the whole of it, and it is no
+// inline table and no array that the line does not close. An array whose
+// last line is left open by a comment ("[ # ]") is caught at its next
+// line, which is no key = value line.
+func endsOnItsLine(v string) bool {
+	switch {
+	case strings.Contains(v, `"""`):
+		return false
+	case strings.Contains(v, "'''"):
+		return len(v) >= 6 && strings.HasPrefix(v, "'''") && strings.HasSuffix(v, "'''") && strings.Count(v, "'''") == 2
+	case strings.HasPrefix(v, "{"):
+		return false
+	case strings.HasPrefix(v, "["):
+		return strings.HasSuffix(v, "]")
+	}
+	return true
+}
+
 // surelyClean reports whether s is known to hold no secret without the
 // rules being loaded: they are not loaded yet and s holds no keyword.
 func surelyClean(s string) bool {
@@ -80,8 +126,8 @@ func surelyClean(s string) bool {
 // noKeyword reports whether s is short and no keyword of the embedded
 // rules occurs in it, ASCII case ignored but for keywords written with
 // upper-case letters, which every match of their rule holds as written.
-// Text with 'ſ' or 'K', which regexp folds to ASCII letters, is left to
-// the rules.
+// Text with U+017F (long s) or U+212A (Kelvin sign), which regexp folds to
+// ASCII letters, is left to the rules.
 func noKeyword(s string) bool {
 	if len(s) > quickMax {
 		return false

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -52,6 +54,17 @@ func TestKeywordLines(t *testing.T) {
 		{"a comma in a keyword", "[[rule]]\nkeywords = [\"a,b\"]\n", nil},
 		{"a trailing comment", "[[rule]]\nkeywords = [\"ab\"] # c\n", nil},
 		{"no rules", "", nil},
+		// Lines the decoder reads otherwise than a line at a time.
+		{"a key in another case", "[[rule]]\nkeywords = [\"ab\"]\nKeywords = [\"cd\"]\n", nil},
+		{"a quoted key in another case", "[[rule]]\nkeywords = [\"ab\"]\n\"Keywords\" = [\"cd\"]\n", nil},
+		{"a keywords line in a multi-line string", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nregex = '''\nkeywords = [\"x\"]\n'''\n", nil},
+		{"a rule header in a multi-line string", "[[rule]]\nkeywords = [\"ab\"]\nregex = \"\"\"\n[[rule]]\nkeywords = [\"x\"]\n\"\"\"\n", nil},
+		{"a quoted rule header", "[[rule]]\nkeywords = [\"ab\"]\n[[\"rule\"]]\nid = \"x\"\n", nil},
+		{"a rule header with a comment", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]] # c\nid = \"x\"\n", nil},
+		{"a rule header with spaces", "[[rule]]\nkeywords = [\"ab\"]\n[[ rule ]]\nid = \"x\"\n", nil},
+		{"a list over lines before", "[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nstopwords = [ # ]\n\"keywords = [\\\"x\\\"]\",\n]\n", nil},
+		{"a one-line multi-line string", "[[rule]]\nregex = '''a'''\nkeywords = [\"ab\"]\n", []string{"ab"}},
+		{"comments and blank lines", "# keywords = [\"x\"]\n\n[[rule]]\r\n  # [[rule]]\nkeywords = [\"ab\"]\r\n", []string{"ab"}},
 	} {
 		if got := keywordLines(tc.data); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: keywordLines = %q, want %q", tc.name, got, tc.want)
@@ -116,6 +129,169 @@ func TestFirstScanLoadsNoRules(t *testing.T) {
 	}
 	if !rulesLoaded.Load() {
 		t.Fatal("the rules were not loaded")
+	}
+}
+
+// FuzzKeywordLines: the keywords read a line at a time are none, or those
+// that decoding the file gives, and then every rule has some.
+func FuzzKeywordLines(f *testing.F) {
+	f.Add(string(patternsTOML))
+	f.Add("[[rule]]\nkeywords = [\"ab\", \"c-d\"]\n[[rule]]\n  keywords=[\"x\"]\n")
+	f.Add("[[rule]]\nkeywords = [\"ab\"]\nKeywords = [\"cd\"]\n")
+	f.Add("[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nregex = '''\nkeywords = [\"x\"]\n'''\n")
+	f.Add("[[rule]]\nkeywords = [\"ab\"]\n[[rule]]\nstopwords = [ # ]\n\"x\",\n]\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		got := keywordLines(data)
+		if got == nil {
+			return
+		}
+		var fr fileRules
+		if err := toml.NewDecoder(strings.NewReader(data)).DisallowUnknownFields().Decode(&fr); err != nil {
+			return // the rules do not load: no text is scanned
+		}
+		var want []string
+		for i, r := range fr.Rule {
+			if len(r.Keywords) == 0 {
+				t.Fatalf("keywordLines = %q, but rule %d has no keywords", got, i)
+			}
+			want = append(want, r.Keywords...)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("keywordLines = %q, the decoded keywords %q", got, want)
+		}
+	})
+}
+
+// noKeywordAsMatcher reports what noKeyword must answer for s: the text
+// is short, holds neither of the runes that regexp folds to ASCII
+// letters, and the rules' keyword automaton finds no keyword in it but
+// keywords written with upper-case letters that s does not hold in that
+// case.
+func noKeywordAsMatcher(rs *ruleSet, s string) bool {
+	if len(s) > quickMax || strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
+		return false
+	}
+	sc := new(scratch)
+	if !rs.plan(sc, s) {
+		return true
+	}
+	// The automaton may run only rules whose keywords all have
+	// upper-case letters and that s holds in no case as written.
+	var f fileRules
+	if err := toml.Unmarshal(patternsTOML, &f); err != nil {
+		panic(err)
+	}
+	for r, mode := range sc.mode {
+		if mode == skip {
+			continue
+		}
+		for _, kw := range f.Rule[r].Keywords {
+			if kw == lowerASCII(kw) || strings.Contains(s, kw) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestNoKeywordIsTheMatcher: the check before loading finds a keyword
+// wherever the loaded rules' automaton does, and nowhere else, in texts
+// made of keywords and their pieces in either case, the runes regexp
+// folds, invalid UTF-8 and line breaks, of up to and just over quickMax
+// bytes.
+func TestNoKeywordIsTheMatcher(t *testing.T) {
+	rs, err := parseRules(patternsTOML, patternsFile, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := []string{"\u017f", "\u212a", "\xc5", "\xbf", "\xe2\x84", "\xaa", "\xff", "\x00", "\n", "\r", " ", "İ", "ı", "\u200d"}
+	for _, kw := range quickKeywords() {
+		pieces = append(pieces, kw, strings.ToUpper(kw), kw[:len(kw)/2], kw[len(kw)/2:], strings.ToUpper(kw[:1])+kw[1:])
+	}
+	// At the length limit, with a keyword at either end or none.
+	var edges []string
+	for n := quickMax - 2; n <= quickMax+2; n++ {
+		for _, kw := range []string{"", "sk", "Sk-", "hooks.slack.com", "PRIVATE KEY", "\u017f"} {
+			fill := strings.Repeat("x", max(0, n-len(kw)))
+			edges = append(edges, fill+kw, kw+fill)
+		}
+	}
+	for _, s := range edges {
+		if got, want := noKeyword(s), noKeywordAsMatcher(rs, s); got != want {
+			t.Errorf("noKeyword(%d bytes %.12q…%q) = %v, the rules' automaton says %v", len(s), s, s[max(0, len(s)-16):], got, want)
+		}
+	}
+	clean, dirty := 0, 0
+	for trial := range 20000 {
+		var b strings.Builder
+		n := rng.IntN(40)
+		if trial%40 == 0 {
+			n = quickMax - 30 + rng.IntN(60)
+		}
+		for b.Len() < n {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+			if rng.IntN(3) == 0 {
+				b.WriteString(fake("abcxyzAZ_-.:/=", 1))
+			}
+		}
+		s := b.String()
+		want := noKeywordAsMatcher(rs, s)
+		if got := noKeyword(s); got != want {
+			t.Fatalf("noKeyword(%q) = %v, the rules' automaton says %v", s, got, want)
+		}
+		if want {
+			clean++
+		} else {
+			dirty++
+		}
+	}
+	if clean < 1000 || dirty < 1000 {
+		t.Fatalf("%d texts without a keyword and %d with one: the test tells nothing", clean, dirty)
+	}
+}
+
+// FuzzNoKeyword holds the check before loading to the rules' automaton.
+func FuzzNoKeyword(f *testing.F) {
+	rs, err := parseRules(patternsTOML, patternsFile, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range scanCases {
+		f.Add(c.in)
+	}
+	f.Add("PassWord \u017fecret \xff toKen")
+	f.Add(strings.Repeat("x", quickMax-3) + "sk-")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := noKeyword(s), noKeywordAsMatcher(rs, s); got != want {
+			t.Fatalf("noKeyword(%q) = %v, the rules' automaton says %v", s, got, want)
+		}
+	})
+}
+
+// TestFoldRunes: U+017F and U+212A are the only runes beyond ASCII that
+// regexp's case folding equates with an ASCII letter, as the check before
+// loading and the keyword scan assume (Unicode tables of a later Go could
+// add one).
+func TestFoldRunes(t *testing.T) {
+	var got []rune
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < utf8.RuneSelf {
+				got = append(got, r)
+				break
+			}
+		}
+	}
+	if want := []rune{'\u017f', '\u212a'}; !slices.Equal(got, want) {
+		t.Fatalf("runes folding to ASCII: %U, want %U", got, want)
+	}
+	for _, r := range got {
+		if folded := lowerASCII(string(r)); len(folded) != 1 || !strings.EqualFold(folded, string(r)) {
+			t.Errorf("lowerASCII(%U) = %q", r, folded)
+		}
+		if noKeyword(string(r)) {
+			t.Errorf("noKeyword(%U) = true", r)
+		}
 	}
 }
 

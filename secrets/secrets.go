@@ -381,9 +381,10 @@ func (rs *ruleSet) plan(sc *scratch, s string) bool {
 		sc.mode[i] = rs.everywhere(i)
 		found = true
 	}
-	// regexp's case folding matches 'ſ' (U+017F) to 's' and 'K' (U+212A)
-	// to 'k'. Such text is folded to ASCII first; as offsets then differ,
-	// the rules whose keywords occur run on every line.
+	// regexp's case folding matches U+017F (long s) to 's' and U+212A
+	// (Kelvin sign) to 'k'. Such text is folded to ASCII first; as
+	// offsets then differ, the rules whose keywords occur run on every
+	// line.
 	if strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
 		sc.folded = foldASCII(sc.folded[:0], s)
 		eachKeyword(rs.keywords, sc.folded, func(_ int, rules []int) {
@@ -529,12 +530,13 @@ func foldASCII(dst []byte, s string) []byte {
 			c += 'a' - 'A'
 		case c >= utf8.RuneSelf:
 			r, n := utf8.DecodeRuneInString(s[i:])
+			// Written as escapes: a Kelvin sign looks like an ASCII K.
 			switch r {
-			case 'ſ':
+			case '\u017f':
 				dst = append(dst, 's')
 				i += n - 1
 				continue
-			case 'K':
+			case '\u212a':
 				dst = append(dst, 'k')
 				i += n - 1
 				continue

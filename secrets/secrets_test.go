@@ -233,6 +233,7 @@ var scanCases = []scanCase{
 	// azure-storage-account-key
 	pos("azure connection string", "azure-storage-account-key",
 		"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=", azureKey, ";EndpointSuffix=core.windows.net"),
+	pos("azure connection string with a Kelvin sign", "azure-storage-account-key", "AccountName=acct;Account\u212aey=", azureKey, ""),
 	neg("azure connection string placeholder", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=<key>"),
 
 	// url-basic-auth
@@ -269,6 +270,7 @@ var scanCases = []scanCase{
 	neg("option secret name", "kubectl create secret generic app-credentials-2024 --from-literal=a=b"),
 	neg("option token placeholder", "cli --token YOUR_TOKEN_HERE_1234567"),
 	neg("option password variable", `mysql --password "$DB_PASSWORD_FROM_ENVIRONMENT"`),
+	pos("generic token with a Kelvin sign", "generic-secret", "TO\u212aEN=", genericKey, ""),
 	neg("placeholder changeme", `password = "changeme"`),
 	neg("placeholder x", `api_key = "xxxxxxxxxxxxxxxxxxxxxxxx"`),
 	neg("placeholder variable", `token = "${API_TOKEN}"`),
@@ -359,6 +361,22 @@ func TestKeywordsCoverMatches(t *testing.T) {
 	}
 	if got := Scan("paſſword = " + genericKey); len(got) != 1 {
 		t.Errorf("long s in a keyword: got %v", got)
+	}
+	// The Kelvin sign (U+212A), which regexp's case folding equates with
+	// 'k', in a keyword of a case-insensitive rule.
+	for _, in := range []string{
+		"to\u212aen = " + genericKey,
+		"HEROKU_API_\u212aEY=" + herokuUUID,
+		"hero\u212au_api_key=" + herokuUUID,
+		"AccountName=acct;Account\u212aey=" + azureKey,
+		"aws_secret_access_\u212aey = " + awsSecret,
+	} {
+		if got, want := Scan(in), scanAll(in); len(want) != 1 || !slices.Equal(got, want) {
+			t.Errorf("Kelvin sign in a keyword: Scan(%+q) = %v, without prefilter %v", in, got, want)
+		}
+		if !Contains(in) || strings.Contains(Redact(in), in[len(in)-16:]) {
+			t.Errorf("Kelvin sign in a keyword: %+q is not redacted: %q", in, Redact(in))
+		}
 	}
 }
 

@@ -50,11 +50,18 @@ func TestHookFreshProcessRedactsSecrets(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}(4)
 	begin, end := "-----BEGIN RSA "+"PRIVATE KEY-----", "-----END RSA "+"PRIVATE KEY-----"
+	value := func() string {
+		sum := sha256.Sum256([]byte("toolgate value"))
+		return base64.RawURLEncoding.EncodeToString(sum[:])
+	}()
 	for _, tc := range []struct {
 		name, command, secret, rule string
 	}{
 		{"aws key id", "aws configure set aws_access_key_id AKIAGNPHMFJS2V6FYPL1", "AKIAGNPHMFJS2V6FYPL1", "aws-access-key-id"},
 		{"private key block", "printf '%s\\n' '" + begin + "\n" + key + "\n" + end + "' > id_rsa", key[:40], "private-key"},
+		// A keyword written with the Kelvin sign, which the rule's
+		// case-insensitive regex matches as k.
+		{"token with a Kelvin sign", "TO\u212aEN=" + value + " make build", value, "generic-secret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newHookEnv(t)
