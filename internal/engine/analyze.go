@@ -1367,7 +1367,7 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 	if u.Label == "" {
 		u.Label = strings.Join(append([]string{cmd.Name}, cmd.Args...), " ")
 	}
-	u.Label = secrets.Redact(u.Label)
+	u.Label = secrets.RedactQuoted(u.Label)
 	if redacted := redactAll(cmd.Args); redacted != nil {
 		u.Command.Args = redacted
 	}

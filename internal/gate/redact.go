@@ -33,9 +33,11 @@ type Redactor struct {
 func NewRedactor(key []byte) *Redactor { return &Redactor{key: key} }
 
 // String returns s with every secret replaced by its marker, and s itself
-// when it holds none.
+// when it holds none: those of s as written, and those of s once its
+// shell quoting is taken away (AK”IA…), which the engine's reading of a
+// command line finds.
 func (r *Redactor) String(s string) string {
-	return secrets.RedactFunc(s, func(f secrets.Finding, secret string) string { return r.marker(f.Rule, secret) })
+	return secrets.RedactQuotedFunc(s, func(f secrets.Finding, secret string) string { return r.marker(f.Rule, secret) })
 }
 
 // marker is what stands for secret, found by rule.
@@ -185,11 +187,12 @@ func (r *Redactor) valid(raw []byte) ([]byte, error) {
 }
 
 // mayHoldSecret reports whether a string of raw, a valid JSON document,
-// holds a secret, alone or joined to its key: every string as written,
-// the values of a key named twice too, which decoding drops. When it does
-// not, [Redactor.Value] of the decoded document changes nothing. Each
-// string is scanned as it decodes; one that decodes to its own bytes (no
-// escape, valid UTF-8) is scanned where it lies.
+// holds a secret, alone (as written or without its shell quoting), joined
+// to its key or joined to the array element before it: every string as
+// written, the values of a key named twice too, which decoding drops.
+// When it does not, [Redactor.Value] of the decoded document changes
+// nothing. Each string is scanned as it decodes; one that decodes to its
+// own bytes (no escape, valid UTF-8) is scanned where it lies.
 func mayHoldSecret(raw []byte) bool {
 	// key is the last object key and colon the index of the colon after
 	// it: a string that follows it is its value, looked at with it.
@@ -227,7 +230,7 @@ func mayHoldSecret(raw []byte) bool {
 		// A string without a secret is one the redaction leaves alone;
 		// one that Contains takes for a secret when no rule redacts it
 		// only costs the decoding and encoding.
-		if secrets.Contains(s) {
+		if secrets.ContainsQuoted(s) {
 			return true
 		}
 		if colon >= 0 && isSpace(raw[colon+1:start]) {
