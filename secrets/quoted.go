@@ -55,19 +55,11 @@ func RedactQuotedFunc(s string, marker func(f Finding, secret string) string) st
 	if len(fs) == 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, f := range fs {
-		start, end := at[f.Start], at[f.End-1]+1
-		b.WriteString(s[last:start])
-		secret := u[f.Start:f.End]
-		f.Start, f.End = start, end
-		b.WriteString(marker(f, secret))
-		last = end
+	spans := make([]replacement, len(fs))
+	for i, f := range fs {
+		spans[i] = replacement{f, at[f.Start], at[f.End-1] + 1, u[f.Start:f.End]}
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	return splice(s, 0, spans, marker)
 }
 
 // RedactQuoted is [Redact] of s as written and once unquoted, as

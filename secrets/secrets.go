@@ -264,15 +264,36 @@ func RedactFunc(s string, marker func(f Finding, secret string) string) string {
 	if len(fs) == 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, f := range fs {
-		b.WriteString(s[last:f.Start])
-		b.WriteString(marker(f, s[f.Start:f.End]))
-		last = f.End
+	spans := make([]replacement, len(fs))
+	for i, f := range fs {
+		spans[i] = replacement{f, f.Start, f.End, s[f.Start:f.End]}
 	}
-	b.WriteString(s[last:])
+	return splice(s, 0, spans, marker)
+}
+
+// replacement is a secret to replace: its finding, where it lies in the
+// text and the secret itself.
+type replacement struct {
+	f          Finding
+	start, end int
+	secret     string
+}
+
+// splice returns t from byte from on with each of spans, in order, not
+// overlapping and past from, replaced by what marker returns for it; the
+// finding marker gets has the span's offsets from from.
+func splice(t string, from int, spans []replacement, marker func(f Finding, secret string) string) string {
+	var b strings.Builder
+	b.Grow(len(t) - from)
+	last := from
+	for _, sp := range spans {
+		b.WriteString(t[last:sp.start])
+		f := sp.f
+		f.Start, f.End = sp.start-from, sp.end-from
+		b.WriteString(marker(f, sp.secret))
+		last = sp.end
+	}
+	b.WriteString(t[last:])
 	return b.String()
 }
 
@@ -286,22 +307,17 @@ func RedactAfter(prefix, s string, marker func(f Finding, secret string) string)
 	if !Contains(t) {
 		return s
 	}
-	var b strings.Builder
-	last := len(prefix)
+	var spans []replacement
 	for _, f := range Scan(t) {
-		if f.End <= len(prefix) {
-			continue
+		if f.End > len(prefix) {
+			start := max(f.Start, len(prefix))
+			spans = append(spans, replacement{f, start, f.End, t[start:f.End]})
 		}
-		start := max(f.Start, len(prefix))
-		b.WriteString(t[last:start])
-		b.WriteString(marker(f, t[start:f.End]))
-		last = f.End
 	}
-	if last == len(prefix) {
+	if len(spans) == 0 {
 		return s
 	}
-	b.WriteString(t[last:])
-	return b.String()
+	return splice(t, len(prefix), spans, marker)
 }
 
 // secret returns the span of the secret in the match m of the regex in w,
