@@ -18,8 +18,19 @@ import (
 // are loaded: 57 keywords looked for in it cost less than loading them.
 const quickMax = 1024
 
-// rulesLoaded is set once loadRules has run.
-var rulesLoaded atomic.Bool
+// quickBudget is how many bytes in all the check before loading looks at
+// in a process before it loads the rules after all: looking for each
+// keyword in turn costs more per byte than the automaton, which pays off
+// only for the few short texts of a short-lived process, not for a server
+// whose texts happen to hold no keyword.
+const quickBudget = 16 << 10
+
+// rulesLoaded is set once loadRules has run; quickBytes counts the bytes
+// the check before loading has looked at.
+var (
+	rulesLoaded atomic.Bool
+	quickBytes  atomic.Int64
+)
 
 // quickKeywords are the keywords of the embedded rules, read from the data
 // file's `keywords = ["…", …]` lines without decoding it, or nil when a
@@ -118,9 +129,10 @@ func endsOnItsLine(v string) bool {
 }
 
 // surelyClean reports whether s is known to hold no secret without the
-// rules being loaded: they are not loaded yet and s holds no keyword.
+// rules being loaded: they are not loaded yet, the process has not spent
+// its quickBudget, and s holds no keyword.
 func surelyClean(s string) bool {
-	return !rulesLoaded.Load() && noKeyword(s)
+	return !rulesLoaded.Load() && quickBytes.Add(int64(len(s))) <= quickBudget && noKeyword(s)
 }
 
 // noKeyword reports whether s is short and no keyword of the embedded

@@ -104,8 +104,8 @@ func TestNoKeyword(t *testing.T) {
 }
 
 // TestFirstScanLoadsNoRules: a process whose first scans are of short
-// texts without keywords loads no rules, and finds a secret in the first
-// text with one.
+// texts without keywords loads no rules until their bytes pass
+// quickBudget, and finds a secret in a text with one.
 func TestFirstScanLoadsNoRules(t *testing.T) {
 	const alone = "TOOLGATE_TEST_FIRST_SCAN"
 	if os.Getenv(alone) == "" {
@@ -124,11 +124,19 @@ func TestFirstScanLoadsNoRules(t *testing.T) {
 	if rulesLoaded.Load() {
 		t.Fatal("scanning git status loaded the rules")
 	}
-	if !Contains("token " + ghp) {
-		t.Fatal("no secret found in a GitHub token")
+	// A process that keeps scanning clean texts loads the rules once it
+	// has looked at quickBudget bytes, and then scans with them.
+	clean := strings.Repeat("git status ", 90)
+	for range quickBudget/len(clean) + 1 {
+		if Contains(clean) {
+			t.Fatal("a secret in git status")
+		}
 	}
 	if !rulesLoaded.Load() {
-		t.Fatal("the rules were not loaded")
+		t.Fatalf("the rules are not loaded after %d bytes", quickBytes.Load())
+	}
+	if !Contains("token " + ghp) {
+		t.Fatal("no secret found in a GitHub token")
 	}
 }
 
