@@ -60,3 +60,47 @@ func TestHookCwdThroughLink(t *testing.T) {
 		}
 	}
 }
+
+// TestHookCwdThroughLinkServer: with a server, the hook sends its working
+// directory along, so a session whose first call is made through the link
+// is bound to the project, whether the hook put the call to the server
+// (an echo, allowed here) or reported its own deny (a write there).
+func TestHookCwdThroughLinkServer(t *testing.T) {
+	rs := startServe(t)
+	t.Setenv("TOOLGATE_SERVER", "")
+	t.Setenv("TOOLGATE_TOKEN", "")
+	other, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(other, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(rs.project, "x")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(rs.project)
+	none := filepath.Join(rs.project, "none.toml")
+	flags := []string{"--mode", "acceptEdits", "--no-sandbox-wrap", "--user-policy", none, "--managed-policy", none, "--state-dir", rs.stateDir, "--server", rs.url}
+	for _, tc := range []struct{ session, command, want string }{
+		{"lnk-asked", "echo hi", "allow"},
+		{"lnk-denied", "touch pwned.txt", "deny"},
+	} {
+		t.Run(tc.session, func(t *testing.T) {
+			payload := payloadFor("codex", "Bash", filepath.Join(rs.project, "x"), map[string]any{"command": tc.command}, map[string]any{"session_id": tc.session})
+			code, out, stderr := runHookCLI(t, "codex", payload, flags...)
+			if d, reason := hookDecision(t, "codex", out); d != tc.want {
+				t.Fatalf("decision %q (%s), exit %d %s; want %q", d, reason, code, stderr, tc.want)
+			}
+			_, m := rs.do(t, "GET", "/v1/events?type=session.bound&session="+tc.session, rs.approver, nil)
+			evs, _ := m["events"].([]any)
+			if len(evs) == 0 {
+				t.Fatalf("no session.bound event: %v", m)
+			}
+			p, _ := evs[0].(map[string]any)["payload"].(map[string]any)
+			if p["workspace"] != rs.project {
+				t.Fatalf("the session was bound to %v, want the project %s", p["workspace"], rs.project)
+			}
+		})
+	}
+}
