@@ -149,9 +149,10 @@ func (a *apiClient) reportDenied(ctx context.Context, req *engine.Request, reaso
 		Tool    string              `json:"tool"`
 		Input   map[string]any      `json:"input"`
 		Cwd     string              `json:"cwd"`
+		Project string              `json:"project,omitempty"`
 		Session string              `json:"session"`
 		Denied  *server.AgentDenial `json:"denied"`
-	}{req.Tool, req.Input, req.Cwd, req.Session, &server.AgentDenial{Reason: reason, By: by}}
+	}{req.Tool, req.Input, req.Cwd, req.Project, req.Session, &server.AgentDenial{Reason: reason, By: by}}
 	var resp server.CheckResponse
 	if err := a.do(ctx, http.MethodPost, "/v1/check", body, &resp); err != nil {
 		return err

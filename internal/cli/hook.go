@@ -84,6 +84,11 @@ hooks' environment from sets one of them (Claude Code's .claude/settings.json
 or settings.local.json "env", Gemini CLI's .env or .gemini/.env of the
 directory or one above it), the hook denies the call.
 
+The client's project directory is the hook's own working directory (the
+client starts its hooks there): a call whose cwd the client names through
+a link in it that leads out of it (Codex's exec_command workdir) is judged
+against the project, not the directory the link leads to.
+
 It never fails open: bad or empty input, an unknown tool, a policy that
 does not load, an unreachable server that was asked for, a server that
 does not answer within the time the installed hook entry gives the hook
@@ -199,6 +204,14 @@ func runHook(c *cobra.Command, client hook.Client, pf *policyFlags, hf *hookFlag
 	if err != nil {
 		return hook.Fail(client, err.Error())
 	}
+	// The client starts its hook in the directory of its session. A cwd
+	// the agent named through a link in it (Codex's exec_command workdir)
+	// must not make the directory the link leads to the workspace.
+	wd, err := os.Getwd()
+	if err != nil {
+		return hook.Fail(client, fmt.Sprintf("the hook's working directory, the client's project directory, cannot be read: %v", err))
+	}
+	call.SetProject(wd)
 	if hf.server == "" {
 		home, _ := os.UserHomeDir()
 		if why := projectHookEnv(client, call.Request.Cwd, home); why != "" {
@@ -422,7 +435,7 @@ func describe(d *engine.Decision) string {
 // carries one, and denied to any other: the client must not run the call
 // as it was. Any other allow is handed to allow with the call's own input.
 func askServer(ctx context.Context, api *apiClient, call *hook.Call, r engine.Request, allow func(*hook.Call, hook.Verdict) hook.Reply) hook.Reply {
-	d, err := api.checkWait(ctx, &engine.Request{Tool: r.Tool, Input: r.Input, Cwd: r.Cwd, Session: r.Session})
+	d, err := api.checkWait(ctx, &engine.Request{Tool: r.Tool, Input: r.Input, Cwd: r.Cwd, Project: r.Project, Session: r.Session})
 	if err != nil {
 		return hook.Fail(call.Client, err.Error())
 	}

@@ -559,8 +559,55 @@ func (e *Engine) rootOf(req *Request, fs *pathres.View, cwd string) (root, from 
 		root, from = filepath.Clean(req.Workspace), "session"
 	case root == "":
 		// cwd is a real path, so each directory above it is one too.
-		root, from = findRoot(fs, cwd)
+		start, err := rootStart(fs, req.Cwd, req.Project, cwd)
+		if err != nil {
+			return "", "", err
+		}
+		root, from = findRoot(fs, start)
 	}
+	return root, from, nil
+}
+
+// rootStart returns the real directory the project root of a call made
+// in cwd (as written; real is its real path) is looked up from: the real
+// path of project when cwd as written lies inside project but real leads
+// out of project's real path (through a link in the project), else real.
+// project is the client's project directory ([Request.Project]); "" for
+// none.
+func rootStart(fs *pathres.View, cwd, project, real string) (string, error) {
+	if project == "" {
+		return real, nil
+	}
+	if !filepath.IsAbs(project) || strings.ContainsRune(project, 0) {
+		return "", fmt.Errorf("the client's project directory must be an absolute directory, got %q", project)
+	}
+	// Within compares the paths as written, cleaned: a ".." after a
+	// link in cwd is judged by the real paths below.
+	if project == cwd || !pathres.Within(project, cwd) {
+		return real, nil
+	}
+	preal, err := fs.RealDir(project)
+	if err != nil {
+		return "", fmt.Errorf("the client's project directory %s cannot be resolved: %v", project, err)
+	}
+	if pathres.Within(preal, real) {
+		return real, nil
+	}
+	return preal, nil
+}
+
+// FindRootFrom is [FindRoot] for a call made in cwd (an absolute
+// directory, as written) by a client whose project directory is project
+// ([Request.Project], "" for none), as the engine looks it up: from the
+// project directory's real path when cwd leads out of it through a link,
+// else from cwd's real path ([pathres.Real]). An error says why project
+// cannot be resolved.
+func FindRootFrom(cwd, project string) (string, string, error) {
+	start, err := rootStart(nil, cwd, project, pathres.Real(cwd))
+	if err != nil {
+		return "", "", err
+	}
+	root, from := findRoot(nil, start)
 	return root, from, nil
 }
 

@@ -35,13 +35,14 @@ import (
 //	            fixtures written into the world
 //	symlinks    one "LINK TARGET" a line; LINK relative to the world's
 //	            root, TARGET as written (expanded)
-//	cases       one case a line: DECISION REASON TOOL[@MODE][[cwd=DIR]] INPUT
+//	cases       one case a line: DECISION REASON TOOL[@MODE][[cwd=DIR]][[project=DIR]] INPUT
 //
 // DECISION is allow, ask, deny, or ask+ (ask or deny are both acceptable);
 // REASON a reason code or "-" for any. INPUT is a JSON object (starting
 // with "{") or, for shell tools, the command line as the rest of the line,
 // where "\n" stands for a newline and "\\" for a backslash (any other
-// backslash is itself). DIR is relative to the project (absolute allowed).
+// backslash is itself). DIR is relative to the project (absolute allowed);
+// project=DIR sets the request's Project, the client's project directory.
 // A trailing " # false ask: WHY" or " # false deny: WHY" marks a benign
 // case whose sensible decision is allow but that currently gets the stated
 // ask or deny. Lines starting with "#" are comments; blank lines are
@@ -57,6 +58,7 @@ type suiteCase struct {
 	tool     string
 	mode     string
 	cwd      string
+	project  string // the request's Project, as cwd is written; "" for none
 	input    map[string]any
 	falseAsk string // "ask" or "deny" when marked as a false ask/deny
 }
@@ -179,8 +181,20 @@ func parseSuiteCase(ln string) (suiteCase, error) {
 		c.reason = fields[1]
 	}
 	tool := fields[2]
-	if i := strings.Index(tool, "[cwd="); i >= 0 && strings.HasSuffix(tool, "]") {
-		c.cwd = tool[i+len("[cwd=") : len(tool)-1]
+	for strings.HasSuffix(tool, "]") {
+		i := strings.LastIndex(tool, "[")
+		if i < 0 {
+			return c, fmt.Errorf("tool %q: a ] without its [", tool)
+		}
+		key, val, _ := strings.Cut(tool[i+1:len(tool)-1], "=")
+		switch key {
+		case "cwd":
+			c.cwd = val
+		case "project":
+			c.project = val
+		default:
+			return c, fmt.Errorf("tool %q: unknown [%s=…]: want cwd or project", tool, key)
+		}
 		tool = tool[:i]
 	}
 	if i := strings.Index(tool, "@"); i >= 0 {
@@ -292,6 +306,12 @@ func runSuite(t *testing.T, files []*suiteFile) []suiteResult {
 						cwd = w.project + "/" + cwd
 					}
 					req := &Request{Tool: c.tool, Input: in, Cwd: cwd, Mode: c.mode}
+					if c.project != "" {
+						req.Project = w.expand(c.project)
+						if !filepath.IsAbs(req.Project) {
+							req.Project = w.project + "/" + req.Project
+						}
+					}
 					d := e.Explain(context.Background(), req)
 					results = append(results, suiteResult{c: c, got: d.Decision})
 					ok := d.Decision == c.want || (c.atLeast && d.Decision > c.want)

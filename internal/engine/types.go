@@ -25,6 +25,15 @@ type Request struct {
 	Cwd string `json:"cwd"`
 	// Session identifies the agent session; optional.
 	Session string `json:"session,omitempty"`
+	// Project is the absolute directory the client runs its session in,
+	// as the client writes it (a hook's own working directory, Claude
+	// Code's $CLAUDE_PROJECT_DIR); optional. When Cwd as written lies
+	// inside it but Cwd's real path leads out of Project's real path (the
+	// agent made a link in the project and named a directory through it),
+	// the project root is looked up from Project, not from Cwd: the
+	// directory the link leads to is outside the workspace. Otherwise it
+	// changes nothing.
+	Project string `json:"project,omitempty"`
 	// Mode is the agent's current permission mode; optional. It cannot
 	// override a mode set by the managed policy or a CLI flag, and
 	// bypassPermissions is refused when the managed policy forbids it.

@@ -27,6 +27,15 @@ func (c *Call) Checks() []engine.Request {
 	return []engine.Request{c.Request}
 }
 
+// SetProject sets the project directory of the client's session (see
+// [engine.Request.Project]) on Request and on each of the call's checks.
+func (c *Call) SetProject(dir string) {
+	c.Request.Project = dir
+	for i := range c.checks {
+		c.checks[i].Project = dir
+	}
+}
+
 // geminiChecks returns the requests a Gemini CLI call is judged as, when
 // they differ from req: see [Call.Checks].
 func geminiChecks(req engine.Request) ([]engine.Request, error) {

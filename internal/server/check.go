@@ -123,7 +123,7 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request, p principal) (
 	if p.role == RoleAgent && loosens(body.Mode) {
 		return body, engine.Request{}, errorf(http.StatusForbidden, "field \"mode\" %q is not taken from an agent token: it would let the agent loosen its own gate; a person switches a session's mode with PUT /v1/sessions/{id}/policy", body.Mode)
 	}
-	bound, err := s.claim(r.Context(), body.Session, p, body.Cwd)
+	bound, err := s.claim(r.Context(), body.Session, p, body.Cwd, body.Project)
 	if err != nil {
 		return body, engine.Request{}, err
 	}

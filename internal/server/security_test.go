@@ -65,6 +65,7 @@ func TestWorkspaceBinding(t *testing.T) {
 		name    string
 		setting string // a workspace a person sets first
 		first   string // the first check's cwd
+		project string // the first check's project directory (the client's)
 		cwd     string // a later check's cwd
 		file    string // the path it writes, absolute or relative to cwd
 		want    string
@@ -76,10 +77,16 @@ func TestWorkspaceBinding(t *testing.T) {
 		{name: "a first cwd of / binds no workspace", first: "/", cwd: e.project, file: "x.txt", want: outside, bound: NoWorkspace},
 		{name: "a first cwd in /usr binds no workspace", first: "/usr/bin", cwd: e.project, file: "x.txt", want: outside, bound: NoWorkspace},
 		{name: "a first cwd of the home directory binds no workspace", first: e.srv.opts.Engine.Home(), cwd: e.project, file: "x.txt", want: outside, bound: NoWorkspace},
+		// A first cwd named through a link in the client's project
+		// directory that leads out of it binds the project's root.
+		{name: "a first cwd through a link out of the client's project binds the project", first: filepath.Join(e.project, "lnk"), project: e.project, cwd: filepath.Join(e.project, "lnk"), file: "x.txt", want: outside, bound: e.project},
+		{name: "a first cwd through a link binds where it leads without a project directory", first: filepath.Join(e.project, "lnk"), cwd: filepath.Join(e.project, "lnk"), file: "x.txt", want: inside, bound: other},
+		{name: "a first cwd elsewhere binds there whatever the project directory", first: other, project: e.project, cwd: other, file: "x.txt", want: inside, bound: other},
 		{name: "a person's setting wins over the first cwd", setting: other, first: e.project, cwd: e.project, file: "x.txt", want: outside},
 		{name: "inside a person's setting is inside", setting: other, first: e.project, cwd: e.project, file: filepath.Join(other, "x.txt"), want: inside},
 	}
 	must(t, os.Mkdir(filepath.Join(e.project, "sub"), 0o755))
+	must(t, os.Symlink(other, filepath.Join(e.project, "lnk")))
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			session := fmt.Sprintf("ws%d", i)
@@ -89,7 +96,11 @@ func TestWorkspaceBinding(t *testing.T) {
 					t.Fatalf("set the workspace: %d %s", r.code, r.body)
 				}
 			}
-			e.decision(e.tokens.Agent, withCwd(e.check(session, "ls", true), tc.first))
+			first := withCwd(e.check(session, "ls", true), tc.first)
+			if tc.project != "" {
+				first["project"] = tc.project
+			}
+			e.decision(e.tokens.Agent, first)
 			if d, reason := e.decision(e.tokens.Agent, write(session, tc.cwd, tc.file)); d != tc.want {
 				t.Fatalf("the write: %s (%s), want %s", d, reason, tc.want)
 			}

@@ -79,12 +79,15 @@ func NeverWorkspace(dir, home string) string {
 }
 
 // WorkspaceFor returns the workspace that a session whose first check was
-// made from cwd is bound to: the project root above cwd's real path
-// (engine.FindRoot), or NoWorkspace when that is a directory that is never
-// a workspace ([NeverWorkspace]).
-func WorkspaceFor(cwd, home string) string {
-	root, _ := engine.FindRoot(pathres.Real(cwd))
-	if NeverWorkspace(root, home) != "" {
+// made from cwd, by a client whose project directory is project ("" when
+// not known), is bound to: the project root the engine judges the call
+// against (engine.FindRootFrom: above cwd's real path, or above the
+// project directory's when cwd leads out of it through a link), or
+// NoWorkspace when that is a directory that is never a workspace
+// ([NeverWorkspace]) or when project cannot be resolved.
+func WorkspaceFor(cwd, project, home string) string {
+	root, _, err := engine.FindRootFrom(cwd, project)
+	if err != nil || NeverWorkspace(root, home) != "" {
 		return NoWorkspace
 	}
 	return root
@@ -161,9 +164,10 @@ func (s *Server) infoLocked(session string) *sessionInfo {
 // first check bound it to. A session belongs to the token that started
 // it: another agent token gets 403 (the approver acts in every session).
 // A session not yet owned becomes p's; one that has made no check yet is
-// bound, when cwd is not "", to [WorkspaceFor] cwd. Both are recorded in a
+// bound, when cwd is not "", to [WorkspaceFor] cwd and the client's
+// project directory (project, "" when not known). Both are recorded in a
 // session.bound event, and the first such event in the log holds.
-func (s *Server) claim(ctx context.Context, session string, p principal, cwd string) (string, error) {
+func (s *Server) claim(ctx context.Context, session string, p principal, cwd, project string) (string, error) {
 	info, err := s.loaded(ctx, session)
 	if err != nil {
 		return "", err
@@ -176,7 +180,7 @@ func (s *Server) claim(ctx context.Context, session string, p principal, cwd str
 		need.Owner = p.id
 	}
 	if cwd != "" && info.workspace == "" {
-		need.Workspace = WorkspaceFor(cwd, s.opts.Engine.Home())
+		need.Workspace = WorkspaceFor(cwd, project, s.opts.Engine.Home())
 		if secrets.Contains(need.Workspace) {
 			// Recorded as it is, it would put the secret at rest; redacted,
 			// it would name no directory. No workspace fails closed.

@@ -68,7 +68,7 @@ func (s *Server) handleToolOutput(w http.ResponseWriter, r *http.Request, p prin
 	if err != nil {
 		return errorf(http.StatusBadRequest, "%v", err)
 	}
-	if _, err := s.claim(r.Context(), session, p, ""); err != nil {
+	if _, err := s.claim(r.Context(), session, p, "", ""); err != nil {
 		return err
 	}
 	ctx, cancel := s.appendContext()
