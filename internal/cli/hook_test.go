@@ -40,6 +40,9 @@ func newHookEnv(t *testing.T) *hookEnv {
 	t.Setenv("XDG_STATE_HOME", filepath.Dir(state))
 	t.Setenv("TOOLGATE_SERVER", "")
 	t.Setenv("TOOLGATE_TOKEN", "")
+	// A client starts its hooks in the project: the hook's working
+	// directory is the project directory it reports.
+	t.Chdir(project)
 	none := filepath.Join(project, "none.toml")
 	return &hookEnv{project: project, state: state,
 		flags: []string{"--user-policy", none, "--managed-policy", none, "--state-dir", state}}
@@ -231,6 +234,7 @@ func TestHookFailsClosed(t *testing.T) {
 // Codex included.
 func TestHookAskThroughServer(t *testing.T) {
 	rs := startServe(t)
+	t.Chdir(rs.project) // where the client starts its hooks
 	t.Setenv("TOOLGATE_SERVER", "")
 	t.Setenv("TOOLGATE_TOKEN", "")
 	none := filepath.Join(rs.project, "none.toml")
@@ -460,10 +464,15 @@ func TestHookLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs four programs 50 times each")
 	}
+	pkg, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := newHookEnv(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "toolgate")
 	build := exec.Command("go", "build", "-o", bin, "github.com/toolgate/toolgate/cmd/toolgate")
+	build.Dir = pkg
 	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -688,6 +697,7 @@ func TestCheckUserHooks(t *testing.T) {
 // runs the call as it was.
 func TestHookChangedInputThroughServer(t *testing.T) {
 	rs, flags := serveWithChangingHook(t, "Write", "Write(b.txt)", `{"file_path": "'"$PWD/b.txt"'", "content": "x"}`)
+	t.Chdir(rs.project) // where the client starts its hooks
 	want := filepath.Join(rs.project, "b.txt")
 	for i, client := range []string{"claude-code", "gemini", "codex"} {
 		tool := map[string]string{"claude-code": "Write", "gemini": "write_file", "codex": "Write"}[client]
@@ -770,6 +780,7 @@ func TestHookGeminiFetch(t *testing.T) {
 // Codex runs, instead of being denied.
 func TestHookChangedShellInputCodex(t *testing.T) {
 	rs, flags := serveWithChangingHook(t, "Bash", "Bash(touch b.txt)", `{"command": "touch b.txt"}`)
+	t.Chdir(rs.project) // where the client starts its hooks
 	payload := payloadFor("codex", "Bash", rs.project, map[string]any{"command": "touch a.txt"}, map[string]any{"session_id": "changed-codex"})
 	code, out, errOut := runHookCLI(t, "codex", payload, flags...)
 	d, reason := hookDecision(t, "codex", out)

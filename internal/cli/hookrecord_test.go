@@ -142,6 +142,7 @@ func TestHookRecordsDecisions(t *testing.T) {
 // log; a call it does not deny is the server's to decide, as before.
 func TestHookLocalDenyReachesServer(t *testing.T) {
 	rs := startServe(t)
+	t.Chdir(rs.project) // where the client starts its hooks
 	t.Setenv("TOOLGATE_SERVER", "")
 	t.Setenv("TOOLGATE_TOKEN", "")
 	none := filepath.Join(rs.project, "none.toml")

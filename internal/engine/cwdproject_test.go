@@ -14,8 +14,9 @@ import (
 // out of it through a link the agent made: the root is looked up from the
 // project directory, so the directory the link leads to (here a repository
 // of its own) is outside the workspace and acceptEdits does not cover a
-// write there. A cwd whose real path stays in the project, a cwd simply
-// elsewhere, and a call without a project directory keep the root found
+// write there; so is a directory outside the project named directly. A cwd
+// whose real path stays in the project, a client started in the home
+// directory, and a call without a project directory keep the root found
 // from the cwd.
 func TestProjectDirLink(t *testing.T) {
 	w := newWorld(t)
@@ -46,10 +47,12 @@ func TestProjectDirLink(t *testing.T) {
 		{"a plain subdirectory", p("src"), w.project, "Bash", sh("touch new.go"), policy.Allow, ReasonModeAcceptEdits, w.project},
 		{"the project directory", w.project, w.project, "Write", write, policy.Allow, ReasonModeAcceptEdits, w.project},
 		{"a project directory named through a link", plink + "/src", plink, "Write", write, policy.Allow, ReasonModeAcceptEdits, w.project},
+		// A cwd outside the project named directly leaves it as well.
+		{"a cwd elsewhere, not through the project", repo, w.project, "Write", write, policy.Deny, ReasonSandbox, w.project},
+		{"a project directory above which the cwd is not", p("x"), filepath.Join(w.dir, "project-old"), "Write", write, policy.Deny, ReasonSandbox, filepath.Join(w.dir, "project-old")},
 		// Unchanged: the root is found from the cwd.
 		{"no project directory", p("x"), "", "Write", write, policy.Allow, ReasonModeAcceptEdits, repo},
-		{"a cwd elsewhere, not through the project", repo, w.project, "Write", write, policy.Allow, ReasonModeAcceptEdits, repo},
-		{"a project directory above which the cwd is not", p("x"), filepath.Join(w.dir, "project-old"), "Write", write, policy.Allow, ReasonModeAcceptEdits, repo},
+		{"a client started in the home directory", repo, w.home, "Write", write, policy.Allow, ReasonModeAcceptEdits, repo},
 		// What cannot be judged denies.
 		{"a relative project directory", p("x"), "project", "Write", write, policy.Deny, ReasonInvalidRequest, ""},
 		{"a project directory with a NUL", p("x"), w.project + "\x00", "Write", write, policy.Deny, ReasonInvalidRequest, ""},
@@ -81,11 +84,17 @@ func TestFindRootFrom(t *testing.T) {
 	}{
 		{w.project + "/x", w.project, w.project, false},
 		{w.project + "/x", "", repo, false},
-		{repo, w.project, repo, false},
+		// Named directly, another repository is no less outside the
+		// client's project.
+		{repo, w.project, w.project, false},
+		{repo + "/sub", w.project + "/src", w.project, false},
+		// A client started in the home directory has no project to stay in.
+		{repo, w.home, repo, false},
+		{repo, "/", repo, false},
 		{w.project + "/src", w.project, w.project, false},
 		{w.project + "/x", "rel", "", true},
 	} {
-		root, _, err := FindRootFrom(tc.cwd, tc.project)
+		root, _, err := FindRootFrom(tc.cwd, tc.project, w.home)
 		if (err != nil) != tc.err || root != tc.root {
 			t.Errorf("FindRootFrom(%q, %q) = %q, %v; want %q (error %v)", tc.cwd, tc.project, root, err, tc.root, tc.err)
 		}

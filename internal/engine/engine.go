@@ -559,7 +559,7 @@ func (e *Engine) rootOf(req *Request, fs *pathres.View, cwd string) (root, from 
 		root, from = filepath.Clean(req.Workspace), "session"
 	case root == "":
 		// cwd is a real path, so each directory above it is one too.
-		start, err := rootStart(fs, req.Cwd, req.Project, cwd)
+		start, err := rootStart(fs, req.Cwd, req.Project, cwd, e.opts.Home)
 		if err != nil {
 			return "", "", err
 		}
@@ -570,21 +570,21 @@ func (e *Engine) rootOf(req *Request, fs *pathres.View, cwd string) (root, from 
 
 // rootStart returns the real directory the project root of a call made
 // in cwd (as written; real is its real path) is looked up from: the real
-// path of project when cwd as written lies inside project but real leads
-// out of project's real path (through a link in the project), else real.
-// project is the client's project directory ([Request.Project]); "" for
-// none.
-func rootStart(fs *pathres.View, cwd, project, real string) (string, error) {
-	if project == "" {
+// path of project when the call would otherwise leave the client's
+// project, else real. project is the client's project directory
+// ([Request.Project]); "" for none. A call leaves the project when cwd as
+// written lies inside project but real leads out of project's real path
+// (through a link in the project), or when real lies outside the project
+// root found from project, that root being a workspace (not / or the home
+// directory, which a client started there gives): an agent cannot make a
+// directory of its choosing the workspace by naming it its working
+// directory (Codex's workdir).
+func rootStart(fs *pathres.View, cwd, project, real, home string) (string, error) {
+	if project == "" || project == cwd {
 		return real, nil
 	}
 	if !filepath.IsAbs(project) || strings.ContainsRune(project, 0) {
 		return "", fmt.Errorf("the client's project directory must be an absolute directory, got %q", project)
-	}
-	// Within compares the paths as written, cleaned: a ".." after a
-	// link in cwd is judged by the real paths below.
-	if project == cwd || !pathres.Within(project, cwd) {
-		return real, nil
 	}
 	preal, err := fs.RealDir(project)
 	if err != nil {
@@ -593,17 +593,32 @@ func rootStart(fs *pathres.View, cwd, project, real string) (string, error) {
 	if pathres.Within(preal, real) {
 		return real, nil
 	}
-	return preal, nil
+	// Within compares the paths as written, cleaned: a ".." after a
+	// link in cwd is judged by the real paths above.
+	if pathres.Within(project, cwd) {
+		return preal, nil
+	}
+	if root, _ := findRoot(fs, preal); !aboveHome(root, home) && !pathres.Within(root, real) {
+		return preal, nil
+	}
+	return real, nil
+}
+
+// aboveHome reports whether dir is / or home (a clean absolute path; ""
+// when unknown) or a directory above it: no workspace.
+func aboveHome(dir, home string) bool {
+	return dir == "/" || home != "" && (dir == home || strings.HasPrefix(home, dir+"/"))
 }
 
 // FindRootFrom is [FindRoot] for a call made in cwd (an absolute
 // directory, as written) by a client whose project directory is project
-// ([Request.Project], "" for none), as the engine looks it up: from the
-// project directory's real path when cwd leads out of it through a link,
+// ([Request.Project], "" for none) and whose home directory is home ("" if
+// unknown), as the engine looks it up: from the project directory's real
+// path when the call would leave the client's project (see rootStart),
 // else from cwd's real path ([pathres.Real]). An error says why project
 // cannot be resolved.
-func FindRootFrom(cwd, project string) (string, string, error) {
-	start, err := rootStart(nil, cwd, project, pathres.Real(cwd))
+func FindRootFrom(cwd, project, home string) (string, string, error) {
+	start, err := rootStart(nil, cwd, project, pathres.Real(cwd), home)
 	if err != nil {
 		return "", "", err
 	}

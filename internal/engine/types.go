@@ -30,9 +30,10 @@ type Request struct {
 	// Code's $CLAUDE_PROJECT_DIR); optional. When Cwd as written lies
 	// inside it but Cwd's real path leads out of Project's real path (the
 	// agent made a link in the project and named a directory through it),
-	// the project root is looked up from Project, not from Cwd: the
-	// directory the link leads to is outside the workspace. Otherwise it
-	// changes nothing.
+	// or Cwd lies outside the project root found from Project (unless that
+	// is / or the home directory), the project root is looked up from
+	// Project, not from Cwd: where Cwd leads is outside the workspace.
+	// Otherwise it changes nothing.
 	Project string `json:"project,omitempty"`
 	// Mode is the agent's current permission mode; optional. It cannot
 	// override a mode set by the managed policy or a CLI flag, and

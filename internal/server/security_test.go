@@ -81,7 +81,8 @@ func TestWorkspaceBinding(t *testing.T) {
 		// directory that leads out of it binds the project's root.
 		{name: "a first cwd through a link out of the client's project binds the project", first: filepath.Join(e.project, "lnk"), project: e.project, cwd: filepath.Join(e.project, "lnk"), file: "x.txt", want: outside, bound: e.project},
 		{name: "a first cwd through a link binds where it leads without a project directory", first: filepath.Join(e.project, "lnk"), cwd: filepath.Join(e.project, "lnk"), file: "x.txt", want: inside, bound: other},
-		{name: "a first cwd elsewhere binds there whatever the project directory", first: other, project: e.project, cwd: other, file: "x.txt", want: inside, bound: other},
+		{name: "a first cwd elsewhere, named directly, binds the client's project", first: other, project: e.project, cwd: other, file: "x.txt", want: outside, bound: e.project},
+		{name: "a first cwd elsewhere binds there without a project directory", first: other, cwd: other, file: "x.txt", want: inside, bound: other},
 		{name: "a person's setting wins over the first cwd", setting: other, first: e.project, cwd: e.project, file: "x.txt", want: outside},
 		{name: "inside a person's setting is inside", setting: other, first: e.project, cwd: e.project, file: filepath.Join(other, "x.txt"), want: inside},
 	}

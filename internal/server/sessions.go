@@ -82,11 +82,11 @@ func NeverWorkspace(dir, home string) string {
 // made from cwd, by a client whose project directory is project ("" when
 // not known), is bound to: the project root the engine judges the call
 // against (engine.FindRootFrom: above cwd's real path, or above the
-// project directory's when cwd leads out of it through a link), or
+// project directory's when cwd leads out of the client's project), or
 // NoWorkspace when that is a directory that is never a workspace
 // ([NeverWorkspace]) or when project cannot be resolved.
 func WorkspaceFor(cwd, project, home string) string {
-	root, _, err := engine.FindRootFrom(cwd, project)
+	root, _, err := engine.FindRootFrom(cwd, project, home)
 	if err != nil || NeverWorkspace(root, home) != "" {
 		return NoWorkspace
 	}
