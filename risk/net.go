@@ -328,6 +328,7 @@ var wgetrcInert = map[string]bool{
 	"useservertimestamps": true, "ifmodifiedsince": true, "passiveftp": true, "glob": true,
 	"removelisting": true, "retrsymlinks": true, "secureprotocol": true, "method": true,
 	"startpos": true, "defaultpage": true, "authnochallenge": true, "hsts": true, "unlink": true,
+	"useproxy": true,
 }
 
 // wgetrcCommand returns the name of the wgetrc command in line as wget
