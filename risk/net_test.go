@@ -132,3 +132,67 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// FuzzNetCommand checks that the effect of any curl or wget words never
+// panics, always reaches the network, and that a call whose options the
+// spec does not all know is never known, nor one that runs what the words
+// do not show; and that every file a spec-typed option names is checked.
+func FuzzNetCommand(f *testing.F) {
+	f.Add(true, "-fsSL\x00https://example.com")
+	f.Add(true, "-F\x00a=@\"x;y\",z;headers=<h\x00-w\x00%output{>>o}@f\x00https://[::1]/")
+	f.Add(true, "-T\x00{a,b}\x00file://h/%zz\x00--proto-default\x00file\x00x")
+	f.Add(true, "--variable\x00%X\x00--url\x00@u\x00--resolve\x00+a:1:b,c\x00--connect-to\x00::")
+	f.Add(true, "-K\x00$cfg\x00-d\x00@\x00--data-urlencode\x00@\x00-b\x00")
+	f.Add(false, "-e\x00Post_File = .env\x00-P\x00..\x00https://e/%2e%2e")
+	f.Add(false, "--exec=x\x00-i\x00-\x00-r\x00--dir\x00..")
+	f.Fuzz(func(t *testing.T, curl bool, words string) {
+		prog := "wget"
+		if curl {
+			prog = "curl"
+		}
+		args := strings.Split(words, "\x00")
+		dyn := make([]bool, len(args))
+		for i, a := range args {
+			dyn[i] = strings.HasPrefix(a, "$")
+		}
+		e := Command(prog, args, dyn)
+		if !e.Network {
+			t.Fatalf("%s %q: no network", prog, args)
+		}
+		if (e.UnknownOption != "" || e.Exec != "") && e.Known {
+			t.Fatalf("%s %q: known with unknown option %q or exec %q", prog, args, e.UnknownOption, e.Exec)
+		}
+		p := Lookup(prog).Parse(args, dyn)
+		if p.Unknown != "" {
+			return
+		}
+		for _, o := range p.Options {
+			if !o.HasValue || dyn[o.ValueIndex] {
+				continue
+			}
+			switch o.Option.Value {
+			case ValRead, ValDir:
+				if !slices.Contains(e.Reads, o.Value) {
+					t.Fatalf("%s %q: %s %s not among the reads %q", prog, args, o.Spelled, o.Value, e.Reads)
+				}
+			case ValWrite:
+				if !slices.Contains(e.Writes, o.Value) {
+					t.Fatalf("%s %q: %s %s not among the writes %q", prog, args, o.Spelled, o.Value, e.Writes)
+				}
+			}
+		}
+	})
+}
+
+// TestNetEnv checks that the variables from which curl and wget read
+// options, certificates, proxies or files to write are not inert: an
+// assignment of one makes the call unknown.
+func TestNetEnv(t *testing.T) {
+	for _, name := range []string{"CURL_HOME", "XDG_CONFIG_HOME", "HOME", "CURL_CA_BUNDLE", "SSL_CERT_FILE",
+		"SSL_CERT_DIR", "SSLKEYLOGFILE", "CURL_SSL_BACKEND", "NETRC", "QLOGDIR", "http_proxy", "HTTPS_PROXY",
+		"ALL_PROXY", "NO_PROXY", "WGETRC", "SYSTEM_WGETRC", "OPENSSL_CONF", "OPENSSL_ENGINES"} {
+		if InertEnv(name) || InertEnvValue(name, "x") {
+			t.Errorf("%s is inert: curl or wget reads options, files or hosts from it", name)
+		}
+	}
+}
