@@ -147,6 +147,15 @@ func curlEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 			continue
 		}
 		v := o.Value
+		if o.ValueIndex >= 0 && o.ValueIndex < len(dyn) && dyn[o.ValueIndex] {
+			if why := curlDynamicValue(o.Name, v); why != "" {
+				e.Unknown = true
+				if e.Problem == "" {
+					e.Problem = "the value of " + o.Spelled + " is not known until the line runs: " + why
+				}
+			}
+			continue
+		}
 		switch o.Name {
 		case "-d", "--data-ascii", "--data-binary", "--json":
 			if f, ok := strings.CutPrefix(v, "@"); ok {
@@ -242,6 +251,34 @@ func curlEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 	if p.Has("-J") {
 		e.Opaque = "curl -J writes the file under the name the server gives"
 	}
+}
+
+// curlDynamicValue says why a value of curl's option that is known only
+// when the line runs (src is its source text) may name a file or a host,
+// or "" when it cannot: inert text, or data whose literal start rules out
+// the file forms (-H "Authorization: Bearer $TOKEN", -d "x=$V").
+func curlDynamicValue(name, src string) string {
+	s := strings.TrimLeft(src, `"'`)
+	lit := s
+	if i := strings.IndexAny(s, "$`\\"); i >= 0 {
+		lit = s[:i]
+	}
+	switch name {
+	case "-d", "--data-ascii", "--data-binary", "--json", "-H", "--proxy-header":
+		if lit == "" || lit[0] == '@' {
+			return "it may be @FILE, a file sent"
+		}
+	case "--data-urlencode", "--url-query", "-b":
+		if !strings.Contains(lit, "=") || strings.ContainsAny(lit[:strings.IndexByte(lit, '=')], "@") {
+			return "it may name a file sent"
+		}
+	case "-F", "-w", "--variable":
+		return "it may name a file read or written"
+	case "--url", "-x", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname", "--proxy1.0",
+		"--doh-url", "--ipfs-gateway", "--dns-servers", "--connect-to", "--resolve", "--proto-default":
+		return "it names a host or how a URL is read"
+	}
+	return ""
 }
 
 // curlURL adds what one URL of curl's reaches: its host, the local file of

@@ -196,3 +196,38 @@ func TestNetEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestNetDynamicValues checks the values of curl's options that are known
+// only when the line runs: inert text and data whose literal start rules
+// out a file stay known; a value that may be @FILE, a form, a write-out
+// format or a host makes the effect unknown.
+func TestNetDynamicValues(t *testing.T) {
+	tests := []struct {
+		args    []string
+		unknown bool
+	}{
+		{[]string{"-H", `"Authorization: Bearer $TOKEN"`, "https://example.com"}, false},
+		{[]string{"-d", `"x=$V"`, "https://example.com"}, false},
+		{[]string{"--data-urlencode", `"q=$Q"`, "https://example.com"}, false},
+		{[]string{"-A", `"$UA"`, "https://example.com"}, false},
+		{[]string{"-H", `"$H"`, "https://example.com"}, true},
+		{[]string{"-d", `"$D"`, "https://example.com"}, true},
+		{[]string{"-d", `"@$F"`, "https://example.com"}, true},
+		{[]string{"--data-urlencode", `"$Q"`, "https://example.com"}, true},
+		{[]string{"-F", `"f=$V"`, "https://example.com"}, true},
+		{[]string{"-w", `"%{http_code}$X"`, "https://example.com"}, true},
+		{[]string{"-x", `"$PROXY"`, "https://example.com"}, true},
+		{[]string{"-o", `"$OUT"`, "https://example.com"}, true},
+		{[]string{`"https://$HOST/"`}, true},
+	}
+	for _, tc := range tests {
+		dyn := make([]bool, len(tc.args))
+		for i, a := range tc.args {
+			dyn[i] = strings.Contains(a, "$")
+		}
+		e := Command("curl", tc.args, dyn)
+		if e.Unknown != tc.unknown {
+			t.Errorf("curl %q: unknown=%v (problem %q), want %v", tc.args, e.Unknown, e.Problem, tc.unknown)
+		}
+	}
+}
