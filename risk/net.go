@@ -447,6 +447,12 @@ func wgetEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 		if n, err := url.PathUnescape(name); err == nil {
 			name = n
 		}
+		if strings.ContainsAny(name, "*?[") && !p.Has("--no-glob") {
+			// An FTP glob: the files the server's listing names.
+			e.Opaque = "wget writes the files an FTP glob matches, under the names the server lists"
+			addWrite(e, dir)
+			continue
+		}
 		addWrite(e, path.Join(dir, name))
 	}
 }

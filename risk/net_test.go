@@ -81,6 +81,8 @@ func TestNetCommands(t *testing.T) {
 		// --dir abbreviates --directories and --directory-prefix: wget refuses it.
 		{line: "wget --dir=.. https://example.com/x", unknownOption: "--dir", writes: []string{"x"}},
 		{line: "wget https://example.com/%2e%2e%2fx", known: true, writes: []string{"../x"}, hosts: []string{"example.com"}},
+		{line: "wget ftp://example.com/pub/*.txt", known: true, writes: []string{"."}, hosts: []string{"example.com"}},
+		{line: "wget --no-glob ftp://example.com/pub/*.txt", known: true, writes: []string{"*.txt"}, hosts: []string{"example.com"}},
 
 		// Files read.
 		{line: "curl -w @../f https://example.com", known: true, reads: []string{"../f"}, hosts: []string{"example.com"}},
