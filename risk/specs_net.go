@@ -128,7 +128,7 @@ const wgetOptions = `
   --start-pos=inert -T|--timeout=inert -t|--tries=inert --user=inert -U|--user-agent=inert
   -w|--wait=inert --waitretry=inert --warc-header=inert --warc-max-size=inert -Y=inert
   !--input-metalink !--metalink-index !--metalink-over-http !--preferred-location !--keep-badhash
-  !--bind-dns-address !--dns-servers`
+  !--bind-dns-address !--dns-servers !--htmlify !--no-htmlify !--dot-style !--no-keep-badhash`
 
 // netSpecs returns the table of curl and wget. builtinTables calls it at
 // the first use of the specs, so that the --no- forms are not written
