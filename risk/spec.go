@@ -381,9 +381,10 @@ func indexEntries(tables []specSource) map[string]*specEntry {
 
 // builtinTables returns every built-in table: the fixed ones the
 // specs_*.go files register, and those built from shared parts (the
-// tools' table with its type options, git's and go's subcommands).
+// tools' table with its type options, curl's and wget's with the --no-
+// forms of their boolean options, git's and go's subcommands).
 func builtinTables() ([]specSource, []subcommandSource) {
-	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources())
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}, specSource{"net", netSpecs()}), slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources())
 }
 
 // loadSpecs parses tables and indexes their specs by program name and

@@ -807,6 +807,11 @@ func lookalike(s string) bool {
 	return false
 }
 
+// downloader names the programs whose option values name files they
+// write the contents of, and nothing else (curl -o, wget -O): a device of
+// devFiles among them is no file written.
+var downloader = map[string]bool{"curl": true, "wget": true}
+
 // devFiles are written to without effect on any file.
 var devFiles = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true, "/dev/zero": true}
 
@@ -1490,6 +1495,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 		for _, w := range eff.Writes {
 			for _, f := range e.operandFacts(cmd.Dir, w) {
+				if downloader[name] && (devFiles[f.Real] || devFiles[f.abs]) {
+					continue // curl -o /dev/null: the output goes nowhere
+				}
 				f.Delete = eff.Deletes
 				u.Writes = append(u.Writes, f)
 			}

@@ -306,7 +306,7 @@ func (st *state) judge(u *Unit) {
 			floor, floorReason = "MCP server "+server+" is not trusted: its tools may do anything", ReasonUntrustedMCP
 		}
 	}
-	if u.secretVar != "" && floor != "" {
+	if u.secretVar != "" && floor != "" && floor != u.secretVar {
 		// A secret-named variable is the reason a person should see.
 		floor, floorReason = u.secretVar+"; "+floor, ReasonCredential
 	}
