@@ -383,7 +383,7 @@ func indexEntries(tables []specSource) map[string]*specEntry {
 // specs_*.go files register, and those built from shared parts (the
 // tools' table with its type options, git's and go's subcommands).
 func builtinTables() ([]specSource, []subcommandSource) {
-	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources())
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}), slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources(), netSubcommandSources())
 }
 
 // loadSpecs parses tables and indexes their specs by program name and
