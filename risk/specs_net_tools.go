@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -92,6 +93,7 @@ http https: @noabbrev -j|--json -f|--form --multipart --boundary=inert --raw=ine
   --cert-key=read --cert-key-pass=inert -I|--ignore-stdin --help --manual --version --traceback
   --default-scheme=inert --debug
 gh: @noabbrev --version --help
+rclone: ` + rcloneGlobal + `
 `
 
 func init() {
@@ -120,7 +122,12 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		}
 	}
 	var ops []string
-	for _, i := range p.Operands {
+	idx := p.Operands
+	if p.Sub != nil {
+		// The subcommand's operands follow its name.
+		idx = slices.Concat(idx, p.Sub.Operands)
+	}
+	for _, i := range idx {
 		if static(dyn, i) {
 			ops = append(ops, args[i])
 		}
@@ -129,7 +136,7 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 	case "telnet", "ftp":
 		run(base + " runs the commands its input gives it, and \"!\" among them runs a local shell")
 	case "nslookup":
-		if len(p.Operands) == 0 || ops[0] == "-" {
+		if len(p.Operands) == 0 || !static(dyn, p.Operands[0]) || args[p.Operands[0]] == "-" {
 			run("nslookup without a name to look up runs the commands its input gives it")
 		}
 	case "dig":
@@ -161,6 +168,46 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		}
 	case "gh":
 		ghEffect(args, ops, p, e, run, unknown)
+	case "rclone":
+		rcloneEffect(ops, p, e, unknown)
+	case "aria2c":
+		if !p.Has("-d") {
+			e.Writes = append(e.Writes, ".")
+		}
+		e.Level, e.Opaque = Max(e.Level, Write), "aria2c writes files named by the server, a torrent or a metalink"
+		for _, o := range ops {
+			if !strings.Contains(o, "://") && !strings.HasPrefix(o, "magnet:") {
+				e.Reads = append(e.Reads, o) // a torrent or metalink file
+			}
+		}
+	case "http", "https":
+		// http [METHOD] URL [ITEM...]: METHOD is a word of letters only.
+		first := 1
+		if len(p.Operands) >= 2 && static(dyn, p.Operands[0]) && isLetters(args[p.Operands[0]]) {
+			first = 2
+		}
+		for k, i := range p.Operands {
+			if k < first {
+				continue
+			}
+			if !static(dyn, i) {
+				e.Problem, e.Unknown = fmt.Sprintf("the request item %s of %s is not known until the line runs: it may read a file", args[i], base), true
+				continue
+			}
+			if f, ok := httpieItemFile(args[i]); ok {
+				e.Reads = append(e.Reads, f)
+				if before, _, cut := strings.Cut(f, ";"); cut {
+					e.Reads = append(e.Reads, before) // FILE;type=MIME
+				}
+			} else if f != "" {
+				unknown(args[i])
+				return
+			}
+		}
+		if p.Has("-d") && !p.Has("-o") {
+			e.Level, e.Writes = Max(e.Level, Write), append(e.Writes, ".")
+			e.Opaque = base + " --download writes a file the server names"
+		}
 	case "socat":
 		for _, o := range ops {
 			if why := socatAddress(o, e); why != "" {
@@ -408,6 +455,7 @@ func ghSubcommandSource() string {
 func netSubcommandSources() []subcommandSource {
 	return []subcommandSource{
 		{name: "gh subcommands", program: "gh", text: ghSubcommandSource()},
+		{name: "rclone subcommands", program: "rclone", text: rcloneSubcommandSource()},
 	}
 }
 
@@ -475,4 +523,153 @@ func ghEffect(args, ops []string, p *Parsed, e *Effect, run func(string), unknow
 			}
 		}
 	}
+}
+
+// isLetters reports whether w is a non-empty word of ASCII letters.
+func isLetters(w string) bool {
+	return w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
+}
+
+// httpieItemFile reads one request item of httpie (Header:Value,
+// field=value, field:=json, param==value, field@FILE, field=@FILE,
+// field:=@FILE): it returns the file the item reads and true, or "" and
+// false when it reads none. An item with a backslash, which escapes a
+// separator, returns itself and false: it is not read.
+func httpieItemFile(it string) (string, bool) {
+	if strings.Contains(it, `\`) {
+		return it, false
+	}
+	i := strings.IndexAny(it, ":=@;")
+	if i < 0 {
+		return "", false
+	}
+	j := i
+	for j < len(it) && strings.IndexByte(":=@", it[j]) >= 0 {
+		j++
+	}
+	if !strings.Contains(it[i:j], "@") || it[j:] == "-" {
+		return "", false
+	}
+	return it[j:], true
+}
+
+// rcloneSubcommands are rclone's subcommands the gate knows, with their
+// own options; $G stands for the global options, which rclone takes
+// after the subcommand too.
+const rcloneSubcommands = `
+ls lsl md5sum sha1sum size copy sync copyto moveto deletefile purge mkdir rmdir: $G
+lsd: $G -R|--recursive
+lsf: $G -F|--format=inert -s|--separator=inert -d|--dir-slash --dirs-only --files-only -R|--recursive
+  --absolute --hash=inert --csv
+lsjson: $G -R|--recursive --dirs-only --files-only --hash --hash-type=inert --original --encrypted
+  --no-mimetype --no-modtime --stat
+cat: $G --head=inert --tail=inert --offset=inert --count=inert --discard
+check: $G --one-way --combined=write --differ=write --missing-on-src=write --missing-on-dst=write
+  --match=write --error=write --download
+hashsum: $G --base64 --download --output-file=write
+about: $G --json --full
+move: $G --delete-empty-src-dirs
+delete: $G --rmdirs
+rmdirs: $G --leave-root
+touch: $G -C|--no-create -t|--timestamp=inert -R|--recursive --localtime
+copyurl: $G -a|--auto-filename --no-clobber -p|--print-filename --stdout
+rcat: $G --size=inert
+listremotes: $G --long
+version: $G --check
+`
+
+// rcloneGlobal are the options rclone takes before or after any
+// subcommand. --config (a configuration file, whose remotes may name an
+// ssh command), --password-command and the backends' own options are
+// left out.
+const rcloneGlobal = `@noabbrev -v|--verbose -q|--quiet -P|--progress -n|--dry-run -i|--interactive
+  --transfers=inert --checkers=inert --include=pat --exclude=pat --include-from=read --exclude-from=read
+  --filter=pat --filter-from=read --files-from=read --files-from-raw=read --min-size=inert
+  --max-size=inert --min-age=inert --max-age=inert --max-depth=inert --stats=inert --stats-one-line
+  --log-file=write --log-level=inert --retries=inert --low-level-retries=inert --timeout=inert
+  --contimeout=inert --bwlimit=inert -c|--checksum --size-only --ignore-existing -u|--update
+  --no-traverse --fast-list --human-readable --max-transfer=inert --max-backlog=inert
+  --buffer-size=inert --use-json-log --header=inert --user-agent=inert --no-check-certificate
+  --ca-cert=read --client-cert=read --client-key=read --ignore-case --ignore-size --ignore-times
+  --no-update-modtime --order-by=inert -M|--metadata --immutable --exclude-if-present=inert
+  --delete-excluded --delete-before --delete-during --delete-after --track-renames
+  --create-empty-src-dirs --multi-thread-streams=inert -h|--help`
+
+// rcloneLocal reports whether w, an operand of rclone, is a local path
+// rather than REMOTE:PATH; it returns ok false for a remote rclone makes
+// from the word itself (:BACKEND,OPTIONS:PATH or REMOTE,OPTIONS:PATH),
+// whose options may name a program to run (the sftp backend's ssh).
+func rcloneLocal(w string) (local, ok bool) {
+	c := strings.IndexByte(w, ':')
+	if c < 0 || strings.Contains(w[:c], "/") || c == 1 && isLetters(w[:1]) && len(w) > 2 && (w[2] == '\\' || w[2] == '/') {
+		return true, true
+	}
+	if c == 0 || strings.ContainsAny(w[:c], ",'\"\\") {
+		return false, false
+	}
+	return false, true
+}
+
+// rcloneEffect adds to e the local files an rclone subcommand reads and
+// writes and what it deletes; ops are the static operands, the
+// subcommand first.
+func rcloneEffect(ops []string, p *Parsed, e *Effect, unknown func(string)) {
+	if p.Sub == nil || len(ops) == 0 {
+		return
+	}
+	rest := ops[1:]
+	dry := p.Has("-n") || p.Sub.Has("-n")
+	var local []bool
+	for _, o := range rest {
+		l, ok := rcloneLocal(o)
+		if !ok {
+			unknown(o)
+			return
+		}
+		local = append(local, l)
+	}
+	read := func(k int) {
+		if k >= 0 && k < len(rest) && local[k] {
+			e.Reads, e.Recursive = append(e.Reads, rest[k]), true
+		}
+	}
+	write := func(k int) {
+		if k >= 0 && k < len(rest) && local[k] {
+			e.Level, e.Writes = Max(e.Level, Write), append(e.Writes, rest[k])
+		}
+	}
+	switch sub := p.SubName; sub {
+	case "ls", "lsl", "lsd", "lsf", "lsjson", "md5sum", "sha1sum", "hashsum", "size", "cat", "check", "about":
+		for k := range rest {
+			read(k)
+		}
+	case "copy", "sync", "copyto", "move", "moveto":
+		read(0)
+		write(len(rest) - 1)
+		if len(rest) > 1 && local[len(rest)-1] {
+			e.Opaque = "rclone " + sub + " writes the files the source holds"
+		}
+		if sub == "move" || sub == "moveto" {
+			write(0)
+		}
+		if sub == "sync" && !dry {
+			e.Level, e.Destructive = Destructive, "rclone sync deletes the files of the destination that the source does not hold"
+		}
+	case "delete", "deletefile", "purge", "rmdir", "rmdirs", "mkdir", "touch":
+		for k := range rest {
+			write(k)
+		}
+		if sub != "mkdir" && sub != "touch" {
+			e.Deletes = true
+		}
+		if (sub == "delete" || sub == "deletefile" || sub == "purge") && !dry {
+			e.Level, e.Destructive = Destructive, "rclone "+sub+" deletes files without a way back"
+		}
+	case "copyurl", "rcat":
+		write(len(rest) - 1)
+	}
+}
+
+func rcloneSubcommandSource() string {
+	return strings.ReplaceAll(rcloneSubcommands, "$G", rcloneGlobal)
 }
