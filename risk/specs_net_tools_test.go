@@ -14,7 +14,7 @@ import (
 func TestNetToolSpecs(t *testing.T) {
 	for _, tc := range []struct {
 		line    string
-		unknown string // the option or subcommand the spec does not know
+		unknown string   // the option or subcommand the spec does not know
 		level   Level    // Network unless it exposes secrets or destroys
 		known   bool     // a known program whose words show what it does
 		runs    bool     // runs code the words do not show
