@@ -473,6 +473,23 @@ func ghEffect(args, ops []string, p *Parsed, e *Effect, run func(string), unknow
 			e.Reads = append(e.Reads, val[1:])
 		}
 	}
+	// The host gh sends the request, and a token, to: --hostname, and
+	// -R HOST/OWNER/REPO.
+	for _, v := range q.Values("--hostname") {
+		e.Hosts = appendHost(e.Hosts, v)
+	}
+	for _, v := range q.Values("-R") {
+		if f := strings.Split(v, "/"); len(f) == 3 {
+			e.Hosts = appendHost(e.Hosts, f[0])
+		}
+	}
+	if p.SubName == "api" {
+		for _, m := range q.Values("-X") {
+			if strings.EqualFold(m, "DELETE") {
+				e.Level, e.Destructive = Destructive, "gh api -X DELETE deletes what the endpoint names"
+			}
+		}
+	}
 	for _, v := range q.Values("-q") {
 		prog := JqProgram(v)
 		switch {
