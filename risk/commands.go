@@ -1700,7 +1700,7 @@ func hostsIn(name string, args []string, dyn []bool) []string {
 		switch path.Base(name) {
 		case "nc", "ncat", "netcat", "telnet":
 			// The first operand is the host.
-			if !strings.HasPrefix(a, "-") && !(i > 0 && valueFlags()[name][args[i-1]]) {
+			if !strings.HasPrefix(a, "-") && !(i > 0 && TakesValue(path.Base(name), args[i-1])) {
 				return append(hosts, strings.ToLower(strings.Trim(a, "[]")))
 			}
 			continue

