@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -192,6 +193,9 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 			first = 2
 		}
 		for k, i := range p.Operands {
+			if k == first-1 && static(dyn, i) {
+				e.Hosts = appendURLHost(e.Hosts, args[i])
+			}
 			if k < first {
 				continue
 			}
@@ -694,4 +698,19 @@ func rcloneEffect(ops []string, p *Parsed, e *Effect, unknown func(string)) {
 
 func rcloneSubcommandSource() string {
 	return strings.ReplaceAll(rcloneSubcommands, "$G", rcloneGlobal)
+}
+
+// appendURLHost adds the host of u, a URL as httpie takes it, to hosts:
+// without a scheme it is http://u, and ":PORT/PATH" is localhost.
+func appendURLHost(hosts []string, u string) []string {
+	if strings.HasPrefix(u, ":") {
+		return appendHost(hosts, "localhost")
+	}
+	if !strings.Contains(u, "://") {
+		u = "http://" + u
+	}
+	if pu, err := url.Parse(u); err == nil && pu.Hostname() != "" {
+		return appendHost(hosts, pu.Hostname())
+	}
+	return hosts
 }

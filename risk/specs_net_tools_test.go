@@ -85,7 +85,10 @@ func TestNetToolSpecs(t *testing.T) {
 		{line: "socat - TCP:example.com:80,lockfile=x", unknown: "TCP:example.com:80,lockfile=x"},
 		{line: "socat - STDIO!!OPEN:x", unknown: "STDIO!!OPEN:x"},
 		// httpie
-		{line: "http https://example.com", level: Network, known: true},
+		{line: "http https://example.com", level: Network, known: true, hosts: []string{"example.com"}},
+		{line: "http 169.254.169.254/latest/meta-data/", level: Network, known: true, hosts: []string{"169.254.169.254"}},
+		{line: "http POST :6379/x a=b", level: Network, known: true, hosts: []string{"localhost"}},
+		{line: "http GET user@10.0.0.1:8080/x", level: Network, known: true, hosts: []string{"10.0.0.1"}},
 		{line: "http POST example.com name=x X-Token:abc q==1 n:=2", level: Network, known: true},
 		{line: "https -f POST example.com up@README.md", level: Network, known: true, reads: []string{"README.md"}},
 		{line: "http POST example.com a=@../secret", level: Network, known: true, reads: []string{"../secret"}},
