@@ -2,6 +2,7 @@ package risk
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -241,4 +242,30 @@ func TestNetworkProgramsHaveSpecs(t *testing.T) {
 			t.Errorf("no spec for the network program %s", name)
 		}
 	}
+}
+
+// FuzzNetToolLine reads command lines of the network programs: the
+// analysis never panics, a line with an option or subcommand the tables
+// do not know is unknown, and a line with an option that runs a program
+// is not known.
+func FuzzNetToolLine(f *testing.F) {
+	for _, l := range []string{"gh pr list --json title", "gh api -F a=@b x --jq .a", "gh repo clone o/r d",
+		"socat - TCP:h:80,fork", "socat STDIO!!STDOUT PROXY:p:h:80", "http POST :80 a=@b c:=@d",
+		"rclone copy a r:b", "rclone lsf :x,y=z:", "dig @h +short -k k x", "nc -lk 80", "ncat --ssl-key k h 1",
+		"aria2c -d d -o o u", "nslookup -type=A x", "ping -c 1 h"} {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		w := strings.Fields(line)
+		if len(w) == 0 || commands()[w[0]].level != Network {
+			return
+		}
+		e := Command(w[0], w[1:], nil)
+		if e.UnknownOption != "" && e.Known {
+			t.Fatalf("%q: unknown %q but known: %+v", line, e.UnknownOption, e)
+		}
+		if e.Exec != "" && e.Known {
+			t.Fatalf("%q: runs %q but known: %+v", line, e.Exec, e)
+		}
+	})
 }
