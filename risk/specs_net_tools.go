@@ -163,8 +163,9 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		}
 	case "nc", "netcat", "ncat":
 		switch {
-		case p.Has("-l") && len(ops) == 1:
-			// nc -l PORT: the operand is the port to listen on.
+		case p.Has("-l") && len(ops) > 0:
+			// nc -l [ADDRESS] PORT: the first operand is the port or the
+			// local address to listen on, no host reached.
 			e.Hosts = slices.DeleteFunc(e.Hosts, func(h string) bool { return h == strings.ToLower(ops[0]) })
 		case len(ops) > 0:
 			e.Hosts = appendHost(e.Hosts, ops[0])
