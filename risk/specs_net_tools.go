@@ -387,6 +387,11 @@ repo.view: $R -b|--branch=inert $J
 repo.list: -L|--limit=inert --visibility=inert --fork --source -l|--language=inert --topic=inert
   --archived --no-archived $J
 repo.clone: -u|--upstream-remote-name=inert
+repo.set-default: -u|--unset -v|--view
+pr.update-branch: $R --rebase
+secret.list variable.list: $R -e|--env=inert -o|--org=inert -u|--user $J
+org.list: -L|--limit=inert
+ssh-key.list gpg-key.list:
 run.list: $R -L|--limit=inert -b|--branch=inert -u|--user=inert -w|--workflow=inert -e|--event=inert
   -s|--status=inert --created=inert -c|--commit=inert -a|--all $J
 run.view: $R --log --log-failed -j|--job=inert -a|--attempt=inert -v|--verbose --exit-status $J
