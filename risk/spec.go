@@ -142,7 +142,7 @@ func (sp *Spec) subEntries() map[string]*specEntry {
 		var tables []specSource
 		for _, sub := range sp.subSources {
 			if sub.build == nil {
-				tables = append(tables, specSource{sub.name, sub.text})
+				tables = append(tables, specSource{sub.name, sub.source()})
 			}
 		}
 		sp.subIndex = indexEntries(tables)
@@ -427,6 +427,9 @@ var specSources []specSource
 // them in text, or one generated entry.
 type subcommandSource struct {
 	name, program, text string
+	// lazy, when set, writes the table's text at its first use, for a
+	// table built from shared parts.
+	lazy func() string
 	// names and build, for a generated entry, are the names on its first
 	// line and the function that writes the entry, called at the entry's
 	// first use rather than when the tables are indexed.
@@ -438,6 +441,9 @@ type subcommandSource struct {
 func (s subcommandSource) source() string {
 	if s.build != nil {
 		return s.build()
+	}
+	if s.lazy != nil {
+		return s.lazy()
 	}
 	return s.text
 }

@@ -469,8 +469,8 @@ func ghSubcommandSource() string {
 
 func netSubcommandSources() []subcommandSource {
 	return []subcommandSource{
-		{name: "gh subcommands", program: "gh", text: ghSubcommandSource()},
-		{name: "rclone subcommands", program: "rclone", text: rcloneSubcommandSource()},
+		{name: "gh subcommands", program: "gh", lazy: ghSubcommandSource},
+		{name: "rclone subcommands", program: "rclone", lazy: rcloneSubcommandSource},
 	}
 }
 
