@@ -102,7 +102,7 @@ func init() {
 }
 
 // netTools are the programs netToolEffect reads further.
-var netTools = setOf("telnet ftp nslookup dig nc netcat ncat socat http https aria2c rclone gh")
+var netTools = setOf("telnet ftp nslookup host dig nc netcat ncat socat http https aria2c rclone gh")
 
 // netToolEffect adds to e what the words of a network program do beyond
 // the kinds of its options (specs_net_tools.go): the commands telnet, ftp
@@ -136,9 +136,12 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 	switch base {
 	case "telnet", "ftp":
 		run(base + " runs the commands its input gives it, and \"!\" among them runs a local shell")
-	case "nslookup":
-		if len(p.Operands) == 0 || !static(dyn, p.Operands[0]) || args[p.Operands[0]] == "-" {
+	case "nslookup", "host":
+		if base == "nslookup" && (len(p.Operands) == 0 || !static(dyn, p.Operands[0]) || args[p.Operands[0]] == "-") {
 			run("nslookup without a name to look up runs the commands its input gives it")
+		}
+		if len(ops) >= 2 {
+			e.Hosts = appendHost(e.Hosts, ops[1]) // NAME SERVER: the server asked
 		}
 	case "dig":
 		for _, o := range ops {
