@@ -191,6 +191,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 		if base == "ssh" {
 			args, dyn = sshWords(args, dyn, sp)
 		}
+		if base == "gh" {
+			args, dyn = ghWords(args, dyn)
+		}
 		p = sp.Parse(args, dyn)
 		if p.Unknown != "" {
 			// Unknown, but what the words still show stands: a destructive
@@ -205,6 +208,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 				e = command(base, info, args, dyn, nil)
 			}
 			e.Level, e.Known, e.Spec, e.UnknownOption = Max(e.Level, Execute), false, sp.Program, p.Unknown
+			if base == "gh" && !strings.HasPrefix(p.Unknown, "-") {
+				e.UnknownOption = strings.Replace(p.Unknown, ".", " ", 1) // gh pr delete, as ghWords joined it
+			}
 			if shellMode[base] {
 				e.Problem, e.Unknown = shellModeProblem(base, p.Unknown), true
 			}
@@ -216,6 +222,9 @@ func Command(name string, args []string, dyn []bool) Effect {
 		e.Spec = sp.Program
 		specEffects(base, args, p, &e)
 		runnerEffect(base, args, dyn, p, &e)
+		if netTools[base] {
+			netToolEffect(base, args, dyn, p, &e)
+		}
 	}
 	return e
 }
@@ -657,11 +666,14 @@ func command(base string, info cmdInfo, args []string, dyn []bool, p *Parsed) Ef
 			e.Level, e.Destructive = Destructive, base+" "+ops[0]+" changes real infrastructure"
 		}
 	case "gh":
+		if len(ops) > 0 {
+			if g, sub, ok := strings.Cut(ops[0], "."); ok {
+				// The table's name of a subcommand (ghWords).
+				ops = slices.Concat([]string{g, sub}, ops[1:])
+			}
+		}
 		if len(ops) >= 2 && ops[0] == "repo" && ops[1] == "delete" {
 			e.Level, e.Destructive = Destructive, "gh repo delete deletes a repository"
-		}
-		if len(ops) >= 2 && (ops[0] == "gist" && ops[1] == "create" || ops[0] == "release" && ops[1] == "upload") {
-			e.Reads = ops[2:]
 		}
 	case "cp":
 		if flags.has("-r") || flags.has("-R") || flags.has("-a") || flags.has("--recursive") || flags.has("--archive") {
@@ -1605,7 +1617,7 @@ func hostsIn(name string, args []string, dyn []bool) []string {
 		switch path.Base(name) {
 		case "nc", "ncat", "netcat", "telnet":
 			// The first operand is the host.
-			if !strings.HasPrefix(a, "-") && !(i > 0 && valueFlags()[name][args[i-1]]) {
+			if !strings.HasPrefix(a, "-") && !(i > 0 && TakesValue(path.Base(name), args[i-1])) {
 				return append(hosts, strings.ToLower(strings.Trim(a, "[]")))
 			}
 			continue

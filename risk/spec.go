@@ -142,7 +142,7 @@ func (sp *Spec) subEntries() map[string]*specEntry {
 		var tables []specSource
 		for _, sub := range sp.subSources {
 			if sub.build == nil {
-				tables = append(tables, specSource{sub.name, sub.text})
+				tables = append(tables, specSource{sub.name, sub.source()})
 			}
 		}
 		sp.subIndex = indexEntries(tables)
@@ -384,7 +384,8 @@ func indexEntries(tables []specSource) map[string]*specEntry {
 // tools' table with its type options, curl's and wget's with the --no-
 // forms of their boolean options, git's and go's subcommands).
 func builtinTables() ([]specSource, []subcommandSource) {
-	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}, specSource{"net", netSpecs()}), slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources())
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}, specSource{"net", netSpecs()}),
+		slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources(), netSubcommandSources())
 }
 
 // loadSpecs parses tables and indexes their specs by program name and
@@ -428,6 +429,9 @@ var specSources []specSource
 // them in text, or one generated entry.
 type subcommandSource struct {
 	name, program, text string
+	// lazy, when set, writes the table's text at its first use, for a
+	// table built from shared parts.
+	lazy func() string
 	// names and build, for a generated entry, are the names on its first
 	// line and the function that writes the entry, called at the entry's
 	// first use rather than when the tables are indexed.
@@ -439,6 +443,9 @@ type subcommandSource struct {
 func (s subcommandSource) source() string {
 	if s.build != nil {
 		return s.build()
+	}
+	if s.lazy != nil {
+		return s.lazy()
 	}
 	return s.text
 }
