@@ -315,25 +315,30 @@ func curlURL(u string, globs, remoteName, upload, fileDefault bool, outDir *stri
 	}
 	addHost(e, hostOf(u))
 	if remoteName {
-		name := u
-		if i := strings.IndexAny(name, "?#"); i >= 0 {
-			name = name[:i]
-		}
-		if _, r, ok := strings.Cut(name, "://"); ok {
-			name = r
-		}
-		if i := strings.LastIndexByte(name, '/'); i >= 0 {
-			name = name[i+1:]
-		} else {
-			name = ""
-		}
-		if name != "" {
+		if name := urlFileName(u); name != "" {
 			if *outDir != "" {
 				name = path.Join(*outDir, name)
 			}
 			addWrite(e, name)
 		}
 	}
+}
+
+// urlFileName returns the last segment of u's path, the name curl -O and
+// wget give the file they save (escapes not decoded), or "" when the path
+// has none: u without its query and fragment, and without its scheme,
+// taken after its last "/" (a URL with no "/" after the host names none).
+func urlFileName(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	if _, r, ok := strings.Cut(u, "://"); ok {
+		u = r
+	}
+	if i := strings.LastIndexByte(u, '/'); i >= 0 {
+		return u[i+1:]
+	}
+	return ""
 }
 
 // wgetrcInert are the wgetrc commands (as wget compares them: lower case,
@@ -429,18 +434,7 @@ func wgetEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 		if p.Has("-O") || p.Has("--spider") || tree {
 			continue
 		}
-		name := u
-		if j := strings.IndexAny(name, "?#"); j >= 0 {
-			name = name[:j]
-		}
-		if _, r, ok := strings.Cut(name, "://"); ok {
-			name = r
-		}
-		if j := strings.IndexByte(name, '/'); j >= 0 {
-			name = name[strings.LastIndexByte(name, '/')+1:]
-		} else {
-			name = ""
-		}
+		name := urlFileName(u)
 		if name == "" {
 			name = "index.html"
 		}
