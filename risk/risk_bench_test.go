@@ -72,7 +72,7 @@ func BenchmarkLookupOneEntry(b *testing.B) {
 func BenchmarkSpecIndex(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		tables, _ := builtinTables()
+		tables, _ := indexedTables()
 		if len(indexEntries(tables)) == 0 {
 			b.Fatal("no entries")
 		}

@@ -344,8 +344,14 @@ func (e *specEntry) load() *Spec {
 // specIndex maps every program name and alias of the built-in tables to
 // its entry, found by the entries' first lines only.
 var specIndex = sync.OnceValue(func() map[string]*specEntry {
-	tables, subs := builtinTables()
+	tables, subs := indexedTables()
 	idx := indexEntries(tables)
+	for _, b := range builtEntries() {
+		e := &specEntry{table: b.table, build: b.build}
+		for _, n := range b.names {
+			idx[n] = e
+		}
+	}
 	for _, sub := range subs {
 		if e := idx[sub.program]; e != nil {
 			e.subs = append(e.subs, sub)
@@ -384,8 +390,32 @@ func indexEntries(tables []specSource) map[string]*specEntry {
 // tools' table with its type options, curl's and wget's with the --no-
 // forms of their boolean options, git's and go's subcommands).
 func builtinTables() ([]specSource, []subcommandSource) {
-	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}, specSource{"net", netSpecs()}),
+	tables, subs := indexedTables()
+	for _, b := range builtEntries() {
+		tables = append(tables, specSource{b.table, b.build()})
+	}
+	return tables, subs
+}
+
+// indexedTables are the tables whose text the index reads: the built-in
+// ones but for the entries of builtEntries.
+func indexedTables() ([]specSource, []subcommandSource) {
+	return append(slices.Clip(specSources), specSource{"tools", toolSpecs()}),
 		slices.Concat(gitSubcommandSources(), goSubcommandSources(), runnerSubcommandSources(), netSubcommandSources())
+}
+
+// builtEntry is an entry of a built table that the index knows by its
+// names alone, its text written at the program's first lookup: a long one
+// built from parts, which a process that never looks the program up does
+// not pay for.
+type builtEntry struct {
+	table string
+	names []string
+	build func() string
+}
+
+func builtEntries() []builtEntry {
+	return []builtEntry{{"net", []string{"curl"}, curlSpec}, {"net", []string{"wget"}, wgetSpec}}
 }
 
 // loadSpecs parses tables and indexes their specs by program name and

@@ -10,7 +10,7 @@ import "strings"
 // curl 8 looks long options up by their full names only, and curl 7 took
 // unambiguous prefixes: the table takes full names only (@noabbrev), so
 // that an abbreviation is unknown under either. Every boolean option of
-// curl has a --no- form, which netSpecs adds. curl's --expand-NAME forms
+// curl has a --no- form, which curlSpec adds. curl's --expand-NAME forms
 // (an option's value with {{variables}} replaced, which may hold an
 // environment variable or a file's contents) are left out, and so is
 // --url @FILE's reading of URLs, which the effect of curl refuses.
@@ -130,12 +130,16 @@ const wgetOptions = `
   !--input-metalink !--metalink-index !--metalink-over-http !--preferred-location !--keep-badhash
   !--bind-dns-address !--dns-servers !--htmlify !--no-htmlify !--dot-style !--no-keep-badhash`
 
-// netSpecs returns the table of curl and wget. builtinTables calls it at
-// the first use of the specs, so that the --no- forms are not written
-// when the program starts.
-func netSpecs() string {
-	return "curl: @noabbrev " + curlBools + "\n  " + noForms(curlBools) + curlOptions + "\n" +
-		"wget: " + wgetBools + "\n  " + noForms(wgetBools) + wgetOptions + "\n"
+// curlSpec and wgetSpec write curl's and wget's entries with the --no-
+// forms of their boolean options, each at its program's first lookup
+// (builtEntries), so that a process that looks neither up does not write
+// them.
+func curlSpec() string {
+	return "curl: @noabbrev " + curlBools + "\n  " + noForms(curlBools) + curlOptions + "\n"
+}
+
+func wgetSpec() string {
+	return "wget: " + wgetBools + "\n  " + noForms(wgetBools) + wgetOptions + "\n"
 }
 
 // noForms returns the opposite spellings of the boolean options in list:
