@@ -140,6 +140,11 @@ func curlEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 	globs := !p.Has("-g") || p.Has("--no-globoff")
 	remoteName := p.Has("-O") || p.Has("--remote-name-all")
 	upload := p.Has("-T")
+	if p.Has("-n", "--netrc-optional") {
+		// The user's .netrc: its login for the URL's host, or its
+		// default one for any host, goes with the request.
+		addRead(e, "~/.netrc")
+	}
 	var outDir string
 	fileDefault := false
 	for _, o := range p.Options {
