@@ -82,7 +82,7 @@ func TestEveryMatchHoldsAKeyword(t *testing.T) {
 		p = p.Simplify()
 		re := rs.rules[ri].re()
 		matched, found := 0, 0
-		for range 1000 {
+		for range matchesPerRule {
 			var b strings.Builder
 			genMatch(p, &b)
 			s := b.String()

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -170,6 +171,15 @@ func FuzzKeywordLines(f *testing.F) {
 	})
 }
 
+// decodedRules is the embedded data file, decoded once.
+var decodedRules = sync.OnceValue(func() fileRules {
+	var f fileRules
+	if err := toml.Unmarshal(patternsTOML, &f); err != nil {
+		panic(err)
+	}
+	return f
+})
+
 // noKeywordAsMatcher reports what noKeyword must answer for s: the text
 // is short, holds neither of the runes that regexp folds to ASCII
 // letters, and the rules' keyword automaton finds no keyword in it but
@@ -185,10 +195,7 @@ func noKeywordAsMatcher(rs *ruleSet, s string) bool {
 	}
 	// The automaton may run only rules whose keywords all have
 	// upper-case letters and that s holds in no case as written.
-	var f fileRules
-	if err := toml.Unmarshal(patternsTOML, &f); err != nil {
-		panic(err)
-	}
+	f := decodedRules()
 	for r, mode := range sc.mode {
 		if mode == skip {
 			continue
