@@ -198,7 +198,10 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		}
 		for k, i := range p.Operands {
 			if k == first-1 && static(dyn, i) {
-				e.Hosts = appendURLHost(e.Hosts, args[i])
+				var ok bool
+				if e.Hosts, ok = appendURLHost(e.Hosts, args[i]); !ok {
+					e.Problem, e.Unknown = fmt.Sprintf("the host of %s's URL %s cannot be read", base, args[i]), true
+				}
 			}
 			if k < first {
 				continue
@@ -710,16 +713,18 @@ func rcloneSubcommandSource() string {
 }
 
 // appendURLHost adds the host of u, a URL as httpie takes it, to hosts:
-// without a scheme it is http://u, and ":PORT/PATH" is localhost.
-func appendURLHost(hosts []string, u string) []string {
+// without a scheme it is http://u, and ":PORT/PATH" is localhost. ok is
+// false when u has no host that can be read (a path Go's parser refuses,
+// such as %zz, which httpie sends as it is).
+func appendURLHost(hosts []string, u string) (_ []string, ok bool) {
 	if strings.HasPrefix(u, ":") {
-		return appendHost(hosts, "localhost")
+		return appendHost(hosts, "localhost"), true
 	}
 	if !strings.Contains(u, "://") {
 		u = "http://" + u
 	}
 	if pu, err := url.Parse(u); err == nil && pu.Hostname() != "" {
-		return appendHost(hosts, pu.Hostname())
+		return appendHost(hosts, pu.Hostname()), true
 	}
-	return hosts
+	return hosts, false
 }
