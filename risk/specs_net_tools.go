@@ -102,7 +102,7 @@ func init() {
 }
 
 // netTools are the programs netToolEffect reads further.
-var netTools = setOf("telnet ftp nslookup host dig nc netcat ncat socat http https aria2c rclone gh")
+var netTools = setOf("telnet ftp nslookup host dig nc netcat ncat socat http https aria2c rclone gh ping traceroute")
 
 // netToolEffect adds to e what the words of a network program do beyond
 // the kinds of its options (specs_net_tools.go): the commands telnet, ftp
@@ -176,11 +176,33 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		for _, v := range p.Values("-x", "--proxy") {
 			e.Hosts = appendHost(e.Hosts, v)
 		}
+	case "ping":
+		// ping [OPTION...] HOST...: each operand is a host it reaches.
+		for _, o := range ops {
+			e.Hosts = appendHost(e.Hosts, o)
+		}
+	case "traceroute":
+		// traceroute [OPTION...] HOST [PACKETLEN]; -g names a gateway the
+		// packets are routed through.
+		if len(ops) > 0 {
+			e.Hosts = appendHost(e.Hosts, ops[0])
+		}
+		for _, v := range p.Values("-g") {
+			for _, g := range strings.Split(v, ",") {
+				e.Hosts = appendHost(e.Hosts, g)
+			}
+		}
 	case "gh":
 		ghEffect(args, ops, p, e, run, unknown)
 	case "rclone":
 		rcloneEffect(ops, p, e, unknown)
 	case "aria2c":
+		for _, v := range p.Values("--all-proxy", "--http-proxy", "--https-proxy") {
+			var ok bool
+			if e.Hosts, ok = appendURLHost(e.Hosts, v); !ok {
+				e.Problem, e.Unknown = "the host of aria2c's proxy "+v+" cannot be read", true
+			}
+		}
 		if !p.Has("-d") {
 			e.Writes = append(e.Writes, ".")
 		}
@@ -218,6 +240,14 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 			} else if f != "" {
 				unknown(args[i])
 				return
+			}
+		}
+		// --proxy=PROTOCOL:URL: the proxy's host is reached.
+		for _, v := range p.Values("--proxy") {
+			_, u, _ := strings.Cut(v, ":")
+			var ok bool
+			if e.Hosts, ok = appendURLHost(e.Hosts, u); !ok {
+				e.Problem, e.Unknown = fmt.Sprintf("the host of %s's proxy %s cannot be read", base, v), true
 			}
 		}
 		if p.Has("-d") && !p.Has("-o") {
