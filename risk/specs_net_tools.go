@@ -242,6 +242,15 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 				return
 			}
 		}
+		// A session named without a "/" is a file in httpie's config
+		// directory (sessions/HOST/NAME.json), which the words do not
+		// name: it is written, and may hold the credentials of earlier
+		// requests.
+		for _, v := range p.Values("--session", "--session-read-only") {
+			if !strings.Contains(v, "/") {
+				e.Problem, e.Unknown = fmt.Sprintf("%s's session %s is a file in its config directory, which the words do not name", base, v), true
+			}
+		}
 		// --proxy=PROTOCOL:URL: the proxy's host is reached.
 		for _, v := range p.Values("--proxy") {
 			_, u, _ := strings.Cut(v, ":")
