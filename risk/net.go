@@ -48,17 +48,60 @@ func addHost(e *Effect, h string) {
 	}
 }
 
+// urlScheme splits u as curl reads it: a scheme is a letter, then
+// letters, digits, "+", "-" or ".", before a ":" that a "/" follows
+// (file:/etc/passwd and http:/host are URLs to curl, which takes one to
+// three slashes before the host). rest starts with the slashes; ok is
+// false when u has no scheme.
+func urlScheme(u string) (scheme, rest string, ok bool) {
+	i := strings.IndexByte(u, ':')
+	if i <= 0 || i+1 >= len(u) || u[i+1] != '/' {
+		return "", u, false
+	}
+	for j := 0; j < i; j++ {
+		c := u[j]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (j == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", u, false
+		}
+	}
+	return u[:i], u[i+1:], true
+}
+
 // hostOf returns the host of a URL or a host[:port], with or without a
-// scheme, or "".
-func hostOf(v string) string {
-	u := v
-	if !strings.Contains(u, "://") {
-		u = "http://" + u
+// scheme, and whether it could be read: a URL whose authority does not
+// parse, or that has more slashes after its scheme than curl takes, names
+// a host the words do not show.
+func hostOf(v string) (string, bool) {
+	u := "http://" + v
+	if scheme, rest, ok := urlScheme(v); ok {
+		auth := strings.TrimLeft(rest, "/")
+		if len(rest)-len(auth) > 3 {
+			return "", false
+		}
+		u = scheme + "://" + auth
+	} else if strings.Contains(v, "://") {
+		u = v
 	}
-	if p, err := url.Parse(u); err == nil {
-		return p.Hostname()
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", false
 	}
-	return ""
+	return p.Hostname(), true
+}
+
+// addURLHost adds the host of the URL or host[:port] v, or makes e
+// unknown when its host cannot be read.
+func addURLHost(e *Effect, v string) {
+	h, ok := hostOf(v)
+	if !ok {
+		e.Unknown = true
+		if e.Problem == "" {
+			e.Problem = "the host of " + v + " cannot be read"
+		}
+		return
+	}
+	addHost(e, h)
 }
 
 // curlGlob reports whether curl expands v as a glob ({a,b}, [1-9]), the
@@ -218,10 +261,10 @@ func curlEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 			}
 			curlURL(v, globs, remoteName, upload, fileDefault, &outDir, e)
 		case "-x", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname", "--proxy1.0", "--doh-url", "--ipfs-gateway":
-			addHost(e, hostOf(v))
+			addURLHost(e, v)
 		case "--dns-servers":
 			for _, s := range strings.Split(v, ",") {
-				addHost(e, hostOf(s))
+				addURLHost(e, s)
 			}
 		case "--connect-to", "--resolve":
 			// --connect-to H1:P1:H2:P2 and --resolve H:P:ADDR send the
@@ -293,7 +336,7 @@ func curlURL(u string, globs, remoteName, upload, fileDefault bool, outDir *stri
 		runs(e, "curl expands the glob in "+u+" into URLs whose hosts and names are not in the words")
 		return
 	}
-	scheme, rest, ok := strings.Cut(u, "://")
+	scheme, rest, ok := urlScheme(u)
 	if !ok && fileDefault {
 		scheme, rest, ok = "file", "/"+strings.TrimPrefix(u, "/"), true
 		if !strings.HasPrefix(u, "/") {
@@ -302,12 +345,17 @@ func curlURL(u string, globs, remoteName, upload, fileDefault bool, outDir *stri
 		}
 	}
 	if ok && strings.EqualFold(scheme, "file") {
-		// file://[host]/path: a local file, its %XX escapes decoded.
-		i := strings.IndexByte(rest, '/')
-		if i < 0 {
-			return
+		// file://[host]/path or file:/path: a local file, its %XX
+		// escapes decoded.
+		local := rest
+		if r, ok := strings.CutPrefix(rest, "//"); ok {
+			i := strings.IndexByte(r, '/')
+			if i < 0 {
+				return
+			}
+			local = r[i:]
 		}
-		f, err := url.PathUnescape(strings.SplitN(strings.SplitN(rest[i:], "?", 2)[0], "#", 2)[0])
+		f, err := url.PathUnescape(strings.SplitN(strings.SplitN(local, "?", 2)[0], "#", 2)[0])
 		if err != nil {
 			runs(e, "curl reads the local file of "+u+", whose name does not decode")
 			return
@@ -318,7 +366,7 @@ func curlURL(u string, globs, remoteName, upload, fileDefault bool, outDir *stri
 		}
 		return
 	}
-	addHost(e, hostOf(u))
+	addURLHost(e, u)
 	if remoteName {
 		if name := urlFileName(u); name != "" {
 			if *outDir != "" {
@@ -435,7 +483,7 @@ func wgetEffect(args []string, dyn []bool, p *Parsed, e *Effect) {
 			continue
 		}
 		u := args[i]
-		addHost(e, hostOf(u))
+		addURLHost(e, u)
 		if p.Has("-O") || p.Has("--spider") || tree {
 			continue
 		}

@@ -102,7 +102,7 @@ func init() {
 }
 
 // netTools are the programs netToolEffect reads further.
-var netTools = setOf("telnet ftp nslookup host dig nc netcat ncat socat http https aria2c rclone gh")
+var netTools = setOf("telnet ftp nslookup host dig nc netcat ncat socat http https aria2c rclone gh ping traceroute")
 
 // netToolEffect adds to e what the words of a network program do beyond
 // the kinds of its options (specs_net_tools.go): the commands telnet, ftp
@@ -176,11 +176,33 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		for _, v := range p.Values("-x", "--proxy") {
 			e.Hosts = appendHost(e.Hosts, v)
 		}
+	case "ping":
+		// ping [OPTION...] HOST...: each operand is a host it reaches.
+		for _, o := range ops {
+			e.Hosts = appendHost(e.Hosts, o)
+		}
+	case "traceroute":
+		// traceroute [OPTION...] HOST [PACKETLEN]; -g names a gateway the
+		// packets are routed through.
+		if len(ops) > 0 {
+			e.Hosts = appendHost(e.Hosts, ops[0])
+		}
+		for _, v := range p.Values("-g") {
+			for _, g := range strings.Split(v, ",") {
+				e.Hosts = appendHost(e.Hosts, g)
+			}
+		}
 	case "gh":
 		ghEffect(args, ops, p, e, run, unknown)
 	case "rclone":
 		rcloneEffect(ops, p, e, unknown)
 	case "aria2c":
+		for _, v := range p.Values("--all-proxy", "--http-proxy", "--https-proxy") {
+			var ok bool
+			if e.Hosts, ok = appendURLHost(e.Hosts, v); !ok {
+				e.Problem, e.Unknown = "the host of aria2c's proxy "+v+" cannot be read", true
+			}
+		}
 		if !p.Has("-d") {
 			e.Writes = append(e.Writes, ".")
 		}
@@ -198,7 +220,10 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 		}
 		for k, i := range p.Operands {
 			if k == first-1 && static(dyn, i) {
-				e.Hosts = appendURLHost(e.Hosts, args[i])
+				var ok bool
+				if e.Hosts, ok = appendURLHost(e.Hosts, args[i]); !ok {
+					e.Problem, e.Unknown = fmt.Sprintf("the host of %s's URL %s cannot be read", base, args[i]), true
+				}
 			}
 			if k < first {
 				continue
@@ -215,6 +240,23 @@ func netToolEffect(base string, args []string, dyn []bool, p *Parsed, e *Effect)
 			} else if f != "" {
 				unknown(args[i])
 				return
+			}
+		}
+		// A session named without a "/" is a file in httpie's config
+		// directory (sessions/HOST/NAME.json), which the words do not
+		// name: it is written, and may hold the credentials of earlier
+		// requests.
+		for _, v := range p.Values("--session", "--session-read-only") {
+			if !strings.Contains(v, "/") {
+				e.Problem, e.Unknown = fmt.Sprintf("%s's session %s is a file in its config directory, which the words do not name", base, v), true
+			}
+		}
+		// --proxy=PROTOCOL:URL: the proxy's host is reached.
+		for _, v := range p.Values("--proxy") {
+			_, u, _ := strings.Cut(v, ":")
+			var ok bool
+			if e.Hosts, ok = appendURLHost(e.Hosts, u); !ok {
+				e.Problem, e.Unknown = fmt.Sprintf("the host of %s's proxy %s cannot be read", base, v), true
 			}
 		}
 		if p.Has("-d") && !p.Has("-o") {
@@ -710,16 +752,18 @@ func rcloneSubcommandSource() string {
 }
 
 // appendURLHost adds the host of u, a URL as httpie takes it, to hosts:
-// without a scheme it is http://u, and ":PORT/PATH" is localhost.
-func appendURLHost(hosts []string, u string) []string {
+// without a scheme it is http://u, and ":PORT/PATH" is localhost. ok is
+// false when u has no host that can be read (a path Go's parser refuses,
+// such as %zz, which httpie sends as it is).
+func appendURLHost(hosts []string, u string) (_ []string, ok bool) {
 	if strings.HasPrefix(u, ":") {
-		return appendHost(hosts, "localhost")
+		return appendHost(hosts, "localhost"), true
 	}
 	if !strings.Contains(u, "://") {
 		u = "http://" + u
 	}
 	if pu, err := url.Parse(u); err == nil && pu.Hostname() != "" {
-		return appendHost(hosts, pu.Hostname())
+		return appendHost(hosts, pu.Hostname()), true
 	}
-	return hosts
+	return hosts, false
 }

@@ -5,14 +5,16 @@ import "strings"
 // A shell line may hold a secret that only its words, once the shell has
 // taken the quoting away, show: AK''IA…, "to"ken=…, AK\IA…. The engine
 // judges the words; these functions let what is logged of the line as
-// written lose such a secret too.
+// written lose such a secret too, and one a backslash and a newline split
+// (AK\<newline>IA…, a continued line).
 
 // shellQuoting are the bytes the shell's quoting adds to a word.
 const shellQuoting = `'"\`
 
-// unquoted returns s without the bytes of shellQuoting and, for each byte
-// of the result, the index in s it comes from; ok is false when s has
-// none of them.
+// unquoted returns s without the bytes of shellQuoting, and without the
+// newline after a backslash (a line the shell continues), and, for each
+// byte of the result, the index in s it comes from; ok is false when s
+// has none of them.
 func unquoted(s string) (string, []int, bool) {
 	if !strings.ContainsAny(s, shellQuoting) {
 		return s, nil, false
@@ -22,6 +24,9 @@ func unquoted(s string) (string, []int, bool) {
 	at := make([]int, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		if strings.IndexByte(shellQuoting, s[i]) >= 0 {
+			if s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
 			continue
 		}
 		b.WriteByte(s[i])

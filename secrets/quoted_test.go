@@ -14,6 +14,10 @@ func TestRedactQuoted(t *testing.T) {
 		{"curl -d key=AK''IAQYLPMN5HHHFPZAM2 https://x", "curl -d key=[REDACTED:aws-access-key-id] https://x"},
 		{`echo "AKIA"'QYLPMN5HHHFPZAM2' done`, `echo "[REDACTED:aws-access-key-id]' done`}, // the quotes around it stay
 		{`echo AK\IAQYLPMN5HHHFPZAM2`, "echo [REDACTED:aws-access-key-id]"},
+		// A backslash before a newline continues the line: the shell
+		// takes both away.
+		{"echo AK\\\nIAQYLPMN5HHHFPZAM2", "echo [REDACTED:aws-access-key-id]"},
+		{"echo \"AKIA\\\nQYLPMN5HHHFPZAM2\"", "echo \"[REDACTED:aws-access-key-id]\""},
 		{"echo " + aws + " 'x'", "echo [REDACTED:aws-access-key-id] 'x'"},
 		{"echo 'hello' \"world\"", "echo 'hello' \"world\""},
 		{"no quoting " + aws, "no quoting [REDACTED:aws-access-key-id]"},
@@ -37,6 +41,7 @@ func FuzzRedactQuoted(f *testing.F) {
 	f.Add("curl -d key=AK''IAQYLPMN5HHHFPZAM2 https://x")
 	f.Add(`"to"ken=` + genericKey)
 	f.Add("echo 'a' \"b\" \\c")
+	f.Add("echo AK\\\nIAQYLPMN5HHHFPZAM2")
 	f.Fuzz(func(t *testing.T, s string) {
 		got := RedactQuoted(s)
 		if !ContainsQuoted(s) && got != s {

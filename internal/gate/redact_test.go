@@ -83,6 +83,7 @@ func TestRedactorPayload(t *testing.T) {
 		{"a secret in an array in an array", `[1,["x",{"y":"token=` + githubTok + `"}]]`, false},
 		{"a secret split by shell quoting", `{"command":"curl -d key=AK''IAQYLPMN5HHHFPZAM2 https://x"}`, false},
 		{"a secret split by an escaped quote", `{"command":"echo AK\"\"IAQYLPMN5HHHFPZAM2"}`, false},
+		{"a secret split by a continued line", `{"command":"echo AK\\\nIAQYLPMN5HHHFPZAM2"}`, false},
 		{"quoting without a secret", `{"command":"echo 'a' \"b\""}`, true},
 		{"a number is not a secret", `{"n":12345678901234567890123456789}`, true},
 		{"escaped quotes and backslashes", `{"a\"b":"c\\","d":"\"` + "AKIA" + `\""}`, true},
