@@ -1215,6 +1215,13 @@ var riskyVars = map[string]bool{
 	"HISTFILE": true, "HISTCONTROL": true, "HISTIGNORE": true, "PS0": true, "PS1": true, "PS2": true, "PS3": true,
 	"GLOBIGNORE": true, "BASH_XTRACEFD": true, "LD_PRELOAD": true, "TMOUT": true, "MAIL": true, "MAILPATH": true,
 	"INPUTRC": true, "TERMINFO": true, "LESSKEY": true, "SHELL": true,
+	// Often exported already, so that a plain assignment reaches every
+	// later command: where its connections go, which certificates it
+	// trusts, which libraries it loads.
+	"http_proxy": true, "https_proxy": true, "ftp_proxy": true, "all_proxy": true, "no_proxy": true,
+	"HTTP_PROXY": true, "HTTPS_PROXY": true, "FTP_PROXY": true, "ALL_PROXY": true, "NO_PROXY": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "CURL_CA_BUNDLE": true, "REQUESTS_CA_BUNDLE": true,
+	"NODE_EXTRA_CA_CERTS": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
 }
 
 func riskyVar(name string) bool {
