@@ -480,21 +480,15 @@ var ghGroups = setOf("auth pr issue repo run workflow release label cache gist s
 // a word not known until the line runs) stays as it is, which no entry
 // names: the line is unknown.
 func ghWords(args []string, dyn []bool) ([]string, []bool) {
-	for i, a := range args {
-		if strings.HasPrefix(a, "-") || !static(dyn, i) {
-			return args, dyn
-		}
-		if !ghGroups[a] || i+1 >= len(args) || !static(dyn, i+1) || strings.HasPrefix(args[i+1], "-") {
-			return args, dyn
-		}
-		out := slices.Concat(args[:i], []string{a + "." + args[i+1]}, args[i+2:])
-		var outDyn []bool
-		if len(dyn) > 0 {
-			outDyn = slices.Concat(dyn[:min(i, len(dyn))], []bool{false}, dyn[min(i+2, len(dyn)):])
-		}
-		return out, outDyn
+	if len(args) < 2 || !static(dyn, 0) || !static(dyn, 1) || !ghGroups[args[0]] || strings.HasPrefix(args[1], "-") {
+		return args, dyn
 	}
-	return args, dyn
+	out := slices.Concat([]string{args[0] + "." + args[1]}, args[2:])
+	var outDyn []bool
+	if len(dyn) > 0 {
+		outDyn = slices.Concat([]bool{false}, dyn[min(2, len(dyn)):])
+	}
+	return out, outDyn
 }
 
 // ghSubcommandSource is the table of gh's subcommands, with $R and $J
