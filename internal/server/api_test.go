@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -527,14 +528,21 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	e.call("POST", "/v1/approvals/"+id, e.tokens.Approver, map[string]any{"answer": "deny"})
-	body = string(e.call("GET", "/metrics", e.tokens.Approver, nil).body)
-	for _, want := range []string{
+	// The asked check ends, and counts its decision, once its waiting
+	// request has read the answer: after the answer's response, maybe.
+	wants := []string{
 		`toolgate_decisions_total{decision="deny",reason="user_denied"} 1`,
 		"toolgate_approvals_pending 0",
 		"toolgate_approval_wait_seconds_count 1",
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %q:\n%s", want, body)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		body = string(e.call("GET", "/metrics", e.tokens.Approver, nil).body)
+		missing := slices.DeleteFunc(slices.Clone(wants), func(w string) bool { return strings.Contains(body, w) })
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %q:\n%s", missing, body)
 		}
 	}
 }
