@@ -457,12 +457,14 @@ func main() {
 // TestHookLatency measures the hook's whole process, from exec to exit
 // of the built binary deciding one call with a policy file and recording
 // it in the embedded log, beside a minimal Go program, the floor (a
-// minimal Go program that syncs one append to a file beside the log) and
-// `toolgate --version`: 50 rounds, the four run in turn in each, and the
-// median of each printed. The hook's log holds one event per call.
+// minimal Go program that syncs one append to a file beside the log), the
+// SQLite floor (a Go program that opens an SQLite file as the log does and
+// appends one row: what the embedded log costs whatever else a hook does)
+// and `toolgate --version`: 50 rounds, the five run in turn in each, and
+// the median of each printed. The hook's log holds one event per call.
 func TestHookLatency(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs four programs 50 times each")
+		t.Skip("builds and runs five programs 50 times each")
 	}
 	pkg, err := os.Getwd()
 	if err != nil {
@@ -500,6 +502,13 @@ func TestHookLatency(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the floor program: %v\n%s", err, out)
 	}
+	sqliteFloor := filepath.Join(dir, "sqlitefloor")
+	build = exec.Command("go", "build", "-o", sqliteFloor, "./testdata/sqlitefloor")
+	build.Dir = pkg
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the SQLite floor program: %v\n%s", err, out)
+	}
 	if err := os.MkdirAll(env.state, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -520,6 +529,7 @@ func TestHookLatency(t *testing.T) {
 	progs := []prog{
 		{"minimal Go program", minimal, nil, "", "", nil},
 		{"floor", floor, []string{filepath.Join(env.state, "floor.bin")}, "", "", nil},
+		{"SQLite floor", sqliteFloor, []string{filepath.Join(env.state, "floor.db")}, "", "", nil},
 		{"toolgate --version", bin, []string{"--version"}, "", "toolgate ", nil},
 		{"toolgate hook claude-code", bin, hookArgs, payload, `"allow"`, nil},
 	}
@@ -568,12 +578,14 @@ func TestHookLatency(t *testing.T) {
 		med[i] = times[i][len(times[i])/2]
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
-	line := fmt.Sprintf("hook latency (median of 50, run in turn): minimal Go program %v; floor (one synced append) %v; toolgate --version %v; toolgate hook claude-code %v "+
-		"(%v above the minimal program, %v above the floor, %v above --version; hook/minimal %.1fx, hook/floor %.1fx, hook/--version %.2fx)",
-		r(med[0]), r(med[1]), r(med[2]), r(med[3]), r(med[3]-med[0]), r(med[3]-med[1]), r(med[3]-med[2]),
-		float64(med[3])/float64(med[0]), float64(med[3])/float64(med[1]), float64(med[3])/float64(med[2]))
+	const iMin, iFloor, iSQLite, iVersion, iHook, iCodex = 0, 1, 2, 3, 4, 5
+	line := fmt.Sprintf("hook latency (median of 50, run in turn): minimal Go program %v; floor (one synced append) %v; SQLite floor (open, one synced row) %v; toolgate --version %v; toolgate hook claude-code %v "+
+		"(%v above the minimal program, %v above the floor, %v above the SQLite floor, %v above --version; hook/minimal %.1fx, hook/floor %.1fx, hook/--version %.2fx)",
+		r(med[iMin]), r(med[iFloor]), r(med[iSQLite]), r(med[iVersion]), r(med[iHook]),
+		r(med[iHook]-med[iMin]), r(med[iHook]-med[iFloor]), r(med[iHook]-med[iSQLite]), r(med[iHook]-med[iVersion]),
+		float64(med[iHook])/float64(med[iMin]), float64(med[iHook])/float64(med[iFloor]), float64(med[iHook])/float64(med[iVersion]))
 	if codex != "" {
-		line += fmt.Sprintf("; codex execpolicy check %v (hook/codex %.2fx)", r(med[4]), float64(med[3])/float64(med[4]))
+		line += fmt.Sprintf("; codex execpolicy check %v (hook/codex %.2fx)", r(med[iCodex]), float64(med[iHook])/float64(med[iCodex]))
 	}
 	t.Log(line)
 	fmt.Println(line)
