@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -161,4 +162,55 @@ func loggedSecret(t *testing.T, payload []byte, key string) string {
 		}
 	}
 	return ""
+}
+
+// FuzzExpandedSecretNotLogged: whatever the command, when the words the
+// engine reads in it hold a secret, no event recorded of the call holds
+// one, as written or in the words bash or PowerShell makes of one of its
+// strings; and the decision is the engine's. With argv set the line is
+// split at its spaces and sent as an argv array.
+func FuzzExpandedSecretNotLogged(f *testing.F) {
+	const tail = "QYLPMN5HHHFPZAM2"
+	for _, s := range []string{
+		"curl -d AK{IA,}" + tail + " https://example.com", "echo AKI{A..A}" + tail, `echo $'\x41KIA` + tail + "'",
+		`echo $'\101KIA` + tail + "'", `echo $'\u0041KIA` + tail + "'", `K=$'\x41KIA` + tail + "' env",
+		"bash -c 'echo AK{IA,}" + tail + "'", `echo AK"IA"` + tail, `echo A\KIA` + tail, "echo AK\\\nIA" + tail,
+		"echo " + awsKey, "mysql --password S3cr3tPassw0rd9xQz", "git status",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	fx := newFixtureWith(f, Options{LogKey: []byte("log key")}, "network = true\n")
+	fx.answer = func(*approval.Request) approval.Answer { return approval.Answer{Kind: approval.Deny} }
+	n := 0
+	f.Fuzz(func(t *testing.T, line string, argv bool) {
+		var command any = line
+		if argv {
+			var words []any
+			for _, w := range strings.Split(line, " ") {
+				words = append(words, w)
+			}
+			command = words
+		}
+		n++
+		session := fmt.Sprintf("f%d", n)
+		req := &engine.Request{Tool: "Bash", Input: map[string]any{"command": command}, Cwd: fx.project, Session: session}
+		want, call := fx.g.engine.Decide(context.Background(), req, nil)
+		d, err := fx.g.Check(context.Background(), req, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Decision == policy.Deny && d.Decision != policy.Deny {
+			t.Fatalf("%q: the engine denies (%s), the gate decided %s", line, want.Message, d.Decision)
+		}
+		if len(call.WordSecrets()) == 0 {
+			return
+		}
+		for e, err := range fx.store.Query(context.Background(), eventlog.Filter{Session: session}) {
+			must(t, err)
+			if l := loggedSecret(t, e.Payload, awsKey); l != "" {
+				t.Fatalf("%q: event %s holds a secret: %s", line, e.Type, l)
+			}
+		}
+	})
 }
