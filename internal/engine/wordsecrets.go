@@ -110,7 +110,9 @@ func (d dialect) hiddenLabel(label string, cmd *shell.Command, args []string, ki
 	for _, a := range cmd.Assigns {
 		words = append(words, a.Name+"="+secrets.Redact(a.Value))
 	}
-	words = append(words, secrets.Redact(cmd.Name))
+	if cmd.Name != "" {
+		words = append(words, secrets.Redact(cmd.Name))
+	}
 	words = append(words, args...)
 	if l := strings.Join(words, " "); !d.lineHoldsSecret(l) {
 		return l
