@@ -75,6 +75,10 @@ type Unit struct {
 	hard          bool       // an ask that no mode, allow rule or approval=never lifts
 	outside       bool       // touches a path outside the workspace and writable roots
 	escape        bool       // a link inside the workspace leads out of it
+
+	// wordSecrets are the kinds of secret the command's words hold
+	// ([Call.WordSecrets]); nil when they hold none.
+	wordSecrets []string
 }
 
 // CommandFact describes a simple command for explain output.
@@ -1380,8 +1384,15 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		u.Label = strings.Join(append([]string{cmd.Name}, cmd.Args...), " ")
 	}
 	u.Label = secrets.RedactQuoted(u.Label)
-	if redacted := redactAll(cmd.Args); redacted != nil {
+	redacted := redactAll(cmd.Args)
+	if redacted != nil {
 		u.Command.Args = redacted
+	}
+	if redacted != nil || extraWordsHoldSecret(cmd) {
+		// The words hold a secret: the label must not give it back,
+		// whatever the shell would make of the label's text.
+		u.wordSecrets = wordSecretKinds(cmd)
+		u.Label = e.dialect.hiddenLabel(u.Label, cmd, redacted, u.wordSecrets)
 	}
 	if cmd.NameDynamic {
 		u.unknown = "the program is not known until the line runs"

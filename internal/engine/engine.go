@@ -52,6 +52,8 @@ type Call struct {
 	Cwd string
 	// Units are the parts of the call with their resolved effects.
 	Units []*Unit
+	// dialect is the shell a shell tool's line was read in.
+	dialect dialect
 }
 
 // Options configure an [Engine]. The zero value of each field means its
@@ -513,7 +515,7 @@ func (e *Engine) decide(ctx context.Context, req *Request, explain bool, prior P
 	}
 	t.Units = units
 	d = st.aggregate(units)
-	t.call = &Call{Request: req, Tool: tool, Root: env.root, Cwd: cwd, Units: units}
+	t.call = &Call{Request: req, Tool: tool, Root: env.root, Cwd: cwd, Units: units, dialect: env.dialect}
 	unseen := anyUnseen(units)
 	if unseen != "" && d.Decision == policy.Ask && prior != nil {
 		t.Steps = append(t.Steps, Step{"prior approval", "skipped", "no earlier approval covers the call: " + unseen})

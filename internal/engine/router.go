@@ -192,26 +192,11 @@ func parseShell(in map[string]any, c *call) error {
 	case []any:
 		// An argv vector (Codex): quote each word so the shell analysis
 		// sees exactly these words.
-		if len(x) == 0 {
-			return &fieldError{"command", "must not be an empty array"}
+		line, err := argvLine(x)
+		if err != nil {
+			return err
 		}
-		words := make([]string, len(x))
-		for i, w := range x {
-			s, ok := w.(string)
-			if !ok {
-				return &fieldError{fmt.Sprintf("command[%d]", i), "expected a string, got " + typeName(w)}
-			}
-			if strings.ContainsRune(s, 0) {
-				return &fieldError{fmt.Sprintf("command[%d]", i), "must not contain a NUL byte"}
-			}
-			// A program named by nothing (or blanks) runs nothing anyone
-			// could judge; the quoted word would read as a command.
-			if i == 0 && strings.TrimSpace(s) == "" {
-				return &fieldError{"command[0]", "must name the program to run, not be empty"}
-			}
-			words[i] = shellQuote(s)
-		}
-		c.command = strings.Join(words, " ")
+		c.command = line
 	default:
 		return &fieldError{"command", "expected a string or an array of strings, got " + typeName(v)}
 	}
@@ -224,6 +209,31 @@ func parseShell(in map[string]any, c *call) error {
 	}
 	c.dir = dir
 	return nil
+}
+
+// argvLine returns the shell line that runs exactly the words of argv, an
+// argv vector as a request gives it, each quoted as one word.
+func argvLine(argv []any) (string, error) {
+	if len(argv) == 0 {
+		return "", &fieldError{"command", "must not be an empty array"}
+	}
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		s, ok := w.(string)
+		if !ok {
+			return "", &fieldError{fmt.Sprintf("command[%d]", i), "expected a string, got " + typeName(w)}
+		}
+		if strings.ContainsRune(s, 0) {
+			return "", &fieldError{fmt.Sprintf("command[%d]", i), "must not contain a NUL byte"}
+		}
+		// A program named by nothing (or blanks) runs nothing anyone
+		// could judge; the quoted word would read as a command.
+		if i == 0 && strings.TrimSpace(s) == "" {
+			return "", &fieldError{"command[0]", "must name the program to run, not be empty"}
+		}
+		words[i] = shellQuote(s)
+	}
+	return strings.Join(words, " "), nil
 }
 
 var safeWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })

@@ -438,7 +438,6 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		}
 		return nil
 	}
-	asked := toolCallRequested{ToolCallID: id, Tool: req.Tool, CallRequest: callRequest(req)}
 
 	lk := &lookup{gr: g.grants}
 	decide := func(req *engine.Request) (*engine.Decision, *engine.Call) {
@@ -450,6 +449,10 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		return d, call
 	}
 	d, call := decide(req)
+	// The call as the agent asked for it, without a secret that its
+	// words hold.
+	logReq, _ := g.loggedRequest(req, call)
+	asked := toolCallRequested{ToolCallID: id, Tool: req.Tool, CallRequest: callRequest(logReq)}
 	if len(d.Hooks) > 0 {
 		// The policy's user hooks: none configured costs nothing.
 		req, d, call = g.preToolUse(ctx, req, id, d, call, decide, add)
@@ -482,9 +485,13 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 	}
 
 	destructive := d.Risk == risk.Destructive
-	arg, summary := describe(req, g.redact)
+	// The call as the person is shown it: a command whose words hold a
+	// secret its text still gives back is shown as markers, and no rule
+	// is suggested from it.
+	shown, hidden := g.loggedRequest(req, call)
+	arg, summary := describe(shown, g.redact)
 	suggested, userRule := "", ""
-	if !destructive {
+	if !destructive && !hidden {
 		// A destructive call is never remembered, so no rule is offered.
 		root := ""
 		if call != nil {
@@ -511,7 +518,7 @@ func (g *Gate) begin(ctx context.Context, req *engine.Request, turn string) (ver
 		askedOf = ActorHook
 	}
 	question := PermissionRequested{
-		ToolCallID: id, Tool: req.Tool, Args: req.Input, Cwd: req.Cwd, Summary: summary, RiskAtDecision: d.Risk,
+		ToolCallID: id, Tool: req.Tool, Args: shown.Input, Cwd: req.Cwd, Summary: summary, RiskAtDecision: d.Risk,
 		SourcedFrom: d.Source, Reason: d.Reason, Message: d.Message, Rule: d.Rule,
 		Destructive: destructive, SuggestedDecision: "ask", SuggestedRule: suggested,
 		Units: units(call), ConfirmTarget: target, AskedOf: askedOf,
@@ -736,7 +743,8 @@ func (g *Gate) remember(ctx context.Context, turn string, ans approval.Answer, s
 			res.Message = fmt.Sprintf("user approved (%s, taken as allow_once: %s, so a later call cannot be checked against this one)", ans.Kind, why)
 			return nil
 		}
-		_, summary := describe(req, g.redact)
+		shown, _ := g.loggedRequest(req, call)
+		_, summary := describe(shown, g.redact)
 		summary = g.redact.String(summary)
 		sa := newSessionApproval(call, bound, "sa_"+strings.TrimPrefix(res.ToolCallID, "tc_"), res.ToolCallID, summary, g.opts.Clock())
 		if err := g.record(ctx, req.Session, turn, eventlog.TypeLeaseGranted, g.signGrant(req.Session, sa.rec)); err != nil {

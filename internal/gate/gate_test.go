@@ -28,7 +28,7 @@ func newTestGate(t *testing.T, a approval.Approver, opts Options) (*Gate, eventl
 
 // engineAndStore builds an engine over one policy layer for project and
 // home, and a fresh SQLite event log closed when the test ends.
-func engineAndStore(t *testing.T, layer *policy.File, project, home string) (*engine.Engine, eventlog.Store) {
+func engineAndStore(t testing.TB, layer *policy.File, project, home string) (*engine.Engine, eventlog.Store) {
 	t.Helper()
 	set, err := policy.Merge(layer)
 	must(t, err)

@@ -290,13 +290,13 @@ func lines(b []byte) []string {
 	return out
 }
 
-func realDir(t *testing.T) string {
+func realDir(t testing.TB) string {
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
 	return d
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 }
 
 // newFixtureWith is newFixture with a project policy file's text.
-func newFixtureWith(t *testing.T, opts Options, projectPolicy string) *fixture {
+func newFixtureWith(t testing.TB, opts Options, projectPolicy string) *fixture {
 	t.Helper()
 	fx := &fixture{project: realDir(t), home: realDir(t), clock: &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}}
 	f, err := policy.ParseFile("policy.toml", []byte(projectPolicy), policy.LayerProject)

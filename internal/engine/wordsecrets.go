@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/secrets"
+	"github.com/toolgate/toolgate/shell"
+)
+
+// A shell line may hold a secret that only the words the shell makes of it
+// show: AK{IA,}…, $'\x41KIA…', a nested bash -c '…'. The analysis judges
+// those words; what is recorded of the line as written must not keep the
+// secret in a form a reader could expand back. The functions here find
+// such secrets and tell whether a text meant to stand for the line still
+// gives them.
+
+// wordSecret is the kind named when the words hold a secret no rule
+// names alone (one the scan of the words joined finds only one way).
+const wordSecret = "secret"
+
+// extraWordsHoldSecret reports whether the words of cmd other than its
+// arguments (which [redactAll] looks at) hold a secret: its program name,
+// the values of its assignments and the targets of its redirections.
+func extraWordsHoldSecret(cmd *shell.Command) bool {
+	if cmd.Name != "" && secrets.Contains(cmd.Name) {
+		return true
+	}
+	for _, a := range cmd.Assigns {
+		if secrets.Contains(a.Value) {
+			return true
+		}
+	}
+	for _, r := range cmd.Redirects {
+		if r.Target != "" && secrets.Contains(r.Target) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandWords are the words of cmd a secret is looked for in: program,
+// arguments, assigned values and redirection targets.
+func commandWords(cmd *shell.Command) []string {
+	words := make([]string, 0, 1+len(cmd.Args)+len(cmd.Assigns)+len(cmd.Redirects))
+	words = append(words, cmd.Name)
+	words = append(words, cmd.Args...)
+	for _, a := range cmd.Assigns {
+		words = append(words, a.Value)
+	}
+	for _, r := range cmd.Redirects {
+		words = append(words, r.Target)
+	}
+	return words
+}
+
+// commandHoldsSecret reports whether the words of cmd hold a secret: one
+// alone, or one that the word before it names (--password S3cr…).
+func commandHoldsSecret(cmd *shell.Command) bool {
+	words := commandWords(cmd)
+	return secrets.Contains(strings.Join(words, " ")) || secrets.Contains(strings.Join(words, "\n"))
+}
+
+// wordSecretKinds returns the kinds of the secrets in the words of cmd,
+// which hold one: the rule ids, or [wordSecret] when no rule names one.
+func wordSecretKinds(cmd *shell.Command) []string {
+	words := commandWords(cmd)
+	kinds := secretKinds(strings.Join(words, " "))
+	for _, k := range secretKinds(strings.Join(words, "\n")) {
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		kinds = []string{wordSecret}
+	}
+	return kinds
+}
+
+// lineHoldsSecret reports whether src, read as a line of dialect d, runs a
+// command whose words hold a secret. A line that cannot be read counts as
+// holding one.
+func (d dialect) lineHoldsSecret(src string) bool {
+	res, err := d.analyze(context.Background(), src, &shell.Options{})
+	if err != nil {
+		return true
+	}
+	for i := range res.Commands {
+		if commandHoldsSecret(&res.Commands[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenLabel returns the label of cmd, whose words hold secrets of kinds,
+// as label (the command as written, its secrets redacted as written) when
+// that label gives none of them back once read as a line of d; else the
+// command as its words show it, redacted word by word, when that gives
+// none back; else only markers naming the kinds.
+func (d dialect) hiddenLabel(label string, cmd *shell.Command, args []string, kinds []string) string {
+	if !d.lineHoldsSecret(label) {
+		return label
+	}
+	if args == nil {
+		args = cmd.Args
+	}
+	var words []string
+	for _, a := range cmd.Assigns {
+		words = append(words, a.Name+"="+secrets.Redact(a.Value))
+	}
+	if cmd.Name != "" {
+		words = append(words, secrets.Redact(cmd.Name))
+	}
+	words = append(words, args...)
+	if l := strings.Join(words, " "); !d.lineHoldsSecret(l) {
+		return l
+	}
+	return markers(kinds)
+}
+
+// markers returns a redaction marker for each kind, as secrets.Redact
+// writes them.
+func markers(kinds []string) string {
+	var b strings.Builder
+	for i, k := range kinds {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("[REDACTED:" + k + "]")
+	}
+	return b.String()
+}
+
+// WordSecrets returns the kinds of secret (the secrets package's rule
+// ids) that the words of the call's commands hold as the shell hands them
+// to the programs (after quote removal, brace expansion and ANSI-C
+// escapes, in nested shells too), without repeats; nil when none does, as
+// for a call that is no shell line.
+func (c *Call) WordSecrets() []string {
+	if c == nil {
+		return nil
+	}
+	var kinds []string
+	for _, u := range c.Units {
+		for _, k := range u.wordSecrets {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	return kinds
+}
+
+// LineHoldsSecret reports whether command, the command of a shell tool's
+// call as a request gives it (a string or an argv array), runs, read in
+// the call's shell, a command whose words hold a secret. A command that
+// cannot be read, or is neither a string nor an array of strings, counts
+// as holding one.
+func (c *Call) LineHoldsSecret(command any) bool {
+	var d dialect
+	if c != nil {
+		d = c.dialect
+	}
+	var line string
+	switch x := command.(type) {
+	case string:
+		line = x
+	case []any:
+		l, err := argvLine(x)
+		if err != nil {
+			return true
+		}
+		line = l
+	default:
+		return true
+	}
+	return d.lineHoldsSecret(line)
+}
+
+// SecretMarkers returns markers naming kinds, the secrets that the words
+// of a command hold ("[REDACTED:aws-access-key-id]"): what is recorded in
+// the command's place when [Call.LineHoldsSecret] reports that its text,
+// redacted as written, still gives them.
+func SecretMarkers(kinds []string) string {
+	if len(kinds) == 0 {
+		kinds = []string{wordSecret}
+	}
+	return markers(kinds)
+}
