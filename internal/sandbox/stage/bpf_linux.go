@@ -34,8 +34,9 @@ func argHigh(i int) uint32 { return offArgs + 8*uint32(i) + 4 }
 // every jump to it: classic BPF jumps only forward.
 type label int
 
-// next, as a jump target, is the instruction that follows the jump.
-const next label = -1
+// next, as a jump target, is the instruction that follows the jump. It is
+// the zero label: an instruction built without targets goes on.
+const next label = 0
 
 type insn struct {
 	code   uint16
@@ -47,17 +48,17 @@ type insn struct {
 // labels; assemble resolves them to offsets.
 type program struct {
 	insns []insn
-	at    []int // at[l] is the index label l was placed at, or -1
+	at    []int // at[l-1] is the index label l was placed at, or -1
 }
 
 // label returns a new label, to be placed later.
 func (p *program) label() label {
 	p.at = append(p.at, -1)
-	return label(len(p.at) - 1)
+	return label(len(p.at))
 }
 
 // place makes l name the next instruction appended.
-func (p *program) place(l label) { p.at[l] = len(p.insns) }
+func (p *program) place(l label) { p.at[l-1] = len(p.insns) }
 
 // load loads the 32-bit word of seccomp_data at off into the accumulator.
 func (p *program) load(off uint32) {
@@ -116,12 +117,13 @@ func (p *program) offset(i int, l label) (uint8, error) {
 	if l == next {
 		return 0, nil
 	}
-	if l < 0 || int(l) >= len(p.at) || p.at[l] < 0 {
+	if l < 0 || int(l) > len(p.at) || p.at[l-1] < 0 {
 		return 0, fmt.Errorf("seccomp filter: instruction %d jumps to label %d, never placed", i, l)
 	}
-	d := p.at[l] - i - 1
-	if d < 0 || d > maxOffset || p.at[l] >= len(p.insns) {
-		return 0, fmt.Errorf("seccomp filter: instruction %d jumps to instruction %d of %d: a jump reaches 1 to %d instructions forward", i, p.at[l], len(p.insns), maxOffset+1)
+	to := p.at[l-1]
+	d := to - i - 1
+	if d < 0 || d > maxOffset || to >= len(p.insns) {
+		return 0, fmt.Errorf("seccomp filter: instruction %d jumps to instruction %d of %d: a jump reaches 1 to %d instructions forward", i, to, len(p.insns), maxOffset+1)
 	}
 	return uint8(d), nil
 }

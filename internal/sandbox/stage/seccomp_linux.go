@@ -133,16 +133,15 @@ func seccompRules(network bool) []rule {
 // number; the rules, written with this architecture's numbers, would let
 // them through unexamined, and with them the 32-bit socket, io_uring,
 // unshare and ptrace), then the rules decide.
-//
-// Each rule is a block whose jumps stay within it: the call number, the
-// tests, the action, then, where the tests loaded arguments, the call
-// number loaded again for the next rule. No jump spans more than one rule,
-// however many rules there are.
 func seccompProgram(network bool) ([]unix.SockFilter, error) {
 	return filterProgram(seccompRules(network))
 }
 
-// filterProgram assembles the filter of rules for this architecture.
+// filterProgram assembles the filter of rules for this architecture. Each
+// rule is a block whose jumps stay within it: the call number, the tests,
+// the action, then, where the tests loaded arguments, the call number
+// loaded again for the next rule. No jump spans more than one rule,
+// however many rules there are.
 func filterProgram(rules []rule) ([]unix.SockFilter, error) {
 	var p program
 	native := p.label()

@@ -282,13 +282,24 @@ func TestSeccompProgramSize(t *testing.T) {
 	if len(prog) < 2*maxOffset {
 		t.Fatalf("%d instructions: too few to test long programs", len(prog))
 	}
-	d := call(119, 0, 2, 4, 8)
-	if got, err := runFilter(prog, d); err != nil || got != actEPERM {
-		t.Errorf("%v: action %#x, %v; want %#x", d, got, err, actEPERM)
-	}
-	d.args[3] = 9
-	if got, err := runFilter(prog, d); err != nil || got != actAllow {
-		t.Errorf("%v: action %#x, %v; want %#x", d, got, err, actAllow)
+	for _, tc := range []struct {
+		d    seccompData
+		want uint32
+	}{
+		{call(119, 0, 2, 4, 8), actEPERM},
+		{call(0, 0, 2, 4, 8), actEPERM},
+		{call(120, 0, 2, 4, 8), actAllow},
+		{call(119, 1, 2, 4, 8), actAllow},                // argNe
+		{call(119, 1<<32|1, 2, 4, 8), actEPERM},          // argNe, high half
+		{call(119, 0, 1<<32|2, 4, 8), actAllow},          // argEq, high half
+		{call(119, 0, 2, 1<<32|4, 8), actEPERM},          // lowAnyBit ignores the high half
+		{call(119, 0, 2, 4<<32|0xfb, 8), actAllow},       // lowAnyBit, other bits
+		{call(119, 0, 2, 4, 0xffffffff<<32|8), actEPERM}, // lowEq ignores the high half
+		{call(119, 0, 2, 4, 9), actAllow},                // lowEq
+	} {
+		if got, err := runFilter(prog, tc.d); err != nil || got != tc.want {
+			t.Errorf("%v: action %#x, %v; want %#x", tc.d, got, err, tc.want)
+		}
 	}
 }
 
@@ -304,6 +315,10 @@ func TestAssembleRefuses(t *testing.T) {
 		{"no return at the end", func(p *program) { p.load(offNr) }, "not a return"},
 		{"label never placed", func(p *program) {
 			p.jumpEq(1, p.label(), next)
+			p.ret(actAllow)
+		}, "never placed"},
+		{"label never made", func(p *program) {
+			p.jumpEq(1, next, label(3))
 			p.ret(actAllow)
 		}, "never placed"},
 		{"backward", func(p *program) {
