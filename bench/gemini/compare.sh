@@ -7,7 +7,8 @@
 #	bench/gemini/compare.sh [ITER]
 #
 # ITER is the number of timed decisions per call on each side (default
-# 10000), after as many to warm up. Gemini CLI's engine runs in a process
+# 10000), after as many to warm up; each of Gemini CLI's runs is stopped
+# after GEMINI_CMP_TIMEOUT seconds (default 300). Gemini CLI's engine runs in a process
 # of its own for each call. GEMINI_CLI_DIR names the installed
 # @google/gemini-cli package (see policy-bench.mjs).
 set -euo pipefail
@@ -26,8 +27,8 @@ fi
 # Gemini CLI's shell parser prints Aborted() when it breaks down; the
 # script then fails on the changed decision, and one line says so.
 gm=$(for c in read write git-status chained wrapped; do
-	node --expose-gc "$here/policy-bench.mjs" "$iter" "$c" 2> >(grep -v '^Aborted()$' >&2) ||
-		{ echo "compare.sh: policy-bench.mjs failed on $c" >&2; exit 1; }
+	timeout "${GEMINI_CMP_TIMEOUT:-300}" node --expose-gc "$here/policy-bench.mjs" "$iter" "$c" 2> >(grep -v '^Aborted()$' >&2) ||
+		{ echo "compare.sh: policy-bench.mjs failed on $c (exit $?; 124 is the ${GEMINI_CMP_TIMEOUT:-300} s limit: its shell parser slows down and grows past some tens of thousands of parses, so keep ITER near the default)" >&2; exit 1; }
 done)
 echo "$gm" | grep '^#' | sort -u || true
 echo "# toolgate: engine.Check end to end, $iter decisions per case, GOMAXPROCS=1"
