@@ -279,6 +279,10 @@ func TestRecordedCallWordSecret(t *testing.T) {
 			_, err := g.RecordCall(context.Background(), req, call, "", d, ActorPolicy)
 			return err
 		}, `"[REDACTED:aws-access-key-id]"`},
+		{"a secret across words", map[string]any{"command": `echo password = $'\x53'3cr3tPassw0rd9xQz`}, func(g *Gate, req *engine.Request) error {
+			_, err := g.Record(context.Background(), req, "", &engine.Decision{Decision: policy.Allow, Reason: engine.ReasonReadOnly}, ActorPolicy)
+			return err
+		}, `"[REDACTED:generic-secret]"`},
 		{"no secret", map[string]any{"command": "echo AK{IA,}"}, func(g *Gate, req *engine.Request) error {
 			_, err := g.Refuse(context.Background(), req, "", engine.ReasonAgentDenied, "denied by the agent's side")
 			return err
