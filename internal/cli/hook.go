@@ -240,6 +240,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 	// Gemini CLI web_fetch): it runs only when each is allowed.
 	checks := call.Checks()
 	var d *engine.Decision
+	var read *engine.Call // the engine's reading of the check d decides
 	for _, req := range checks {
 		if m, err := policy.ParseMode(call.PermissionMode); call.PermissionMode != "" && err == nil {
 			// The client's mode may make the gate stricter (plan), never
@@ -247,16 +248,16 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 			req.Mode = string(m)
 			req.ModeNoLooser = true
 		}
-		rd := eng.Check(ctx, &req)
+		rd, rc := eng.Decide(ctx, &req, nil)
 		if u, ok := req.Input["url"].(string); ok && req.Tool != call.Request.Tool {
 			rd.Message = strings.TrimPrefix(rd.Message+"; ", "; ") + "judged as " + req.Tool + " " + u
 		}
 		if rd.Decision == policy.Deny || rd.Reason == engine.ReasonPolicyError {
-			d = rd
+			d, read = rd, rc
 			break
 		}
 		if d == nil || d.Decision == policy.Allow {
-			d = rd
+			d, read = rd, rc
 		}
 	}
 	api, apiErr := hf.agentServer(call)
@@ -275,12 +276,12 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 				return reply
 			}
 			// The server did not take it: the local log records it.
-			if lerr := hf.record(ctx, eng, call, d, gate.ActorPolicy); lerr != nil {
+			if lerr := hf.record(ctx, eng, call, read, d, gate.ActorPolicy); lerr != nil {
 				return hook.Fail(client, fmt.Sprintf("%s; the deny could not be recorded: the server: %v; the local log: %v", describe(d), err, lerr))
 			}
 			return reply
 		}
-		if err := hf.record(ctx, eng, call, d, gate.ActorPolicy); err != nil {
+		if err := hf.record(ctx, eng, call, read, d, gate.ActorPolicy); err != nil {
 			return hook.Fail(client, fmt.Sprintf("%s; the deny could not be recorded: %v", describe(d), err))
 		}
 		return reply
@@ -327,7 +328,7 @@ func decideBefore(c *cobra.Command, call *hook.Call, pf *policyFlags, hf *hookFl
 		d.Message = fmt.Sprintf("it asks (%s: %s), and %s cannot ask a person without toolgate serve", asked.Reason, asked.Message, client)
 		actor = gate.ActorSystem
 	}
-	if err := hf.record(ctx, eng, call, d, actor); err != nil {
+	if err := hf.record(ctx, eng, call, read, d, actor); err != nil {
 		return hook.Fail(client, fmt.Sprintf("recording the decision: %v", err))
 	}
 	if d.Decision == policy.Deny {
@@ -533,7 +534,10 @@ func hookSession(call *hook.Call) string {
 // ([gate.Gate.Record]): one permission.resolved that carries the call, written
 // before the hook answers. The store is opened only here, so a hook that
 // puts its calls to a server opens none.
-func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.Call, d *engine.Decision, actor gate.Actor) error {
+//
+// read is the engine's reading of the call (nil when it has none), from
+// which the gate tells whether the command must be recorded as markers.
+func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.Call, read *engine.Call, d *engine.Decision, actor gate.Actor) error {
 	store, logKey, err := hf.logStore(ctx)
 	if err != nil {
 		return err
@@ -545,7 +549,7 @@ func (hf *hookFlags) record(ctx context.Context, eng *engine.Engine, call *hook.
 	}
 	req := call.Request
 	req.Session = hookSession(call)
-	_, err = g.Record(ctx, &req, "", d, actor)
+	_, err = g.RecordCall(ctx, &req, read, "", d, actor)
 	return err
 }
 

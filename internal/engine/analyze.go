@@ -1388,8 +1388,9 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 	if redacted != nil {
 		u.Command.Args = redacted
 	}
-	if redacted != nil || extraWordsHoldSecret(cmd) {
-		// The words hold a secret: the label must not give it back,
+	if redacted != nil || extraWordsHoldSecret(cmd) || commandHoldsSecret(cmd) {
+		// The words hold a secret, in one of them or across several
+		// (password = S3cr…): the label must not give it back,
 		// whatever the shell would make of the label's text.
 		u.wordSecrets = wordSecretKinds(cmd)
 		u.Label = e.dialect.hiddenLabel(u.Label, cmd, redacted, u.wordSecrets)

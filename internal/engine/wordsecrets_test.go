@@ -43,6 +43,9 @@ func TestWordSecrets(t *testing.T) {
 		{"nested shell", "sh -c 'echo AK{IA,}" + tail + "'", []string{"aws-access-key-id"}, true},
 		{"argv", []any{"sh", "-c", "echo AK{IA,}" + tail}, []string{"aws-access-key-id"}, true},
 		{"argv, plain words", []any{"echo", key}, []string{"aws-access-key-id"}, false},
+		{"across words", `echo password = $'\x53'3cr3tPassw0rd9xQz`, []string{"generic-secret"}, true},
+		{"header across words", `echo Authorization: Bearer $'\x41'bcdefghijklmnopqrstu`, []string{"authorization-header"}, true},
+		{"across words, as written", "echo password = S3cr3tPassw0rd9xQz", []string{"generic-secret"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, call := e.Decide(context.Background(), &Request{Tool: "Bash", Input: map[string]any{"command": tc.command}, Cwd: w.project}, nil)

@@ -10,6 +10,17 @@ import (
 // reads as a shell line (see the engine's router).
 var shellFields = [...]string{"command", "cmd"}
 
+// hasShellField reports whether req's input has a field the engine reads
+// as a shell line when the tool is a shell.
+func hasShellField(req *engine.Request) bool {
+	for _, k := range shellFields {
+		if _, ok := req.Input[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // loggedRequest returns req as its events record it and a person is shown
 // it. That is req itself, unless the words the shell makes of its command
 // hold a secret ([engine.Call.WordSecrets]) that the command's text,

@@ -249,3 +249,64 @@ func BenchmarkLoggedRequest(b *testing.B) {
 		})
 	}
 }
+
+// TestRecordedCallWordSecret: a call recorded without the gate deciding
+// it (a hook's decision, a refused call) is recorded as [Gate.Check]
+// records it: its command as markers when the words the shell makes of
+// it hold a secret that its text still gives back, as written otherwise.
+func TestRecordedCallWordSecret(t *testing.T) {
+	const tail = "QYLPMN5HHHFPZAM2" // awsKey after its AKIA
+	cases := []struct {
+		name   string
+		input  map[string]any
+		record func(g *Gate, req *engine.Request) error
+		want   string // the command recorded
+	}{
+		{"recorded", map[string]any{"command": "echo AK{IA,}" + tail}, func(g *Gate, req *engine.Request) error {
+			_, err := g.Record(context.Background(), req, "", &engine.Decision{Decision: policy.Allow, Reason: engine.ReasonReadOnly}, ActorPolicy)
+			return err
+		}, `"[REDACTED:aws-access-key-id]"`},
+		{"refused", map[string]any{"cmd": `echo $'\x41KIA` + tail + "'"}, func(g *Gate, req *engine.Request) error {
+			_, err := g.Refuse(context.Background(), req, "", engine.ReasonAgentDenied, "denied by the agent's side")
+			return err
+		}, `"[REDACTED:aws-access-key-id]"`},
+		{"refused argv", map[string]any{"command": []any{"bash", "-c", "echo AK{IA,}" + tail}}, func(g *Gate, req *engine.Request) error {
+			_, err := g.Refuse(context.Background(), req, "", engine.ReasonAgentDenied, "denied by the agent's side")
+			return err
+		}, `["[REDACTED:aws-access-key-id]"]`},
+		{"recorded with the engine's reading", map[string]any{"command": "echo AK{IA,}" + tail}, func(g *Gate, req *engine.Request) error {
+			d, call := g.engine.Decide(context.Background(), req, nil)
+			_, err := g.RecordCall(context.Background(), req, call, "", d, ActorPolicy)
+			return err
+		}, `"[REDACTED:aws-access-key-id]"`},
+		{"a secret across words", map[string]any{"command": `echo password = $'\x53'3cr3tPassw0rd9xQz`}, func(g *Gate, req *engine.Request) error {
+			_, err := g.Record(context.Background(), req, "", &engine.Decision{Decision: policy.Allow, Reason: engine.ReasonReadOnly}, ActorPolicy)
+			return err
+		}, `"[REDACTED:generic-secret]"`},
+		{"no secret", map[string]any{"command": "echo AK{IA,}"}, func(g *Gate, req *engine.Request) error {
+			_, err := g.Refuse(context.Background(), req, "", engine.ReasonAgentDenied, "denied by the agent's side")
+			return err
+		}, `"echo AK{IA,}"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixtureWith(t, Options{LogKey: []byte("log key")}, "")
+			req := &engine.Request{Tool: "Bash", Input: tc.input, Cwd: fx.project, Session: "s1"}
+			must(t, tc.record(fx.g, req))
+			for e, err := range fx.store.Query(context.Background(), eventlog.Filter{Session: "s1"}) {
+				must(t, err)
+				if l := loggedSecret(t, e.Payload, awsKey); l != "" {
+					t.Fatalf("event %s holds the secret: %s", e.Type, l)
+				}
+			}
+			in := recordedInput(t, fx.store)
+			field := "command"
+			if _, ok := tc.input["cmd"]; ok {
+				field = "cmd"
+			}
+			if got, _ := json.Marshal(in[field]); string(got) != tc.want {
+				t.Fatalf("recorded %s %s, want %s", field, got, tc.want)
+			}
+		})
+	}
+}

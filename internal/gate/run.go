@@ -71,21 +71,39 @@ func (g *Gate) RefuseCall(ctx context.Context, req *engine.Request, turn string,
 // d's decision, reason, risk, source, rule and message, and actor, as
 // [Gate.Check] records a call decided without a person. An ask is recorded
 // as the decision that hands the question to the client, whose person
-// answers it outside toolgate. Record evaluates nothing; it returns the
+// answers it outside toolgate. Record decides nothing; it returns the
 // tool call id the event carries once the log holds it, and an error when
 // the request names no session or the log cannot be written.
+//
+// The call is recorded as [Gate.Check] records it: a shell command whose
+// words hold a secret that its text still gives back is recorded as
+// markers. For that Record reads the command of a shell tool's request
+// with the engine; [Gate.RecordCall] takes the engine's reading instead.
 func (g *Gate) Record(ctx context.Context, req *engine.Request, turn string, d *engine.Decision, actor Actor) (string, error) {
+	var call *engine.Call
+	if req != nil && hasShellField(req) {
+		_, call = g.engine.Decide(ctx, req, nil)
+	}
+	return g.RecordCall(ctx, req, call, turn, d, actor)
+}
+
+// RecordCall is [Gate.Record] for a request the engine has read: call is
+// what [engine.Engine.Decide] returned for req (nil for a call it did not
+// read). It records the command as markers when call's words hold a
+// secret that the command's text still gives back.
+func (g *Gate) RecordCall(ctx context.Context, req *engine.Request, call *engine.Call, turn string, d *engine.Decision, actor Actor) (string, error) {
 	if req == nil || req.Session == "" {
 		return "", errors.New("gate: request has no session")
 	}
 	if d == nil {
 		return "", errors.New("gate: no decision to record")
 	}
+	logReq, _ := g.loggedRequest(req, call)
 	id := g.opts.NewID()
 	resolved, err := g.draft(turn, eventlog.TypePermissionResolved, PermissionResolved{
 		ToolCallID: id, Tool: req.Tool, Decision: d.Decision, Reason: d.Reason, Actor: actor,
 		RiskAtDecision: d.Risk, SourcedFrom: d.Source, Rule: d.Rule, RuleOrigin: d.RuleOrigin,
-		Message: d.Message, Grant: d.Grant, PolicyVersion: d.PolicyVersion, CallRequest: callRequest(req),
+		Message: d.Message, Grant: d.Grant, PolicyVersion: d.PolicyVersion, CallRequest: callRequest(logReq),
 	})
 	if err != nil {
 		return id, err
