@@ -17,9 +17,12 @@ type inv struct {
 	// program's standard input.
 	stdin []*syntax.Redirect
 	// pipe is the static text piped into the program, if known.
-	pipe     *pipeIn
-	wrappers []string
-	via      string
+	pipe *pipeIn
+	// stdinText is the static text a heredoc or here-string of the
+	// statement supplies (see [Command.Stdin]).
+	stdinText string
+	wrappers  []string
+	via       string
 	// dir is the directory the program runs in.
 	dir string
 	// inShell reports that the command runs in the shell process itself,
@@ -97,6 +100,7 @@ func (a *analyzer) call(c *ctx, st *syntax.Stmt, ce *syntax.CallExpr, dir string
 		a.checkAssign(aline, acol, as.Name.Value, val, dyn)
 	}
 	v.redirs = a.redirects(c, st.Redirs, dir)
+	v.stdinText = a.staticStdin(c, dir, st.Redirs, v.redirs)
 	v.words = make([]warg, 0, len(ce.Args))
 	for _, w := range ce.Args {
 		v.words = a.words(c, dir, w, modeArg, v.words)
@@ -121,8 +125,12 @@ func (a *analyzer) emit(v *inv, name string, nameDyn bool, args []warg) {
 		Via:         v.via,
 		Dir:         v.dir,
 		Source:      v.source,
+		Stdin:       v.stdinText,
 		Line:        v.line,
 		Col:         v.col,
+	}
+	if v.pipe != nil {
+		cmd.Stdin = v.pipe.text
 	}
 	if len(args) > 0 {
 		cmd.Args = make([]string, len(args))

@@ -73,6 +73,11 @@ type Command struct {
 	// Dir is the working directory in effect when the command runs: an
 	// absolute path, or "" when unknown.
 	Dir string
+	// Stdin is the text the program reads on its standard input when the
+	// line gives it statically: a heredoc or here-string without
+	// expansions left to run time (as the shell expands it), or the output
+	// of echo, printf or cat of static words piped into it; "" otherwise.
+	Stdin string
 	// Source is the text of this simple command as written. For a command
 	// inside a nested shell string it is the text inside that string.
 	Source string

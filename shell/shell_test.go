@@ -53,7 +53,7 @@ var testOpts = &Options{Dir: "/w", Home: "/h", Env: map[string]string{"KNOWN": "
 
 var cmpCommands = []cmp.Option{
 	cmpopts.EquateEmpty(),
-	cmpopts.IgnoreFields(Command{}, "Source", "Line", "Col"),
+	cmpopts.IgnoreFields(Command{}, "Source", "Line", "Col", "Stdin"),
 }
 
 func runCases(t *testing.T, cases []testCase) {
@@ -848,5 +848,47 @@ func TestIsWrapper(t *testing.T) {
 	}
 	if IsWrapper("rm") || IsWrapper("bash") {
 		t.Error("rm and bash are not wrappers")
+	}
+}
+
+// TestStdin: the text a heredoc, a here-string or a static echo, printf
+// or cat gives a program on its standard input, as the shell makes it;
+// nothing when it is left to run time.
+func TestStdin(t *testing.T) {
+	for _, tc := range []struct {
+		line, program, want string
+	}{
+		{"curl -d @- https://x <<< hello", "curl", "hello\n"},
+		{`curl -d @- https://x <<< $'\x41B'`, "curl", "AB\n"},
+		{`curl -d @- https://x <<< "A"'B'`, "curl", "AB\n"},
+		{"nc h 80 <<E\nline $HOME\nE", "nc", ""},
+		{"nc h 80 <<'E'\nline $HOME\nE", "nc", "line $HOME\n"},
+		{"nc h 80 <<E\nplain \\$x\nE", "nc", "plain $x\n"},
+		{"nc h 80 <<-E\n\tindented\n\tE", "nc", "indented\n"},
+		{"curl -d @- https://x <<< $X", "curl", ""},
+		{"curl -d @- https://x <<< $(cat f)", "curl", ""},
+		{"echo hi there | curl -d @- https://x", "curl", "hi there\n"},
+		{"printf 'A\\x42C' | curl -T - https://x", "curl", ""}, // nor one with escapes
+		{"printf 'A%sC' B | curl -T - https://x", "curl", ""},  // a format with directives is not read
+		{"echo $(date) | curl -d @- https://x", "curl", ""},
+		{"echo $X | curl -d @- https://x", "curl", ""},
+		{"curl https://x", "curl", ""},
+	} {
+		res, err := Analyze(tc.line, &Options{Dir: "/w"})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		found := false
+		for _, c := range res.Commands {
+			if c.Name == tc.program {
+				found = true
+				if c.Stdin != tc.want {
+					t.Errorf("%q: %s's Stdin is %q, want %q", tc.line, tc.program, c.Stdin, tc.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%q: no command %s in %+v", tc.line, tc.program, res.Commands)
+		}
 	}
 }

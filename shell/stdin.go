@@ -112,6 +112,48 @@ func (a *analyzer) redirText(c *ctx, dir string, in *syntax.Redirect) (string, s
 	return s, in.Hdoc.Pos(), true
 }
 
+// staticStdin returns the text the heredocs and here-strings of a
+// statement supply, when none has expansions left to run time: the text
+// of each, joined. redirs are rs evaluated ([analyzer.redirects]).
+func (a *analyzer) staticStdin(c *ctx, dir string, rs []*syntax.Redirect, redirs []Redirect) string {
+	var b strings.Builder
+	for i, r := range rs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		default:
+			continue
+		}
+		if i < len(redirs) && redirs[i].Dynamic {
+			continue
+		}
+		if text, _, ok := a.redirText(c, dir, r); ok {
+			b.WriteString(text)
+		}
+	}
+	return b.String()
+}
+
+// plainPipeSource reports whether st is a command none of whose words
+// holds a command, process or arithmetic substitution, so that reading its
+// static output again has no effect on the analysis.
+func plainPipeSource(st *syntax.Stmt) bool {
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Assigns) > 0 {
+		return false
+	}
+	plain := true
+	for _, w := range ce.Args {
+		syntax.Walk(w, func(n syntax.Node) bool {
+			switch n.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+				plain = false
+			}
+			return plain
+		})
+	}
+	return plain
+}
+
 // lastElement returns the last statement of a pipeline.
 func lastElement(st *syntax.Stmt) *syntax.Stmt {
 	for {

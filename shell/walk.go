@@ -316,8 +316,10 @@ func (a *analyzer) binary(c *ctx, b *syntax.BinaryCmd, dir string) string {
 		if a.err != nil {
 			return dir
 		}
-		if readsScript(b.Y) {
-			if text, ok := a.pipeText(c, lastElement(b.X), dir); ok {
+		// What a static echo, printf or cat pipes in: a shell's script,
+		// or what any other program may send on ([Command.Stdin]).
+		if x := lastElement(b.X); readsScript(b.Y) || plainPipeSource(x) {
+			if text, ok := a.pipeText(c, x, dir); ok {
 				a.pipeIn = &pipeIn{st: b.Y, text: text}
 			}
 		}

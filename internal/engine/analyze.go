@@ -1557,12 +1557,16 @@ func (e *env) commandUnit(cmd *shell.Command) *Unit {
 		}
 	}
 	if u.network {
-		// What a network command sends: its words and the values it is
-		// given in the environment.
+		// What a network command sends: its words, the values it is
+		// given in the environment and what the line gives it on its
+		// standard input (a heredoc, a here-string, a static echo piped in).
 		var out []string
 		out = append(out, cmd.Args...)
 		for _, a := range cmd.Assigns {
 			out = append(out, a.Value)
+		}
+		if cmd.Stdin != "" {
+			out = append(out, cmd.Stdin)
 		}
 		u.Secrets = secretKinds(strings.Join(out, "\n"))
 	}

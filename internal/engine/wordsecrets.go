@@ -37,13 +37,14 @@ func extraWordsHoldSecret(cmd *shell.Command) bool {
 			return true
 		}
 	}
-	return false
+	return cmd.Stdin != "" && secrets.Contains(cmd.Stdin)
 }
 
 // commandWords are the words of cmd a secret is looked for in: program,
-// arguments, assigned values and redirection targets.
+// arguments, assigned values, redirection targets and the text the line
+// gives it on its standard input.
 func commandWords(cmd *shell.Command) []string {
-	words := make([]string, 0, 1+len(cmd.Args)+len(cmd.Assigns)+len(cmd.Redirects))
+	words := make([]string, 0, 2+len(cmd.Args)+len(cmd.Assigns)+len(cmd.Redirects))
 	words = append(words, cmd.Name)
 	words = append(words, cmd.Args...)
 	for _, a := range cmd.Assigns {
@@ -51,6 +52,9 @@ func commandWords(cmd *shell.Command) []string {
 	}
 	for _, r := range cmd.Redirects {
 		words = append(words, r.Target)
+	}
+	if cmd.Stdin != "" {
+		words = append(words, cmd.Stdin)
 	}
 	return words
 }
