@@ -82,6 +82,31 @@ func wordSecretKinds(cmd *shell.Command) []string {
 	return kinds
 }
 
+// lineSecretKinds returns the kinds of the secrets the words of any of
+// cmds hold, heredoc and here-string bodies as written included. A network
+// command of the line may be handed any of them: piped through a filter or
+// xargs, fed to a group or subshell it runs in, or set in a variable a
+// heredoc expands; so a line that reaches the network sends them all.
+func lineSecretKinds(cmds []shell.Command) []string {
+	var kinds []string
+	for i := range cmds {
+		words := commandWords(&cmds[i])
+		for _, r := range cmds[i].Redirects {
+			if r.Heredoc != "" {
+				words = append(words, r.Heredoc)
+			}
+		}
+		for _, sep := range []string{" ", "\n"} {
+			for _, k := range secretKinds(strings.Join(words, sep)) {
+				if !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+	}
+	return kinds
+}
+
 // lineHoldsSecret reports whether src, read as a line of dialect d, runs a
 // command whose words hold a secret. A line that cannot be read counts as
 // holding one.
