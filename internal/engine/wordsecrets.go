@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -96,8 +97,12 @@ func lineSecretKinds(cmds []shell.Command) []string {
 				words = append(words, r.Heredoc)
 			}
 		}
-		for _, sep := range []string{" ", "\n"} {
-			for _, k := range secretKinds(strings.Join(words, sep)) {
+		texts := []string{strings.Join(words, " "), strings.Join(words, "\n")}
+		if t, ok := printedText(&cmds[i]); ok {
+			texts = append(texts, t)
+		}
+		for _, t := range texts {
+			for _, k := range secretKinds(t) {
 				if !slices.Contains(kinds, k) {
 					kinds = append(kinds, k)
 				}
@@ -105,6 +110,100 @@ func lineSecretKinds(cmds []shell.Command) []string {
 		}
 	}
 	return kinds
+}
+
+// printfDirective is a printf conversion such as %s, %-8.3b or %c.
+var printfDirective = regexp.MustCompile(`%[-+ #0-9.*]*[a-zA-Z]`)
+
+// printedText returns what an echo or printf command may print with the
+// spaces between its words dropped (as a filter such as tr -d ' ' would):
+// its operands joined, a printf format's directives taken out, escapes
+// read. It reports false for any other command.
+func printedText(cmd *shell.Command) (string, bool) {
+	args := cmd.Args
+	switch cmd.Name {
+	case "echo":
+		for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "neE") == "" {
+			args = args[1:]
+		}
+	case "printf":
+		if len(args) > 1 && args[0] == "-v" {
+			args = args[2:]
+		}
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) > 0 {
+			args = append([]string{strings.ReplaceAll(printfDirective.ReplaceAllString(args[0], ""), "%%", "%")}, args[1:]...)
+		}
+	default:
+		return "", false
+	}
+	if len(args) == 0 {
+		return "", false
+	}
+	return unescapeOutput(strings.Join(args, "")), true
+}
+
+// unescapeOutput returns s with the backslash escapes echo -e and printf
+// read turned into the characters they stand for: \xHH, \NNN and \0NNN in
+// octal, \uHHHH and \UHHHHHHHH; any other backslash stands for itself.
+func unescapeOutput(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		base, max, j := 0, 0, i+1
+		switch c := s[i+1]; {
+		case c == 'x':
+			base, max, j = 16, 2, i+2
+		case c == 'u':
+			base, max, j = 16, 4, i+2
+		case c == 'U':
+			base, max, j = 16, 8, i+2
+		case c == '0':
+			base, max, j = 8, 4, i+1
+		case c >= '1' && c <= '7':
+			base, max = 8, 3
+		}
+		if base == 0 {
+			b.WriteByte(s[i])
+			continue
+		}
+		v, n := 0, 0
+		for ; n < max && j+n < len(s); n++ {
+			d := digitValue(s[j+n])
+			if d < 0 || d >= base {
+				break
+			}
+			v = v*base + d
+		}
+		if n == 0 || v > 0x10FFFF {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteRune(rune(v))
+		i = j + n - 1
+	}
+	return b.String()
+}
+
+// digitValue returns the value of the hexadecimal digit c, or -1.
+func digitValue(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // lineHoldsSecret reports whether src, read as a line of dialect d, runs a
