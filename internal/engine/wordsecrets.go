@@ -42,8 +42,9 @@ func extraWordsHoldSecret(cmd *shell.Command) bool {
 }
 
 // commandWords are the words of cmd a secret is looked for in: program,
-// arguments, assigned values, redirection targets and the text the line
-// gives it on its standard input.
+// arguments, assigned values, redirection targets, the text the line
+// gives it on its standard input and, for echo and printf, what they may
+// print ([printedText]).
 func commandWords(cmd *shell.Command) []string {
 	words := make([]string, 0, 2+len(cmd.Args)+len(cmd.Assigns)+len(cmd.Redirects))
 	words = append(words, cmd.Name)
@@ -56,6 +57,9 @@ func commandWords(cmd *shell.Command) []string {
 	}
 	if cmd.Stdin != "" {
 		words = append(words, cmd.Stdin)
+	}
+	if t, ok := printedText(cmd); ok {
+		words = append(words, t)
 	}
 	return words
 }
@@ -97,12 +101,8 @@ func lineSecretKinds(cmds []shell.Command) []string {
 				words = append(words, r.Heredoc)
 			}
 		}
-		texts := []string{strings.Join(words, " "), strings.Join(words, "\n")}
-		if t, ok := printedText(&cmds[i]); ok {
-			texts = append(texts, t)
-		}
-		for _, t := range texts {
-			for _, k := range secretKinds(t) {
+		for _, sep := range []string{" ", "\n"} {
+			for _, k := range secretKinds(strings.Join(words, sep)) {
 				if !slices.Contains(kinds, k) {
 					kinds = append(kinds, k)
 				}
