@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/secrets"
 	"github.com/toolgate/toolgate/shell"
@@ -90,8 +92,9 @@ func wordSecretKinds(cmd *shell.Command) []string {
 // lineSecretKinds returns the kinds of the secrets the words of any of
 // cmds hold, heredoc and here-string bodies as written included. A network
 // command of the line may be handed any of them: piped through a filter or
-// xargs, fed to a group or subshell it runs in, or set in a variable a
-// heredoc expands; so a line that reaches the network sends them all.
+// xargs, fed to a group or subshell it runs in, set in a variable a
+// heredoc expands, or written in base64 and decoded on the way; so a line
+// that reaches the network sends them all.
 func lineSecretKinds(cmds []shell.Command) []string {
 	var kinds []string
 	for i := range cmds {
@@ -99,6 +102,11 @@ func lineSecretKinds(cmds []shell.Command) []string {
 		for _, r := range cmds[i].Redirects {
 			if r.Heredoc != "" {
 				words = append(words, r.Heredoc)
+			}
+		}
+		for _, w := range words {
+			if d, ok := base64Text(w); ok {
+				words = append(words, d)
 			}
 		}
 		for _, sep := range []string{" ", "\n"} {
@@ -110,6 +118,26 @@ func lineSecretKinds(cmds []shell.Command) []string {
 		}
 	}
 	return kinds
+}
+
+// base64Text returns the text a word (a heredoc's lines, one by one)
+// written in standard or URL-safe base64 decodes to, when that is printable
+// text; it reports false for any other word.
+func base64Text(w string) (string, bool) {
+	var out []string
+	for _, line := range strings.Fields(w) {
+		if len(line) < 16 {
+			continue
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			b, err := enc.DecodeString(line)
+			if err == nil && utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' }) {
+				out = append(out, string(b))
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n"), len(out) > 0
 }
 
 // printfDirective is a printf conversion such as %s, %-8.3b or %c.
