@@ -883,7 +883,9 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			units = append(units, e.unitsIn(d, src, cmd.Dir, skip)...)
 		}
 	}
-	if sawNetwork {
+	// A network command of a line of another dialect nested in this one
+	// counts too: its unit follows the command that starts that line.
+	if slices.ContainsFunc(units, func(u *Unit) bool { return u.network }) {
 		if kinds := lineSecretKinds(res.Commands); len(kinds) > 0 {
 			for _, u := range units {
 				if !u.network {
