@@ -883,6 +883,22 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 			units = append(units, e.unitsIn(d, src, cmd.Dir, skip)...)
 		}
 	}
+	// A network command of a line of another dialect nested in this one
+	// counts too: its unit follows the command that starts that line.
+	if slices.ContainsFunc(units, func(u *Unit) bool { return u.network }) {
+		if kinds := lineSecretKinds(res.Commands); len(kinds) > 0 {
+			for _, u := range units {
+				if !u.network {
+					continue
+				}
+				for _, k := range kinds {
+					if !slices.Contains(u.Secrets, k) {
+						u.Secrets = append(u.Secrets, k)
+					}
+				}
+			}
+		}
+	}
 	for _, p := range res.Problems {
 		units = append(units, &Unit{
 			Label:   "(unjudgeable)",

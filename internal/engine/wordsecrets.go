@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/secrets"
 	"github.com/toolgate/toolgate/shell"
@@ -41,8 +44,9 @@ func extraWordsHoldSecret(cmd *shell.Command) bool {
 }
 
 // commandWords are the words of cmd a secret is looked for in: program,
-// arguments, assigned values, redirection targets and the text the line
-// gives it on its standard input.
+// arguments, assigned values, redirection targets, the text the line
+// gives it on its standard input and, for echo and printf, what they may
+// print ([printedText]).
 func commandWords(cmd *shell.Command) []string {
 	words := make([]string, 0, 2+len(cmd.Args)+len(cmd.Assigns)+len(cmd.Redirects))
 	words = append(words, cmd.Name)
@@ -55,6 +59,9 @@ func commandWords(cmd *shell.Command) []string {
 	}
 	if cmd.Stdin != "" {
 		words = append(words, cmd.Stdin)
+	}
+	if t, ok := printedText(cmd); ok {
+		words = append(words, t)
 	}
 	return words
 }
@@ -80,6 +87,151 @@ func wordSecretKinds(cmd *shell.Command) []string {
 		kinds = []string{wordSecret}
 	}
 	return kinds
+}
+
+// lineSecretKinds returns the kinds of the secrets the words of any of
+// cmds hold, heredoc and here-string bodies as written included. A network
+// command of the line may be handed any of them: piped through a filter or
+// xargs, fed to a group or subshell it runs in, set in a variable a
+// heredoc expands, or written in base64 and decoded on the way; so a line
+// that reaches the network sends them all.
+func lineSecretKinds(cmds []shell.Command) []string {
+	var kinds []string
+	for i := range cmds {
+		words := commandWords(&cmds[i])
+		for _, r := range cmds[i].Redirects {
+			if r.Heredoc != "" {
+				words = append(words, r.Heredoc)
+			}
+		}
+		for _, w := range words {
+			if d, ok := base64Text(w); ok {
+				words = append(words, d)
+			}
+		}
+		for _, sep := range []string{" ", "\n"} {
+			for _, k := range secretKinds(strings.Join(words, sep)) {
+				if !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+	}
+	return kinds
+}
+
+// base64Text returns the text a word (a heredoc's lines, one by one)
+// written in standard or URL-safe base64 decodes to, when that is printable
+// text; it reports false for any other word.
+func base64Text(w string) (string, bool) {
+	var out []string
+	for _, line := range strings.Fields(w) {
+		if len(line) < 16 {
+			continue
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			b, err := enc.DecodeString(line)
+			if err == nil && utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' }) {
+				out = append(out, string(b))
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n"), len(out) > 0
+}
+
+// printfDirective is a printf conversion such as %s, %-8.3b or %c.
+var printfDirective = regexp.MustCompile(`%[-+ #0-9.*]*[a-zA-Z]`)
+
+// printedText returns what an echo or printf command may print with the
+// spaces between its words dropped (as a filter such as tr -d ' ' would):
+// its operands joined, a printf format's directives taken out, escapes
+// read. It reports false for any other command.
+func printedText(cmd *shell.Command) (string, bool) {
+	args := cmd.Args
+	switch cmd.Name {
+	case "echo":
+		for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "neE") == "" {
+			args = args[1:]
+		}
+	case "printf":
+		if len(args) > 1 && args[0] == "-v" {
+			args = args[2:]
+		}
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) > 0 {
+			args = append([]string{strings.ReplaceAll(printfDirective.ReplaceAllString(args[0], ""), "%%", "%")}, args[1:]...)
+		}
+	default:
+		return "", false
+	}
+	if len(args) == 0 {
+		return "", false
+	}
+	return unescapeOutput(strings.Join(args, "")), true
+}
+
+// unescapeOutput returns s with the backslash escapes echo -e and printf
+// read turned into the characters they stand for: \xHH, \NNN and \0NNN in
+// octal, \uHHHH and \UHHHHHHHH; any other backslash stands for itself.
+func unescapeOutput(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		base, max, j := 0, 0, i+1
+		switch c := s[i+1]; {
+		case c == 'x':
+			base, max, j = 16, 2, i+2
+		case c == 'u':
+			base, max, j = 16, 4, i+2
+		case c == 'U':
+			base, max, j = 16, 8, i+2
+		case c == '0':
+			base, max, j = 8, 4, i+1
+		case c >= '1' && c <= '7':
+			base, max = 8, 3
+		}
+		if base == 0 {
+			b.WriteByte(s[i])
+			continue
+		}
+		v, n := 0, 0
+		for ; n < max && j+n < len(s); n++ {
+			d := digitValue(s[j+n])
+			if d < 0 || d >= base {
+				break
+			}
+			v = v*base + d
+		}
+		if n == 0 || v > 0x10FFFF {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteRune(rune(v))
+		i = j + n - 1
+	}
+	return b.String()
+}
+
+// digitValue returns the value of the hexadecimal digit c, or -1.
+func digitValue(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // lineHoldsSecret reports whether src, read as a line of dialect d, runs a

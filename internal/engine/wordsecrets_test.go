@@ -96,3 +96,23 @@ func stringOf(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// TestUnescapeOutput: the escapes echo -e and printf read become the
+// characters they stand for; anything else is kept as written.
+func TestUnescapeOutput(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`plain`, `plain`},
+		{`\x41B`, `AB`},
+		{`\101B`, `AB`},
+		{`\0101B`, `AB`},
+		{`\u0041B`, `AB`},
+		{`\U00000041B`, `AB`},
+		{`\q\x`, `\q\x`},
+		{`a\`, `a\`},
+		{`\xZZ`, `\xZZ`},
+	} {
+		if got := unescapeOutput(tc.in); got != tc.want {
+			t.Errorf("unescapeOutput(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
