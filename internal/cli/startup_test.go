@@ -2,8 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,6 +53,66 @@ func TestInitCost(t *testing.T) {
 		t.Fatalf("inittrace names %d of toolgate's packages; the trace format changed?\n%s", seen, out)
 	}
 	t.Logf("init of %d packages: %.1f ms", len(inits), total)
+}
+
+// TestNoRegexpAtInit checks that no package of the module compiles a
+// regular expression in a package-level variable's initializer, which
+// every toolgate process (a hook's among them) would pay for at start-up,
+// whether or not it uses it: such a variable is made at first use
+// (sync.OnceValue). A regexp compiled once costs too little for
+// TestInitCost's budget to catch, and they add up.
+func TestNoRegexpAtInit(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (d.Name() == "testdata" || d.Name() == "bench" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				for _, v := range spec.(*ast.ValueSpec).Values {
+					call, ok := v.(*ast.CallExpr)
+					if !ok {
+						continue
+					}
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "MustCompile" {
+						if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" {
+							t.Errorf("%s: a regexp compiled at package initialization; make it at first use (sync.OnceValue)", fset.Position(call.Pos()))
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("read %d Go files under %s; is that the module's root?", files, root)
+	}
 }
 
 // pkgInit is one line of GODEBUG=inittrace=1:

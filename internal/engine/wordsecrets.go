@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/secrets"
@@ -141,7 +142,7 @@ func base64Text(w string) (string, bool) {
 }
 
 // printfDirective is a printf conversion such as %s, %-8.3b or %c.
-var printfDirective = regexp.MustCompile(`%[-+ #0-9.*]*[a-zA-Z]`)
+var printfDirective = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+ #0-9.*]*[a-zA-Z]`) })
 
 // printedText returns what an echo or printf command may print with the
 // spaces between its words dropped (as a filter such as tr -d ' ' would):
@@ -162,7 +163,7 @@ func printedText(cmd *shell.Command) (string, bool) {
 			args = args[1:]
 		}
 		if len(args) > 0 {
-			args = append([]string{strings.ReplaceAll(printfDirective.ReplaceAllString(args[0], ""), "%%", "%")}, args[1:]...)
+			args = append([]string{strings.ReplaceAll(printfDirective().ReplaceAllString(args[0], ""), "%%", "%")}, args[1:]...)
 		}
 	default:
 		return "", false
