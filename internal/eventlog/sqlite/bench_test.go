@@ -86,3 +86,55 @@ func benchAppend(b *testing.B, sync_ sqlite.Sync, writers int) {
 		b.ReportMetric(float64(st.Events)/float64(st.Commits), "events/commit")
 	}
 }
+
+// BenchmarkQuery reads from a log of 20,000 events in 16 sessions: every
+// event of one session (1,250, as a session's page or `toolgate log`
+// reads them), the last 100 events across sessions (as a follower
+// catches up), and every event of one type (a scan of the type index).
+func BenchmarkQuery(b *testing.B) {
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "events.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	const sessions, perAppend, total = 16, 50, 20000
+	drafts := make([]eventlog.Draft, perAppend)
+	for i := range drafts {
+		drafts[i] = eventlog.Draft{Type: eventlog.TypePermissionResolved, Payload: benchPayload}
+	}
+	var lastID int64
+	for i := range total / perAppend {
+		evs, err := s.Append(ctx, fmt.Sprintf("bench-%d", i%sessions), drafts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lastID = evs[len(evs)-1].ID
+	}
+	for _, q := range []struct {
+		name string
+		f    eventlog.Filter
+		want int
+	}{
+		{"session", eventlog.Filter{Session: "bench-3"}, total / sessions},
+		{"recent", eventlog.Filter{AfterID: lastID - 100}, 100},
+		{"type", eventlog.Filter{Types: []eventlog.Type{eventlog.TypePermissionResolved}}, total},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				for _, err := range s.Query(ctx, q.f) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != q.want {
+					b.Fatalf("%d events, want %d", n, q.want)
+				}
+			}
+			b.ReportMetric(float64(q.want)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
