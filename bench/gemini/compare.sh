@@ -7,7 +7,11 @@
 #	bench/gemini/compare.sh [ITER]
 #
 # ITER is the number of timed decisions per call on each side (default
-# 10000), after as many to warm up; each of Gemini CLI's runs is stopped
+# 10000), after as many to warm up. The two sides run in turn, ROUNDS
+# times (default 3): each call's time on each side is its lowest over the
+# rounds, the run least slowed by whatever else the machine did, and the
+# ratios of the rounds, each side against the other in the same round,
+# are printed as a range beside it. Each of Gemini CLI's runs is stopped
 # after GEMINI_CMP_TIMEOUT seconds (default 300). Gemini CLI's engine runs in a process
 # of its own for each call. GEMINI_CLI_DIR names the installed
 # @google/gemini-cli package (see policy-bench.mjs).
@@ -16,30 +20,50 @@ here=$(cd "$(dirname "$0")" && pwd)
 iter=${1:-10000}
 cli=${GEMINI_CLI_DIR:-/opt/toolgate-agents/node_modules/@google/gemini-cli}
 
-out=$(cd "$here/.." && GEMINI_CMP=1 GEMINI_CMP_ITER="$iter" GOMAXPROCS=1 go test -count=1 -run '^TestCPU$' -v ./gemini) ||
-	{ echo "$out" >&2; echo "compare.sh: timing toolgate failed" >&2; exit 1; }
-tg=$(echo "$out" | grep '^case ')
+rounds=${ROUNDS:-3}
 if ! command -v node >/dev/null || [ ! -f "$cli/bundle/gemini.js" ]; then
-	echo "compare.sh: Gemini CLI is not installed at $cli (or node is missing); toolgate alone:" >&2
-	echo "$tg"
+	echo "compare.sh: Gemini CLI is not installed at $cli (or node is missing)" >&2
 	exit 1
 fi
-# Gemini CLI's shell parser prints Aborted() when it breaks down; the
-# script then fails on the changed decision, and one line says so.
-gm=$(for c in read write git-status chained wrapped; do
-	timeout "${GEMINI_CMP_TIMEOUT:-300}" node --expose-gc "$here/policy-bench.mjs" "$iter" "$c" 2> >(grep -v '^Aborted()$' >&2) ||
-		{ echo "compare.sh: policy-bench.mjs failed on $c (exit $?; 124 is the ${GEMINI_CMP_TIMEOUT:-300} s limit: its shell parser slows down and grows past some tens of thousands of parses, so keep ITER near the default)" >&2; exit 1; }
-done)
-echo "$gm" | grep '^#' | sort -u || true
-echo "# toolgate: engine.Check end to end, $iter decisions per case, GOMAXPROCS=1"
-printf '%-11s %14s %14s %9s  %s\n' case toolgate_ns gemini_ns gemini/tg 'decisions (toolgate, gemini)'
-# Each case must be timed on both sides, and allowed on both, or the
-# ratio compares different work.
-join -j 2 <(echo "$tg" | sort -k2,2) <(echo "$gm" | grep '^case ' | sort -k2,2) |
-	awk '{ line[$1] = sprintf("%-11s %14d %14d %8.2fx  %s, %s", $1, $3, $6, $6 / $3, $4, $7)
-	       if ($4 != "allow" || $7 != "allow") bad = bad " " $1 }
-	END { n = split("read write git-status chained wrapped", order)
-	      for (i = 1; i <= n; i++) if (order[i] in line) print line[order[i]]; else missing = missing " " order[i]
-	      if (missing != "") print "compare.sh: not timed on both sides:" missing > "/dev/stderr"
-	      if (bad != "") print "compare.sh: not allowed on both sides:" bad > "/dev/stderr"
-	      exit (missing != "" || bad != "") }'
+# One line per case and round: "round case ns decision", for each side.
+tg="" gm="" header=""
+for r in $(seq 1 "$rounds"); do
+	out=$(cd "$here/.." && GEMINI_CMP=1 GEMINI_CMP_ITER="$iter" GOMAXPROCS=1 go test -count=1 -run '^TestCPU$' -v ./gemini) ||
+		{ echo "$out" >&2; echo "compare.sh: timing toolgate failed" >&2; exit 1; }
+	tg+=$(echo "$out" | awk -v r="$r" '$1 == "case" { print r, $2, $3, $4 }')$'\n'
+	# Gemini CLI's shell parser prints Aborted() when it breaks down; the
+	# script then fails on the changed decision, and one line says so.
+	for c in read write git-status chained wrapped; do
+		o=$(timeout "${GEMINI_CMP_TIMEOUT:-300}" node --expose-gc "$here/policy-bench.mjs" "$iter" "$c" 2> >(grep -v '^Aborted()$' >&2)) ||
+			{ echo "compare.sh: policy-bench.mjs failed on $c (exit $?; 124 is the ${GEMINI_CMP_TIMEOUT:-300} s limit: its shell parser slows down and grows past some tens of thousands of parses, so keep ITER near the default)" >&2; exit 1; }
+		header+=$(echo "$o" | grep '^#' || true)$'\n'
+		gm+=$(echo "$o" | awk -v r="$r" '$1 == "case" { print r, $2, $3, $4 }')$'\n'
+	done
+done
+echo "$header" | grep '^#' | sort -u || true
+echo "# toolgate: engine.Check end to end, $iter decisions per case, GOMAXPROCS=1; $rounds rounds in turn, lowest time of each side"
+printf '%-11s %12s %12s %9s %15s  %s\n' case toolgate_ns gemini_ns gemini/tg 'rounds' 'decisions (toolgate, gemini)'
+# Each case must be timed on both sides in every round, and allowed on
+# both, or the ratio compares different work.
+{ echo "$tg" | awk 'NF { print "t", $0 }'; echo "$gm" | awk 'NF { print "g", $0 }'; } |
+	awk -v rounds="$rounds" '
+	{ side = $1; r = $2; c = $3; ns = $4; d = $5
+	  t[side, c, r] = ns; n[side, c]++
+	  if (!((side, c) in lo) || ns < lo[side, c]) lo[side, c] = ns
+	  if (d != "allow") bad[c] = 1; dec[side, c] = d }
+	END { split("read write git-status chained wrapped", order)
+	      for (i = 1; i <= 5; i++) {
+	        c = order[i]
+	        if (n["t", c] != rounds || n["g", c] != rounds) { missing = missing " " c; continue }
+	        rmin = ""; rmax = ""
+	        for (r = 1; r <= rounds; r++) {
+	          x = t["g", c, r] / t["t", c, r]
+	          if (rmin == "" || x < rmin) rmin = x
+	          if (rmax == "" || x > rmax) rmax = x
+	        }
+	        printf "%-11s %12d %12d %8.2fx %6.2f–%.2fx  %s, %s\n", c, lo["t", c], lo["g", c], lo["g", c] / lo["t", c], rmin, rmax, dec["t", c], dec["g", c]
+	        if (c in bad) badl = badl " " c
+	      }
+	      if (missing != "") print "compare.sh: not timed on both sides in every round:" missing > "/dev/stderr"
+	      if (badl != "") print "compare.sh: not allowed on both sides:" badl > "/dev/stderr"
+	      exit (missing != "" || badl != "") }'
