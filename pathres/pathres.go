@@ -163,7 +163,17 @@ func realPath(abs string) (string, bool, error) {
 				return "", false, err
 			}
 			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(cur), target)
+				target = filepath.Dir(cur) + "/" + target
+			}
+			if strings.Contains(target, "..") {
+				// A ".." of the target leaves what the kernel reaches
+				// before it (a link's target), not the lexical parent:
+				// walk it as the kernel does.
+				r, exists, _, _, ok := walk(target, nil)
+				if !ok {
+					return "", false, &os.PathError{Op: "resolve", Path: abs, Err: errors.New("cannot follow link " + cur)}
+				}
+				return joinTail(r, tail), exists && len(tail) == 0, nil
 			}
 			cur = filepath.Clean(target)
 			continue
