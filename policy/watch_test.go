@@ -89,6 +89,28 @@ func TestWatchTrustInputs(t *testing.T) {
 	}
 }
 
+// TestWatchIndexThroughLink: git's index is read through a link there,
+// so an edit of the file the link leads to is a change of the local
+// file's trust, though the link itself stays as it was.
+func TestWatchIndexThroughLink(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, ".toolgate"), 0o755))
+	writeFile(t, filepath.Join(root, LocalFile), "[permissions]\nallow = [\"Bash(npm test)\"]\n")
+	index := filepath.Join(elsewhere, "index")
+	writeFile(t, index, "DIRC")
+	must(t, os.Symlink(index, filepath.Join(root, ".git", "index")))
+	_, w, err := LoadWatched(Locations{Project: root})
+	must(t, err)
+	if w.Changed() {
+		t.Fatal("changed before anything changed")
+	}
+	appendFile(t, index, "x")
+	if !w.Changed() {
+		t.Fatal("an edit of the index a link leads to is not a change")
+	}
+}
+
 // TestWatchRacy: a file read just after it was written is compared
 // by content while its stamp cannot tell a second write; once that window
 // has passed, Changed asks for one more load, whose stamps can.
