@@ -191,8 +191,9 @@ func (b *watcher) gitFiles(root string) {
 	st := lstatPath(git)
 	b.w.entries = append(b.w.entries, watched{path: git, st: st, kind: st.dir, lstat: !st.dir})
 	if dir, err := gitDirOf(root); err == nil {
+		// Stat'ed as LocalShipped reads it: through a link there.
 		index := filepath.Join(dir, "index")
-		b.w.entries = append(b.w.entries, watched{path: index, st: lstatPath(index), lstat: true})
+		b.w.entries = append(b.w.entries, watched{path: index, st: statPath(index)})
 	}
 }
 
