@@ -220,6 +220,40 @@ func TestLoadSet(t *testing.T) {
 	}
 }
 
+// TestLoadSetTrustThroughLink: a project trusted by an entry of
+// trusted_projects that leads to it through a link is trusted only while
+// the link leads there, so a link retargeted is a change of the Set's
+// Watch; an entry that names the project as it is needs no such look.
+func TestLoadSetTrustThroughLink(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	root, other, link := filepath.Join(dir, "project"), filepath.Join(dir, "other"), filepath.Join(dir, "current")
+	user := filepath.Join(dir, "user.toml")
+	for _, d := range []string{root, other} {
+		must(t, os.MkdirAll(filepath.Join(d, ".toolgate"), 0o755))
+		writeFile(t, filepath.Join(d, ProjectFile), "[permissions]\nallow = [\"Read(/x)\"]\n")
+	}
+	must(t, os.Symlink(root, link))
+	for _, entry := range []string{link, root} {
+		writeFile(t, user, "trusted_projects = [\""+entry+"\"]\n")
+		set, err := LoadSet(Locations{User: user, Project: root}, "")
+		must(t, err)
+		if len(set.Ignored) != 0 {
+			t.Fatalf("entry %s: the project is not trusted", entry)
+		}
+		if set.Watch.Changed() {
+			t.Fatalf("entry %s: changed before anything changed", entry)
+		}
+		must(t, os.Remove(link))
+		must(t, os.Symlink(other, link))
+		if got, want := set.Watch.Changed(), entry == link; got != want {
+			t.Fatalf("entry %s: the link retargeted: Changed() = %v, want %v", entry, got, want)
+		}
+		must(t, os.Remove(link))
+		must(t, os.Symlink(root, link))
+	}
+}
+
 func writeFile(t *testing.T, path, body string) {
 	t.Helper()
 	must(t, os.WriteFile(path, []byte(body), 0o644))
