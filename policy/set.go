@@ -408,6 +408,15 @@ func Load(l Locations) ([]*File, error) {
 // (an absolute, real path) itself in trusted_projects; home expands ~/. An
 // entry for a directory above root does not trust it.
 func Trusted(files []*File, root, home string) bool {
+	ok, _ := trustedVia(files, root, home)
+	return ok
+}
+
+// trustedVia is [Trusted], and when root is trusted only by an entry that
+// leads to it through a link, that entry (cleaned, ~/ expanded): the
+// trust lasts only while the link leads there.
+func trustedVia(files []*File, root, home string) (bool, string) {
+	var via string
 	for _, f := range files {
 		if f.Layer != LayerUser && f.Layer != LayerManaged {
 			continue
@@ -416,12 +425,16 @@ func Trusted(files []*File, root, home string) bool {
 			if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
 				p = filepath.Join(home, rest)
 			}
-			if filepath.Clean(p) == root || pathres.Real(filepath.Clean(p)) == root {
-				return true
+			p = filepath.Clean(p)
+			if p == root {
+				return true, ""
+			}
+			if via == "" && pathres.Real(p) == root {
+				via = p
 			}
 		}
 	}
-	return false
+	return via != "", via
 }
 
 // ParseRules parses rule texts given on a command line or through an API

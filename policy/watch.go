@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/toolgate/toolgate/pathres"
 )
 
 // racyWindow is how close to the moment a file was stamped its change
@@ -49,6 +51,10 @@ type watched struct {
 	// directory, matters; lstat that the path itself is stat'ed, not what
 	// a link there leads to. Neither is racy: see [watcher.gitFiles].
 	kind, lstat bool
+	// leadsTo, when set, is the real path the path must lead to: only
+	// where its links lead matters (an entry of trusted_projects that
+	// trusts the project through a link, see [LoadSet]).
+	leadsTo string
 }
 
 // Watch tells cheaply whether the policy files a [Set] was loaded from have
@@ -68,7 +74,9 @@ type Watch struct {
 // nanosecond, inode, device, mode), and a file whose change time lies
 // within a few seconds of when it was read has its content compared as
 // well, since a second write in the same clock tick may leave its stamp
-// alike. It costs one stat per path (four for a project's policy).
+// alike. It costs one stat per path (four for a project's policy), and
+// the resolution of the trusted_projects entry that trusts the project
+// when it does so through a link.
 func (w *Watch) Changed() bool {
 	if w == nil {
 		return false
@@ -76,6 +84,12 @@ func (w *Watch) Changed() bool {
 	var now int64
 	for i := range w.entries {
 		e := &w.entries[i]
+		if e.leadsTo != "" {
+			if pathres.Real(e.path) != e.leadsTo {
+				return true
+			}
+			continue
+		}
 		if e.kind {
 			if st := lstatPath(e.path); st.exists != e.st.exists || st.dir != e.st.dir || st.err != e.st.err {
 				return true
@@ -308,6 +322,11 @@ func LoadSet(l Locations, home string, extra ...*File) (*Set, error) {
 	}
 	if l.Project != "" {
 		ApplyTrust(files, l.Project, home)
+		if _, via := trustedVia(files, l.Project, home); via != "" {
+			// Trusted while the entry leads to the project: a link
+			// retargeted anywhere along it ends that.
+			w.entries = append(w.entries, watched{path: via, leadsTo: l.Project})
+		}
 	}
 	set, err := Merge(append(files, extra...)...)
 	if err != nil {
