@@ -177,6 +177,40 @@ func TestRealDotDotAfterLink(t *testing.T) {
 	}
 }
 
+// TestResolveDanglingDotDot: a dangling link's target is followed as the
+// kernel follows it when a write creates it: a ".." after a link in the
+// target leaves that link's target, through the view and the cache alike.
+func TestResolveDanglingDotDot(t *testing.T) {
+	root, ws := tree(t)
+	for link, target := range map[string]string{
+		"rel": "keys/../.ssh/authorized_keys",
+		"abs": ws + "/keys/../.ssh/authorized_keys",
+		"via": "inner/../keys/../new",
+	} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := NewCache()
+	if err != nil {
+		t.Skip("no cache:", err)
+	}
+	defer c.Close()
+	for _, tc := range []struct{ raw, want string }{
+		{"rel", filepath.Join(root, "home/.ssh/authorized_keys")},
+		{"abs", filepath.Join(root, "home/.ssh/authorized_keys")},
+		{"via", filepath.Join(root, "home/new")},
+		{"dangling", filepath.Join(root, "outside/new.txt")},
+	} {
+		for i, v := range []*View{nil, c.Begin(), c.Begin()} {
+			p, err := v.Resolve(ws, "", tc.raw)
+			if err != nil || p.Real != tc.want || p.Exists {
+				t.Errorf("%s (view %d): %+v, %v; want %s, not existing", tc.raw, i, p, err, tc.want)
+			}
+		}
+	}
+}
+
 // TestCleanParent checks Clean and Parent against filepath.Clean and
 // filepath.Dir.
 func TestCleanParent(t *testing.T) {
