@@ -95,9 +95,21 @@ func wordSecretKinds(cmd *shell.Command) []string {
 // command of the line may be handed any of them: piped through a filter or
 // xargs, fed to a group or subshell it runs in, set in a variable a
 // heredoc expands, or written in base64 and decoded on the way; so a line
-// that reaches the network sends them all.
+// that reaches the network sends them all. What the line's echo and printf
+// commands print, and what its commands are given on standard input, are
+// also read each as one text with all whitespace dropped, as a filter such
+// as tr -d may join pieces printed apart, inside one word or by several
+// commands; base64 split over lines is read joined, as base64 -d does.
 func lineSecretKinds(cmds []shell.Command) []string {
 	var kinds []string
+	add := func(s string) {
+		for _, k := range secretKinds(s) {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	var printed, stdin strings.Builder
 	for i := range cmds {
 		words := commandWords(&cmds[i])
 		for _, r := range cmds[i].Redirects {
@@ -111,22 +123,33 @@ func lineSecretKinds(cmds []shell.Command) []string {
 			}
 		}
 		for _, sep := range []string{" ", "\n"} {
-			for _, k := range secretKinds(strings.Join(words, sep)) {
-				if !slices.Contains(kinds, k) {
-					kinds = append(kinds, k)
-				}
-			}
+			add(strings.Join(words, sep))
+		}
+		if t, ok := printedText(&cmds[i]); ok {
+			printed.WriteString(t)
+		}
+		stdin.WriteString(cmds[i].Stdin)
+	}
+	for _, t := range []string{printed.String(), stdin.String()} {
+		joined := strings.Join(strings.Fields(t), "")
+		add(joined)
+		if d, ok := base64Text(joined); ok {
+			add(d)
 		}
 	}
 	return kinds
 }
 
-// base64Text returns the text a word (a heredoc's lines, one by one)
-// written in standard or URL-safe base64 decodes to, when that is printable
-// text; it reports false for any other word.
+// base64Text returns the text a word (a heredoc's lines, one by one, and
+// all of them joined) written in standard or URL-safe base64 decodes to,
+// when that is printable text; it reports false for any other word.
 func base64Text(w string) (string, bool) {
 	var out []string
-	for _, line := range strings.Fields(w) {
+	fields := strings.Fields(w)
+	if len(fields) > 1 {
+		fields = append(fields, strings.Join(fields, ""))
+	}
+	for _, line := range fields {
 		if len(line) < 16 {
 			continue
 		}
