@@ -895,6 +895,11 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 					if !slices.Contains(u.Secrets, k) {
 						u.Secrets = append(u.Secrets, k)
 					}
+					// The line's words hold them: what is recorded of
+					// the line must not give them back ([Call.WordSecrets]).
+					if !slices.Contains(u.wordSecrets, k) {
+						u.wordSecrets = append(u.wordSecrets, k)
+					}
 				}
 			}
 		}

@@ -259,8 +259,9 @@ func digitValue(c byte) int {
 }
 
 // lineHoldsSecret reports whether src, read as a line of dialect d, runs a
-// command whose words hold a secret. A line that cannot be read counts as
-// holding one.
+// command whose words hold a secret, or holds one the way a network line
+// is read ([lineSecretKinds]: printed in pieces, written in base64). A
+// line that cannot be read counts as holding one.
 func (d dialect) lineHoldsSecret(src string) bool {
 	res, err := d.analyze(context.Background(), src, &shell.Options{})
 	if err != nil {
@@ -271,7 +272,7 @@ func (d dialect) lineHoldsSecret(src string) bool {
 			return true
 		}
 	}
-	return false
+	return len(lineSecretKinds(res.Commands)) > 0
 }
 
 // hiddenLabel returns the label of cmd, whose words hold secrets of kinds,
