@@ -888,6 +888,11 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 	if slices.ContainsFunc(units, func(u *Unit) bool { return u.network }) {
 		if kinds := lineSecretKinds(res.Commands); len(kinds) > 0 {
 			for _, u := range units {
+				// A label that gives them back ($(echo QUtJ… | base64 -d)
+				// as written) is recorded in a message: only markers.
+				if e.dialect.lineHoldsSecret(u.Label) {
+					u.Label = markers(kinds)
+				}
 				if !u.network {
 					continue
 				}
