@@ -886,7 +886,7 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 	// A network command of a line of another dialect nested in this one
 	// counts too: its unit follows the command that starts that line.
 	if slices.ContainsFunc(units, func(u *Unit) bool { return u.network }) {
-		if kinds := lineSecretKinds(res.Commands); len(kinds) > 0 {
+		if kinds := lineSecretKinds(c.command, res.Commands); len(kinds) > 0 {
 			for _, u := range units {
 				// A label that gives them back ($(echo QUtJ… | base64 -d)
 				// as written) is recorded in a message: only markers.

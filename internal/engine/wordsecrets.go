@@ -91,22 +91,40 @@ func wordSecretKinds(cmd *shell.Command) []string {
 }
 
 // lineSecretKinds returns the kinds of the secrets the words of any of
-// cmds hold, heredoc and here-string bodies as written included. A network
-// command of the line may be handed any of them: piped through a filter or
-// xargs, fed to a group or subshell it runs in, set in a variable a
-// heredoc expands, or written in base64 and decoded on the way; so a line
-// that reaches the network sends them all. What the line's echo and printf
+// cmds, the commands of src, hold, heredoc and here-string bodies as
+// written included. A network command of the line may be handed any of
+// them: piped through a filter or xargs, fed to a group or subshell it
+// runs in, set in a variable a heredoc expands, or written in base64 and
+// decoded on the way; so a line that reaches the network sends them all.
+// src itself is read too, for a secret written where no command's word
+// holds it (a for list, a case word). What the line's echo and printf
 // commands print, and what its commands are given on standard input, are
 // also read each as one text with all whitespace dropped, as a filter such
 // as tr -d may join pieces printed apart, inside one word or by several
-// commands; base64 split over lines is read joined, as base64 -d does.
-func lineSecretKinds(cmds []shell.Command) []string {
+// commands; base64 split over lines is read joined, as base64 -d does; a
+// variable the line sets is read in the words that expand it, with every
+// value the line gives it joined ([expandSet]).
+func lineSecretKinds(src string, cmds []shell.Command) []string {
 	var kinds []string
 	add := func(s string) {
 		for _, k := range secretKinds(s) {
 			if !slices.Contains(kinds, k) {
 				kinds = append(kinds, k)
 			}
+		}
+	}
+	add(src)
+	if d, ok := base64Text(src); ok {
+		add(d)
+	}
+	set := map[string]string{}
+	for i := range cmds {
+		for _, a := range cmds[i].Assigns {
+			v := a.Value
+			if len(v) > 1 && v[0] == '(' && v[len(v)-1] == ')' {
+				v = strings.Join(strings.Fields(v[1:len(v)-1]), "")
+			}
+			set[a.Name] += v
 		}
 	}
 	var printed, stdin strings.Builder
@@ -124,6 +142,7 @@ func lineSecretKinds(cmds []shell.Command) []string {
 		}
 		for _, sep := range []string{" ", "\n"} {
 			add(strings.Join(words, sep))
+			add(expandSet(strings.Join(words, sep), set))
 		}
 		if t, ok := printedText(&cmds[i]); ok {
 			printed.WriteString(t)
@@ -131,13 +150,36 @@ func lineSecretKinds(cmds []shell.Command) []string {
 		stdin.WriteString(cmds[i].Stdin)
 	}
 	for _, t := range []string{printed.String(), stdin.String()} {
-		joined := strings.Join(strings.Fields(t), "")
-		add(joined)
-		if d, ok := base64Text(joined); ok {
-			add(d)
+		for _, t := range []string{t, expandSet(t, set)} {
+			joined := strings.Join(strings.Fields(t), "")
+			add(joined)
+			if d, ok := base64Text(joined); ok {
+				add(d)
+			}
 		}
 	}
 	return kinds
+}
+
+// setVarRef is a variable's expansion as written: $name, ${name}, ${name[@]}.
+var setVarRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0-9]*\])?\})`)
+})
+
+// expandSet returns s with the expansions of the variables in set replaced
+// by their values, quotes dropped; other expansions are kept as written.
+func expandSet(s string, set map[string]string) string {
+	if len(set) == 0 || !strings.Contains(s, "$") {
+		return s
+	}
+	s = setVarRef().ReplaceAllStringFunc(s, func(ref string) string {
+		m := setVarRef().FindStringSubmatch(ref)
+		if v, ok := set[m[1]+m[2]]; ok {
+			return v
+		}
+		return ref
+	})
+	return strings.NewReplacer(`"`, "", "'", "").Replace(s)
 }
 
 // base64Text returns the text a word (a heredoc's lines, one by one, and
@@ -272,7 +314,7 @@ func (d dialect) lineHoldsSecret(src string) bool {
 			return true
 		}
 	}
-	return len(lineSecretKinds(res.Commands)) > 0
+	return len(lineSecretKinds(src, res.Commands)) > 0
 }
 
 // hiddenLabel returns the label of cmd, whose words hold secrets of kinds,
