@@ -126,6 +126,13 @@ func lineSecretKinds(src string, cmds []shell.Command) []string {
 			}
 			set[a.Name] += v
 		}
+		if cmds[i].Name == "" {
+			for _, a := range cmds[i].Args {
+				if m := psAssign().FindStringSubmatch(a); m != nil {
+					set[m[1]] += m[2]
+				}
+			}
+		}
 	}
 	var printed, stdin strings.Builder
 	for i := range cmds {
@@ -209,10 +216,11 @@ func base64Text(w string) (string, bool) {
 // printfDirective is a printf conversion such as %s, %-8.3b or %c.
 var printfDirective = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+ #0-9.*]*[a-zA-Z]`) })
 
-// printedText returns what an echo or printf command may print with the
-// spaces between its words dropped (as a filter such as tr -d ' ' would):
-// its operands joined, a printf format's directives taken out, escapes
-// read. It reports false for any other command.
+// printedText returns what an echo, printf or PowerShell Write-Output
+// command, or a PowerShell expression, may print with the spaces between
+// its words dropped (as a filter such as tr -d ' ' would): its operands
+// joined, a printf format's directives taken out, escapes read. It reports
+// false for any other command.
 func printedText(cmd *shell.Command) (string, bool) {
 	args := cmd.Args
 	switch cmd.Name {
@@ -230,14 +238,32 @@ func printedText(cmd *shell.Command) (string, bool) {
 		if len(args) > 0 {
 			args = append([]string{strings.ReplaceAll(printfDirective().ReplaceAllString(args[0], ""), "%%", "%")}, args[1:]...)
 		}
+	case "":
+		// A PowerShell expression writes its value: its operands, with
+		// + and the commas of an array dropped; an assignment writes
+		// nothing.
+		var parts []string
+		for _, a := range args {
+			if a != "+" && psAssign().FindStringSubmatch(a) == nil {
+				parts = append(parts, strings.ReplaceAll(a, ",", ""))
+			}
+		}
+		args = parts
 	default:
-		return "", false
+		if !strings.EqualFold(cmd.Name, "write-output") && !strings.EqualFold(cmd.Name, "write-host") {
+			return "", false
+		}
 	}
 	if len(args) == 0 {
 		return "", false
 	}
 	return unescapeOutput(strings.Join(args, "")), true
 }
+
+// psAssign is a PowerShell assignment as a word: $name=value, $name+=value.
+var psAssign = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^\$([A-Za-z_][A-Za-z0-9_]*)\s*\+?=\s*(.*)$`)
+})
 
 // unescapeOutput returns s with the backslash escapes echo -e and printf
 // read turned into the characters they stand for: \xHH, \NNN and \0NNN in
