@@ -148,8 +148,11 @@ func lineSecretKinds(src string, cmds []shell.Command) []string {
 			}
 		}
 		for _, sep := range []string{" ", "\n"} {
-			add(strings.Join(words, sep))
-			add(expandSet(strings.Join(words, sep), set))
+			j := strings.Join(words, sep)
+			add(j)
+			if x := expandSet(j, set); x != j {
+				add(x)
+			}
 		}
 		if t, ok := printedText(&cmds[i]); ok {
 			printed.WriteString(t)
@@ -157,8 +160,15 @@ func lineSecretKinds(src string, cmds []shell.Command) []string {
 		stdin.WriteString(cmds[i].Stdin)
 	}
 	for _, t := range []string{printed.String(), stdin.String()} {
-		for _, t := range []string{t, expandSet(t, set)} {
+		texts := []string{t}
+		if x := expandSet(t, set); x != t {
+			texts = append(texts, x)
+		}
+		for _, t := range texts {
 			joined := strings.Join(strings.Fields(t), "")
+			if joined == "" {
+				continue
+			}
 			add(joined)
 			if d, ok := base64Text(joined); ok {
 				add(d)
