@@ -118,6 +118,9 @@ func lineSecretKinds(src string, cmds []shell.Command) []string {
 		add(d)
 	}
 	set := map[string]string{}
+	for _, m := range forList().FindAllStringSubmatch(src, -1) {
+		set[m[1]] += strings.Join(strings.Fields(strings.NewReplacer(`"`, "", "'", "").Replace(m[2])), "")
+	}
 	for i := range cmds {
 		for _, a := range cmds[i].Assigns {
 			v := a.Value
@@ -183,12 +186,26 @@ var setVarRef = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0-9]*\])?\})`)
 })
 
-// expandSet returns s with the expansions of the variables in set replaced
-// by their values, quotes dropped; other expansions are kept as written.
+// forList is a for loop's variable and its list as written.
+var forList = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([^;\n]*)`)
+})
+
+// echoSubst is a command substitution of a static echo or printf:
+// $(echo X), `printf X`.
+var echoSubst = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("\\$\\((?:echo|printf)\\s+([^()`$]*)\\)|`(?:echo|printf)\\s+([^()`$]*)`")
+})
+
+// expandSet returns s with the expansions of the variables in set
+// replaced by their values and a static echo or printf's command
+// substitution by its words, quotes dropped; other expansions are kept as
+// written.
 func expandSet(s string, set map[string]string) string {
-	if len(set) == 0 || !strings.Contains(s, "$") {
+	if !strings.Contains(s, "$") && !strings.Contains(s, "`") {
 		return s
 	}
+	s = echoSubst().ReplaceAllString(s, "$1$2")
 	s = setVarRef().ReplaceAllStringFunc(s, func(ref string) string {
 		m := setVarRef().FindStringSubmatch(ref)
 		if v, ok := set[m[1]+m[2]]; ok {
