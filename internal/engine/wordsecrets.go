@@ -137,7 +137,9 @@ func lineSecretKinds(src string, cmds []shell.Command) []string {
 			}
 		}
 	}
-	var printed, stdin strings.Builder
+	// printed and stdin as written, and with the line's variables
+	// expanded command by command (so $k and the text after it stay apart).
+	var printed, stdin, printedX, stdinX strings.Builder
 	for i := range cmds {
 		words := commandWords(&cmds[i])
 		for _, r := range cmds[i].Redirects {
@@ -159,23 +161,25 @@ func lineSecretKinds(src string, cmds []shell.Command) []string {
 		}
 		if t, ok := printedText(&cmds[i]); ok {
 			printed.WriteString(t)
+			printedX.WriteString(expandSet(t, set))
 		}
 		stdin.WriteString(cmds[i].Stdin)
+		stdinX.WriteString(expandSet(cmds[i].Stdin, set))
 	}
-	for _, t := range []string{printed.String(), stdin.String()} {
-		texts := []string{t}
-		if x := expandSet(t, set); x != t {
+	texts := []string{printed.String(), stdin.String()}
+	for k, x := range []string{printedX.String(), stdinX.String()} {
+		if x != texts[k] {
 			texts = append(texts, x)
 		}
-		for _, t := range texts {
-			joined := strings.Join(strings.Fields(t), "")
-			if joined == "" {
-				continue
-			}
-			add(joined)
-			if d, ok := base64Text(joined); ok {
-				add(d)
-			}
+	}
+	for _, t := range texts {
+		joined := strings.Join(strings.Fields(t), "")
+		if joined == "" {
+			continue
+		}
+		add(joined)
+		if d, ok := base64Text(joined); ok {
+			add(d)
 		}
 	}
 	return kinds
