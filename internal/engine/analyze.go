@@ -837,6 +837,13 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		return nil, err
 	}
 	var units []*Unit
+	// nested are the lines of other dialects the line starts, read
+	// line-wide for secrets as the line is.
+	type nestedCommands struct {
+		src  string
+		cmds []shell.Command
+	}
+	var nested []nestedCommands
 	sawNetwork := false
 	var found []string // paths the last harmless find lists, for its -exec and xargs
 	for i := range res.Commands {
@@ -880,20 +887,40 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 		// cmd /c, or a PowerShell, started from another shell: judge what it
 		// is given in its own dialect.
 		if d, src, skip, ok := nestedLine(e.dialect, cmd); ok {
-			units = append(units, e.unitsIn(d, src, cmd.Dir, skip)...)
+			in, cmds := e.unitsIn(d, src, cmd.Dir, skip)
+			units = append(units, in...)
+			nested = append(nested, nestedCommands{src, cmds})
 		}
 	}
 	// A network command of a line of another dialect nested in this one
 	// counts too: its unit follows the command that starts that line.
 	if slices.ContainsFunc(units, func(u *Unit) bool { return u.network }) {
-		if kinds := lineSecretKinds(res.Commands); len(kinds) > 0 {
+		kinds := lineSecretKinds(c.command, res.Commands)
+		for _, n := range nested {
+			for _, k := range lineSecretKinds(n.src, n.cmds) {
+				if !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+		if len(kinds) > 0 {
 			for _, u := range units {
+				// A label that gives them back ($(echo QUtJ… | base64 -d)
+				// as written) is recorded in a message: only markers.
+				if e.dialect.lineHoldsSecret(u.Label) {
+					u.Label = markers(kinds)
+				}
 				if !u.network {
 					continue
 				}
 				for _, k := range kinds {
 					if !slices.Contains(u.Secrets, k) {
 						u.Secrets = append(u.Secrets, k)
+					}
+					// The line's words hold them: what is recorded of
+					// the line must not give them back ([Call.WordSecrets]).
+					if !slices.Contains(u.wordSecrets, k) {
+						u.wordSecrets = append(u.wordSecrets, k)
 					}
 				}
 			}
@@ -1009,19 +1036,19 @@ func nestedLine(from dialect, cmd *shell.Command) (d dialect, src, skip string, 
 }
 
 // unitsIn judges src, a line of dialect d run in dir, and returns its
-// units; skip names a leading command that was already judged. A line that
-// is empty (not static) or does not parse is one unit that cannot be
-// judged.
-func (e *env) unitsIn(d dialect, src, dir, skip string) []*Unit {
+// units and its commands; skip names a leading command that was already
+// judged. A line that is empty (not static) or does not parse is one unit
+// that cannot be judged, and no commands.
+func (e *env) unitsIn(d dialect, src, dir, skip string) ([]*Unit, []shell.Command) {
 	unjudgeable := func(why string) []*Unit {
 		return []*Unit{{Label: "(unjudgeable)", Risk: risk.Execute, unknown: why}}
 	}
 	if src == "" {
-		return unjudgeable("the " + d.String() + " line is not static")
+		return unjudgeable("the " + d.String() + " line is not static"), nil
 	}
 	res, err := d.analyze(e.context(), src, &shell.Options{Dir: dir, Home: e.home})
 	if err != nil {
-		return unjudgeable(err.Error())
+		return unjudgeable(err.Error()), nil
 	}
 	saved := e.dialect
 	e.dialect = d
@@ -1036,7 +1063,7 @@ func (e *env) unitsIn(d dialect, src, dir, skip string) []*Unit {
 	for _, p := range res.Problems {
 		units = append(units, unjudgeable(p.Msg)...)
 	}
-	return units
+	return units, res.Commands
 }
 
 // execOption returns the command that fd -x/-X/--exec runs, or go's -exec

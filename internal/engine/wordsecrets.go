@@ -91,13 +91,55 @@ func wordSecretKinds(cmd *shell.Command) []string {
 }
 
 // lineSecretKinds returns the kinds of the secrets the words of any of
-// cmds hold, heredoc and here-string bodies as written included. A network
-// command of the line may be handed any of them: piped through a filter or
-// xargs, fed to a group or subshell it runs in, set in a variable a
-// heredoc expands, or written in base64 and decoded on the way; so a line
-// that reaches the network sends them all.
-func lineSecretKinds(cmds []shell.Command) []string {
+// cmds, the commands of src, hold, heredoc and here-string bodies as
+// written included. A network command of the line may be handed any of
+// them: piped through a filter or xargs, fed to a group or subshell it
+// runs in, set in a variable a heredoc expands, or written in base64 and
+// decoded on the way; so a line that reaches the network sends them all.
+// src itself is read too, for a secret written where no command's word
+// holds it (a for list, a case word). What the line's echo and printf
+// commands print, and what its commands are given on standard input, are
+// also read each as one text with all whitespace dropped, as a filter such
+// as tr -d may join pieces printed apart, inside one word or by several
+// commands; base64 split over lines is read joined, as base64 -d does; a
+// variable the line sets is read in the words that expand it, with every
+// value the line gives it joined ([expandSet]).
+func lineSecretKinds(src string, cmds []shell.Command) []string {
 	var kinds []string
+	add := func(s string) {
+		for _, k := range secretKinds(s) {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	add(src)
+	if d, ok := base64Text(src); ok {
+		add(d)
+	}
+	set := map[string]string{}
+	for _, m := range forList().FindAllStringSubmatch(src, -1) {
+		set[m[1]] += strings.Join(strings.Fields(strings.NewReplacer(`"`, "", "'", "").Replace(m[2])), "")
+	}
+	for i := range cmds {
+		for _, a := range cmds[i].Assigns {
+			v := a.Value
+			if len(v) > 1 && v[0] == '(' && v[len(v)-1] == ')' {
+				v = strings.Join(strings.Fields(v[1:len(v)-1]), "")
+			}
+			set[a.Name] += v
+		}
+		if cmds[i].Name == "" {
+			for _, a := range cmds[i].Args {
+				if m := psAssign().FindStringSubmatch(a); m != nil {
+					set[m[1]] += m[2]
+				}
+			}
+		}
+	}
+	// printed and stdin as written, and with the line's variables
+	// expanded command by command (so $k and the text after it stay apart).
+	var printed, stdin, printedX, stdinX strings.Builder
 	for i := range cmds {
 		words := commandWords(&cmds[i])
 		for _, r := range cmds[i].Redirects {
@@ -111,22 +153,83 @@ func lineSecretKinds(cmds []shell.Command) []string {
 			}
 		}
 		for _, sep := range []string{" ", "\n"} {
-			for _, k := range secretKinds(strings.Join(words, sep)) {
-				if !slices.Contains(kinds, k) {
-					kinds = append(kinds, k)
-				}
+			j := strings.Join(words, sep)
+			add(j)
+			if x := expandSet(j, set); x != j {
+				add(x)
 			}
+		}
+		if t, ok := printedText(&cmds[i]); ok {
+			printed.WriteString(t)
+			printedX.WriteString(expandSet(t, set))
+		}
+		stdin.WriteString(cmds[i].Stdin)
+		stdinX.WriteString(expandSet(cmds[i].Stdin, set))
+	}
+	texts := []string{printed.String(), stdin.String()}
+	for k, x := range []string{printedX.String(), stdinX.String()} {
+		if x != texts[k] {
+			texts = append(texts, x)
+		}
+	}
+	for _, t := range texts {
+		joined := strings.Join(strings.Fields(t), "")
+		if joined == "" {
+			continue
+		}
+		add(joined)
+		if d, ok := base64Text(joined); ok {
+			add(d)
 		}
 	}
 	return kinds
 }
 
-// base64Text returns the text a word (a heredoc's lines, one by one)
-// written in standard or URL-safe base64 decodes to, when that is printable
-// text; it reports false for any other word.
+// setVarRef is a variable's expansion as written: $name, ${name}, ${name[@]}.
+var setVarRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0-9]*\])?\})`)
+})
+
+// forList is a for loop's variable and its list as written.
+var forList = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([^;\n]*)`)
+})
+
+// echoSubst is a command substitution of a static echo or printf:
+// $(echo X), `printf X`.
+var echoSubst = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("\\$\\((?:echo|printf)\\s+([^()`$]*)\\)|`(?:echo|printf)\\s+([^()`$]*)`")
+})
+
+// expandSet returns s with the expansions of the variables in set
+// replaced by their values and a static echo or printf's command
+// substitution by its words, quotes dropped; other expansions are kept as
+// written.
+func expandSet(s string, set map[string]string) string {
+	if !strings.Contains(s, "$") && !strings.Contains(s, "`") {
+		return s
+	}
+	s = echoSubst().ReplaceAllString(s, "$1$2")
+	s = setVarRef().ReplaceAllStringFunc(s, func(ref string) string {
+		m := setVarRef().FindStringSubmatch(ref)
+		if v, ok := set[m[1]+m[2]]; ok {
+			return v
+		}
+		return ref
+	})
+	return strings.NewReplacer(`"`, "", "'", "").Replace(s)
+}
+
+// base64Text returns the text a word (a heredoc's lines, one by one, and
+// all of them joined) written in standard or URL-safe base64 decodes to,
+// when that is printable text; it reports false for any other word.
 func base64Text(w string) (string, bool) {
 	var out []string
-	for _, line := range strings.Fields(w) {
+	fields := strings.Fields(w)
+	if len(fields) > 1 {
+		fields = append(fields, strings.Join(fields, ""))
+	}
+	for _, line := range fields {
 		if len(line) < 16 {
 			continue
 		}
@@ -144,10 +247,11 @@ func base64Text(w string) (string, bool) {
 // printfDirective is a printf conversion such as %s, %-8.3b or %c.
 var printfDirective = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+ #0-9.*]*[a-zA-Z]`) })
 
-// printedText returns what an echo or printf command may print with the
-// spaces between its words dropped (as a filter such as tr -d ' ' would):
-// its operands joined, a printf format's directives taken out, escapes
-// read. It reports false for any other command.
+// printedText returns what an echo, printf or PowerShell Write-Output
+// command, or a PowerShell expression, may print with the spaces between
+// its words dropped (as a filter such as tr -d ' ' would): its operands
+// joined, a printf format's directives taken out, escapes read. It reports
+// false for any other command.
 func printedText(cmd *shell.Command) (string, bool) {
 	args := cmd.Args
 	switch cmd.Name {
@@ -165,14 +269,32 @@ func printedText(cmd *shell.Command) (string, bool) {
 		if len(args) > 0 {
 			args = append([]string{strings.ReplaceAll(printfDirective().ReplaceAllString(args[0], ""), "%%", "%")}, args[1:]...)
 		}
+	case "":
+		// A PowerShell expression writes its value: its operands, with
+		// + and the commas of an array dropped; an assignment writes
+		// nothing.
+		var parts []string
+		for _, a := range args {
+			if a != "+" && psAssign().FindStringSubmatch(a) == nil {
+				parts = append(parts, strings.ReplaceAll(a, ",", ""))
+			}
+		}
+		args = parts
 	default:
-		return "", false
+		if !strings.EqualFold(cmd.Name, "write-output") && !strings.EqualFold(cmd.Name, "write-host") {
+			return "", false
+		}
 	}
 	if len(args) == 0 {
 		return "", false
 	}
 	return unescapeOutput(strings.Join(args, "")), true
 }
+
+// psAssign is a PowerShell assignment as a word: $name=value, $name+=value.
+var psAssign = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^\$([A-Za-z_][A-Za-z0-9_]*)\s*\+?=\s*(.*)$`)
+})
 
 // unescapeOutput returns s with the backslash escapes echo -e and printf
 // read turned into the characters they stand for: \xHH, \NNN and \0NNN in
@@ -236,8 +358,9 @@ func digitValue(c byte) int {
 }
 
 // lineHoldsSecret reports whether src, read as a line of dialect d, runs a
-// command whose words hold a secret. A line that cannot be read counts as
-// holding one.
+// command whose words hold a secret, or holds one the way a network line
+// is read ([lineSecretKinds]: printed in pieces, written in base64). A
+// line that cannot be read counts as holding one.
 func (d dialect) lineHoldsSecret(src string) bool {
 	res, err := d.analyze(context.Background(), src, &shell.Options{})
 	if err != nil {
@@ -248,7 +371,7 @@ func (d dialect) lineHoldsSecret(src string) bool {
 			return true
 		}
 	}
-	return false
+	return len(lineSecretKinds(src, res.Commands)) > 0
 }
 
 // hiddenLabel returns the label of cmd, whose words hold secrets of kinds,
