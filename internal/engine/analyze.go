@@ -897,11 +897,7 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 	if slices.ContainsFunc(units, func(u *Unit) bool { return u.network }) {
 		kinds := lineSecretKinds(c.command, res.Commands)
 		for _, n := range nested {
-			for _, k := range lineSecretKinds(n.src, n.cmds) {
-				if !slices.Contains(kinds, k) {
-					kinds = append(kinds, k)
-				}
-			}
+			kinds = appendMissing(kinds, lineSecretKinds(n.src, n.cmds)...)
 		}
 		if len(kinds) > 0 {
 			for _, u := range units {
@@ -913,16 +909,10 @@ func (e *env) shellUnits(c *call) ([]*Unit, error) {
 				if !u.network {
 					continue
 				}
-				for _, k := range kinds {
-					if !slices.Contains(u.Secrets, k) {
-						u.Secrets = append(u.Secrets, k)
-					}
-					// The line's words hold them: what is recorded of
-					// the line must not give them back ([Call.WordSecrets]).
-					if !slices.Contains(u.wordSecrets, k) {
-						u.wordSecrets = append(u.wordSecrets, k)
-					}
-				}
+				u.Secrets = appendMissing(u.Secrets, kinds...)
+				// The line's words hold them: what is recorded of the
+				// line must not give them back ([Call.WordSecrets]).
+				u.wordSecrets = appendMissing(u.wordSecrets, kinds...)
 			}
 		}
 	}
@@ -1761,9 +1751,7 @@ func isFD(s string) bool { return s != "" && strings.Trim(s, "0123456789") == ""
 func secretKinds(s string) []string {
 	var kinds []string
 	for _, f := range secrets.Scan(s) {
-		if !slices.Contains(kinds, f.Rule) {
-			kinds = append(kinds, f.Rule)
-		}
+		kinds = appendMissing(kinds, f.Rule)
 	}
 	return kinds
 }

@@ -78,16 +78,21 @@ func commandHoldsSecret(cmd *shell.Command) bool {
 // which hold one: the rule ids, or [wordSecret] when no rule names one.
 func wordSecretKinds(cmd *shell.Command) []string {
 	words := commandWords(cmd)
-	kinds := secretKinds(strings.Join(words, " "))
-	for _, k := range secretKinds(strings.Join(words, "\n")) {
-		if !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
-		}
-	}
+	kinds := appendMissing(secretKinds(strings.Join(words, " ")), secretKinds(strings.Join(words, "\n"))...)
 	if len(kinds) == 0 {
 		kinds = []string{wordSecret}
 	}
 	return kinds
+}
+
+// appendMissing appends to s each of vs that s does not hold yet.
+func appendMissing[T comparable](s []T, vs ...T) []T {
+	for _, v := range vs {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	return s
 }
 
 // lineSecretKinds returns the kinds of the secrets the words of any of
@@ -106,13 +111,7 @@ func wordSecretKinds(cmd *shell.Command) []string {
 // value the line gives it joined ([expandSet]).
 func lineSecretKinds(src string, cmds []shell.Command) []string {
 	var kinds []string
-	add := func(s string) {
-		for _, k := range secretKinds(s) {
-			if !slices.Contains(kinds, k) {
-				kinds = append(kinds, k)
-			}
-		}
-	}
+	add := func(s string) { kinds = appendMissing(kinds, secretKinds(s)...) }
 	add(src)
 	if d, ok := base64Text(src); ok {
 		add(d)
@@ -424,11 +423,7 @@ func (c *Call) WordSecrets() []string {
 	}
 	var kinds []string
 	for _, u := range c.Units {
-		for _, k := range u.wordSecrets {
-			if !slices.Contains(kinds, k) {
-				kinds = append(kinds, k)
-			}
-		}
+		kinds = appendMissing(kinds, u.wordSecrets...)
 	}
 	return kinds
 }
