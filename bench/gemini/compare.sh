@@ -22,7 +22,8 @@ cli=${GEMINI_CLI_DIR:-/opt/toolgate-agents/node_modules/@google/gemini-cli}
 
 rounds=${ROUNDS:-3}
 if ! command -v node >/dev/null || [ ! -f "$cli/bundle/gemini.js" ]; then
-	echo "compare.sh: Gemini CLI is not installed at $cli (or node is missing)" >&2
+	echo "compare.sh: Gemini CLI is not installed at $cli (or node is missing); toolgate alone:" >&2
+	(cd "$here/.." && GEMINI_CMP=1 GEMINI_CMP_ITER="$iter" GOMAXPROCS=1 go test -count=1 -run '^TestCPU$' -v ./gemini) | grep '^case '
 	exit 1
 fi
 # One line per case and round: "round case ns decision", for each side.
